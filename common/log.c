@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "log.h"
+
+static int max_level = LOG_INFO;
+static bool prefix = false;
+
+void log_set_max_level(int level) {
+        max_level = level;
+}
+
+int log_get_max_level(void) {
+        return max_level;
+}
+
+void log_set_prefix(bool b) {
+        prefix = b;
+}
+
+/* Use journald's priority prefixes only when our stderr really is the journal stream. */
+void log_open(void) {
+        const char *e = getenv("JOURNAL_STREAM");
+        struct stat st;
+        unsigned long long dev, ino;
+
+        if (!e || sscanf(e, "%llu:%llu", &dev, &ino) != 2)
+                return;
+        if (fstat(STDERR_FILENO, &st) < 0)
+                return;
+        prefix = (unsigned long long) st.st_dev == dev && (unsigned long long) st.st_ino == ino;
+}
+
+static void log_write(int level, int error, const char *format, va_list ap) {
+        char buf[2048];
+        int saved = errno;
+
+        /* make %m print the error we were given, not whatever errno happens to be */
+        errno = abs(error);
+        vsnprintf(buf, sizeof buf, format, ap);
+        errno = saved;
+
+        if (prefix)
+                fprintf(stderr, "<%d>%s\n", level, buf);
+        else
+                fprintf(stderr, "%s\n", buf);
+}
+
+int log_internal(int level, int error, const char *file, int line, const char *format, ...) {
+        va_list ap;
+
+        va_start(ap, format);
+        log_write(level, error, format, ap);
+        va_end(ap);
+        return -abs(error);
+}
+
+int log_syntax_internal(const char *file, unsigned line, const char *format, ...) {
+        char buf[1024];
+        va_list ap;
+
+        va_start(ap, format);
+        vsnprintf(buf, sizeof buf, format, ap);
+        va_end(ap);
+        (void) log_internal(LOG_WARNING, 0, __FILE__, __LINE__, "%s:%u: %s", file, line, buf);
+        return 0;
+}

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/* The handful of helpers both binaries use. Written for seekless; libsystemd does not export these. */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define _cleanup_(f) __attribute__((cleanup(f)))
+#define _unused_ __attribute__((unused))
+#define _printf_(a, b) __attribute__((format(printf, a, b)))
+#define _noreturn_ __attribute__((noreturn))
+#define _likely_(x) __builtin_expect(!!(x), 1)
+#define _unlikely_(x) __builtin_expect(!!(x), 0)
+
+#define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+
+#define USEC_PER_SEC ((uint64_t) 1000000ULL)
+#define USEC_PER_MSEC ((uint64_t) 1000ULL)
+#define NSEC_PER_USEC ((uint64_t) 1000ULL)
+
+/* Take ownership of *p, leaving NULL behind. */
+#define TAKE_PTR(p)                             \
+        ({                                      \
+                __typeof__(p) _tp_ = (p);       \
+                (p) = NULL;                     \
+                _tp_;                           \
+        })
+#define TAKE_FD(fd)                             \
+        ({                                      \
+                int _tf_ = (fd);                \
+                (fd) = -EBADF;                  \
+                _tf_;                           \
+        })
+
+static inline void freep(void *p) {
+        free(*(void **) p);
+}
+#define _cleanup_free_ _cleanup_(freep)
+
+static inline int safe_close(int fd) {
+        if (fd >= 0) {
+                int saved = errno;
+                (void) close(fd);
+                errno = saved;
+        }
+        return -EBADF;
+}
+static inline void closep(int *fd) {
+        (void) safe_close(*fd);
+}
+#define _cleanup_close_ _cleanup_(closep)
+
+static inline void fclosep(FILE **f) {
+        if (*f)
+                (void) fclose(*f);
+}
+#define _cleanup_fclose_ _cleanup_(fclosep)
+
+/* Define "funcp(type *p)" calling func(*p) if non-NULL, for use with _cleanup_(). */
+#define DEFINE_TRIVIAL_CLEANUP_FUNC(type, func)         \
+        static inline void func##p(type *p) {           \
+                if (*p)                                 \
+                        func(*p);                       \
+        }
+
+static inline void strv_free(char **l) {
+        if (!l)
+                return;
+        for (char **i = l; *i; i++)
+                free(*i);
+        free(l);
+}
+DEFINE_TRIVIAL_CLEANUP_FUNC(char **, strv_free);
+#define _cleanup_strv_free_ _cleanup_(strv_freep)
+
+static inline const char *strna(const char *s) {
+        return s ?: "n/a";
+}
+
+static inline int negative_errno(void) {
+        return errno > 0 ? -errno : -EIO;
+}
+
+#define streq(a, b) (strcmp((a), (b)) == 0)
+
+static inline int isempty(const char *s) {
+        return !s || !s[0];
+}

@@ -1,0 +1,498 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "conf.h"
+#include "log.h"
+#include "macro.h"
+
+#define USEC_PER_MINUTE (60 * USEC_PER_SEC)
+#define USEC_PER_HOUR (60 * USEC_PER_MINUTE)
+#define USEC_PER_DAY (24 * USEC_PER_HOUR)
+
+typedef enum ConfigValueType {
+        CONFIG_SEC,
+        CONFIG_UNSIGNED,
+} ConfigValueType;
+
+/* One row per key, in the spirit of systemd's oomd-conf.c: the generic loop finds the row, the per-type
+ * parser checks the limits and stores the value at the offset. */
+typedef struct ConfigItem {
+        const char *section;
+        const char *key;
+        ConfigValueType type;
+        size_t offset;
+        uint64_t min;
+        uint64_t max;
+} ConfigItem;
+
+static const ConfigItem config_items[] = {
+        { "Record", "BootTailSec",        CONFIG_SEC,      offsetof(Config, boot_tail_usec),        0, USEC_PER_DAY },
+        { "Record", "BootWindowSec",      CONFIG_SEC,      offsetof(Config, boot_window_usec),      1, USEC_PER_DAY },
+        { "Record", "LaunchWindowSec",    CONFIG_SEC,      offsetof(Config, launch_window_usec),    1, USEC_PER_DAY },
+        { "Record", "MaxLaunchesPerBoot", CONFIG_UNSIGNED, offsetof(Config, max_launches_per_boot), 0, 1000 },
+        { "Record", "MinLaunchFiles",     CONFIG_UNSIGNED, offsetof(Config, min_launch_files),      1, 100000 },
+        { "Record", "KeepBoots",          CONFIG_UNSIGNED, offsetof(Config, keep_boots),            1, 1000 },
+        { "Record", "KeepLaunches",       CONFIG_UNSIGNED, offsetof(Config, keep_launches),         1, 1000 },
+};
+
+/* Sections we know; keys in any other section are skipped silently after one warning for the header. */
+static const char *const config_sections[] = {
+        "Record",
+};
+
+void config_set_defaults(Config *c) {
+        *c = (Config) {
+                .boot_tail_usec = 30 * USEC_PER_SEC,
+                .boot_window_usec = 120 * USEC_PER_SEC,
+                .launch_window_usec = 10 * USEC_PER_SEC,
+                .max_launches_per_boot = 3,
+                .min_launch_files = 2,
+                .keep_boots = 10,
+                .keep_launches = 5,
+        };
+}
+
+static bool is_digit(char c) {
+        return c >= '0' && c <= '9';
+}
+
+static bool is_space(char c) {
+        return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
+static const struct {
+        const char *suffix;
+        uint64_t usec;
+} time_units[] = {
+        { "us",  1 },
+        { "ms",  USEC_PER_MSEC },
+        { "s",   USEC_PER_SEC },
+        { "sec", USEC_PER_SEC },
+        { "m",   USEC_PER_MINUTE },
+        { "min", USEC_PER_MINUTE },
+        { "h",   USEC_PER_HOUR },
+        { "hr",  USEC_PER_HOUR },
+        { "d",   USEC_PER_DAY },
+};
+
+int config_parse_sec(const char *s, uint64_t *ret_usec) {
+        uint64_t whole = 0, frac = 0, frac_div = 1, unit = USEC_PER_SEC, usec, f;
+        bool have_digits = false;
+        const char *p = s;
+
+        if (!s)
+                return -EINVAL;
+
+        /* Integer part. Checked by hand because strtoull() accepts signs and leading blanks. */
+        for (; is_digit(*p); p++) {
+                unsigned d = *p - '0';
+
+                have_digits = true;
+                if (whole > (UINT64_MAX - d) / 10)
+                        return -ERANGE;
+                whole = whole * 10 + d;
+        }
+
+        /* Fraction: keep up to 9 digits (nanosecond resolution for "s", more than enough), check the rest. */
+        if (*p == '.') {
+                unsigned n = 0;
+
+                p++;
+                if (!is_digit(*p))
+                        return -EINVAL;
+                for (; is_digit(*p); p++, n++)
+                        if (n < 9) {
+                                frac = frac * 10 + (unsigned) (*p - '0');
+                                frac_div *= 10;
+                        }
+                have_digits = true;
+        }
+
+        if (!have_digits)
+                return -EINVAL;
+
+        /* Optional single space (or tab) between number and unit, then the unit. */
+        if (*p == ' ' || *p == '\t')
+                p++;
+        if (*p != '\0') {
+                bool found = false;
+
+                for (size_t i = 0; i < ELEMENTSOF(time_units); i++)
+                        if (streq(p, time_units[i].suffix)) {
+                                unit = time_units[i].usec;
+                                found = true;
+                                break;
+                        }
+                if (!found)
+                        return -EINVAL;
+        } else if (p > s && (p[-1] == ' ' || p[-1] == '\t'))
+                return -EINVAL; /* "30 " with nothing after the blank */
+
+        if (whole > UINT64_MAX / unit)
+                return -ERANGE;
+        usec = whole * unit;
+
+        /* frac * unit / frac_div, split because frac * unit can reach 8.64e19 > UINT64_MAX; with
+         * frac < frac_div ≤ 1e9 neither product below overflows. Sub-microsecond remainders are dropped. */
+        f = frac * (unit / frac_div) + frac * (unit % frac_div) / frac_div;
+        if (usec > UINT64_MAX - f)
+                return -ERANGE;
+        usec += f;
+
+        *ret_usec = usec;
+        return 0;
+}
+
+int config_parse_unsigned(const char *s, unsigned min, unsigned max, unsigned *ret) {
+        uint64_t v = 0;
+
+        if (!s || !is_digit(*s))
+                return -EINVAL;
+
+        for (const char *p = s; *p; p++) {
+                if (!is_digit(*p))
+                        return -EINVAL;
+                v = v * 10 + (unsigned) (*p - '0');
+                if (v > UINT_MAX) {
+                        /* Keep scanning so "99999999999x" is reported as garbage, not as out of range. */
+                        for (p++; *p; p++)
+                                if (!is_digit(*p))
+                                        return -EINVAL;
+                        return -ERANGE;
+                }
+        }
+
+        if (v < min || v > max)
+                return -ERANGE;
+
+        *ret = (unsigned) v;
+        return 0;
+}
+
+/* "30s", "1d", "500ms": the largest unit that divides the value evenly, for warnings only. */
+static void format_timespan(char *buf, size_t n, uint64_t usec) {
+        static const struct {
+                const char *suffix;
+                uint64_t usec;
+        } units[] = {
+                { "d",   USEC_PER_DAY },
+                { "h",   USEC_PER_HOUR },
+                { "min", USEC_PER_MINUTE },
+                { "s",   USEC_PER_SEC },
+                { "ms",  USEC_PER_MSEC },
+        };
+
+        if (usec == 0) {
+                snprintf(buf, n, "0");
+                return;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(units); i++)
+                if (usec % units[i].usec == 0) {
+                        snprintf(buf, n, "%" PRIu64 "%s", usec / units[i].usec, units[i].suffix);
+                        return;
+                }
+        snprintf(buf, n, "%" PRIu64 "us", usec);
+}
+
+static void config_assign(const char *path, unsigned line, const ConfigItem *item, const char *value,
+                          Config *c) {
+        int r;
+
+        switch (item->type) {
+
+        case CONFIG_SEC: {
+                char lo[32], hi[32];
+                uint64_t usec;
+
+                r = config_parse_sec(value, &usec);
+                if (r >= 0 && (usec < item->min || usec > item->max))
+                        r = -ERANGE;
+                if (r < 0) {
+                        char range[80];
+
+                        format_timespan(lo, sizeof lo, item->min);
+                        format_timespan(hi, sizeof hi, item->max);
+                        if (item->min > 0)
+                                snprintf(range, sizeof range, "greater than 0 and at most %s", hi);
+                        else
+                                snprintf(range, sizeof range, "%s..%s", lo, hi);
+                        (void) log_syntax(path, line,
+                                          "%s for %s=: '%s' (expected a time span %s, e.g. 30s), ignoring.",
+                                          r == -ERANGE ? "Value out of range" : "Invalid value",
+                                          item->key, value, range);
+                        return;
+                }
+                *(uint64_t *) ((uint8_t *) c + item->offset) = usec;
+                return;
+        }
+
+        case CONFIG_UNSIGNED: {
+                unsigned u;
+
+                r = config_parse_unsigned(value, (unsigned) item->min, (unsigned) item->max, &u);
+                if (r < 0) {
+                        (void) log_syntax(path, line,
+                                          "%s for %s=: '%s' (expected an integer %" PRIu64 "..%" PRIu64 "), ignoring.",
+                                          r == -ERANGE ? "Value out of range" : "Invalid value",
+                                          item->key, value, item->min, item->max);
+                        return;
+                }
+                *(unsigned *) ((uint8_t *) c + item->offset) = u;
+                return;
+        }
+        }
+}
+
+static char *strstrip(char *s) {
+        char *e;
+
+        while (is_space(*s))
+                s++;
+        e = s + strlen(s);
+        while (e > s && is_space(e[-1]))
+                e--;
+        *e = '\0';
+        return s;
+}
+
+static const char *section_lookup(const char *name) {
+        for (size_t i = 0; i < ELEMENTSOF(config_sections); i++)
+                if (streq(config_sections[i], name))
+                        return config_sections[i];
+        return NULL;
+}
+
+typedef enum SectionState {
+        SECTION_NONE,     /* before the first header: assignments are errors */
+        SECTION_KNOWN,    /* keys are looked up in config_items */
+        SECTION_IGNORED,  /* unknown or malformed header, already warned about: skip keys silently */
+} SectionState;
+
+static void config_parse_line(const char *path, unsigned line, char *l, const char **section,
+                              SectionState *state, Config *c) {
+        char *eq, *key, *value;
+
+        l = strstrip(l);
+        if (*l == '\0' || *l == '#' || *l == ';')
+                return;
+
+        if (*l == '[') {
+                size_t n = strlen(l);
+                char *name;
+
+                *section = NULL;
+                *state = SECTION_IGNORED;
+
+                if (l[n - 1] != ']') {
+                        (void) log_syntax(path, line, "Invalid section header '%s': missing ']', ignoring.", l);
+                        return;
+                }
+                l[n - 1] = '\0';
+                name = l + 1;
+                if (*name == '\0' || strpbrk(name, "[]")) {
+                        (void) log_syntax(path, line, "Invalid section header '[%s]', ignoring.", name);
+                        return;
+                }
+                *section = section_lookup(name);
+                if (!*section) {
+                        (void) log_syntax(path, line, "Unknown section [%s], ignoring.", name);
+                        return;
+                }
+                *state = SECTION_KNOWN;
+                return;
+        }
+
+        eq = strchr(l, '=');
+        if (!eq) {
+                (void) log_syntax(path, line, "Missing '=' in '%s', ignoring.", l);
+                return;
+        }
+        *eq = '\0';
+        key = strstrip(l);
+        value = strstrip(eq + 1);
+
+        if (*state == SECTION_IGNORED)
+                return;
+        if (*key == '\0') {
+                (void) log_syntax(path, line, "Missing key name before '=', ignoring.");
+                return;
+        }
+        if (*state == SECTION_NONE) {
+                (void) log_syntax(path, line, "Assignment to '%s' outside of any section, ignoring.", key);
+                return;
+        }
+
+        for (size_t i = 0; i < ELEMENTSOF(config_items); i++) {
+                const ConfigItem *item = config_items + i;
+
+                if (!streq(item->section, *section) || !streq(item->key, key))
+                        continue;
+
+                if (*value == '\0') {
+                        (void) log_syntax(path, line, "Empty value for %s=, ignoring.", key);
+                        return;
+                }
+                config_assign(path, line, item, value, c);
+                return;
+        }
+
+        (void) log_syntax(path, line, "Unknown key '%s' in section [%s], ignoring.", key, *section);
+}
+
+/* Returns 0 when the file was parsed or is missing, -ENOMEM on allocation failure, or another negative
+ * errno (already logged) when it could not be read. */
+static int config_parse_file(Config *c, const char *path, bool missing_ok) {
+        _cleanup_fclose_ FILE *f = NULL;
+        _cleanup_free_ char *buf = NULL;
+        const char *section = NULL;
+        SectionState state = SECTION_NONE;
+        size_t size = 0;
+        unsigned line = 0;
+        struct stat st;
+        int r;
+
+        f = fopen(path, "re");
+        if (!f) {
+                r = negative_errno();
+                if (r == -ENOENT && missing_ok)
+                        return 0;
+                if (r == -ENOMEM)
+                        return r;
+                return log_warning_errno(r, "Failed to open configuration file '%s', ignoring: %m", path);
+        }
+
+        if (fstat(fileno(f), &st) < 0)
+                return log_warning_errno(negative_errno(), "Failed to stat configuration file '%s', ignoring: %m",
+                                         path);
+        if (S_ISDIR(st.st_mode))
+                return log_warning_errno(SYNTHETIC_ERRNO(EISDIR),
+                                         "Failed to read configuration file '%s', ignoring: %m", path);
+
+        for (;;) {
+                ssize_t n;
+                char *l;
+
+                errno = 0;
+                n = getline(&buf, &size, f);
+                if (n < 0) {
+                        if (ferror(f)) {
+                                r = negative_errno();
+                                if (r == -ENOMEM)
+                                        return r;
+                                return log_warning_errno(r, "Failed to read configuration file '%s', ignoring the rest: %m",
+                                                         path);
+                        }
+                        break;
+                }
+                line++;
+
+                l = buf;
+                if (line == 1 && strncmp(l, "\xef\xbb\xbf", 3) == 0)
+                        l += 3; /* UTF-8 byte order mark */
+                if (strlen(buf) != (size_t) n) {
+                        (void) log_syntax(path, line, "Line contains a NUL byte, ignoring.");
+                        continue;
+                }
+
+                config_parse_line(path, line, l, &section, &state, c);
+        }
+
+        return 0;
+}
+
+static int dropin_filter(const struct dirent *de) {
+        size_t n = strlen(de->d_name);
+
+        /* Hidden files are editor and package manager leftovers; only "*.conf" counts. */
+        return de->d_name[0] != '.' && n > strlen(".conf") && streq(de->d_name + n - strlen(".conf"), ".conf");
+}
+
+static int dropin_compare(const struct dirent **a, const struct dirent **b) {
+        /* Plain byte order, independent of the locale (alphasort() uses strcoll()). */
+        return strcmp((*a)->d_name, (*b)->d_name);
+}
+
+static void dirent_list_free(struct dirent **l, int n) {
+        for (int i = 0; i < n; i++)
+                free(l[i]);
+        free(l);
+}
+
+static int config_parse_dropins(Config *c, const char *dir) {
+        struct dirent **list = NULL;
+        int n, r = 0;
+
+        n = scandir(dir, &list, dropin_filter, dropin_compare);
+        if (n < 0) {
+                r = negative_errno();
+                if (r == -ENOENT)
+                        return 0;
+                if (r == -ENOMEM)
+                        return r;
+                (void) log_warning_errno(r, "Failed to read configuration directory '%s', ignoring: %m", dir);
+                return 0;
+        }
+
+        for (int i = 0; i < n; i++) {
+                _cleanup_free_ char *path = NULL;
+                struct stat st;
+
+                if (asprintf(&path, "%s/%s", dir, list[i]->d_name) < 0) {
+                        path = NULL;
+                        r = -ENOMEM;
+                        break;
+                }
+
+                if (stat(path, &st) < 0) {
+                        if (errno == ENOENT)
+                                continue; /* dangling symlink or removed meanwhile */
+                        (void) log_warning_errno(negative_errno(),
+                                                 "Failed to stat configuration file '%s', ignoring: %m", path);
+                        continue;
+                }
+                /* A symlink to /dev/null masks a file, as with systemd's drop-ins. */
+                if (S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3))
+                        continue;
+                if (!S_ISREG(st.st_mode)) {
+                        log_debug("Skipping '%s': not a regular file.", path);
+                        continue;
+                }
+
+                r = config_parse_file(c, path, /* missing_ok= */ true);
+                if (r == -ENOMEM)
+                        break;
+                r = 0;
+        }
+
+        dirent_list_free(list, n);
+        return r;
+}
+
+int config_load(Config *c, const char *main_path, const char *dropin_dir) {
+        int r;
+
+        if (main_path) {
+                r = config_parse_file(c, main_path, /* missing_ok= */ true);
+                if (r == -ENOMEM)
+                        return log_error_errno(r, "Failed to load configuration: %m");
+        }
+
+        if (dropin_dir) {
+                r = config_parse_dropins(c, dropin_dir);
+                if (r == -ENOMEM)
+                        return log_error_errno(r, "Failed to load configuration: %m");
+        }
+
+        return 0;
+}

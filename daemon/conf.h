@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdint.h>
+
+/* seekless.conf(5). Every key has a default that applies when the key is absent or its value is bad. */
+typedef struct Config {
+        /* [Record] */
+        uint64_t boot_tail_usec;        /* BootTailSec=, default 30 s */
+        uint64_t boot_window_usec;      /* BootWindowSec=, default 120 s (also the hard cap) */
+        uint64_t launch_window_usec;    /* LaunchWindowSec=, default 10 s */
+        unsigned max_launches_per_boot; /* MaxLaunchesPerBoot=, default 3 */
+        unsigned min_launch_files;      /* MinLaunchFiles=, default 2 */
+        unsigned keep_boots;            /* KeepBoots=, default 10 */
+        unsigned keep_launches;         /* KeepLaunches=, default 5 */
+} Config;
+
+void config_set_defaults(Config *c);
+
+/* Load main_path (missing is fine), then every "*.conf" in dropin_dir (may be NULL or missing) in
+ * lexical order, later files overriding earlier ones. Unknown sections/keys and bad values are logged
+ * as "FILE:LINE: ..., ignoring" warnings and skipped; they never fail the load. A file that exists but
+ * cannot be read (any error but ENOENT) is logged as a warning naming the file and errno and skipped.
+ * Returns 0, or -ENOMEM (logged) if memory ran out. */
+int config_load(Config *c, const char *main_path, const char *dropin_dir);
+
+/* Value parsers, exported for the unit test. Return 0 or -EINVAL/-ERANGE and never touch *ret on error. */
+int config_parse_sec(const char *s, uint64_t *ret_usec);  /* "30", "30s", "2min", "1h", "500ms" */
+int config_parse_unsigned(const char *s, unsigned min, unsigned max, unsigned *ret);

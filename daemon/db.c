@@ -1,0 +1,1295 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+
+#include <errno.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db.h"
+#include "macro.h"
+
+/* Append-only: migrations[i] takes user_version from i to i + 1. Never edit a released entry. */
+static const char *const migrations[] = {
+        /* 0 -> 1: the initial schema. */
+        "CREATE TABLE files ("
+        "        id INTEGER PRIMARY KEY,"
+        "        fsid INTEGER NOT NULL,"                /* uint64 stored as int64 */
+        "        handle_type INTEGER NOT NULL,"
+        "        handle BLOB NOT NULL,"
+        "        dev INTEGER NOT NULL,"
+        "        ino INTEGER NOT NULL,"
+        "        generation INTEGER NOT NULL,"
+        "        path TEXT NOT NULL,"
+        "        size INTEGER NOT NULL,"
+        "        mtime_ns INTEGER NOT NULL,"
+        "        first_seen INTEGER NOT NULL,"          /* realtime usec of the first session seeing it */
+        "        last_seen INTEGER NOT NULL,"
+        "        UNIQUE (fsid, handle_type, handle));"
+        "CREATE TABLE profiles ("
+        "        id INTEGER PRIMARY KEY,"
+        "        name TEXT NOT NULL UNIQUE,"
+        "        kind TEXT NOT NULL CHECK (kind IN ('boot', 'app')),"
+        "        updated INTEGER NOT NULL DEFAULT 0);"
+        "CREATE TABLE sessions ("
+        "        id INTEGER PRIMARY KEY,"
+        "        profile_id INTEGER NOT NULL REFERENCES profiles(id) ON DELETE CASCADE,"
+        "        boot_id TEXT NOT NULL,"
+        "        started_realtime INTEGER NOT NULL,"
+        "        duration_usec INTEGER NOT NULL,"
+        "        n_files INTEGER NOT NULL,"
+        "        complete INTEGER NOT NULL);"
+        "CREATE INDEX sessions_profile ON sessions(profile_id, started_realtime, id);"
+        "CREATE TABLE session_files ("
+        "        session_id INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,"
+        "        position INTEGER NOT NULL,"
+        "        file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,"
+        "        offset_usec INTEGER NOT NULL,"
+        "        PRIMARY KEY (session_id, position)) WITHOUT ROWID;"
+        /* Orphan detection and the foreign key cascade from files look sessions up by file. */
+        "CREATE INDEX session_files_file ON session_files(file_id);"
+        "CREATE TABLE profile_files ("
+        "        profile_id INTEGER NOT NULL REFERENCES profiles(id) ON DELETE CASCADE,"
+        "        position INTEGER NOT NULL,"
+        "        file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,"
+        "        score REAL NOT NULL,"
+        "        seen INTEGER NOT NULL,"
+        "        PRIMARY KEY (profile_id, position)) WITHOUT ROWID;"
+        "CREATE INDEX profile_files_file ON profile_files(file_id);",
+};
+
+typedef enum Stmt {
+        STMT_BEGIN,
+        STMT_BEGIN_IMMEDIATE,
+        STMT_COMMIT,
+        STMT_ROLLBACK,
+        STMT_PROFILE_UPSERT,
+        STMT_PROFILE_LOOKUP,
+        STMT_FILE_UPSERT,
+        STMT_SESSION_INSERT,
+        STMT_SESSION_FILE_INSERT,
+        STMT_SESSIONS_PRUNE,
+        STMT_FILES_DELETE_ORPHANS,
+        STMT_COUNT_IN_BOOT,
+        STMT_MERGE_SESSIONS,
+        STMT_MERGE_SESSION_FILES,
+        STMT_MERGE_FILES,
+        STMT_PROFILE_FILES_DELETE,
+        STMT_PROFILE_FILE_INSERT,
+        STMT_FILE_UPDATE,
+        STMT_FILE_SESSIONS_SHRINK,
+        STMT_FILE_DELETE,
+        STMT_LIST_PROFILES,
+        STMT_PROFILE_FILES,
+        STMT_LIST_SESSIONS,
+        STMT_PROFILE_DELETE,
+        STMT_PROFILES_DELETE_ALL,
+        STMT_COUNTS,
+        _STMT_MAX,
+} Stmt;
+
+/* The columns read_file_row() expects, in this order. */
+#define FILE_COLUMNS "f.id, f.fsid, f.handle_type, f.handle, f.ino, f.generation, f.path, f.size, f.mtime_ns"
+
+/* The newest ?2 sessions of profile ?1. */
+#define NEWEST_SESSIONS                                                                         \
+        "SELECT id FROM sessions WHERE profile_id = ?1 "                                        \
+        "ORDER BY started_realtime DESC, id DESC LIMIT ?2"
+
+static const char *const stmt_sql[_STMT_MAX] = {
+        [STMT_BEGIN] = "BEGIN",
+        [STMT_BEGIN_IMMEDIATE] = "BEGIN IMMEDIATE",
+        [STMT_COMMIT] = "COMMIT",
+        [STMT_ROLLBACK] = "ROLLBACK",
+        [STMT_PROFILE_UPSERT] =
+                "INSERT INTO profiles (name, kind, updated) VALUES (?1, ?2, ?3) "
+                "ON CONFLICT (name) DO UPDATE SET kind = excluded.kind, "
+                "updated = MAX(updated, excluded.updated) "
+                "RETURNING id",
+        [STMT_PROFILE_LOOKUP] = "SELECT id, kind FROM profiles WHERE name = ?1",
+        [STMT_FILE_UPSERT] =
+                "INSERT INTO files (fsid, handle_type, handle, dev, ino, generation, path, size, mtime_ns, "
+                "first_seen, last_seen) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10) "
+                "ON CONFLICT (fsid, handle_type, handle) DO UPDATE SET "
+                "dev = excluded.dev, ino = excluded.ino, generation = excluded.generation, "
+                "path = excluded.path, size = excluded.size, mtime_ns = excluded.mtime_ns, "
+                "last_seen = MAX(last_seen, excluded.last_seen) "
+                "RETURNING id",
+        [STMT_SESSION_INSERT] =
+                "INSERT INTO sessions (profile_id, boot_id, started_realtime, duration_usec, n_files, "
+                "complete) VALUES (?1, ?2, ?3, ?4, ?5, ?6) RETURNING id",
+        [STMT_SESSION_FILE_INSERT] =
+                "INSERT INTO session_files (session_id, position, file_id, offset_usec) "
+                "VALUES (?1, ?2, ?3, ?4)",
+        [STMT_SESSIONS_PRUNE] =
+                "DELETE FROM sessions WHERE profile_id = ?1 AND id NOT IN (" NEWEST_SESSIONS ")",
+        /* profile_files rows of the deleted files go with them (ON DELETE CASCADE). */
+        [STMT_FILES_DELETE_ORPHANS] =
+                "DELETE FROM files WHERE NOT EXISTS "
+                "(SELECT 1 FROM session_files sf WHERE sf.file_id = files.id)",
+        [STMT_COUNT_IN_BOOT] =
+                "SELECT COUNT(*) FROM sessions s JOIN profiles p ON p.id = s.profile_id "
+                "WHERE p.name = ?1 AND s.boot_id = ?2",
+        [STMT_MERGE_SESSIONS] = NEWEST_SESSIONS,
+        [STMT_MERGE_SESSION_FILES] =
+                "SELECT file_id FROM session_files WHERE session_id = ?1 ORDER BY position",
+        [STMT_MERGE_FILES] =
+                "SELECT " FILE_COLUMNS " FROM files f WHERE f.id IN ("
+                "SELECT sf.file_id FROM session_files sf WHERE sf.session_id IN (" NEWEST_SESSIONS ")) "
+                "ORDER BY f.id",
+        [STMT_PROFILE_FILES_DELETE] = "DELETE FROM profile_files WHERE profile_id = ?1",
+        [STMT_PROFILE_FILE_INSERT] =
+                "INSERT INTO profile_files (profile_id, position, file_id, score, seen) "
+                "VALUES (?1, ?2, ?3, ?4, ?5)",
+        [STMT_FILE_UPDATE] = "UPDATE files SET path = ?2, size = ?3, mtime_ns = ?4 WHERE id = ?1",
+        [STMT_FILE_SESSIONS_SHRINK] =
+                "UPDATE sessions SET n_files = n_files - "
+                "(SELECT COUNT(*) FROM session_files sf "
+                " WHERE sf.session_id = sessions.id AND sf.file_id = ?1) "
+                "WHERE id IN (SELECT session_id FROM session_files WHERE file_id = ?1)",
+        /* session_files and profile_files rows go with it (ON DELETE CASCADE). */
+        [STMT_FILE_DELETE] = "DELETE FROM files WHERE id = ?1",
+        [STMT_LIST_PROFILES] =
+                "SELECT p.name, p.kind, "
+                "(SELECT COUNT(*) FROM sessions s WHERE s.profile_id = p.id), "
+                "(SELECT COUNT(*) FROM profile_files pf WHERE pf.profile_id = p.id), "
+                "(SELECT COALESCE(SUM(f.size), 0) FROM profile_files pf JOIN files f ON f.id = pf.file_id "
+                " WHERE pf.profile_id = p.id), "
+                "(SELECT COALESCE(MAX(s.started_realtime + s.duration_usec), 0) FROM sessions s "
+                " WHERE s.profile_id = p.id) "
+                "FROM profiles p ORDER BY p.kind <> 'boot', p.name",
+        [STMT_PROFILE_FILES] =
+                "SELECT " FILE_COLUMNS ", pf.score, pf.seen FROM profile_files pf "
+                "JOIN files f ON f.id = pf.file_id WHERE pf.profile_id = ?1 ORDER BY pf.position",
+        [STMT_LIST_SESSIONS] =
+                "SELECT s.id, p.name, p.kind, s.boot_id, s.started_realtime, s.duration_usec, s.n_files, "
+                "s.complete FROM sessions s JOIN profiles p ON p.id = s.profile_id "
+                "ORDER BY s.started_realtime DESC, s.id DESC",
+        [STMT_PROFILE_DELETE] = "DELETE FROM profiles WHERE name = ?1",
+        [STMT_PROFILES_DELETE_ALL] = "DELETE FROM profiles",
+        [STMT_COUNTS] =
+                "SELECT (SELECT COUNT(*) FROM profiles), (SELECT COUNT(*) FROM sessions), "
+                "(SELECT COUNT(*) FROM files)",
+};
+
+struct Db {
+        sqlite3 *sqlite;
+        sqlite3_stmt *stmt[_STMT_MAX];
+};
+
+static const char *const profile_kind_table[_PROFILE_KIND_MAX] = {
+        [PROFILE_BOOT] = "boot",
+        [PROFILE_APP] = "app",
+};
+
+const char *profile_kind_to_string(ProfileKind k) {
+        if (k < 0 || k >= _PROFILE_KIND_MAX)
+                return NULL;
+        return profile_kind_table[k];
+}
+
+ProfileKind profile_kind_from_string(const char *s) {
+        if (!s)
+                return _PROFILE_KIND_INVALID;
+        for (ProfileKind k = 0; k < _PROFILE_KIND_MAX; k++)
+                if (streq(s, profile_kind_table[k]))
+                        return k;
+        return _PROFILE_KIND_INVALID;
+}
+
+int db_schema_version(void) {
+        return (int) ELEMENTSOF(migrations);
+}
+
+/* Map an SQLite result code to a negative errno. db may be NULL. */
+static int sqlite_errno(sqlite3 *db, int rc) {
+        int e;
+
+        switch (rc & 0xff) {
+        case SQLITE_OK:
+        case SQLITE_ROW:
+        case SQLITE_DONE:
+                return 0;
+        case SQLITE_NOMEM:
+                return -ENOMEM;
+        case SQLITE_BUSY:
+        case SQLITE_LOCKED:
+                return -EBUSY;
+        case SQLITE_NOTADB:
+        case SQLITE_CORRUPT:
+                return -EBADMSG;
+        case SQLITE_FULL:
+                return -ENOSPC;
+        case SQLITE_READONLY:
+                return -EROFS;
+        case SQLITE_PERM:
+        case SQLITE_AUTH:
+                return -EACCES;
+        case SQLITE_TOOBIG:
+                return -E2BIG;
+        case SQLITE_INTERRUPT:
+                return -EINTR;
+        case SQLITE_CONSTRAINT:
+                if (rc == SQLITE_CONSTRAINT_UNIQUE || rc == SQLITE_CONSTRAINT_PRIMARYKEY)
+                        return -EEXIST;
+                return -EINVAL;
+        case SQLITE_RANGE:
+        case SQLITE_MISMATCH:
+        case SQLITE_MISUSE:
+                return -EINVAL;
+        case SQLITE_CANTOPEN:
+        case SQLITE_IOERR:
+                /* These carry the errno of the failed system call. */
+                e = db ? sqlite3_system_errno(db) : 0;
+                if (e > 0)
+                        return -e;
+                return (rc & 0xff) == SQLITE_CANTOPEN ? -ENOENT : -EIO;
+        default:
+                return -EIO;
+        }
+}
+
+/* Statements are reset when the variable goes out of scope, so no path leaves one half-stepped with its
+ * read transaction open. */
+static void stmt_resetp(sqlite3_stmt **st) {
+        if (*st) {
+                (void) sqlite3_reset(*st);
+                (void) sqlite3_clear_bindings(*st);
+        }
+}
+#define _cleanup_reset_ _cleanup_(stmt_resetp)
+
+static sqlite3_stmt *db_stmt(Db *db, Stmt s) {
+        sqlite3_stmt *st = db->stmt[s];
+
+        /* In case a previous user returned early without the cleanup. */
+        (void) sqlite3_reset(st);
+        (void) sqlite3_clear_bindings(st);
+        return st;
+}
+
+/* Returns 1 on SQLITE_ROW, 0 on SQLITE_DONE, negative errno otherwise. */
+static int db_step(Db *db, sqlite3_stmt *st) {
+        int rc;
+
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW)
+                return 1;
+        if (rc == SQLITE_DONE)
+                return 0;
+        return sqlite_errno(db->sqlite, rc);
+}
+
+/* Step a statement that must finish without returning rows. */
+static int db_step_done(Db *db, sqlite3_stmt *st) {
+        int r;
+
+        r = db_step(db, st);
+        if (r < 0)
+                return r;
+        return r == 0 ? 0 : -EIO;
+}
+
+static int bind_i64(Db *db, sqlite3_stmt *st, int i, int64_t v) {
+        return sqlite_errno(db->sqlite, sqlite3_bind_int64(st, i, v));
+}
+
+static int bind_double(Db *db, sqlite3_stmt *st, int i, double v) {
+        return sqlite_errno(db->sqlite, sqlite3_bind_double(st, i, v));
+}
+
+static int bind_text(Db *db, sqlite3_stmt *st, int i, const char *s) {
+        return sqlite_errno(db->sqlite, sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC));
+}
+
+static int bind_blob(Db *db, sqlite3_stmt *st, int i, const void *p, size_t n) {
+        /* A zero-length blob from a NULL pointer would be bound as SQL NULL. */
+        if (n == 0)
+                return sqlite_errno(db->sqlite, sqlite3_bind_zeroblob(st, i, 0));
+        return sqlite_errno(db->sqlite, sqlite3_bind_blob(st, i, p, (int) n, SQLITE_STATIC));
+}
+
+static int db_exec_stmt(Db *db, Stmt s) {
+        _cleanup_reset_ sqlite3_stmt *st = db_stmt(db, s);
+
+        return db_step_done(db, st);
+}
+
+static int db_begin(Db *db, bool immediate) {
+        return db_exec_stmt(db, immediate ? STMT_BEGIN_IMMEDIATE : STMT_BEGIN);
+}
+
+static int db_commit(Db *db) {
+        return db_exec_stmt(db, STMT_COMMIT);
+}
+
+/* For _cleanup_: roll back the transaction unless the pointer was taken after COMMIT. */
+static void db_rollbackp(Db **db) {
+        if (!*db || sqlite3_get_autocommit((*db)->sqlite))
+                return;
+        (void) db_exec_stmt(*db, STMT_ROLLBACK);
+}
+#define _cleanup_rollback_ _cleanup_(db_rollbackp)
+
+static int column_strdup(Db *db, sqlite3_stmt *st, int c, char **ret) {
+        const unsigned char *s;
+        char *d;
+
+        s = sqlite3_column_text(st, c);
+        if (!s)
+                /* The columns we read are NOT NULL: a NULL here is an allocation failure. */
+                return sqlite3_errcode(db->sqlite) == SQLITE_NOMEM ? -ENOMEM : -EBADMSG;
+
+        d = strdup((const char *) s);
+        if (!d)
+                return -ENOMEM;
+
+        *ret = d;
+        return 0;
+}
+
+static int column_kind(sqlite3_stmt *st, int c, ProfileKind *ret) {
+        ProfileKind k;
+
+        k = profile_kind_from_string((const char *) sqlite3_column_text(st, c));
+        if (k < 0)
+                return -EBADMSG;
+
+        *ret = k;
+        return 0;
+}
+
+static void db_file_done(DbFile *f) {
+        if (!f)
+                return;
+        free(f->path);
+        f->path = NULL;
+}
+
+/* Reads FILE_COLUMNS starting at column c. */
+static int read_file_row(Db *db, sqlite3_stmt *st, int c, DbFile *ret) {
+        DbFile f = {};
+        const void *h;
+        int n, r;
+
+        f.id = sqlite3_column_int64(st, c + 0);
+        f.key.fsid = (uint64_t) sqlite3_column_int64(st, c + 1);
+        f.key.handle_type = (int32_t) sqlite3_column_int64(st, c + 2);
+
+        h = sqlite3_column_blob(st, c + 3);
+        n = sqlite3_column_bytes(st, c + 3);
+        if (n < 0 || n > FID_HANDLE_MAX)
+                return -EBADMSG;
+        if (n > 0) {
+                if (!h)
+                        return -ENOMEM;
+                memcpy(f.key.handle, h, (size_t) n);
+        }
+        f.key.handle_len = (uint32_t) n;
+
+        f.ino = (uint64_t) sqlite3_column_int64(st, c + 4);
+        f.generation = (uint32_t) sqlite3_column_int64(st, c + 5);
+        f.size = (uint64_t) sqlite3_column_int64(st, c + 7);
+        f.mtime_ns = sqlite3_column_int64(st, c + 8);
+
+        r = column_strdup(db, st, c + 6, &f.path);
+        if (r < 0)
+                return r;
+
+        *ret = f;
+        return 0;
+}
+
+/* Make room for one more element in *p (of *n_alloc elements of size sz) holding n. */
+static int grow(void **p, size_t *n_alloc, size_t n, size_t sz) {
+        size_t a;
+        void *q;
+
+        if (n < *n_alloc)
+                return 0;
+
+        a = MAX(*n_alloc * 2, (size_t) 16);
+        q = reallocarray(*p, a, sz);
+        if (!q)
+                return -ENOMEM;
+
+        *p = q;
+        *n_alloc = a;
+        return 0;
+}
+
+/* Looks up a profile: -ENOENT if it does not exist. ret_kind may be NULL. */
+static int profile_lookup(Db *db, const char *name, int64_t *ret_id, ProfileKind *ret_kind) {
+        _cleanup_reset_ sqlite3_stmt *st = db_stmt(db, STMT_PROFILE_LOOKUP);
+        ProfileKind kind;
+        int64_t id;
+        int r;
+
+        r = bind_text(db, st, 1, name);
+        if (r < 0)
+                return r;
+
+        r = db_step(db, st);
+        if (r < 0)
+                return r;
+        if (r == 0)
+                return -ENOENT;
+
+        id = sqlite3_column_int64(st, 0);
+        r = column_kind(st, 1, &kind);
+        if (r < 0)
+                return r;
+
+        *ret_id = id;
+        if (ret_kind)
+                *ret_kind = kind;
+        return 0;
+}
+
+static void sqlite3_finalizep(sqlite3_stmt **st) {
+        if (*st)
+                (void) sqlite3_finalize(*st);
+}
+
+/* For the few statements run only at open: prepared, stepped once and finalized. */
+static int db_read_int(Db *db, const char *sql, int64_t *ret) {
+        _cleanup_(sqlite3_finalizep) sqlite3_stmt *st = NULL;
+        int rc, r;
+
+        rc = sqlite3_prepare_v2(db->sqlite, sql, -1, &st, NULL);
+        if (rc != SQLITE_OK)
+                return sqlite_errno(db->sqlite, rc);
+
+        r = db_step(db, st);
+        if (r < 0)
+                return r;
+
+        *ret = r > 0 ? sqlite3_column_int64(st, 0) : 0;
+        return 0;
+}
+
+static int db_exec(Db *db, const char *sql) {
+        return sqlite_errno(db->sqlite, sqlite3_exec(db->sqlite, sql, NULL, NULL, NULL));
+}
+
+static int db_migrate(Db *db) {
+        int64_t version;
+        int r;
+
+        r = db_read_int(db, "PRAGMA user_version", &version);
+        if (r < 0)
+                return r;
+        if (version > db_schema_version())
+                return -EPROTO;
+
+        for (int64_t v = version; v < db_schema_version(); v++) {
+                char sql[64];
+
+                r = db_exec(db, "BEGIN IMMEDIATE");
+                if (r < 0)
+                        return r;
+
+                /* Another process may have migrated between our read and taking the write lock. */
+                r = db_read_int(db, "PRAGMA user_version", &version);
+                if (r < 0)
+                        goto rollback;
+                if (version > db_schema_version()) {
+                        r = -EPROTO;
+                        goto rollback;
+                }
+                if (version > v) {
+                        (void) db_exec(db, "ROLLBACK");
+                        v = version - 1;
+                        continue;
+                }
+
+                r = db_exec(db, migrations[v]);
+                if (r < 0)
+                        goto rollback;
+
+                /* PRAGMA takes no parameters; the value is our own integer, not data. */
+                (void) snprintf(sql, sizeof sql, "PRAGMA user_version = %d", (int) v + 1);
+                r = db_exec(db, sql);
+                if (r < 0)
+                        goto rollback;
+
+                r = db_exec(db, "COMMIT");
+                if (r < 0)
+                        goto rollback;
+        }
+
+        return 0;
+
+rollback:
+        if (!sqlite3_get_autocommit(db->sqlite))
+                (void) db_exec(db, "ROLLBACK");
+        return r;
+}
+
+/* sqlite3_open_v2() does not read the file. Touch the schema and the last b-tree page of every table and
+ * index (the min/max optimisation walks one path) so that a file that is not a database, or one cut short,
+ * fails here rather than later. PRAGMA quick_check reads everything and is too slow for large stores. */
+static int db_probe(Db *db) {
+        int64_t dummy;
+
+        return db_read_int(db,
+                           "SELECT (SELECT COUNT(*) FROM sqlite_schema) + "
+                           "IFNULL((SELECT MAX(id) FROM files), 0) + "
+                           "IFNULL((SELECT MAX(fsid) FROM files), 0) + "
+                           "IFNULL((SELECT MAX(id) FROM profiles), 0) + "
+                           "IFNULL((SELECT MAX(name) FROM profiles), 0) + "
+                           "IFNULL((SELECT MAX(id) FROM sessions), 0) + "
+                           "IFNULL((SELECT MAX(profile_id) FROM sessions), 0) + "
+                           "IFNULL((SELECT MAX(session_id) FROM session_files), 0) + "
+                           "IFNULL((SELECT MAX(file_id) FROM session_files), 0) + "
+                           "IFNULL((SELECT MAX(profile_id) FROM profile_files), 0) + "
+                           "IFNULL((SELECT MAX(file_id) FROM profile_files), 0)",
+                           &dummy);
+}
+
+Db *db_free(Db *db) {
+        if (!db)
+                return NULL;
+
+        for (size_t i = 0; i < _STMT_MAX; i++)
+                (void) sqlite3_finalize(db->stmt[i]);
+        /* The last connection closing checkpoints the WAL into the main file. */
+        (void) sqlite3_close_v2(db->sqlite);
+        free(db);
+        return NULL;
+}
+
+int db_open(const char *path, Db **ret) {
+        _cleanup_(db_freep) Db *db = NULL;
+        int rc, r;
+
+        if (!path || !ret)
+                return -EINVAL;
+
+        db = calloc(1, sizeof(Db));
+        if (!db)
+                return -ENOMEM;
+
+        rc = sqlite3_open_v2(path, &db->sqlite,
+                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX |
+                             SQLITE_OPEN_EXRESCODE,
+                             NULL);
+        if (rc != SQLITE_OK)
+                /* db->sqlite is still allocated (unless out of memory) and freed by db_free(). */
+                return db->sqlite ? sqlite_errno(db->sqlite, rc) : -ENOMEM;
+
+        (void) sqlite3_extended_result_codes(db->sqlite, 1);
+
+        rc = sqlite3_busy_timeout(db->sqlite, 5000);
+        if (rc != SQLITE_OK)
+                return sqlite_errno(db->sqlite, rc);
+
+        /* The first statement that reads the file: a non-database fails here with SQLITE_NOTADB. For
+         * ":memory:" the journal mode stays "memory". */
+        r = db_exec(db, "PRAGMA journal_mode = WAL");
+        if (r < 0)
+                return r;
+
+        r = db_exec(db, "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON");
+        if (r < 0)
+                return r;
+
+        r = db_migrate(db);
+        if (r < 0)
+                return r;
+
+        r = db_probe(db);
+        if (r < 0)
+                return r;
+
+        for (size_t i = 0; i < _STMT_MAX; i++) {
+                rc = sqlite3_prepare_v3(db->sqlite, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &db->stmt[i],
+                                        NULL);
+                if (rc != SQLITE_OK)
+                        return sqlite_errno(db->sqlite, rc);
+        }
+
+        *ret = TAKE_PTR(db);
+        return 0;
+}
+
+static int session_file_add(Db *db, const DbSession *s, int64_t session_id, size_t position) {
+        const DbSessionFile *f = s->files + position;
+        int64_t file_id;
+        int r;
+
+        if (!f->path || f->key.handle_len > FID_HANDLE_MAX)
+                return -EINVAL;
+
+        {
+                _cleanup_reset_ sqlite3_stmt *st = db_stmt(db, STMT_FILE_UPSERT);
+
+                if ((r = bind_i64(db, st, 1, (int64_t) f->key.fsid)) < 0 ||
+                    (r = bind_i64(db, st, 2, f->key.handle_type)) < 0 ||
+                    (r = bind_blob(db, st, 3, f->key.handle, f->key.handle_len)) < 0 ||
+                    (r = bind_i64(db, st, 4, (int64_t) f->dev)) < 0 ||
+                    (r = bind_i64(db, st, 5, (int64_t) f->ino)) < 0 ||
+                    (r = bind_i64(db, st, 6, f->generation)) < 0 ||
+                    (r = bind_text(db, st, 7, f->path)) < 0 ||
+                    (r = bind_i64(db, st, 8, (int64_t) f->size)) < 0 ||
+                    (r = bind_i64(db, st, 9, f->mtime_ns)) < 0 ||
+                    (r = bind_i64(db, st, 10, (int64_t) s->started_realtime_usec)) < 0)
+                        return r;
+
+                r = db_step(db, st);
+                if (r < 0)
+                        return r;
+                if (r == 0)
+                        return -EIO;
+                file_id = sqlite3_column_int64(st, 0);
+        }
+
+        _cleanup_reset_ sqlite3_stmt *st = db_stmt(db, STMT_SESSION_FILE_INSERT);
+
+        if ((r = bind_i64(db, st, 1, session_id)) < 0 ||
+            (r = bind_i64(db, st, 2, (int64_t) position)) < 0 ||
+            (r = bind_i64(db, st, 3, file_id)) < 0 ||
+            (r = bind_i64(db, st, 4, (int64_t) f->offset_usec)) < 0)
+                return r;
+
+        return db_step_done(db, st);
+}
+
+static int files_delete_orphans(Db *db) {
+        return db_exec_stmt(db, STMT_FILES_DELETE_ORPHANS);
+}
+
+int db_add_session(Db *db, const DbSession *s, unsigned keep, int64_t *ret_session_id) {
+        _cleanup_rollback_ Db *tx = NULL;
+        int64_t profile_id, session_id;
+        const char *kind;
+        int r;
+
+        if (!db || !s || !s->profile || !s->boot_id || (s->n_files > 0 && !s->files))
+                return -EINVAL;
+        /* keep == 0 would delete the session we are adding. */
+        if (keep == 0)
+                return -EINVAL;
+        kind = profile_kind_to_string(s->kind);
+        if (!kind)
+                return -EINVAL;
+
+        r = db_begin(db, true);
+        if (r < 0)
+                return r;
+        tx = db;
+
+        {
+                _cleanup_reset_ sqlite3_stmt *st = db_stmt(db, STMT_PROFILE_UPSERT);
+
+                if ((r = bind_text(db, st, 1, s->profile)) < 0 ||
+                    (r = bind_text(db, st, 2, kind)) < 0 ||
+                    (r = bind_i64(db, st, 3, (int64_t) (s->started_realtime_usec + s->duration_usec))) < 0)
+                        return r;
+
+                r = db_step(db, st);
+                if (r < 0)
+                        return r;
+                if (r == 0)
+                        return -EIO;
+                profile_id = sqlite3_column_int64(st, 0);
+        }
+
+        {
+                _cleanup_reset_ sqlite3_stmt *st = db_stmt(db, STMT_SESSION_INSERT);
+
+                if ((r = bind_i64(db, st, 1, profile_id)) < 0 ||
+                    (r = bind_text(db, st, 2, s->boot_id)) < 0 ||
+                    (r = bind_i64(db, st, 3, (int64_t) s->started_realtime_usec)) < 0 ||
+                    (r = bind_i64(db, st, 4, (int64_t) s->duration_usec)) < 0 ||
+                    (r = bind_i64(db, st, 5, (int64_t) s->n_files)) < 0 ||
+                    (r = bind_i64(db, st, 6, s->complete)) < 0)
+                        return r;
+
+                r = db_step(db, st);
+                if (r < 0)
+                        return r;
+                if (r == 0)
+                        return -EIO;
+                session_id = sqlite3_column_int64(st, 0);
+        }
+
+        for (size_t i = 0; i < s->n_files; i++) {
+                r = session_file_add(db, s, session_id, i);
+                if (r < 0)
+                        return r;
+        }
+
+        {
+                _cleanup_reset_ sqlite3_stmt *st = db_stmt(db, STMT_SESSIONS_PRUNE);
+
+                if ((r = bind_i64(db, st, 1, profile_id)) < 0 ||
+                    (r = bind_i64(db, st, 2, keep)) < 0)
+                        return r;
+
+                r = db_step_done(db, st);
+                if (r < 0)
+                        return r;
+        }
+
+        /* Files only become orphans when session_files rows go away. */
+        if (sqlite3_changes(db->sqlite) > 0) {
+                r = files_delete_orphans(db);
+                if (r < 0)
+                        return r;
+        }
+
+        r = db_commit(db);
+        if (r < 0)
+                return r;
+        TAKE_PTR(tx);
+
+        if (ret_session_id)
+                *ret_session_id = session_id;
+        return 0;
+}
+
+int db_count_sessions_in_boot(Db *db, const char *profile, const char *boot_id, unsigned *ret) {
+        _cleanup_reset_ sqlite3_stmt *st = NULL;
+        int r;
+
+        if (!db || !profile || !boot_id || !ret)
+                return -EINVAL;
+
+        st = db_stmt(db, STMT_COUNT_IN_BOOT);
+        if ((r = bind_text(db, st, 1, profile)) < 0 ||
+            (r = bind_text(db, st, 2, boot_id)) < 0)
+                return r;
+
+        r = db_step(db, st);
+        if (r < 0)
+                return r;
+        if (r == 0)
+                return -EIO;
+
+        *ret = (unsigned) sqlite3_column_int64(st, 0);
+        return 0;
+}
+
+void db_merge_input_free(DbMergeInput *in) {
+        if (!in)
+                return;
+
+        if (in->session_files)
+                for (size_t i = 0; i < in->n_sessions; i++)
+                        free(in->session_files[i]);
+        free(in->session_files);
+        free(in->n_session_files);
+        for (size_t i = 0; i < in->n_files; i++)
+                db_file_done(in->files + i);
+        free(in->files);
+        *in = (DbMergeInput) {};
+}
+
+static int merge_load_sessions(Db *db, int64_t profile_id, unsigned keep, DbMergeInput *in) {
+        _cleanup_free_ int64_t *ids = NULL;
+        size_t n = 0, n_alloc = 0;
+        int r;
+
+        {
+                _cleanup_reset_ sqlite3_stmt *st = db_stmt(db, STMT_MERGE_SESSIONS);
+
+                if ((r = bind_i64(db, st, 1, profile_id)) < 0 ||
+                    (r = bind_i64(db, st, 2, keep)) < 0)
+                        return r;
+
+                while ((r = db_step(db, st)) > 0) {
+                        r = grow((void **) &ids, &n_alloc, n, sizeof(int64_t));
+                        if (r < 0)
+                                return r;
+                        ids[n++] = sqlite3_column_int64(st, 0);
+                }
+                if (r < 0)
+                        return r;
+        }
+
+        in->session_files = calloc(MAX(n, (size_t) 1), sizeof(int64_t *));
+        in->n_session_files = calloc(MAX(n, (size_t) 1), sizeof(size_t));
+        if (!in->session_files || !in->n_session_files)
+                return -ENOMEM;
+        in->n_sessions = n;
+
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_reset_ sqlite3_stmt *st = db_stmt(db, STMT_MERGE_SESSION_FILES);
+                size_t m = 0, m_alloc = 0;
+
+                r = bind_i64(db, st, 1, ids[i]);
+                if (r < 0)
+                        return r;
+
+                while ((r = db_step(db, st)) > 0) {
+                        r = grow((void **) &in->session_files[i], &m_alloc, m, sizeof(int64_t));
+                        if (r < 0)
+                                return r;
+                        in->session_files[i][m++] = sqlite3_column_int64(st, 0);
+                        in->n_session_files[i] = m;
+                }
+                if (r < 0)
+                        return r;
+        }
+
+        return 0;
+}
+
+static int merge_load_files(Db *db, int64_t profile_id, unsigned keep, DbMergeInput *in) {
+        _cleanup_reset_ sqlite3_stmt *st = db_stmt(db, STMT_MERGE_FILES);
+        size_t n_alloc = 0;
+        int r;
+
+        if ((r = bind_i64(db, st, 1, profile_id)) < 0 ||
+            (r = bind_i64(db, st, 2, keep)) < 0)
+                return r;
+
+        while ((r = db_step(db, st)) > 0) {
+                r = grow((void **) &in->files, &n_alloc, in->n_files, sizeof(DbFile));
+                if (r < 0)
+                        return r;
+                r = read_file_row(db, st, 0, in->files + in->n_files);
+                if (r < 0)
+                        return r;
+                in->n_files++;
+        }
+
+        return r;
+}
+
+int db_load_merge_input(Db *db, const char *profile, unsigned keep, DbMergeInput *ret) {
+        _cleanup_(db_merge_input_free) DbMergeInput in = {};
+        _cleanup_rollback_ Db *tx = NULL;
+        int64_t profile_id;
+        int r;
+
+        if (!db || !profile || !ret)
+                return -EINVAL;
+        if (keep == 0)
+                return -EINVAL;
+
+        /* One read transaction, so the sessions and the files are a consistent snapshot. */
+        r = db_begin(db, false);
+        if (r < 0)
+                return r;
+        tx = db;
+
+        r = profile_lookup(db, profile, &profile_id, NULL);
+        if (r < 0)
+                return r;
+
+        r = merge_load_sessions(db, profile_id, keep, &in);
+        if (r < 0)
+                return r;
+
+        r = merge_load_files(db, profile_id, keep, &in);
+        if (r < 0)
+                return r;
+
+        r = db_commit(db);
+        if (r < 0)
+                return r;
+        TAKE_PTR(tx);
+
+        *ret = in;
+        in = (DbMergeInput) {};
+        return 0;
+}
+
+int db_store_profile(Db *db, const char *profile, const DbProfileEntry *entries, size_t n) {
+        _cleanup_rollback_ Db *tx = NULL;
+        int64_t profile_id;
+        int r;
+
+        if (!db || !profile || (n > 0 && !entries))
+                return -EINVAL;
+
+        r = db_begin(db, true);
+        if (r < 0)
+                return r;
+        tx = db;
+
+        r = profile_lookup(db, profile, &profile_id, NULL);
+        if (r < 0)
+                return r;
+
+        {
+                _cleanup_reset_ sqlite3_stmt *st = db_stmt(db, STMT_PROFILE_FILES_DELETE);
+
+                r = bind_i64(db, st, 1, profile_id);
+                if (r < 0)
+                        return r;
+                r = db_step_done(db, st);
+                if (r < 0)
+                        return r;
+        }
+
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_reset_ sqlite3_stmt *st = db_stmt(db, STMT_PROFILE_FILE_INSERT);
+
+                if ((r = bind_i64(db, st, 1, profile_id)) < 0 ||
+                    (r = bind_i64(db, st, 2, (int64_t) i)) < 0 ||
+                    (r = bind_i64(db, st, 3, entries[i].file_id)) < 0 ||
+                    (r = bind_double(db, st, 4, entries[i].score)) < 0 ||
+                    (r = bind_i64(db, st, 5, entries[i].seen)) < 0)
+                        return r;
+
+                /* A file id that does not exist fails the foreign key: -EINVAL. */
+                r = db_step_done(db, st);
+                if (r < 0)
+                        return r;
+        }
+
+        r = db_commit(db);
+        if (r < 0)
+                return r;
+        TAKE_PTR(tx);
+
+        return 0;
+}
+
+int db_update_file(Db *db, int64_t file_id, const char *path, uint64_t size, int64_t mtime_ns) {
+        _cleanup_reset_ sqlite3_stmt *st = NULL;
+        int r;
+
+        if (!db || !path)
+                return -EINVAL;
+
+        st = db_stmt(db, STMT_FILE_UPDATE);
+        if ((r = bind_i64(db, st, 1, file_id)) < 0 ||
+            (r = bind_text(db, st, 2, path)) < 0 ||
+            (r = bind_i64(db, st, 3, (int64_t) size)) < 0 ||
+            (r = bind_i64(db, st, 4, mtime_ns)) < 0)
+                return r;
+
+        r = db_step_done(db, st);
+        if (r < 0)
+                return r;
+
+        return sqlite3_changes(db->sqlite) > 0 ? 0 : -ENOENT;
+}
+
+int db_delete_file(Db *db, int64_t file_id) {
+        _cleanup_rollback_ Db *tx = NULL;
+        int r;
+
+        if (!db)
+                return -EINVAL;
+
+        r = db_begin(db, true);
+        if (r < 0)
+                return r;
+        tx = db;
+
+        /* Positions of the remaining files keep their order; only the counts need fixing. */
+        {
+                _cleanup_reset_ sqlite3_stmt *st = db_stmt(db, STMT_FILE_SESSIONS_SHRINK);
+
+                r = bind_i64(db, st, 1, file_id);
+                if (r < 0)
+                        return r;
+                r = db_step_done(db, st);
+                if (r < 0)
+                        return r;
+        }
+
+        {
+                _cleanup_reset_ sqlite3_stmt *st = db_stmt(db, STMT_FILE_DELETE);
+
+                r = bind_i64(db, st, 1, file_id);
+                if (r < 0)
+                        return r;
+                r = db_step_done(db, st);
+                if (r < 0)
+                        return r;
+        }
+
+        if (sqlite3_changes(db->sqlite) == 0)
+                return -ENOENT;
+
+        r = db_commit(db);
+        if (r < 0)
+                return r;
+        TAKE_PTR(tx);
+
+        return 0;
+}
+
+void db_profile_infos_free(DbProfileInfo *p, size_t n) {
+        if (!p)
+                return;
+        for (size_t i = 0; i < n; i++)
+                free(p[i].name);
+        free(p);
+}
+
+int db_list_profiles(Db *db, DbProfileInfo **ret, size_t *ret_n) {
+        _cleanup_reset_ sqlite3_stmt *st = NULL;
+        DbProfileInfo *list = NULL;
+        size_t n = 0, n_alloc = 0;
+        int r;
+
+        if (!db || !ret || !ret_n)
+                return -EINVAL;
+
+        st = db_stmt(db, STMT_LIST_PROFILES);
+        while ((r = db_step(db, st)) > 0) {
+                DbProfileInfo *p;
+
+                r = grow((void **) &list, &n_alloc, n, sizeof(DbProfileInfo));
+                if (r < 0)
+                        goto fail;
+
+                p = list + n;
+                *p = (DbProfileInfo) {
+                        .n_sessions = (unsigned) sqlite3_column_int64(st, 2),
+                        .n_files = (unsigned) sqlite3_column_int64(st, 3),
+                        .bytes = (uint64_t) sqlite3_column_int64(st, 4),
+                        .updated_realtime_usec = (uint64_t) sqlite3_column_int64(st, 5),
+                };
+                r = column_kind(st, 1, &p->kind);
+                if (r < 0)
+                        goto fail;
+                r = column_strdup(db, st, 0, &p->name);
+                if (r < 0)
+                        goto fail;
+                n++;
+        }
+        if (r < 0)
+                goto fail;
+
+        *ret = list;
+        *ret_n = n;
+        return 0;
+
+fail:
+        db_profile_infos_free(list, n);
+        return r;
+}
+
+void db_profile_files_free(DbProfileFile *p, size_t n) {
+        if (!p)
+                return;
+        for (size_t i = 0; i < n; i++)
+                db_file_done(&p[i].file);
+        free(p);
+}
+
+int db_get_profile(Db *db, const char *name, ProfileKind *ret_kind, DbProfileFile **ret, size_t *ret_n) {
+        _cleanup_rollback_ Db *tx = NULL;
+        DbProfileFile *list = NULL;
+        size_t n = 0, n_alloc = 0;
+        int64_t profile_id;
+        ProfileKind kind;
+        int r;
+
+        if (!db || !name || !ret || !ret_n)
+                return -EINVAL;
+
+        r = db_begin(db, false);
+        if (r < 0)
+                return r;
+        tx = db;
+
+        r = profile_lookup(db, name, &profile_id, &kind);
+        if (r < 0)
+                return r;
+
+        {
+                _cleanup_reset_ sqlite3_stmt *st = db_stmt(db, STMT_PROFILE_FILES);
+
+                r = bind_i64(db, st, 1, profile_id);
+                if (r < 0)
+                        return r;
+
+                while ((r = db_step(db, st)) > 0) {
+                        DbProfileFile *p;
+
+                        r = grow((void **) &list, &n_alloc, n, sizeof(DbProfileFile));
+                        if (r < 0)
+                                goto fail;
+
+                        p = list + n;
+                        *p = (DbProfileFile) {
+                                .score = sqlite3_column_double(st, 9),
+                                .seen = (unsigned) sqlite3_column_int64(st, 10),
+                        };
+                        r = read_file_row(db, st, 0, &p->file);
+                        if (r < 0)
+                                goto fail;
+                        n++;
+                }
+                if (r < 0)
+                        goto fail;
+        }
+
+        r = db_commit(db);
+        if (r < 0)
+                goto fail;
+        TAKE_PTR(tx);
+
+        if (ret_kind)
+                *ret_kind = kind;
+        *ret = list;
+        *ret_n = n;
+        return 0;
+
+fail:
+        db_profile_files_free(list, n);
+        return r;
+}
+
+void db_session_infos_free(DbSessionInfo *p, size_t n) {
+        if (!p)
+                return;
+        for (size_t i = 0; i < n; i++) {
+                free(p[i].profile);
+                free(p[i].boot_id);
+        }
+        free(p);
+}
+
+int db_list_sessions(Db *db, DbSessionInfo **ret, size_t *ret_n) {
+        _cleanup_reset_ sqlite3_stmt *st = NULL;
+        DbSessionInfo *list = NULL;
+        size_t n = 0, n_alloc = 0;
+        int r;
+
+        if (!db || !ret || !ret_n)
+                return -EINVAL;
+
+        st = db_stmt(db, STMT_LIST_SESSIONS);
+        while ((r = db_step(db, st)) > 0) {
+                DbSessionInfo *p;
+
+                r = grow((void **) &list, &n_alloc, n, sizeof(DbSessionInfo));
+                if (r < 0)
+                        goto fail;
+
+                p = list + n;
+                *p = (DbSessionInfo) {
+                        .id = sqlite3_column_int64(st, 0),
+                        .started_realtime_usec = (uint64_t) sqlite3_column_int64(st, 4),
+                        .duration_usec = (uint64_t) sqlite3_column_int64(st, 5),
+                        .n_files = (unsigned) sqlite3_column_int64(st, 6),
+                        .complete = sqlite3_column_int64(st, 7) != 0,
+                };
+                /* Count the entry before filling its strings, so that the free on failure sees them. */
+                n++;
+                r = column_kind(st, 2, &p->kind);
+                if (r < 0)
+                        goto fail;
+                r = column_strdup(db, st, 1, &p->profile);
+                if (r < 0)
+                        goto fail;
+                r = column_strdup(db, st, 3, &p->boot_id);
+                if (r < 0)
+                        goto fail;
+        }
+        if (r < 0)
+                goto fail;
+
+        *ret = list;
+        *ret_n = n;
+        return 0;
+
+fail:
+        db_session_infos_free(list, n);
+        return r;
+}
+
+int db_forget_profile(Db *db, const char *name) {
+        _cleanup_rollback_ Db *tx = NULL;
+        int r;
+
+        if (!db || !name)
+                return -EINVAL;
+
+        r = db_begin(db, true);
+        if (r < 0)
+                return r;
+        tx = db;
+
+        /* Sessions, their session_files and the profile_files go with it (ON DELETE CASCADE). */
+        {
+                _cleanup_reset_ sqlite3_stmt *st = db_stmt(db, STMT_PROFILE_DELETE);
+
+                r = bind_text(db, st, 1, name);
+                if (r < 0)
+                        return r;
+                r = db_step_done(db, st);
+                if (r < 0)
+                        return r;
+        }
+
+        if (sqlite3_changes(db->sqlite) == 0)
+                return -ENOENT;
+
+        r = files_delete_orphans(db);
+        if (r < 0)
+                return r;
+
+        r = db_commit(db);
+        if (r < 0)
+                return r;
+        TAKE_PTR(tx);
+
+        return 0;
+}
+
+int db_forget_all(Db *db, unsigned *ret_n_profiles) {
+        _cleanup_rollback_ Db *tx = NULL;
+        unsigned n;
+        int r;
+
+        if (!db)
+                return -EINVAL;
+
+        r = db_begin(db, true);
+        if (r < 0)
+                return r;
+        tx = db;
+
+        r = db_exec_stmt(db, STMT_PROFILES_DELETE_ALL);
+        if (r < 0)
+                return r;
+        /* Counts the profiles only, not the rows removed by the cascade. */
+        n = (unsigned) sqlite3_changes(db->sqlite);
+
+        r = files_delete_orphans(db);
+        if (r < 0)
+                return r;
+
+        r = db_commit(db);
+        if (r < 0)
+                return r;
+        TAKE_PTR(tx);
+
+        if (ret_n_profiles)
+                *ret_n_profiles = n;
+        return 0;
+}
+
+int db_counts(Db *db, unsigned *ret_profiles, unsigned *ret_sessions, unsigned *ret_files) {
+        _cleanup_reset_ sqlite3_stmt *st = NULL;
+        int r;
+
+        if (!db)
+                return -EINVAL;
+
+        st = db_stmt(db, STMT_COUNTS);
+        r = db_step(db, st);
+        if (r < 0)
+                return r;
+        if (r == 0)
+                return -EIO;
+
+        if (ret_profiles)
+                *ret_profiles = (unsigned) sqlite3_column_int64(st, 0);
+        if (ret_sessions)
+                *ret_sessions = (unsigned) sqlite3_column_int64(st, 1);
+        if (ret_files)
+                *ret_files = (unsigned) sqlite3_column_int64(st, 2);
+        return 0;
+}

@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fid.h"
+#include "macro.h"
+
+/* The recorder's SQLite store. Only this module uses SQLite. It never logs: callers log.
+ *
+ * Schema (see db.c, migrations are an append-only list under PRAGMA user_version):
+ *   files(id, fsid, handle_type, handle, dev, ino, generation, path, size, mtime_ns, first_seen, last_seen)
+ *         unique (fsid, handle_type, handle): a file is stored once, sessions refer to it
+ *   profiles(id, name UNIQUE, kind, updated)
+ *   sessions(id, profile_id, boot_id, started_realtime, duration_usec, n_files, complete)
+ *   session_files(session_id, position, file_id, offset_usec)
+ *   profile_files(profile_id, position, file_id, score, seen): the merged order, rewritten on each merge
+ */
+
+typedef struct Db Db;
+
+typedef enum ProfileKind {
+        PROFILE_BOOT,
+        PROFILE_APP,
+        _PROFILE_KIND_MAX,
+        _PROFILE_KIND_INVALID = -EINVAL,
+} ProfileKind;
+
+const char *profile_kind_to_string(ProfileKind k);      /* "boot", "app" */
+ProfileKind profile_kind_from_string(const char *s);
+
+/* A file as recorded in one session. */
+typedef struct DbSessionFile {
+        FileKey key;
+        uint64_t dev;           /* st_dev at recording time (informational, changes with loop devices) */
+        uint64_t ino;
+        uint32_t generation;
+        const char *path;       /* absolute path at recording time */
+        uint64_t size;
+        int64_t mtime_ns;
+        uint64_t offset_usec;   /* first access, relative to session start */
+} DbSessionFile;
+
+typedef struct DbSession {
+        const char *profile;    /* "boot" or the executable's absolute path */
+        ProfileKind kind;
+        const char *boot_id;    /* 32 hex chars */
+        uint64_t started_realtime_usec;
+        uint64_t duration_usec;
+        bool complete;
+        const DbSessionFile *files;   /* in first-access order; position = index */
+        size_t n_files;
+} DbSession;
+
+/* Open or create the database at path (":memory:" for tests): WAL mode, foreign keys on, migrations run,
+ * every statement prepared once.
+ * Errors: -EBADMSG the file is not a database or is corrupt (the caller moves it aside and retries),
+ *         -EPROTO the database was written by a newer seekless (user_version above what we know),
+ *         other negative errno for I/O. */
+int db_open(const char *path, Db **ret);
+Db *db_free(Db *db);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Db *, db_free);
+
+/* Highest schema version this code knows. */
+int db_schema_version(void);
+
+/* Store one session in a single transaction: upsert its profile and files (path/size/mtime/last_seen
+ * refreshed), insert the session and its files, then delete the profile's sessions beyond the newest
+ * `keep` ones and any file no session refers to any more. */
+int db_add_session(Db *db, const DbSession *s, unsigned keep, int64_t *ret_session_id);
+
+/* Sessions recorded for `profile` during `boot_id`. */
+int db_count_sessions_in_boot(Db *db, const char *profile, const char *boot_id, unsigned *ret);
+
+/* A file row as stored. */
+typedef struct DbFile {
+        int64_t id;
+        FileKey key;
+        uint64_t ino;
+        uint32_t generation;
+        char *path;
+        uint64_t size;
+        int64_t mtime_ns;
+} DbFile;
+
+/* The inputs of a merge: the profile's newest `keep` sessions (newest first), each with its file ids in
+ * position order, and the distinct files they reference. */
+typedef struct DbMergeInput {
+        size_t n_sessions;
+        int64_t **session_files;   /* session_files[i] has n_session_files[i] file ids */
+        size_t *n_session_files;
+        DbFile *files;
+        size_t n_files;
+} DbMergeInput;
+void db_merge_input_free(DbMergeInput *in);   /* frees the contents, not the struct */
+
+int db_load_merge_input(Db *db, const char *profile, unsigned keep, DbMergeInput *ret);
+
+/* Replace the profile's merged order. entries are in profile order. */
+typedef struct DbProfileEntry {
+        int64_t file_id;
+        double score;
+        unsigned seen;
+} DbProfileEntry;
+int db_store_profile(Db *db, const char *profile, const DbProfileEntry *entries, size_t n);
+
+/* Refresh a file's path/size/mtime (it was renamed or grew) or drop a file that vanished or changed
+ * identity: the file disappears from every session and profile. */
+int db_update_file(Db *db, int64_t file_id, const char *path, uint64_t size, int64_t mtime_ns);
+int db_delete_file(Db *db, int64_t file_id);
+
+typedef struct DbProfileInfo {
+        char *name;
+        ProfileKind kind;
+        unsigned n_sessions;
+        unsigned n_files;          /* files in the merged order */
+        uint64_t bytes;            /* their total size */
+        uint64_t updated_realtime_usec;
+} DbProfileInfo;
+void db_profile_infos_free(DbProfileInfo *p, size_t n);
+int db_list_profiles(Db *db, DbProfileInfo **ret, size_t *ret_n);   /* ordered: boot first, then by name */
+
+typedef struct DbProfileFile {
+        DbFile file;
+        double score;
+        unsigned seen;
+} DbProfileFile;
+void db_profile_files_free(DbProfileFile *p, size_t n);
+/* -ENOENT if there is no such profile. */
+int db_get_profile(Db *db, const char *name, ProfileKind *ret_kind, DbProfileFile **ret, size_t *ret_n);
+
+typedef struct DbSessionInfo {
+        int64_t id;
+        char *profile;
+        ProfileKind kind;
+        char *boot_id;
+        uint64_t started_realtime_usec;
+        uint64_t duration_usec;
+        unsigned n_files;
+        bool complete;
+} DbSessionInfo;
+void db_session_infos_free(DbSessionInfo *p, size_t n);
+int db_list_sessions(Db *db, DbSessionInfo **ret, size_t *ret_n);   /* newest first */
+
+/* -ENOENT if there is no such profile. Deletes its sessions and orphaned files too. */
+int db_forget_profile(Db *db, const char *name);
+int db_forget_all(Db *db, unsigned *ret_n_profiles);
+
+int db_counts(Db *db, unsigned *ret_profiles, unsigned *ret_sessions, unsigned *ret_files);

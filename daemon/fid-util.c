@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fid-util.h"
+#include "macro.h"
+#include "mounts.h"
+
+/* ext4 encodes FILEID_INO32_GEN (type 1) as { u32 ino; u32 gen; } */
+#define FILEID_INO32_GEN 1
+
+int file_key_from_fd(int fd, FileKey *ret) {
+        union {
+                struct file_handle fh;
+                uint8_t buf[sizeof(struct file_handle) + MAX_HANDLE_SZ];
+        } u = { .fh.handle_bytes = MAX_HANDLE_SZ };
+        FileKey k = {};
+        int mount_id, r;
+
+        if (name_to_handle_at(fd, "", &u.fh, &mount_id, AT_EMPTY_PATH) < 0)
+                return -errno;
+        if (u.fh.handle_bytes > FID_HANDLE_MAX)
+                return -EOVERFLOW;
+        r = fsid_of_fd(fd, &k.fsid);
+        if (r < 0)
+                return r;
+        k.handle_type = u.fh.handle_type;
+        k.handle_len = u.fh.handle_bytes;
+        memcpy(k.handle, u.fh.f_handle, u.fh.handle_bytes);
+        *ret = k;
+        return 0;
+}
+
+void file_key_ino_gen(const FileKey *key, uint64_t *ret_ino, uint32_t *ret_gen) {
+        uint32_t v[2] = {};
+
+        if (key->handle_type == FILEID_INO32_GEN && key->handle_len >= sizeof v)
+                memcpy(v, key->handle, sizeof v);
+        *ret_ino = v[0];
+        *ret_gen = v[1];
+}
+
+int fd_get_path(int fd, char **ret) {
+        char proc[64], buf[PATH_MAX + 16];
+        ssize_t n;
+
+        snprintf(proc, sizeof proc, "/proc/self/fd/%i", fd);
+        n = readlink(proc, buf, sizeof buf - 1);
+        if (n < 0)
+                return -errno;
+        if ((size_t) n >= sizeof buf - 1)
+                return -ENAMETOOLONG;
+        buf[n] = 0;
+        if (buf[0] != '/')
+                return -ENOENT;   /* anon inode, pipe, ... */
+        if (n > 10 && streq(buf + n - 10, " (deleted)"))
+                return -ENOENT;
+        *ret = strdup(buf);
+        return *ret ? 0 : -ENOMEM;
+}
+
+int file_key_resolve(int mount_fd, const FileKey *key, struct stat *ret_st, char **ret_path) {
+        union {
+                struct file_handle fh;
+                uint8_t buf[sizeof(struct file_handle) + FID_HANDLE_MAX];
+        } u;
+        _cleanup_close_ int fd = -EBADF;
+        struct stat st;
+        int r;
+
+        u.fh.handle_bytes = key->handle_len;
+        u.fh.handle_type = key->handle_type;
+        memcpy(u.fh.f_handle, key->handle, key->handle_len);
+
+        fd = open_by_handle_at(mount_fd, &u.fh, O_PATH | O_CLOEXEC);
+        if (fd < 0)
+                return errno == ENOENT ? -ESTALE : -errno;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode))
+                return -EBADE;
+        if (st.st_nlink == 0)
+                return -ESTALE;
+        if (ret_path) {
+                r = fd_get_path(fd, ret_path);
+                if (r == -ENOENT)
+                        return -ESTALE;
+                if (r < 0)
+                        return r;
+        }
+        if (ret_st)
+                *ret_st = st;
+        return 0;
+}

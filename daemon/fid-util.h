@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <sys/stat.h>
+
+#include "fid.h"
+
+/* The key of an open file, as fanotify's FAN_REPORT_FID would report it. */
+int file_key_from_fd(int fd, FileKey *ret);
+
+/* Open the file behind a key (O_PATH) relative to a mount point fd of its filesystem, and return its stat
+ * and current path (either may be NULL). Errors: -ESTALE the file is gone or the inode now belongs to
+ * another file (generation changed); -EBADE not a regular file. Needs CAP_DAC_READ_SEARCH. */
+int file_key_resolve(int mount_fd, const FileKey *key, struct stat *ret_st, char **ret_path);
+
+/* Inode number and generation from an ext4 FILEID_INO32_GEN handle (0 when the handle is another type). */
+void file_key_ino_gen(const FileKey *key, uint64_t *ret_ino, uint32_t *ret_gen);
+
+/* Path of an fd via /proc/self/fd. Fails with -ENOENT for deleted files (" (deleted)" suffix). */
+int fd_get_path(int fd, char **ret);

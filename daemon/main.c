@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* seeklessd: argv, config, manager start, event loop. Everything else lives in manager*.c. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <systemd/sd-daemon.h>
+
+#include "bus-names.h"
+#include "config.h"
+#include "log.h"
+#include "manager.h"
+
+static char *arg_config = NULL;
+static char *arg_state_dir = NULL;
+static char **arg_filesystems = NULL;
+static size_t arg_n_filesystems = 0;
+static char *arg_boot_id = NULL;
+
+static void help(void) {
+        printf("%s [OPTIONS...]\n\n"
+               "Record which files each boot and application launch reads, in order.\n\n"
+               "  -h --help               Show this help\n"
+               "     --version            Show package version\n"
+               "     --config=FILE        Read FILE and FILE.d/*.conf instead of\n"
+               "                          " CONFIG_FILE "\n"
+               "     --state-dir=DIR      Keep the database in DIR (default: $STATE_DIRECTORY,\n"
+               "                          else " STATE_DIR ")\n"
+               "     --filesystem=PATH    Record only the filesystem containing PATH (repeatable)\n"
+               "     --boot-id=ID         Use ID (32 hex digits) as the boot id (for tests)\n"
+               "     --log-level=LEVEL    debug, info, notice, warning or err\n"
+               "\nSee the seeklessd(8) man page for details.\n",
+               program_invocation_short_name);
+}
+
+static int parse_log_level(const char *s) {
+        static const char *const names[] = { "emerg", "alert", "crit", "err", "warning", "notice", "info", "debug" };
+
+        for (size_t i = 0; i < ELEMENTSOF(names); i++)
+                if (streq(s, names[i]))
+                        return (int) i;
+        return -EINVAL;
+}
+
+static int parse_argv(int argc, char *argv[]) {
+        enum {
+                ARG_VERSION = 0x100,
+                ARG_CONFIG,
+                ARG_STATE_DIR,
+                ARG_FILESYSTEM,
+                ARG_BOOT_ID,
+                ARG_LOG_LEVEL,
+        };
+        static const struct option options[] = {
+                { "help",       no_argument,       NULL, 'h'            },
+                { "version",    no_argument,       NULL, ARG_VERSION    },
+                { "config",     required_argument, NULL, ARG_CONFIG     },
+                { "state-dir",  required_argument, NULL, ARG_STATE_DIR  },
+                { "filesystem", required_argument, NULL, ARG_FILESYSTEM },
+                { "boot-id",    required_argument, NULL, ARG_BOOT_ID    },
+                { "log-level",  required_argument, NULL, ARG_LOG_LEVEL  },
+                {}
+        };
+        int c, l;
+
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
+                switch (c) {
+                case 'h':
+                        help();
+                        return 0;
+                case ARG_VERSION:
+                        printf("seeklessd %s\n", PACKAGE_VERSION);
+                        return 0;
+                case ARG_CONFIG:
+                        arg_config = optarg;
+                        break;
+                case ARG_STATE_DIR:
+                        arg_state_dir = optarg;
+                        break;
+                case ARG_FILESYSTEM: {
+                        char **n = realloc(arg_filesystems, (arg_n_filesystems + 2) * sizeof *n);
+                        if (!n)
+                                return log_error_errno(SYNTHETIC_ERRNO(ENOMEM), "Out of memory");
+                        arg_filesystems = n;
+                        arg_filesystems[arg_n_filesystems] = realpath(optarg, NULL);
+                        if (!arg_filesystems[arg_n_filesystems])
+                                return log_error_errno(-errno, "--filesystem=%s: %m", optarg);
+                        arg_filesystems[++arg_n_filesystems] = NULL;
+                        break;
+                }
+                case ARG_BOOT_ID:
+                        if (strlen(optarg) != 32 || strspn(optarg, "0123456789abcdef") != 32)
+                                return log_error_errno(SYNTHETIC_ERRNO(EINVAL),
+                                                       "--boot-id= expects 32 lowercase hex digits: %s", optarg);
+                        arg_boot_id = optarg;
+                        break;
+                case ARG_LOG_LEVEL:
+                        l = parse_log_level(optarg);
+                        if (l < 0)
+                                return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "Unknown log level: %s", optarg);
+                        log_set_max_level(l);
+                        break;
+                case '?':
+                        return -EINVAL;
+                default:
+                        return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "Unhandled option");
+                }
+        if (optind < argc)
+                return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "%s takes no arguments.", program_invocation_short_name);
+        return 1;
+}
+
+static int run(int argc, char *argv[]) {
+        _cleanup_(manager_freep) Manager *m = NULL;
+        _cleanup_free_ char *dropins = NULL;
+        const char *config = arg_config ?: CONFIG_FILE, *state;
+        int r;
+
+        log_open();
+        r = parse_argv(argc, argv);
+        if (r <= 0)
+                return r;
+
+        r = seekless_bus_errors_register();
+        if (r < 0)
+                return log_error_errno(r, "Failed to register bus errors: %m");
+
+        r = manager_new(&m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to allocate manager: %m");
+
+        if (asprintf(&dropins, "%s.d", config) < 0)
+                return log_error_errno(SYNTHETIC_ERRNO(ENOMEM), "Out of memory");
+        r = config_load(&m->config, config, dropins);
+        if (r < 0)
+                return r;
+
+        state = arg_state_dir ?: getenv("STATE_DIRECTORY") ?: STATE_DIR;
+        /* $STATE_DIRECTORY may list several directories separated by ':'; ours is the first */
+        m->state_dir = strndup(state, strcspn(state, ":"));
+        if (!m->state_dir || asprintf(&m->db_path, "%s/seekless.db", m->state_dir) < 0)
+                return log_error_errno(SYNTHETIC_ERRNO(ENOMEM), "Out of memory");
+        /* profiles are lists of other users' file paths: keep them private */
+        umask(0077);
+        if (mkdir(m->state_dir, 0700) < 0 && errno != EEXIST)
+                return log_error_errno(-errno, "Failed to create state directory %s: %m", m->state_dir);
+        m->only_filesystems = TAKE_PTR(arg_filesystems);
+        if (arg_boot_id)
+                memcpy(m->boot_id, arg_boot_id, 33);
+
+        r = manager_start(m);
+        if (r < 0)
+                return r;
+
+        r = sd_event_set_signal_exit(m->event, true);
+        if (r < 0)
+                return log_error_errno(r, "Failed to handle SIGTERM/SIGINT: %m");
+
+        (void) sd_notify(false, "READY=1");
+        manager_notify_status(m);
+        log_info("seeklessd %s running, database %s", PACKAGE_VERSION, m->db_path);
+
+        r = sd_event_loop(m->event);
+        (void) sd_notify(false, "STOPPING=1\nSTATUS=Saving open sessions...");
+        if (r < 0)
+                log_error_errno(r, "Event loop failed: %m");
+        manager_flush(m);
+        log_info("seeklessd stopped");
+        return r;
+}
+
+int main(int argc, char *argv[]) {
+        int r = run(argc, argv);
+        return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,305 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The org.seekless.Seekless1.Manager interface: one vtable, its handlers and property getters.
+ * The contract is dbus/org.seekless.Seekless1.xml. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "config.h"
+
+#include "bus-names.h"
+#include "log.h"
+#include "manager.h"
+
+/* File paths are private: only root may see or change them. The D-Bus policy lets anyone call us so that
+ * the refusal is a typed error from here, with a message saying why. */
+static int check_root(sd_bus_message *message, const char *what, sd_bus_error *error) {
+        _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
+        uid_t uid;
+        int r;
+
+        r = sd_bus_query_sender_creds(message, SD_BUS_CREDS_EUID | SD_BUS_CREDS_UID | SD_BUS_CREDS_AUGMENT, &creds);
+        if (r < 0)
+                return r;
+        r = sd_bus_creds_get_euid(creds, &uid);
+        if (r < 0)
+                r = sd_bus_creds_get_uid(creds, &uid);
+        if (r < 0)
+                return r;
+        if (uid != 0)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
+                                         "Only root may %s: file paths are private.", what);
+        return 0;
+}
+
+static int reply_db_error(sd_bus_error *error, int r, const char *what) {
+        if (r == -ENOMEM)
+                return r;
+        return sd_bus_error_setf(error, SEEKLESS_ERROR_DATABASE, "Failed to %s: %s", what, strerror(-r));
+}
+
+static int method_list_profiles(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        Manager *m = userdata;
+        DbProfileInfo *p = NULL;
+        size_t n = 0;
+        int r;
+
+        r = check_root(message, "list profiles", error);
+        if (r != 0)
+                return r;
+        r = db_list_profiles(m->db, &p, &n);
+        if (r < 0)
+                return reply_db_error(error, r, "list profiles");
+        r = sd_bus_message_new_method_return(message, &reply);
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'a', "(ssuutt)");
+        for (size_t i = 0; r >= 0 && i < n; i++)
+                r = sd_bus_message_append(reply, "(ssuutt)", p[i].name, profile_kind_to_string(p[i].kind),
+                                          p[i].n_sessions, p[i].n_files, p[i].bytes, p[i].updated_realtime_usec);
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        db_profile_infos_free(p, n);
+        if (r < 0)
+                return r;
+        return sd_bus_send(NULL, reply, NULL);
+}
+
+static int validate_name(const char *name, sd_bus_error *error) {
+        if (isempty(name) || (!streq(name, "boot") && name[0] != '/'))
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
+                                         "Invalid profile name '%s': expected \"boot\" or an absolute path.", name);
+        return 0;
+}
+
+static int method_get_profile(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        Manager *m = userdata;
+        DbProfileFile *f = NULL;
+        ProfileKind kind;
+        const char *name;
+        size_t n = 0;
+        int r;
+
+        r = sd_bus_message_read(message, "s", &name);
+        if (r < 0)
+                return r;
+        r = check_root(message, "show profiles", error);
+        if (r != 0)
+                return r;
+        r = validate_name(name, error);
+        if (r != 0)
+                return r;
+        r = db_get_profile(m->db, name, &kind, &f, &n);
+        if (r == -ENOENT)
+                return sd_bus_error_setf(error, SEEKLESS_ERROR_NO_SUCH_PROFILE, "No profile named '%s'.", name);
+        if (r < 0)
+                return reply_db_error(error, r, "read profile");
+
+        r = sd_bus_message_new_method_return(message, &reply);
+        if (r >= 0)
+                r = sd_bus_message_append(reply, "s", profile_kind_to_string(kind));
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'a', "(stud)");
+        for (size_t i = 0; r >= 0 && i < n; i++)
+                r = sd_bus_message_append(reply, "(stud)", f[i].file.path, f[i].file.size, f[i].seen, f[i].score);
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        db_profile_files_free(f, n);
+        if (r < 0)
+                return r;
+        return sd_bus_send(NULL, reply, NULL);
+}
+
+static int method_list_sessions(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        Manager *m = userdata;
+        DbSessionInfo *s = NULL;
+        size_t n = 0;
+        int r;
+
+        r = check_root(message, "list sessions", error);
+        if (r != 0)
+                return r;
+        r = db_list_sessions(m->db, &s, &n);
+        if (r < 0)
+                return reply_db_error(error, r, "list sessions");
+        r = sd_bus_message_new_method_return(message, &reply);
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'a', "(tsssttub)");
+        for (size_t i = 0; r >= 0 && i < n; i++)
+                r = sd_bus_message_append(reply, "(tsssttub)", (uint64_t) s[i].id, s[i].profile,
+                                          profile_kind_to_string(s[i].kind), s[i].boot_id,
+                                          s[i].started_realtime_usec, s[i].duration_usec, s[i].n_files,
+                                          (int) s[i].complete);
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        db_session_infos_free(s, n);
+        if (r < 0)
+                return r;
+        return sd_bus_send(NULL, reply, NULL);
+}
+
+static int method_forget_profile(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        const char *name;
+        int r;
+
+        r = sd_bus_message_read(message, "s", &name);
+        if (r < 0)
+                return r;
+        r = check_root(message, "forget profiles", error);
+        if (r != 0)
+                return r;
+        r = validate_name(name, error);
+        if (r != 0)
+                return r;
+        r = db_forget_profile(m->db, name);
+        if (r == -ENOENT)
+                return sd_bus_error_setf(error, SEEKLESS_ERROR_NO_SUCH_PROFILE, "No profile named '%s'.", name);
+        if (r < 0)
+                return reply_db_error(error, r, "forget profile");
+        log_info("Forgot profile %s", name);
+        (void) manager_refresh_counts(m);
+        return sd_bus_reply_method_return(message, NULL);
+}
+
+static int method_forget_all(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        unsigned n = 0;
+        int r;
+
+        r = check_root(message, "forget profiles", error);
+        if (r != 0)
+                return r;
+        r = db_forget_all(m->db, &n);
+        if (r < 0)
+                return reply_db_error(error, r, "forget profiles");
+        log_info("Forgot all %u profiles", n);
+        (void) manager_refresh_counts(m);
+        return sd_bus_reply_method_return(message, "u", n);
+}
+
+static int property_get_status(sd_bus *bus, const char *path, const char *interface, const char *property,
+                               sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        _cleanup_free_ char *s = manager_status_text(userdata);
+
+        if (!s)
+                return -ENOMEM;
+        return sd_bus_message_append(reply, "s", s);
+}
+
+static int property_get_boot_recording(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                       sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        return sd_bus_message_append(reply, "b", (int) !!m->boot);
+}
+
+static int property_get_active_launches(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                        sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        unsigned n = 0;
+
+        for (Session *s = m->launches; s; s = s->next)
+                n++;
+        return sd_bus_message_append(reply, "u", n);
+}
+
+static int property_get_filesystems(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                    sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        int r;
+
+        r = sd_bus_message_open_container(reply, 'a', "(sss)");
+        for (size_t i = 0; r >= 0 && i < m->filesystems.n; i++) {
+                const Filesystem *fs = &m->filesystems.items[i];
+                char dev[32];
+                snprintf(dev, sizeof dev, "%u:%u", major(fs->dev), minor(fs->dev));
+                r = sd_bus_message_append(reply, "(sss)", fs->mount, dev, fs->fstype);
+        }
+        if (r < 0)
+                return r;
+        return sd_bus_message_close_container(reply);
+}
+
+static int property_get_database_size(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                      sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        uint64_t total = 0;
+        char wal[4096];
+        struct stat st;
+
+        if (stat(m->db_path, &st) >= 0)
+                total += st.st_size;
+        snprintf(wal, sizeof wal, "%s-wal", m->db_path);
+        if (stat(wal, &st) >= 0)
+                total += st.st_size;
+        return sd_bus_message_append(reply, "t", total);
+}
+
+static int property_get_version(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        return sd_bus_message_append(reply, "s", PACKAGE_VERSION);
+}
+
+static const sd_bus_vtable manager_vtable[] = {
+        SD_BUS_VTABLE_START(0),
+        SD_BUS_PROPERTY("Version", "s", property_get_version, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("Status", "s", property_get_status, 0, 0),
+        SD_BUS_PROPERTY("BootRecording", "b", property_get_boot_recording, 0, 0),
+        SD_BUS_PROPERTY("ActiveLaunches", "u", property_get_active_launches, 0, 0),
+        SD_BUS_PROPERTY("Profiles", "u", NULL, offsetof(Manager, n_profiles), 0),
+        SD_BUS_PROPERTY("Sessions", "u", NULL, offsetof(Manager, n_sessions), 0),
+        SD_BUS_PROPERTY("Files", "u", NULL, offsetof(Manager, n_files), 0),
+        SD_BUS_PROPERTY("Filesystems", "a(sss)", property_get_filesystems, 0, 0),
+        SD_BUS_PROPERTY("EventsReceived", "t", NULL, offsetof(Manager, events_received), 0),
+        SD_BUS_PROPERTY("Overflows", "t", NULL, offsetof(Manager, overflows), 0),
+        SD_BUS_PROPERTY("DatabaseSize", "t", property_get_database_size, 0, 0),
+
+        SD_BUS_METHOD_WITH_ARGS("ListProfiles", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(ssuutt)", profiles),
+                                method_list_profiles, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("GetProfile", SD_BUS_ARGS("s", name), SD_BUS_RESULT("s", kind, "a(stud)", files),
+                                method_get_profile, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ListSessions", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(tsssttub)", sessions),
+                                method_list_sessions, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ForgetProfile", SD_BUS_ARGS("s", name), SD_BUS_NO_RESULT,
+                                method_forget_profile, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("ForgetAll", SD_BUS_NO_ARGS, SD_BUS_RESULT("u", profiles),
+                                method_forget_all, SD_BUS_VTABLE_UNPRIVILEGED),
+
+        SD_BUS_SIGNAL_WITH_ARGS("SessionRecorded", SD_BUS_ARGS("s", profile, "s", kind, "u", files), 0),
+        SD_BUS_VTABLE_END
+};
+
+void manager_emit_session_recorded(Manager *m, const char *profile, ProfileKind kind, unsigned n_files) {
+        int r;
+
+        if (!m->bus)
+                return;
+        r = sd_bus_emit_signal(m->bus, SEEKLESS_BUS_PATH, SEEKLESS_BUS_INTERFACE, "SessionRecorded", "ssu",
+                               profile, profile_kind_to_string(kind), n_files);
+        if (r < 0)
+                log_debug_errno(r, "Failed to emit SessionRecorded, ignoring: %m");
+}
+
+int manager_connect_bus(Manager *m) {
+        int r;
+
+        r = sd_bus_open_system(&m->bus);
+        if (r < 0)
+                return log_error_errno(r, "Failed to connect to the system bus: %m");
+        r = sd_bus_add_object_vtable(m->bus, NULL, SEEKLESS_BUS_PATH, SEEKLESS_BUS_INTERFACE, manager_vtable, m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to add the manager object: %m");
+        r = sd_bus_request_name(m->bus, SEEKLESS_BUS_NAME, 0);
+        if (r == -EEXIST)
+                return log_error_errno(r, "Another seeklessd already owns %s", SEEKLESS_BUS_NAME);
+        if (r < 0)
+                return log_error_errno(r, "Failed to acquire bus name %s: %m", SEEKLESS_BUS_NAME);
+        r = sd_bus_attach_event(m->bus, m->event, SD_EVENT_PRIORITY_NORMAL);
+        if (r < 0)
+                return log_error_errno(r, "Failed to attach bus to event loop: %m");
+        return 0;
+}

@@ -1,0 +1,703 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <systemd/sd-daemon.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fid-util.h"
+#include "log.h"
+#include "manager.h"
+#include "rank.h"
+
+#define OPEN_BUFFER_SIZE (64 * 1024)
+/* Read at most this many buffers per wakeup, so the bus and timers are never starved during a storm. */
+#define OPEN_READS_PER_DISPATCH 16
+
+uint64_t now_usec(clockid_t clock) {
+        struct timespec ts;
+
+        clock_gettime(clock, &ts);
+        return (uint64_t) ts.tv_sec * USEC_PER_SEC + (uint64_t) ts.tv_nsec / NSEC_PER_USEC;
+}
+
+int manager_new(Manager **ret) {
+        Manager *m = calloc(1, sizeof *m);
+
+        if (!m)
+                return -ENOMEM;
+        config_set_defaults(&m->config);
+        pidmap_init(&m->pidmap, "/proc");
+        *ret = m;
+        return 0;
+}
+
+Manager *manager_free(Manager *m) {
+        if (!m)
+                return NULL;
+        session_free(m->boot);
+        while (m->launches) {
+                Session *n = m->launches->next;
+                session_free(m->launches);
+                m->launches = n;
+        }
+        pidmap_done(&m->pidmap);
+        sd_event_source_disable_unref(m->open_source);
+        sd_event_source_disable_unref(m->exec_source);
+        sd_event_source_disable_unref(m->mountinfo_source);
+        sd_event_source_disable_unref(m->timer_source);
+        sd_bus_slot_unref(m->startup_finished_slot);
+        recorder_free(m->recorder);
+        filesystem_list_clear(&m->filesystems);
+        sd_bus_flush_close_unref(m->bus);
+        db_free(m->db);
+        sd_event_unref(m->event);
+        free(m->state_dir);
+        free(m->db_path);
+        strv_free(m->only_filesystems);
+        free(m);
+        return NULL;
+}
+
+int manager_open_mount_fd(Manager *m, uint64_t fsid) {
+        const Filesystem *fs = filesystem_list_find_fsid(&m->filesystems, fsid);
+        int fd;
+
+        if (!fs)
+                return -ENODEV;
+        /* Opened per use and closed again: holding it would keep the filesystem busy for umount. */
+        fd = open(fs->mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        return fd < 0 ? -errno : fd;
+}
+
+/* One mount fd per filesystem for the duration of a save or merge. */
+typedef struct MountFds {
+        uint64_t fsid[16];
+        int fd[16];
+        size_t n;
+} MountFds;
+
+static int mount_fds_get(Manager *m, MountFds *c, uint64_t fsid) {
+        int fd;
+
+        for (size_t i = 0; i < c->n; i++)
+                if (c->fsid[i] == fsid)
+                        return c->fd[i];
+        fd = manager_open_mount_fd(m, fsid);
+        if (fd >= 0 && c->n < ELEMENTSOF(c->fd)) {
+                c->fsid[c->n] = fsid;
+                c->fd[c->n++] = fd;
+        }
+        return fd;
+}
+
+static void mount_fds_done(MountFds *c) {
+        for (size_t i = 0; i < c->n; i++)
+                safe_close(c->fd[i]);
+        c->n = 0;
+}
+
+int manager_refresh_counts(Manager *m) {
+        return db_counts(m->db, &m->n_profiles, &m->n_sessions, &m->n_files);
+}
+
+static int cmp_int64(const void *a, const void *b) {
+        int64_t x = *(const int64_t *) a, y = *(const int64_t *) b;
+        return x < y ? -1 : x > y;
+}
+
+/* Re-merge a profile from its newest sessions. Files that vanished or changed identity are dropped from
+ * the database first; files on filesystems not mounted right now are kept as they are (we can't check). */
+int manager_merge_profile(Manager *m, const char *profile, ProfileKind kind) {
+        _cleanup_(db_merge_input_free) DbMergeInput in = {};
+        _cleanup_free_ int64_t *dropped = NULL;
+        _cleanup_free_ RankSession *rs = NULL;
+        _cleanup_free_ RankResult *res = NULL;
+        _cleanup_free_ DbProfileEntry *entries = NULL;
+        int64_t **filtered = NULL;
+        MountFds fds = {};
+        size_t n_dropped = 0;
+        unsigned keep = kind == PROFILE_BOOT ? m->config.keep_boots : m->config.keep_launches;
+        int n, r;
+
+        r = db_load_merge_input(m->db, profile, keep, &in);
+        if (r < 0)
+                return r;
+
+        dropped = calloc(in.n_files + 1, sizeof *dropped);
+        if (!dropped)
+                return -ENOMEM;
+        for (size_t i = 0; i < in.n_files; i++) {
+                const DbFile *f = &in.files[i];
+                _cleanup_free_ char *path = NULL;
+                struct stat st;
+                int fd = mount_fds_get(m, &fds, f->key.fsid);
+
+                if (fd < 0)
+                        continue;
+                r = file_key_resolve(fd, &f->key, &st, &path);
+                if (r == -ESTALE || r == -EBADE) {
+                        log_debug("%s: gone or replaced since it was recorded, dropping it from profiles", f->path);
+                        r = db_delete_file(m->db, f->id);
+                        if (r < 0)
+                                log_warning_errno(r, "Failed to delete file %s from the database, ignoring: %m", f->path);
+                        dropped[n_dropped++] = f->id;
+                } else if (r >= 0 && (!streq(path, f->path) || (uint64_t) st.st_size != f->size)) {
+                        r = db_update_file(m->db, f->id, path, st.st_size,
+                                           (int64_t) st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec);
+                        if (r < 0)
+                                log_warning_errno(r, "Failed to update file %s in the database, ignoring: %m", path);
+                }
+        }
+        mount_fds_done(&fds);
+        qsort(dropped, n_dropped, sizeof *dropped, cmp_int64);
+
+        rs = calloc(in.n_sessions + 1, sizeof *rs);
+        filtered = calloc(in.n_sessions + 1, sizeof *filtered);
+        if (!rs || !filtered) {
+                free(filtered);
+                return -ENOMEM;
+        }
+        for (size_t s = 0; s < in.n_sessions; s++) {
+                size_t k = 0;
+                filtered[s] = calloc(in.n_session_files[s] + 1, sizeof(int64_t));
+                if (!filtered[s]) {
+                        r = -ENOMEM;
+                        goto finish;
+                }
+                for (size_t i = 0; i < in.n_session_files[s]; i++) {
+                        int64_t id = in.session_files[s][i];
+                        if (!bsearch(&id, dropped, n_dropped, sizeof id, cmp_int64))
+                                filtered[s][k++] = id;
+                }
+                rs[s] = (RankSession) { .file_ids = filtered[s], .n_files = k };
+        }
+
+        n = rank_merge(rs, in.n_sessions, &res);
+        if (n < 0) {
+                r = n;
+                goto finish;
+        }
+        entries = calloc((size_t) n + 1, sizeof *entries);
+        if (!entries) {
+                r = -ENOMEM;
+                goto finish;
+        }
+        for (int i = 0; i < n; i++)
+                entries[i] = (DbProfileEntry) { .file_id = res[i].file_id, .score = res[i].score, .seen = res[i].seen };
+        r = db_store_profile(m->db, profile, entries, (size_t) n);
+finish:
+        for (size_t s = 0; s < in.n_sessions; s++)
+                free(filtered[s]);
+        free(filtered);
+        return r;
+}
+
+/* Resolve a session's files (path, size, type) and store it. Files that vanished before we got to them
+ * (temporary files) and non-regular files are left out. */
+static int manager_save_session(Manager *m, Session *s) {
+        _cleanup_free_ DbSessionFile *files = NULL;
+        char **paths = NULL;
+        MountFds fds = {};
+        size_t n = 0;
+        unsigned keep;
+        int64_t id;
+        int r;
+
+        files = calloc(s->n_files + 1, sizeof *files);
+        paths = calloc(s->n_files + 1, sizeof *paths);
+        if (!files || !paths) {
+                free(paths);
+                return -ENOMEM;
+        }
+
+        for (size_t i = 0; i < s->n_files; i++) {
+                const SessionFile *sf = &s->files[i];
+                struct stat st;
+                int fd = mount_fds_get(m, &fds, sf->key.fsid);
+
+                if (fd < 0)
+                        continue;
+                r = file_key_resolve(fd, &sf->key, &st, &paths[n]);
+                if (r < 0)
+                        continue;
+                files[n] = (DbSessionFile) {
+                        .key = sf->key,
+                        .dev = st.st_dev,
+                        .path = paths[n],
+                        .size = st.st_size,
+                        .mtime_ns = (int64_t) st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec,
+                        .offset_usec = sf->offset_usec,
+                };
+                file_key_ino_gen(&sf->key, &files[n].ino, &files[n].generation);
+                n++;
+        }
+        mount_fds_done(&fds);
+
+        if (s->kind == PROFILE_APP && n < m->config.min_launch_files) {
+                log_debug("Launch of %s touched %zu file(s), fewer than MinLaunchFiles=%u: not stored",
+                          s->profile, n, m->config.min_launch_files);
+                r = 0;
+                goto finish;
+        }
+        if (s->kind == PROFILE_BOOT && n == 0) {
+                log_info("Boot session recorded no files: not stored");
+                r = 0;
+                goto finish;
+        }
+
+        keep = s->kind == PROFILE_BOOT ? m->config.keep_boots : m->config.keep_launches;
+        r = db_add_session(m->db, &(DbSession) {
+                        .profile = s->profile,
+                        .kind = s->kind,
+                        .boot_id = m->boot_id,
+                        .started_realtime_usec = s->start_realtime_usec,
+                        .duration_usec = now_usec(CLOCK_MONOTONIC) - s->start_usec,
+                        .complete = !s->incomplete,
+                        .files = files,
+                        .n_files = n,
+                }, keep, &id);
+        if (r < 0) {
+                log_error_errno(r, "Failed to store the %s session of %s (%zu files): %m",
+                                profile_kind_to_string(s->kind), s->profile, n);
+                goto finish;
+        }
+        r = manager_merge_profile(m, s->profile, s->kind);
+        if (r < 0)
+                log_warning_errno(r, "Failed to merge profile %s, keeping its previous order: %m", s->profile);
+
+        log_info("Recorded %s session of %s: %zu files%s", profile_kind_to_string(s->kind), s->profile, n,
+                 s->incomplete ? " (incomplete)" : "");
+        (void) manager_refresh_counts(m);
+        manager_emit_session_recorded(m, s->profile, s->kind, (unsigned) n);
+        r = 1;
+finish:
+        for (size_t i = 0; i < s->n_files && paths; i++)
+                free(paths[i]);
+        free(paths);
+        return r;
+}
+
+static void manager_update_marks(Manager *m) {
+        if (m->boot || m->launches)
+                return;
+        if (recorder_disarm(m->recorder, m->exec_seq_seen) > 0)
+                log_debug("No window open: watching execs only");
+}
+
+static int manager_schedule(Manager *m);
+
+static void manager_end_session(Manager *m, Session *s) {
+        if (s == m->boot)
+                m->boot = NULL;
+        else
+                for (Session **p = &m->launches; *p; p = &(*p)->next)
+                        if (*p == s) {
+                                *p = s->next;
+                                break;
+                        }
+        pidmap_flush(&m->pidmap);
+        (void) manager_save_session(m, s);
+        session_free(s);
+        /* big sessions leave big freed chunks behind: hand them back to the system */
+        (void) malloc_trim(0);
+}
+
+static int on_timer(sd_event_source *source, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+        uint64_t now = now_usec(CLOCK_MONOTONIC);
+
+        if (m->boot && m->boot->deadline_usec <= now)
+                manager_end_session(m, m->boot);
+        for (Session *s = m->launches, *n; s; s = n) {
+                n = s->next;
+                if (s->deadline_usec <= now)
+                        manager_end_session(m, s);
+        }
+        manager_update_marks(m);
+        manager_notify_status(m);
+        return manager_schedule(m);
+}
+
+static int manager_schedule(Manager *m) {
+        uint64_t next = UINT64_MAX;
+        int r;
+
+        if (m->boot)
+                next = m->boot->deadline_usec;
+        for (Session *s = m->launches; s; s = s->next)
+                next = MIN(next, s->deadline_usec);
+
+        if (next == UINT64_MAX)
+                return m->timer_source ? sd_event_source_set_enabled(m->timer_source, SD_EVENT_OFF) : 0;
+        if (!m->timer_source) {
+                r = sd_event_add_time(m->event, &m->timer_source, CLOCK_MONOTONIC, next, 0, on_timer, m);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to add session timer: %m");
+                return 0;
+        }
+        r = sd_event_source_set_time(m->timer_source, next);
+        if (r < 0)
+                return r;
+        return sd_event_source_set_enabled(m->timer_source, SD_EVENT_ONESHOT);
+}
+
+static unsigned active_launches_of(Manager *m, const char *profile) {
+        unsigned n = 0;
+
+        for (Session *s = m->launches; s; s = s->next)
+                if (streq(s->profile, profile))
+                        n++;
+        return n;
+}
+
+static void manager_handle_exec(Manager *m, const ExecRecord *rec) {
+        _cleanup_(session_freep) Session *s = NULL;
+        _cleanup_free_ char *path = NULL, *cgroup = NULL;
+        Session *owner;
+        FileKey key;
+        unsigned n = 0;
+        int r;
+
+        r = file_key_from_fd(rec->fd, &key);
+        if (r < 0)
+                return;
+        if (m->boot)
+                (void) session_add(m->boot, &key, rec->timestamp_usec);
+
+        /* An exec inside a launch (a wrapper script exec'ing the real binary, the ELF interpreter, a
+         * helper the program runs) is part of that launch, not a launch of its own. */
+        owner = pidmap_lookup(&m->pidmap, m->launches, rec->pid);
+        if (owner) {
+                (void) session_add(owner, &key, rec->timestamp_usec);
+                return;
+        }
+        if (m->config.max_launches_per_boot == 0)
+                return;
+        r = fd_get_path(rec->fd, &path);
+        if (r < 0)
+                return;
+        r = db_count_sessions_in_boot(m->db, path, m->boot_id, &n);
+        if (r < 0) {
+                log_warning_errno(r, "Failed to count launches of %s, not recording it: %m", path);
+                return;
+        }
+        n += active_launches_of(m, path);
+        if (n >= m->config.max_launches_per_boot) {
+                log_debug("%s: already %u launches recorded this boot (MaxLaunchesPerBoot=%u)", path, n,
+                          m->config.max_launches_per_boot);
+                return;
+        }
+
+        r = session_new(PROFILE_APP, path, rec->timestamp_usec, m->config.launch_window_usec, &s);
+        if (r < 0)
+                return (void) log_error_errno(r, "Failed to start launch session: %m");
+        s->root_pid = rec->pid;
+        if (proc_get_cgroup("/proc", rec->pid, &cgroup) >= 0 && cgroup_app_unit(cgroup))
+                s->cgroup = TAKE_PTR(cgroup);
+        r = session_add(s, &key, rec->timestamp_usec);
+        if (r < 0)
+                return;
+        log_debug("Recording launch of %s (pid %i%s%s)", path, (int) rec->pid, s->cgroup ? ", cgroup " : "",
+                  s->cgroup ?: "");
+        s->next = m->launches;
+        m->launches = TAKE_PTR(s);
+        pidmap_flush(&m->pidmap);
+        (void) manager_schedule(m);
+}
+
+static void manager_drain_execs(Manager *m) {
+        ExecRecord rec;
+
+        while (read(m->recorder->pipe_fd[0], &rec, sizeof rec) == (ssize_t) sizeof rec) {
+                manager_handle_exec(m, &rec);
+                safe_close(rec.fd);
+                m->exec_seq_seen = rec.seq;
+        }
+}
+
+static int on_exec(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
+        Manager *m = userdata;
+
+        manager_drain_execs(m);
+        manager_update_marks(m);
+        return 0;
+}
+
+static void mark_incomplete(Manager *m) {
+        if (m->boot)
+                m->boot->incomplete = true;
+        for (Session *s = m->launches; s; s = s->next)
+                s->incomplete = true;
+}
+
+static int on_open_events(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
+        static union {
+                struct fanotify_event_metadata m;
+                char buf[OPEN_BUFFER_SIZE];
+        } u;
+        Manager *m = userdata;
+        pid_t self = getpid();
+
+        for (unsigned i = 0; i < OPEN_READS_PER_DISPATCH; i++) {
+                ssize_t n = read(fd, u.buf, sizeof u.buf);
+                uint64_t now;
+
+                if (n < 0) {
+                        if (errno != EAGAIN && errno != EINTR)
+                                log_warning_errno(-errno, "Failed to read fanotify events, ignoring: %m");
+                        break;
+                }
+                /* Execs are queued by the exec thread before the exec'd program runs, so any open it made
+                 * that is in this buffer has its exec record waiting in the pipe: take those first. */
+                manager_drain_execs(m);
+                now = now_usec(CLOCK_MONOTONIC);
+
+                for (struct fanotify_event_metadata *e = &u.m; FAN_EVENT_OK(e, n); e = FAN_EVENT_NEXT(e, n)) {
+                        FileKey key;
+                        Session *s;
+
+                        m->events_received++;
+                        if (e->mask & FAN_Q_OVERFLOW) {
+                                m->overflows++;
+                                log_warning("fanotify queue overflowed: events were lost, sessions open now are marked incomplete");
+                                mark_incomplete(m);
+                                continue;
+                        }
+                        if (e->pid == self)
+                                continue;
+                        if (recorder_parse_fid(e, &key) <= 0)
+                                continue;
+                        if (m->boot)
+                                (void) session_add(m->boot, &key, now);
+                        if (m->launches) {
+                                s = pidmap_lookup(&m->pidmap, m->launches, e->pid);
+                                if (s)
+                                        (void) session_add(s, &key, now);
+                        }
+                }
+                if ((size_t) n < sizeof u.buf - 4096)
+                        break;
+        }
+        return 0;
+}
+
+static int manager_scan_filesystems(Manager *m) {
+        FilesystemList l = {};
+        int r;
+
+        r = mounts_scan("/proc/self/mountinfo", m->only_filesystems, &l);
+        if (r < 0)
+                return log_error_errno(r, "Failed to enumerate filesystems: %m");
+        for (size_t i = 0; i < l.n; i++)
+                if (!filesystem_list_find_fsid(&m->filesystems, l.items[i].fsid))
+                        log_info("Watching %s (%u:%u, %s)", l.items[i].mount, major(l.items[i].dev),
+                                 minor(l.items[i].dev), l.items[i].fstype);
+        filesystem_list_clear(&m->filesystems);
+        m->filesystems = l;
+        r = recorder_set_filesystems(m->recorder, &m->filesystems);
+        if (r > 0)
+                log_warning("Failed to place fanotify marks on %i filesystem(s)", r);
+        return 0;
+}
+
+static int on_mountinfo(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
+        Manager *m = userdata;
+
+        (void) manager_scan_filesystems(m);
+        return 0;
+}
+
+static int manager_open_db(Manager *m) {
+        int r;
+
+        r = db_open(m->db_path, &m->db);
+        if (r == -EBADMSG) {
+                char aside[4096];
+                snprintf(aside, sizeof aside, "%s.corrupt-%" PRIu64, m->db_path, now_usec(CLOCK_REALTIME) / USEC_PER_SEC);
+                log_error("Database %s is corrupt; moving it aside to %s and starting a fresh one", m->db_path, aside);
+                if (rename(m->db_path, aside) < 0)
+                        return log_error_errno(-errno, "Failed to move %s aside: %m", m->db_path);
+                for (const char *suffix = "-wal"; suffix; suffix = streq(suffix, "-wal") ? "-shm" : NULL) {
+                        char from[4096], to[4200];
+                        snprintf(from, sizeof from, "%s%s", m->db_path, suffix);
+                        snprintf(to, sizeof to, "%s%s", aside, suffix);
+                        (void) rename(from, to);
+                }
+                r = db_open(m->db_path, &m->db);
+        }
+        if (r == -EPROTO)
+                return log_error_errno(r, "Database %s was written by a newer version of seekless (schema newer than %i); refusing to use or modify it",
+                                       m->db_path, db_schema_version());
+        if (r < 0)
+                return log_error_errno(r, "Failed to open database %s: %m", m->db_path);
+        return 0;
+}
+
+static int manager_start_boot_session(Manager *m) {
+        unsigned n = 0;
+        int r;
+
+        r = db_count_sessions_in_boot(m->db, "boot", m->boot_id, &n);
+        if (r < 0)
+                return log_error_errno(r, "Failed to look up boot sessions: %m");
+        if (n > 0) {
+                log_info("This boot (%s) is already recorded; not recording it again", m->boot_id);
+                return 0;
+        }
+        r = session_new(PROFILE_BOOT, "boot", now_usec(CLOCK_MONOTONIC), m->config.boot_window_usec, &m->boot);
+        if (r < 0)
+                return log_error_errno(r, "Failed to start boot session: %m");
+        r = recorder_arm(m->recorder);
+        if (r < 0)
+                log_warning_errno(r, "Failed to arm fanotify on every filesystem, recording what we can: %m");
+        return manager_schedule(m);
+}
+
+void manager_boot_finished(Manager *m, uint64_t finish_usec) {
+        uint64_t now = now_usec(CLOCK_MONOTONIC), end;
+
+        if (!m->boot)
+                return;
+        end = MIN(finish_usec + m->config.boot_tail_usec, m->boot->deadline_usec);
+        if (end < m->boot->start_usec) {
+                log_info("Boot had finished before seeklessd started: no boot session this time");
+                m->boot = session_free(m->boot);
+                manager_update_marks(m);
+        } else if (end <= now)
+                manager_end_session(m, m->boot);
+        else {
+                log_info("Boot finished; recording %" PRIu64 " s more", (end - now) / USEC_PER_SEC);
+                m->boot->deadline_usec = end;
+        }
+        (void) manager_schedule(m);
+        manager_notify_status(m);
+}
+
+void manager_no_systemd(Manager *m) {
+        m->systemd = false;
+}
+
+static int read_boot_id(char ret[static 33]) {
+        _cleanup_fclose_ FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+        char buf[64];
+        size_t k = 0;
+
+        if (!f)
+                return -errno;
+        if (!fgets(buf, sizeof buf, f))
+                return -EIO;
+        for (char *p = buf; *p && k < 32; p++)
+                if (*p != '-' && *p != '\n')
+                        ret[k++] = *p;
+        ret[k] = 0;
+        return k == 32 ? 0 : -EBADMSG;
+}
+
+int manager_start(Manager *m) {
+        int r, mfd;
+
+        if (!m->boot_id[0]) {
+                r = read_boot_id(m->boot_id);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to read the boot id: %m");
+        }
+
+        r = manager_open_db(m);
+        if (r < 0)
+                return r;
+        (void) manager_refresh_counts(m);
+
+        r = sd_event_default(&m->event);
+        if (r < 0)
+                return log_error_errno(r, "Failed to allocate event loop: %m");
+        (void) sd_event_set_watchdog(m->event, true);
+
+        r = recorder_new(m->config.max_launches_per_boot > 0, &m->recorder);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up fanotify (needs CAP_SYS_ADMIN and a kernel with fanotify permission events): %m");
+        r = manager_scan_filesystems(m);
+        if (r < 0)
+                return r;
+        if (m->filesystems.n == 0)
+                log_warning("No read-write ext4 filesystem to watch%s; waiting for one to be mounted",
+                            m->only_filesystems ? " among those given with --filesystem=" : "");
+
+        r = sd_event_add_io(m->event, &m->open_source, m->recorder->open_fd, EPOLLIN, on_open_events, m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to watch fanotify: %m");
+        r = sd_event_add_io(m->event, &m->exec_source, m->recorder->pipe_fd[0], EPOLLIN, on_exec, m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to watch exec queue: %m");
+        /* handle execs before opens so a new launch exists before its opens are attributed */
+        (void) sd_event_source_set_priority(m->exec_source, SD_EVENT_PRIORITY_IMPORTANT);
+
+        mfd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+        if (mfd < 0)
+                return log_error_errno(-errno, "Failed to open /proc/self/mountinfo: %m");
+        r = sd_event_add_io(m->event, &m->mountinfo_source, mfd, EPOLLPRI, on_mountinfo, m);
+        if (r < 0) {
+                safe_close(mfd);
+                return log_error_errno(r, "Failed to watch mounts: %m");
+        }
+        (void) sd_event_source_set_io_fd_own(m->mountinfo_source, true);
+
+        r = manager_start_boot_session(m);
+        if (r < 0)
+                return r;
+
+        r = recorder_start(m->recorder);
+        if (r < 0)
+                return log_error_errno(r, "Failed to start exec watcher thread: %m");
+
+        r = manager_connect_bus(m);
+        if (r < 0)
+                return r;
+        r = manager_watch_boot(m);
+        if (r < 0)
+                log_warning_errno(r, "Failed to ask systemd about boot progress, using BootWindowSec=: %m");
+        return 0;
+}
+
+void manager_flush(Manager *m) {
+        if (m->boot) {
+                m->boot->incomplete = true;
+                manager_end_session(m, m->boot);
+        }
+        while (m->launches) {
+                m->launches->incomplete = true;
+                manager_end_session(m, m->launches);
+        }
+}
+
+char *manager_status_text(Manager *m) {
+        uint64_t now = now_usec(CLOCK_MONOTONIC);
+        unsigned n = 0;
+        char *s = NULL;
+        char boot[128] = "";
+
+        for (Session *l = m->launches; l; l = l->next)
+                n++;
+        if (m->boot)
+                snprintf(boot, sizeof boot, "recording boot (%" PRIu64 " s left), ",
+                         m->boot->deadline_usec > now ? (m->boot->deadline_usec - now + USEC_PER_SEC - 1) / USEC_PER_SEC : 0);
+        if (asprintf(&s, "%s%s%u launch%s being recorded, watching %zu filesystem%s", boot,
+                     m->boot || n ? "" : "idle: ", n, n == 1 ? "" : "es", m->filesystems.n,
+                     m->filesystems.n == 1 ? "" : "s") < 0)
+                return NULL;
+        return s;
+}
+
+void manager_notify_status(Manager *m) {
+        _cleanup_free_ char *s = manager_status_text(m);
+
+        if (s)
+                (void) sd_notifyf(false, "STATUS=%s", s);
+}

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <systemd/sd-bus.h>
+#include <systemd/sd-event.h>
+
+#include "conf.h"
+#include "db.h"
+#include "mounts.h"
+#include "pidmap.h"
+#include "recorder.h"
+#include "session.h"
+
+typedef struct Manager {
+        sd_event *event;
+        sd_bus *bus;
+        Db *db;
+        Config config;
+
+        char *state_dir;
+        char *db_path;
+        char **only_filesystems;        /* --filesystem=, NULL = every rw ext4 */
+        char boot_id[33];
+
+        FilesystemList filesystems;
+        Recorder *recorder;
+        sd_event_source *open_source, *exec_source, *mountinfo_source, *timer_source;
+        sd_bus_slot *startup_finished_slot;
+
+        Session *boot;                  /* the boot session while its window is open */
+        Session *launches;              /* open launch sessions */
+        PidMap pidmap;
+        uint64_t exec_seq_seen;
+        bool systemd;                   /* systemd answered on the bus */
+
+        uint64_t events_received, overflows;
+        unsigned n_profiles, n_sessions, n_files;
+} Manager;
+
+int manager_new(Manager **ret);
+Manager *manager_free(Manager *m);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Manager *, manager_free);
+
+/* Open the database (moving a corrupt one aside), find the filesystems, start fanotify and the boot
+ * session, connect to the bus. */
+int manager_start(Manager *m);
+/* End every open session (as incomplete) and store it: used on SIGTERM. */
+void manager_flush(Manager *m);
+
+/* Boot end as learned from systemd (boot-watch.c). finish_usec is CLOCK_MONOTONIC. */
+void manager_boot_finished(Manager *m, uint64_t finish_usec);
+void manager_no_systemd(Manager *m);
+
+int manager_refresh_counts(Manager *m);
+char *manager_status_text(Manager *m);
+void manager_notify_status(Manager *m);
+int manager_merge_profile(Manager *m, const char *profile, ProfileKind kind);
+int manager_open_mount_fd(Manager *m, uint64_t fsid);
+
+/* manager-bus.c */
+int manager_connect_bus(Manager *m);
+void manager_emit_session_recorded(Manager *m, const char *profile, ProfileKind kind, unsigned n_files);
+
+/* boot-watch.c */
+int manager_watch_boot(Manager *m);
+
+uint64_t now_usec(clockid_t clock);

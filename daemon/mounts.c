@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
+
+#include "macro.h"
+#include "mounts.h"
+
+void filesystem_list_clear(FilesystemList *l) {
+        for (size_t i = 0; i < l->n; i++) {
+                free(l->items[i].mount);
+                free(l->items[i].fstype);
+        }
+        free(l->items);
+        l->items = NULL;
+        l->n = 0;
+}
+
+const Filesystem *filesystem_list_find_fsid(const FilesystemList *l, uint64_t fsid) {
+        for (size_t i = 0; i < l->n; i++)
+                if (l->items[i].fsid == fsid)
+                        return &l->items[i];
+        return NULL;
+}
+
+int fsid_of_fd(int fd, uint64_t *ret) {
+        struct statfs sfs;
+
+        if (fstatfs(fd, &sfs) < 0)
+                return -errno;
+        memcpy(ret, &sfs.f_fsid, sizeof *ret);
+        return 0;
+}
+
+int fsid_of_path(const char *path, uint64_t *ret) {
+        struct statfs sfs;
+
+        if (statfs(path, &sfs) < 0)
+                return -errno;
+        memcpy(ret, &sfs.f_fsid, sizeof *ret);
+        return 0;
+}
+
+/* mountinfo escapes space, tab, newline and backslash as \ooo */
+static void unescape_octal(char *s) {
+        char *w = s;
+
+        for (char *r = s; *r; ) {
+                if (r[0] == '\\' && r[1] >= '0' && r[1] <= '7' && r[2] >= '0' && r[2] <= '7' &&
+                    r[3] >= '0' && r[3] <= '7') {
+                        *w++ = (char) (((r[1] - '0') << 6) | ((r[2] - '0') << 3) | (r[3] - '0'));
+                        r += 4;
+                } else
+                        *w++ = *r++;
+        }
+        *w = 0;
+}
+
+static bool option_present(const char *opts, const char *opt) {
+        size_t l = strlen(opt);
+
+        for (const char *p = opts; p; p = strchr(p, ',')) {
+                if (*p == ',')
+                        p++;
+                if (strncmp(p, opt, l) == 0 && (p[l] == ',' || p[l] == 0))
+                        return true;
+        }
+        return false;
+}
+
+static bool wanted(dev_t dev, char *const *only, const dev_t *only_devs) {
+        if (!only)
+                return true;
+        for (size_t i = 0; only[i]; i++)
+                if (only_devs[i] == dev)
+                        return true;
+        return false;
+}
+
+int mounts_scan(const char *mountinfo, char *const *only, FilesystemList *ret) {
+        _cleanup_fclose_ FILE *f = NULL;
+        _cleanup_free_ char *line = NULL;
+        _cleanup_free_ dev_t *only_devs = NULL;
+        FilesystemList l = {};
+        size_t sz = 0;
+        int r;
+
+        if (only) {
+                size_t n = 0;
+                while (only[n])
+                        n++;
+                only_devs = calloc(n + 1, sizeof(dev_t));
+                if (!only_devs)
+                        return -ENOMEM;
+                for (size_t i = 0; i < n; i++) {
+                        struct stat st;
+                        if (stat(only[i], &st) < 0)
+                                return -errno;
+                        only_devs[i] = st.st_dev;
+                }
+        }
+
+        f = fopen(mountinfo, "re");
+        if (!f)
+                return -errno;
+
+        while (getline(&line, &sz, f) > 0) {
+                unsigned maj, min;
+                char mnt[4096], mnt_opts[1024], fstype[64], sb_opts[1024];
+                const char *sep;
+                dev_t dev;
+                bool dup = false;
+
+                /* "36 35 98:0 /root /mnt rw,noatime master:1 - ext3 /dev/root rw,errors=continue" */
+                if (sscanf(line, "%*u %*u %u:%u %*s %4095s %1023s", &maj, &min, mnt, mnt_opts) != 4)
+                        continue;
+                sep = strstr(line, " - ");
+                if (!sep || sscanf(sep + 3, "%63s %*s %1023s", fstype, sb_opts) != 2)
+                        continue;
+                if (!streq(fstype, "ext4"))
+                        continue;
+                dev = makedev(maj, min);
+                if (!wanted(dev, only, only_devs))
+                        continue;
+                for (size_t i = 0; i < l.n; i++)
+                        if (l.items[i].dev == dev)
+                                dup = true;
+                if (dup)
+                        continue;
+
+                unescape_octal(mnt);
+                Filesystem fs = {
+                        .dev = dev,
+                        .read_only = option_present(mnt_opts, "ro") || option_present(sb_opts, "ro"),
+                };
+                /* A read-only superblock can't be optimized; a read-only mount of a read-write
+                 * superblock is still recorded: reads through it are real. Only skip ro superblocks. */
+                if (option_present(sb_opts, "ro"))
+                        continue;
+                r = fsid_of_path(mnt, &fs.fsid);
+                if (r < 0)
+                        continue;   /* mount point not reachable from here (other namespace, gone) */
+
+                Filesystem *n = realloc(l.items, (l.n + 1) * sizeof *l.items);
+                if (!n) {
+                        filesystem_list_clear(&l);
+                        return -ENOMEM;
+                }
+                l.items = n;
+                fs.mount = strdup(mnt);
+                fs.fstype = strdup(fstype);
+                if (!fs.mount || !fs.fstype) {
+                        free(fs.mount);
+                        free(fs.fstype);
+                        filesystem_list_clear(&l);
+                        return -ENOMEM;
+                }
+                l.items[l.n++] = fs;
+        }
+
+        *ret = l;
+        return 0;
+}

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* The filesystems seeklessd watches: every read-write ext4 filesystem in /proc/self/mountinfo, deduplicated
+ * by device (bind mounts and other mounts of the same superblock count once), or only those given with
+ * --filesystem=. */
+typedef struct Filesystem {
+        dev_t dev;
+        uint64_t fsid;          /* statfs f_fsid: what fanotify reports in FID records */
+        char *mount;            /* one mount point of it */
+        char *fstype;
+        bool read_only;
+        bool seen;              /* scratch flag for rescans */
+} Filesystem;
+
+typedef struct FilesystemList {
+        Filesystem *items;
+        size_t n;
+} FilesystemList;
+
+void filesystem_list_clear(FilesystemList *l);
+
+/* Parse a mountinfo file (normally /proc/self/mountinfo) into the list of candidate filesystems: ext4,
+ * mounted read-write, one entry per device. `only` (NULL-terminated, may be NULL) restricts the result to
+ * the filesystems containing these paths. Returns 0 or a negative errno. */
+int mounts_scan(const char *mountinfo, char *const *only, FilesystemList *ret);
+
+const Filesystem *filesystem_list_find_fsid(const FilesystemList *l, uint64_t fsid);
+
+/* statfs(path).f_fsid as fanotify reports it. */
+int fsid_of_path(const char *path, uint64_t *ret);
+int fsid_of_fd(int fd, uint64_t *ret);

@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "macro.h"
+#include "pidmap.h"
+
+#define MAX_DEPTH 64
+
+struct PidEntry {
+        pid_t pid;              /* 0 = empty */
+        Session *session;       /* NULL = belongs to none */
+};
+
+void pidmap_init(PidMap *m, const char *proc) {
+        *m = (PidMap) { .proc = proc };
+}
+
+void pidmap_flush(PidMap *m) {
+        if (m->entries)
+                memset(m->entries, 0, m->n_buckets * sizeof *m->entries);
+        m->n_used = 0;
+}
+
+void pidmap_done(PidMap *m) {
+        free(m->entries);
+        m->entries = NULL;
+        m->n_buckets = m->n_used = 0;
+}
+
+static struct PidEntry *slot(PidMap *m, pid_t pid) {
+        size_t b = ((size_t) pid * 2654435761u) & (m->n_buckets - 1);
+
+        while (m->entries[b].pid != 0 && m->entries[b].pid != pid)
+                b = (b + 1) & (m->n_buckets - 1);
+        return &m->entries[b];
+}
+
+static void remember(PidMap *m, pid_t pid, Session *s) {
+        struct PidEntry *e;
+
+        if ((m->n_used + 1) * 2 > m->n_buckets) {
+                /* Grow; if that fails, just don't cache (answers stay correct, only slower). */
+                size_t nb = m->n_buckets ? m->n_buckets * 2 : 256;
+                struct PidEntry *old = m->entries, *n = calloc(nb, sizeof *n);
+                size_t ob = m->n_buckets;
+                if (!n)
+                        return;
+                m->entries = n;
+                m->n_buckets = nb;
+                m->n_used = 0;
+                for (size_t i = 0; i < ob; i++)
+                        if (old[i].pid != 0) {
+                                *slot(m, old[i].pid) = old[i];
+                                m->n_used++;
+                        }
+                free(old);
+        }
+        e = slot(m, pid);
+        if (e->pid == 0)
+                m->n_used++;
+        *e = (struct PidEntry) { .pid = pid, .session = s };
+}
+
+int proc_get_ppid(const char *proc, pid_t pid, pid_t *ret) {
+        char path[128], buf[1024];
+        _cleanup_fclose_ FILE *f = NULL;
+        const char *p;
+        size_t n;
+        int ppid;
+
+        snprintf(path, sizeof path, "%s/%i/stat", proc, (int) pid);
+        f = fopen(path, "re");
+        if (!f)
+                return -errno;
+        n = fread(buf, 1, sizeof buf - 1, f);
+        buf[n] = 0;
+        /* "pid (comm) state ppid ...": comm may contain anything, so parse after the last ')' */
+        p = strrchr(buf, ')');
+        if (!p || sscanf(p + 1, " %*c %i", &ppid) != 1)
+                return -EBADMSG;
+        *ret = ppid;
+        return 0;
+}
+
+int proc_get_cgroup(const char *proc, pid_t pid, char **ret) {
+        char path[128];
+        _cleanup_fclose_ FILE *f = NULL;
+        _cleanup_free_ char *line = NULL;
+        size_t sz = 0;
+        ssize_t n;
+
+        snprintf(path, sizeof path, "%s/%i/cgroup", proc, (int) pid);
+        f = fopen(path, "re");
+        if (!f)
+                return -errno;
+        while ((n = getline(&line, &sz, f)) > 0) {
+                if (strncmp(line, "0::", 3) != 0)
+                        continue;
+                if (line[n - 1] == '\n')
+                        line[n - 1] = 0;
+                *ret = strdup(line + 3);
+                return *ret ? 0 : -ENOMEM;
+        }
+        return -ENODATA;
+}
+
+static bool endswith(const char *s, const char *suffix) {
+        size_t a = strlen(s), b = strlen(suffix);
+        return a >= b && streq(s + a - b, suffix);
+}
+
+const char *cgroup_app_unit(const char *cgroup) {
+        const char *last;
+
+        if (!cgroup)
+                return NULL;
+        last = strrchr(cgroup, '/');
+        last = last ? last + 1 : cgroup;
+        if (strncmp(last, "app-", 4) == 0 && (endswith(last, ".scope") || endswith(last, ".service")))
+                return cgroup;
+        return NULL;
+}
+
+static Session *by_root(Session *sessions, pid_t pid) {
+        for (Session *s = sessions; s; s = s->next)
+                if (s->kind == PROFILE_APP && s->root_pid == pid)
+                        return s;
+        return NULL;
+}
+
+static Session *by_cgroup(PidMap *m, Session *sessions, pid_t pid) {
+        _cleanup_free_ char *cg = NULL;
+        bool any = false;
+
+        for (Session *s = sessions; s; s = s->next)
+                if (s->cgroup)
+                        any = true;
+        if (!any || proc_get_cgroup(m->proc, pid, &cg) < 0)
+                return NULL;
+        for (Session *s = sessions; s; s = s->next)
+                if (s->cgroup && streq(s->cgroup, cg))
+                        return s;
+        return NULL;
+}
+
+Session *pidmap_lookup(PidMap *m, Session *sessions, pid_t pid) {
+        pid_t chain[MAX_DEPTH];
+        size_t n = 0;
+        Session *found = NULL;
+
+        if (!sessions)
+                return NULL;
+
+        /* Walk up the parent chain until a cached pid, a session root, or init; then cache the answer for
+         * every pid on the way. A process that exited before we looked can't be attributed: its opens are
+         * left out rather than guessed. */
+        for (pid_t p = pid; p > 1 && n < MAX_DEPTH; ) {
+                struct PidEntry *e = m->n_buckets ? slot(m, p) : NULL;
+                pid_t ppid;
+
+                if (e && e->pid == p) {
+                        found = e->session;
+                        break;
+                }
+                chain[n++] = p;
+                found = by_root(sessions, p);
+                if (!found)
+                        found = by_cgroup(m, sessions, p);
+                if (found)
+                        break;
+                if (proc_get_ppid(m->proc, p, &ppid) < 0)
+                        break;
+                p = ppid;
+        }
+        for (size_t i = 0; i < n; i++)
+                remember(m, chain[i], found);
+        return found;
+}

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "session.h"
+
+/* Attribution of a process to a launch session: a process belongs to session S if it is S's root process,
+ * a descendant of it (parent chain in /proc/PID/stat), or lives in S's app-*.scope cgroup. Answers are cached
+ * per pid, because one process typically makes many opens; the cache is flushed whenever the set of
+ * sessions changes, so a stale answer never outlives the window it was computed for. */
+typedef struct PidMap {
+        const char *proc;       /* "/proc", or a fixture directory in tests */
+        struct PidEntry *entries;
+        size_t n_buckets, n_used;
+} PidMap;
+
+void pidmap_init(PidMap *m, const char *proc);
+void pidmap_flush(PidMap *m);
+void pidmap_done(PidMap *m);
+
+/* Returns the session the pid belongs to, or NULL. `sessions` is the list of open launch sessions. */
+Session *pidmap_lookup(PidMap *m, Session *sessions, pid_t pid);
+
+/* Helpers, exported for the unit test. */
+int proc_get_ppid(const char *proc, pid_t pid, pid_t *ret);
+int proc_get_cgroup(const char *proc, pid_t pid, char **ret);   /* the cgroup v2 path ("0::/...") */
+/* Returns the cgroup if its last component is an app-*.scope or app-*.service (desktop app units). */
+const char *cgroup_app_unit(const char *cgroup);

@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+
+#include <errno.h>
+#include <math.h>
+#include <limits.h>
+#include <stdlib.h>
+
+#include "macro.h"
+#include "rank.h"
+
+/* One appearance of a file in one session. */
+typedef struct RankEntry {
+        int64_t file_id;
+        size_t session;
+        size_t index;
+        double p;               /* normalised position */
+} RankEntry;
+
+typedef struct RankItem {
+        RankResult result;
+        double tie;             /* normalised position in the newest session containing the file */
+} RankItem;
+
+static int entry_compare_by_file(const void *a, const void *b) {
+        const RankEntry *x = a, *y = b;
+
+        if (x->file_id != y->file_id)
+                return x->file_id < y->file_id ? -1 : 1;
+        if (x->session != y->session)
+                return x->session < y->session ? -1 : 1;
+        if (x->index != y->index)
+                return x->index < y->index ? -1 : 1;
+        return 0;
+}
+
+static int entry_compare_by_position(const void *a, const void *b) {
+        const RankEntry *x = a, *y = b;
+
+        if (x->p != y->p)
+                return x->p < y->p ? -1 : 1;
+        /* Equal positions: the order does not change the median, keep it deterministic anyway. */
+        if (x->session != y->session)
+                return x->session < y->session ? -1 : 1;
+        return 0;
+}
+
+static int item_compare(const void *a, const void *b) {
+        const RankItem *x = a, *y = b;
+
+        if (x->result.score != y->result.score)
+                return x->result.score < y->result.score ? -1 : 1;
+        if (x->tie != y->tie)
+                return x->tie < y->tie ? -1 : 1;
+        if (x->result.file_id != y->result.file_id)
+                return x->result.file_id < y->result.file_id ? -1 : 1;
+        return 0;
+}
+
+/* 0.8^age: recent sessions count more, but the newest alone (1) can never outvote the two before it
+ * (0.8 + 0.64): with 1/(1+age) weights the newest carried half the weight up to three sessions and the
+ * "merge" degenerated into "take the last session". */
+static double session_weight(size_t s) {
+        return pow(0.8, (double) s);
+}
+
+/* entries[0..n) are the appearances of one file, one per session, sorted by position. */
+static double weighted_median(const RankEntry *entries, size_t n) {
+        double total = 0, cum = 0;
+
+        for (size_t i = 0; i < n; i++)
+                total += session_weight(entries[i].session);
+
+        /* The sums are of a handful of powers of 0.8: allow for rounding so that a cumulative weight
+         * that is exactly half in exact arithmetic (the lower median) is not missed. */
+        for (size_t i = 0; i < n; i++) {
+                cum += session_weight(entries[i].session);
+                if (cum >= total / 2 - 1e-9)
+                        return entries[i].p;
+        }
+
+        return n > 0 ? entries[n - 1].p : 0;
+}
+
+int rank_merge(const RankSession *sessions, size_t n_sessions, RankResult **ret) {
+        _cleanup_free_ RankEntry *entries = NULL;
+        _cleanup_free_ RankItem *items = NULL;
+        _cleanup_free_ RankResult *results = NULL;
+        size_t n_entries = 0, n_items = 0;
+
+        for (size_t s = 0; s < n_sessions; s++) {
+                if (__builtin_add_overflow(n_entries, sessions[s].n_files, &n_entries))
+                        return -ENOMEM;
+        }
+
+        /* The count is returned as an int. */
+        if (n_entries > INT_MAX)
+                return -ENOMEM;
+
+        if (n_entries == 0) {
+                *ret = NULL;
+                return 0;
+        }
+
+        entries = calloc(n_entries, sizeof(RankEntry));
+        if (!entries)
+                return -ENOMEM;
+
+        size_t k = 0;
+        for (size_t s = 0; s < n_sessions; s++) {
+                size_t n = sessions[s].n_files;
+
+                for (size_t i = 0; i < n; i++)
+                        entries[k++] = (RankEntry) {
+                                .file_id = sessions[s].file_ids[i],
+                                .session = s,
+                                .index = i,
+                                .p = n > 1 ? (double) i / (double) (n - 1) : 0,
+                        };
+        }
+
+        /* Group by file; within a file, sessions newest first, and a file listed twice in one session
+         * (should not happen) counts at its first access only. */
+        qsort(entries, n_entries, sizeof(RankEntry), entry_compare_by_file);
+
+        items = calloc(n_entries, sizeof(RankItem));
+        if (!items)
+                return -ENOMEM;
+
+        for (size_t start = 0; start < n_entries;) {
+                size_t end = start, m = start;
+
+                /* Compact the group to one entry per session, in place. */
+                while (end < n_entries && entries[end].file_id == entries[start].file_id) {
+                        if (end == start || entries[end].session != entries[m - 1].session)
+                                entries[m++] = entries[end];
+                        end++;
+                }
+
+                size_t n = m - start;
+                /* Sorted by session, so the first one is the newest session containing the file. */
+                double tie = entries[start].p;
+
+                qsort(entries + start, n, sizeof(RankEntry), entry_compare_by_position);
+
+                items[n_items++] = (RankItem) {
+                        .result = {
+                                .file_id = entries[start].file_id,
+                                .score = weighted_median(entries + start, n),
+                                .seen = (unsigned) n,
+                        },
+                        .tie = tie,
+                };
+
+                start = end;
+        }
+
+        qsort(items, n_items, sizeof(RankItem), item_compare);
+
+        results = calloc(n_items, sizeof(RankResult));
+        if (!results)
+                return -ENOMEM;
+        for (size_t i = 0; i < n_items; i++)
+                results[i] = items[i].result;
+
+        *ret = TAKE_PTR(results);
+        return (int) n_items;
+}

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/fanotify.h>
+#include <sys/types.h>
+
+#include "fid.h"
+#include "macro.h"
+#include "mounts.h"
+
+/* The two fanotify groups behind recording.
+ *
+ * 1. The open group reports FAN_OPEN in FID mode (FAN_REPORT_FID: fsid + file handle, no fd). Measured on
+ *    this kernel (../shared/notes/kernel-apis.md §3, 2 vCPUs, 20k hot files): the fd mode saturates at
+ *    50-80k events/s, because the kernel opens a file per event and the reader must readlink and close it,
+ *    and lost ~43% of events to queue overflow with two busy readers; FID mode kept up with ≥115k
+ *    events/s with no loss. FID mode also hands us the stable identity we store (the handle encodes inode
+ *    and generation), and paths are resolved once per file per session, not once per event.
+ *    Its FAN_OPEN marks exist only while a window (boot or launch) is open: an idle mark would make every
+ *    open on the system queue an event we then throw away, costing far more than the ≤2% budget.
+ *
+ * 2. The exec group holds FAN_OPEN_EXEC_PERM marks all the time. A dedicated thread answers each
+ *    permission event, and *before* allowing the exec it arms the FAN_OPEN marks of the open group, so not
+ *    even the first library a freshly launched program maps is missed. The thread never blocks on anything
+ *    but fanotify itself; if it dies, the exec group is closed, which makes the kernel allow every pending
+ *    and future exec (a stuck daemon must never stall the system's execs). The exec'd file's fd is passed
+ *    to the main loop through a pipe as an ExecRecord. */
+
+typedef struct ExecRecord {
+        pid_t pid;
+        int fd;                 /* O_RDONLY fd of the executable; the receiver closes it */
+        uint64_t timestamp_usec; /* CLOCK_MONOTONIC when the exec was seen */
+        uint64_t seq;
+} ExecRecord;
+
+typedef struct Recorder {
+        int open_fd;            /* group 1 */
+        int exec_fd;            /* group 2, -1 once closed */
+        int pipe_fd[2];         /* exec thread -> main loop */
+        int stop_fd;            /* eventfd: stop the thread */
+        pthread_t thread;
+        bool thread_started;
+
+        pthread_mutex_t lock;   /* guards everything below */
+        char **mounts;          /* mount points of the filesystems we mark */
+        size_t n_mounts;
+        bool open_marked;       /* FAN_OPEN armed on open_fd */
+        bool launches_enabled;  /* arm FAN_OPEN on exec and forward execs */
+        uint64_t exec_seq;      /* execs seen by the thread */
+} Recorder;
+
+int recorder_new(bool launches_enabled, Recorder **ret);
+Recorder *recorder_free(Recorder *r);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Recorder *, recorder_free);
+
+int recorder_start(Recorder *r);
+
+/* Mark these filesystems (re-marking existing ones is harmless: marks are idempotent and new superblocks
+ * behind an old mount point get theirs). Returns the number of filesystems that could not be marked. */
+int recorder_set_filesystems(Recorder *r, const FilesystemList *l);
+
+/* Arm FAN_OPEN on every filesystem. */
+int recorder_arm(Recorder *r);
+/* Disarm FAN_OPEN, unless an exec newer than `seen_seq` arrived (then its launch may need the marks):
+ * returns 1 if disarmed, 0 if kept, negative errno on error. */
+int recorder_disarm(Recorder *r, uint64_t seen_seq);
+bool recorder_armed(Recorder *r);
+
+/* Parse one FID event. Returns 1 and the key for a file event, 0 for events to ignore, -EBADMSG for a
+ * malformed record. */
+int recorder_parse_fid(const struct fanotify_event_metadata *m, FileKey *ret);

@@ -1,0 +1,156 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Shared harness for the integration tests (sourced). Real parts only: a loop-mounted ext4 image, a private
+# system-like dbus-daemon with the project's own bus policy, the real seeklessd and seeklessctl.
+# Everything a test starts or attaches is torn down on any exit (trap), by name and by pid.
+#
+#   setup_image [SIZE]      -> $IMG $LOOP $MNT    (ext4, 4 KiB blocks)
+#   start_bus               -> $BUS_PID, exports DBUS_SYSTEM_BUS_ADDRESS
+#   write_config <<EOF ...  -> $CONF
+#   start_daemon [ARGS...]  -> $DAEMON_PID (waits until the bus name is owned)
+#   stop_daemon             (SIGTERM, waits; fails the test if it exits non-zero)
+#   ctl ARGS...             runs seeklessctl
+#   wait_until TIMEOUT CMD  polls CMD until it succeeds
+#   fail MSG / pass MSG
+
+set -euo pipefail
+
+: "${SEEKLESSD:?run through meson test}" "${SEEKLESSCTL:?}" "${SOURCE_ROOT:?}"
+
+if [ "$(id -u)" != 0 ]; then
+        echo "SKIP: needs root (fanotify, loop devices)"
+        exit 77
+fi
+
+TEST_NAME=$(basename "$0" .sh)
+TMP=$(mktemp -d "/tmp/seekless-$TEST_NAME.XXXXXX")
+LOOP= MNT= IMG= BUS_PID= DAEMON_PID= CONF=
+DAEMON_LOG=$TMP/daemon.log
+STATE=$TMP/state
+EXTRA_PIDS=()
+
+cleanup() {
+        local rc=$?
+        set +e
+        for p in "${EXTRA_PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+        if [ -n "$DAEMON_PID" ] && kill -0 "$DAEMON_PID" 2>/dev/null; then
+                kill -TERM "$DAEMON_PID"; wait_pid_gone "$DAEMON_PID" 20 || kill -KILL "$DAEMON_PID"
+        fi
+        if [ "$rc" != 0 ] && [ -s "$DAEMON_LOG" ]; then
+                echo "---- seeklessd log ($DAEMON_LOG) ----"; tail -n 60 "$DAEMON_LOG"; echo "----"
+        fi
+        [ -n "$BUS_PID" ] && kill "$BUS_PID" 2>/dev/null
+        if [ -n "$MNT" ] && mountpoint -q "$MNT"; then
+                umount "$MNT" 2>/dev/null || { sleep 1; umount -l "$MNT"; }
+        fi
+        [ -n "$LOOP" ] && losetup -d "$LOOP" 2>/dev/null
+        rm -rf "$TMP"
+        exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+pass() { echo "ok: $*"; }
+
+wait_pid_gone() {   # PID SECONDS
+        local i
+        for ((i = 0; i < $2 * 10; i++)); do
+                kill -0 "$1" 2>/dev/null || return 0
+                sleep 0.1
+        done
+        return 1
+}
+
+wait_until() {      # SECONDS CMD...
+        local t=$1 i; shift
+        for ((i = 0; i < t * 10; i++)); do
+                "$@" >/dev/null 2>&1 && return 0
+                sleep 0.1
+        done
+        return 1
+}
+
+setup_image() {
+        local size=${1:-256M}
+        IMG=$TMP/fs.img
+        MNT=$TMP/mnt
+        truncate -s "$size" "$IMG"
+        mkfs.ext4 -q -F -b 4096 -E lazy_itable_init=0,lazy_journal_init=0 "$IMG"
+        LOOP=$(losetup --find --show "$IMG")
+        mkdir -p "$MNT"
+        mount -t ext4 "$LOOP" "$MNT"
+}
+
+start_bus() {
+        mkdir -p "$TMP/bus/system.d"
+        cp "$SOURCE_ROOT/dbus/org.seekless.Seekless1.conf" "$TMP/bus/system.d/"
+        # The stock system bus policy (default deny) plus the project's own policy file.
+        cat > "$TMP/bus/bus.conf" <<EOC
+<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>system</type>
+  <listen>unix:path=$TMP/bus/system_bus_socket</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow user="*"/>
+    <deny own="*"/>
+    <deny send_type="method_call"/>
+    <allow send_type="signal"/>
+    <allow send_requested_reply="true" send_type="method_return"/>
+    <allow send_requested_reply="true" send_type="error"/>
+    <allow receive_type="method_call"/>
+    <allow receive_type="method_return"/>
+    <allow receive_type="error"/>
+    <allow receive_type="signal"/>
+    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"/>
+    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Introspectable"/>
+    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Properties"/>
+  </policy>
+  <includedir>$TMP/bus/system.d</includedir>
+</busconfig>
+EOC
+        chmod 755 "$TMP" "$TMP/bus"
+        BUS_PID=$(dbus-daemon --config-file="$TMP/bus/bus.conf" --fork --print-pid)
+        export DBUS_SYSTEM_BUS_ADDRESS="unix:path=$TMP/bus/system_bus_socket"
+}
+
+write_config() {
+        CONF=$TMP/seekless.conf
+        cat > "$CONF"
+}
+
+start_daemon() {
+        [ -n "$CONF" ] || write_config < /dev/null
+        "$SEEKLESSD" --config="$CONF" --state-dir="$STATE" --log-level=debug "$@" >>"$DAEMON_LOG" 2>&1 &
+        DAEMON_PID=$!
+        if ! wait_until 20 busctl --system status org.seekless.Seekless1; then
+                fail "seeklessd did not appear on the bus"
+        fi
+}
+
+stop_daemon() {
+        local rc=0
+        kill -TERM "$DAEMON_PID"
+        wait "$DAEMON_PID" || rc=$?
+        DAEMON_PID=
+        [ "$rc" = 0 ] || fail "seeklessd exited with status $rc on SIGTERM"
+}
+
+ctl() {
+        "$SEEKLESSCTL" "$@"
+}
+
+# Print the JSON list of paths of a profile, one per line.
+profile_paths() {
+        ctl --json=short show "$1" | jq -r '.files[].path'
+}
+
+has_profile() {
+        ctl --json=short profiles | jq -e --arg n "$1" 'any(.[]; .name == $n)' >/dev/null
+}
+
+boot_recording_over() {
+        [ "$(busctl --system get-property org.seekless.Seekless1 /org/seekless/Seekless1 \
+                org.seekless.Seekless1.Manager BootRecording)" = "b false" ]
+}

@@ -1,0 +1,571 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+
+#include <fcntl.h>
+#include <ftw.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "db.h"
+#include "macro.h"
+#include "test-util.h"
+
+#define BOOT_A "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+#define BOOT_B "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+#define APP "/usr/bin/foo"
+#define APP2 "/usr/bin/aaa"
+
+static char tmpdir[] = "/tmp/test-db-XXXXXX";
+
+/* The file numbered n: a key above INT64_MAX in fsid to check the int64 round trip. */
+static FileKey file_key(unsigned n) {
+        FileKey k = {
+                .fsid = 0xF000000000000000ULL | n,
+                .handle_type = 1,
+                .handle_len = 8,
+        };
+
+        for (size_t i = 0; i < 8; i++)
+                k.handle[i] = (uint8_t) (n >> (i % 4 * 8));
+        return k;
+}
+
+static char file_paths[1024][32];
+
+static DbSessionFile file_make(unsigned n) {
+        ASSERT_TRUE(n < ELEMENTSOF(file_paths));
+        (void) snprintf(file_paths[n], sizeof file_paths[n], "/usr/lib/f%u", n);
+
+        return (DbSessionFile) {
+                .key = file_key(n),
+                .dev = 2049,
+                .ino = 1000 + n,
+                .generation = n * 7,
+                .path = file_paths[n],
+                .size = 4096ULL * n,
+                .mtime_ns = (int64_t) n * 1000000000LL,
+                .offset_usec = 10ULL * n,
+        };
+}
+
+static int add(Db *db, const char *profile, ProfileKind kind, const char *boot_id, uint64_t started,
+               const unsigned *nums, size_t n, unsigned keep, int64_t *ret_id) {
+        DbSessionFile files[64];
+
+        ASSERT_TRUE(n <= ELEMENTSOF(files));
+        for (size_t i = 0; i < n; i++)
+                files[i] = file_make(nums[i]);
+
+        DbSession s = {
+                .profile = profile,
+                .kind = kind,
+                .boot_id = boot_id,
+                .started_realtime_usec = started,
+                .duration_usec = 100,
+                .complete = true,
+                .files = files,
+                .n_files = n,
+        };
+        return db_add_session(db, &s, keep, ret_id);
+}
+
+#define ADD(db, profile, kind, boot_id, started, keep, ...)                                             \
+        add(db, profile, kind, boot_id, started, (const unsigned[]) { __VA_ARGS__ },                    \
+            sizeof((const unsigned[]) { __VA_ARGS__ }) / sizeof(unsigned), keep, NULL)
+
+static void check_counts(Db *db, unsigned profiles, unsigned sessions, unsigned files) {
+        unsigned p, s, f;
+
+        ASSERT_OK(db_counts(db, &p, &s, &f));
+        fprintf(stderr, "   counts: %u profiles, %u sessions, %u files\n", p, s, f);
+        ASSERT_EQ(p, profiles);
+        ASSERT_EQ(s, sessions);
+        ASSERT_EQ(f, files);
+}
+
+/* The number a stored file was made from, by its key. */
+static unsigned file_num(const DbFile *f) {
+        for (unsigned n = 0; n < ELEMENTSOF(file_paths); n++) {
+                FileKey k = file_key(n);
+
+                if (file_key_equal(&k, &f->key))
+                        return n;
+        }
+        ASSERT_TRUE(false);
+        return 0;
+}
+
+static int64_t file_id_of(const DbMergeInput *in, unsigned n) {
+        for (size_t i = 0; i < in->n_files; i++)
+                if (file_num(in->files + i) == n)
+                        return in->files[i].id;
+        return -1;
+}
+
+static const char *tmp_path(const char *name) {
+        static char buf[4][256];
+        static unsigned k;
+        char *p = buf[k++ % ELEMENTSOF(buf)];
+
+        (void) snprintf(p, sizeof buf[0], "%s/%s", tmpdir, name);
+        return p;
+}
+
+static void write_file(const char *path, const void *data, size_t n) {
+        _cleanup_close_ int fd = -EBADF;
+
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_EQ(write(fd, data, n), (ssize_t) n);
+}
+
+/* The store scenario, run against ":memory:" and a file. */
+static void test_store(const char *path) {
+        _cleanup_(db_freep) Db *db = NULL;
+        int64_t id;
+
+        fprintf(stderr, "   database %s\n", path);
+        ASSERT_OK(db_open(path, &db));
+        check_counts(db, 0, 0, 0);
+
+        /* An app session referring to file 1, which the boot sessions below prune. */
+        ASSERT_OK(ADD(db, APP, PROFILE_APP, BOOT_A, 500, 5, 1, 100, 200));
+        check_counts(db, 1, 1, 3);
+
+        /* Boot session i (started i * 1000) reads files i, i + 1 and 100; keep 3. */
+        ASSERT_OK(ADD(db, "boot", PROFILE_BOOT, BOOT_A, 1000, 3, 1, 2, 100));
+        /* Files 1 and 100 are stored once although two sessions refer to them. */
+        check_counts(db, 2, 2, 4);
+        ASSERT_OK(ADD(db, "boot", PROFILE_BOOT, BOOT_A, 2000, 3, 2, 3, 100));
+        check_counts(db, 2, 3, 5);
+        ASSERT_OK(ADD(db, "boot", PROFILE_BOOT, BOOT_A, 3000, 3, 3, 4, 100));
+        check_counts(db, 2, 4, 6);
+        /* Pruning starts: session 1000 goes, file 2 is still in session 2000, file 1 in the app's. */
+        ASSERT_OK(ADD(db, "boot", PROFILE_BOOT, BOOT_B, 4000, 3, 4, 5, 100));
+        check_counts(db, 2, 4, 7);
+        /* Session 2000 goes and with it file 2, which nothing refers to any more. */
+        ASSERT_OK(add(db, "boot", PROFILE_BOOT, BOOT_B, 5000, (const unsigned[]) { 5, 6, 100 }, 3, 3, &id));
+        ASSERT_TRUE(id > 0);
+        check_counts(db, 2, 4, 7);   /* {1, 3, 4, 5, 6, 100, 200} */
+
+        /* keep == 0 would delete the session being added. */
+        ASSERT_ERROR(ADD(db, "boot", PROFILE_BOOT, BOOT_B, 6000, 0, 1), EINVAL);
+
+        /* A bad file in the middle rolls the whole session back. */
+        {
+                DbSessionFile files[3] = { file_make(7), file_make(8), file_make(9) };
+                files[1].key.handle_len = FID_HANDLE_MAX + 1;
+                DbSession s = {
+                        .profile = "boot", .kind = PROFILE_BOOT, .boot_id = BOOT_B,
+                        .started_realtime_usec = 6000, .files = files, .n_files = 3,
+                };
+                ASSERT_ERROR(db_add_session(db, &s, 3, NULL), EINVAL);
+                check_counts(db, 2, 4, 7);
+        }
+
+        /* Sessions in a boot. */
+        unsigned n;
+        ASSERT_OK(db_count_sessions_in_boot(db, "boot", BOOT_A, &n));
+        ASSERT_EQ(n, 1);
+        ASSERT_OK(db_count_sessions_in_boot(db, "boot", BOOT_B, &n));
+        ASSERT_EQ(n, 2);
+        ASSERT_OK(db_count_sessions_in_boot(db, APP, BOOT_A, &n));
+        ASSERT_EQ(n, 1);
+        ASSERT_OK(db_count_sessions_in_boot(db, APP, BOOT_B, &n));
+        ASSERT_EQ(n, 0);
+        ASSERT_OK(db_count_sessions_in_boot(db, "/nope", BOOT_A, &n));
+        ASSERT_EQ(n, 0);
+
+        /* Sessions, newest first. */
+        {
+                DbSessionInfo *l = NULL;
+                size_t k;
+
+                ASSERT_OK(db_list_sessions(db, &l, &k));
+                ASSERT_EQ(k, 4);
+                ASSERT_EQ(l[0].started_realtime_usec, 5000);
+                ASSERT_EQ(l[0].id, id);
+                ASSERT_EQ(l[1].started_realtime_usec, 4000);
+                ASSERT_EQ(l[2].started_realtime_usec, 3000);
+                ASSERT_EQ(l[3].started_realtime_usec, 500);
+                ASSERT_STREQ(l[0].profile, "boot");
+                ASSERT_EQ(l[0].kind, PROFILE_BOOT);
+                ASSERT_STREQ(l[0].boot_id, BOOT_B);
+                ASSERT_STREQ(l[2].boot_id, BOOT_A);
+                ASSERT_STREQ(l[3].profile, APP);
+                ASSERT_EQ(l[3].kind, PROFILE_APP);
+                ASSERT_EQ(l[0].n_files, 3);
+                ASSERT_EQ(l[0].duration_usec, 100);
+                ASSERT_TRUE(l[0].complete);
+                db_session_infos_free(l, k);
+        }
+
+        /* Merge input round trip. */
+        DbMergeInput in = {};
+        ASSERT_ERROR(db_load_merge_input(db, "/nope", 10, &in), ENOENT);
+        ASSERT_OK(db_load_merge_input(db, "boot", 10, &in));
+        ASSERT_EQ(in.n_sessions, 3);
+        ASSERT_EQ(in.n_files, 5);   /* {3, 4, 5, 6, 100} */
+        for (size_t i = 0; i < in.n_files; i++) {
+                const DbFile *f = in.files + i;
+                unsigned num = file_num(f);
+                DbSessionFile e = file_make(num);
+
+                ASSERT_TRUE(file_key_equal(&f->key, &e.key));
+                ASSERT_EQ(f->key.fsid, e.key.fsid);
+                ASSERT_STREQ(f->path, e.path);
+                ASSERT_EQ(f->size, e.size);
+                ASSERT_EQ(f->ino, e.ino);
+                ASSERT_EQ(f->generation, e.generation);
+                ASSERT_EQ(f->mtime_ns, e.mtime_ns);
+        }
+        /* Newest first, files in position order. */
+        const unsigned expect[3][3] = { { 5, 6, 100 }, { 4, 5, 100 }, { 3, 4, 100 } };
+        for (size_t s = 0; s < 3; s++) {
+                ASSERT_EQ(in.n_session_files[s], 3);
+                for (size_t i = 0; i < 3; i++)
+                        ASSERT_EQ(in.session_files[s][i], file_id_of(&in, expect[s][i]));
+        }
+        int64_t id3 = file_id_of(&in, 3), id4 = file_id_of(&in, 4), id5 = file_id_of(&in, 5),
+                id6 = file_id_of(&in, 6), id100 = file_id_of(&in, 100);
+        db_merge_input_free(&in);
+        db_merge_input_free(&in);   /* idempotent */
+
+        ASSERT_OK(db_load_merge_input(db, "boot", 2, &in));
+        ASSERT_EQ(in.n_sessions, 2);
+        ASSERT_EQ(in.n_files, 4);   /* {4, 5, 6, 100} */
+        ASSERT_EQ(file_id_of(&in, 3), -1);
+        db_merge_input_free(&in);
+
+        /* Store and read back a merged order. */
+        const DbProfileEntry entries[] = {
+                { id100, 0.0, 3 }, { id6, 0.1, 1 }, { id5, 0.2, 2 }, { id4, 0.5, 2 }, { id3, 1.0, 1 },
+        };
+        ASSERT_ERROR(db_store_profile(db, "/nope", entries, ELEMENTSOF(entries)), ENOENT);
+        ASSERT_OK(db_store_profile(db, "boot", entries, ELEMENTSOF(entries)));
+        {
+                DbProfileFile *l = NULL;
+                ProfileKind kind;
+                size_t k;
+
+                ASSERT_ERROR(db_get_profile(db, "/nope", &kind, &l, &k), ENOENT);
+                ASSERT_OK(db_get_profile(db, "boot", &kind, &l, &k));
+                ASSERT_EQ(kind, PROFILE_BOOT);
+                ASSERT_EQ(k, ELEMENTSOF(entries));
+                for (size_t i = 0; i < k; i++) {
+                        ASSERT_EQ(l[i].file.id, entries[i].file_id);
+                        ASSERT_TRUE(fabs(l[i].score - entries[i].score) < 1e-12);
+                        ASSERT_EQ(l[i].seen, entries[i].seen);
+                }
+                ASSERT_STREQ(l[0].file.path, "/usr/lib/f100");
+                ASSERT_EQ(file_num(&l[1].file), 6);
+                db_profile_files_free(l, k);
+        }
+        /* Storing again replaces. */
+        ASSERT_OK(db_store_profile(db, "boot", entries + 1, 3));
+        {
+                DbProfileFile *l = NULL;
+                size_t k;
+
+                ASSERT_OK(db_get_profile(db, "boot", NULL, &l, &k));
+                ASSERT_EQ(k, 3);
+                ASSERT_EQ(l[0].file.id, id6);
+                ASSERT_EQ(l[2].file.id, id4);
+                db_profile_files_free(l, k);
+        }
+        /* The app profile has no merged order yet. */
+        {
+                DbProfileFile *l = NULL;
+                ProfileKind kind;
+                size_t k;
+
+                ASSERT_OK(db_get_profile(db, APP, &kind, &l, &k));
+                ASSERT_EQ(kind, PROFILE_APP);
+                ASSERT_EQ(k, 0);
+                db_profile_files_free(l, k);
+        }
+        /* An unknown file id fails the foreign key and leaves the old order. */
+        ASSERT_TRUE(db_store_profile(db, "boot", (const DbProfileEntry[]) { { 999999, 0, 1 } }, 1) < 0);
+
+        /* Profiles: boot first although "/usr..." sorts before "boot", then by name. */
+        ASSERT_OK(ADD(db, APP2, PROFILE_APP, BOOT_B, 7000, 5, 200));
+        {
+                DbProfileInfo *l = NULL;
+                size_t k;
+
+                ASSERT_OK(db_list_profiles(db, &l, &k));
+                ASSERT_EQ(k, 3);
+                ASSERT_STREQ(l[0].name, "boot");
+                ASSERT_EQ(l[0].kind, PROFILE_BOOT);
+                ASSERT_EQ(l[0].n_sessions, 3);
+                ASSERT_EQ(l[0].n_files, 3);
+                ASSERT_EQ(l[0].bytes, 4096ULL * (6 + 5 + 4));
+                ASSERT_EQ(l[0].updated_realtime_usec, 5100);
+                ASSERT_STREQ(l[1].name, APP2);
+                ASSERT_EQ(l[1].kind, PROFILE_APP);
+                ASSERT_EQ(l[1].n_sessions, 1);
+                ASSERT_EQ(l[1].updated_realtime_usec, 7100);
+                ASSERT_STREQ(l[2].name, APP);
+                ASSERT_EQ(l[2].n_sessions, 1);
+                ASSERT_EQ(l[2].n_files, 0);
+                ASSERT_EQ(l[2].bytes, 0);
+                ASSERT_EQ(l[2].updated_realtime_usec, 600);
+                db_profile_infos_free(l, k);
+        }
+        check_counts(db, 3, 5, 7);
+
+        /* Update a file; a new session with the same key but another path refreshes it too. */
+        ASSERT_OK(db_update_file(db, id6, "/usr/lib/moved", 1, 2));
+        ASSERT_ERROR(db_update_file(db, 999999, "/x", 1, 2), ENOENT);
+        {
+                DbProfileFile *l = NULL;
+                size_t k;
+
+                ASSERT_OK(db_get_profile(db, "boot", NULL, &l, &k));
+                ASSERT_STREQ(l[0].file.path, "/usr/lib/moved");
+                ASSERT_EQ(l[0].file.size, 1);
+                ASSERT_EQ(l[0].file.mtime_ns, 2);
+                db_profile_files_free(l, k);
+        }
+        {
+                DbSessionFile f = file_make(200);
+                f.path = "/usr/lib/renamed";
+                DbSession s = {
+                        .profile = APP2, .kind = PROFILE_APP, .boot_id = BOOT_B,
+                        .started_realtime_usec = 8000, .files = &f, .n_files = 1,
+                };
+                ASSERT_OK(db_add_session(db, &s, 5, NULL));
+                check_counts(db, 3, 6, 7);
+                ASSERT_OK(db_load_merge_input(db, APP2, 5, &in));
+                ASSERT_EQ(in.n_sessions, 2);
+                ASSERT_EQ(in.n_files, 1);
+                ASSERT_STREQ(in.files[0].path, "/usr/lib/renamed");
+                db_merge_input_free(&in);
+        }
+
+        /* Delete a file: it leaves every session and profile. */
+        ASSERT_OK(db_delete_file(db, id5));
+        ASSERT_ERROR(db_delete_file(db, id5), ENOENT);
+        check_counts(db, 3, 6, 6);
+        {
+                DbProfileFile *l = NULL;
+                size_t k;
+
+                ASSERT_OK(db_get_profile(db, "boot", NULL, &l, &k));
+                ASSERT_EQ(k, 2);
+                ASSERT_EQ(l[0].file.id, id6);
+                ASSERT_EQ(l[1].file.id, id4);
+                db_profile_files_free(l, k);
+        }
+        ASSERT_OK(db_load_merge_input(db, "boot", 10, &in));
+        ASSERT_EQ(in.n_sessions, 3);
+        ASSERT_EQ(in.n_files, 4);
+        ASSERT_EQ(in.n_session_files[0], 2);   /* {6, 100} */
+        ASSERT_EQ(in.session_files[0][0], id6);
+        ASSERT_EQ(in.session_files[0][1], id100);
+        ASSERT_EQ(in.n_session_files[1], 2);   /* {4, 100} */
+        ASSERT_EQ(in.n_session_files[2], 3);   /* {3, 4, 100} */
+        db_merge_input_free(&in);
+        {
+                DbSessionInfo *l = NULL;
+                size_t k;
+
+                ASSERT_OK(db_list_sessions(db, &l, &k));
+                ASSERT_EQ(k, 6);
+                for (size_t i = 0; i < k; i++)
+                        if (l[i].started_realtime_usec == 5000 || l[i].started_realtime_usec == 4000)
+                                ASSERT_EQ(l[i].n_files, 2);
+                        else if (l[i].started_realtime_usec == 3000)
+                                ASSERT_EQ(l[i].n_files, 3);
+                db_session_infos_free(l, k);
+        }
+
+        /* Forget the first app: its sessions go, and file 1 that only it referred to; file 200 stays
+         * with APP2, file 100 with boot. */
+        ASSERT_OK(db_forget_profile(db, APP));
+        ASSERT_ERROR(db_forget_profile(db, APP), ENOENT);
+        check_counts(db, 2, 5, 5);   /* {3, 4, 6, 100, 200} */
+        ASSERT_OK(db_count_sessions_in_boot(db, APP, BOOT_A, &n));
+        ASSERT_EQ(n, 0);
+
+        ASSERT_OK(db_forget_all(db, &n));
+        ASSERT_EQ(n, 2);
+        check_counts(db, 0, 0, 0);
+        ASSERT_OK(db_forget_all(db, &n));
+        ASSERT_EQ(n, 0);
+
+        /* Still usable afterwards. */
+        ASSERT_OK(ADD(db, "boot", PROFILE_BOOT, BOOT_A, 9000, 3, 1, 2));
+        check_counts(db, 1, 1, 2);
+}
+
+TEST(store_memory) {
+        test_store(":memory:");
+}
+
+TEST(store_file) {
+        const char *p = tmp_path("store.db");
+
+        test_store(p);
+        (void) unlink(p);
+}
+
+TEST(kind_strings) {
+        ASSERT_STREQ(profile_kind_to_string(PROFILE_BOOT), "boot");
+        ASSERT_STREQ(profile_kind_to_string(PROFILE_APP), "app");
+        ASSERT_TRUE(!profile_kind_to_string(_PROFILE_KIND_MAX));
+        ASSERT_EQ(profile_kind_from_string("boot"), PROFILE_BOOT);
+        ASSERT_EQ(profile_kind_from_string("app"), PROFILE_APP);
+        ASSERT_EQ(profile_kind_from_string("Boot"), _PROFILE_KIND_INVALID);
+        ASSERT_EQ(profile_kind_from_string(""), _PROFILE_KIND_INVALID);
+        ASSERT_EQ(profile_kind_from_string(NULL), _PROFILE_KIND_INVALID);
+}
+
+static int64_t user_version(const char *path) {
+        sqlite3 *s = NULL;
+        sqlite3_stmt *st = NULL;
+        int64_t v;
+
+        ASSERT_EQ(sqlite3_open_v2(path, &s, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
+        ASSERT_EQ(sqlite3_prepare_v2(s, "PRAGMA user_version", -1, &st, NULL), SQLITE_OK);
+        ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+        v = sqlite3_column_int64(st, 0);
+        ASSERT_EQ(sqlite3_finalize(st), SQLITE_OK);
+        ASSERT_EQ(sqlite3_close(s), SQLITE_OK);
+        return v;
+}
+
+TEST(migrations_idempotent) {
+        const char *p = tmp_path("migrate.db");
+        Db *db = NULL;
+
+        ASSERT_TRUE(db_schema_version() >= 1);
+
+        ASSERT_OK(db_open(p, &db));
+        ASSERT_OK(ADD(db, "boot", PROFILE_BOOT, BOOT_A, 1000, 3, 1, 2, 3));
+        db = db_free(db);
+        ASSERT_TRUE(!db);
+        ASSERT_EQ(user_version(p), db_schema_version());
+
+        ASSERT_OK(db_open(p, &db));
+        check_counts(db, 1, 1, 3);
+        db = db_free(db);
+        ASSERT_OK(db_open(p, &db));
+        check_counts(db, 1, 1, 3);
+        db = db_free(db);
+        ASSERT_EQ(user_version(p), db_schema_version());
+
+        /* An empty file is a new database, not a corrupt one. */
+        const char *e = tmp_path("empty.db");
+        write_file(e, "", 0);
+        ASSERT_OK(db_open(e, &db));
+        check_counts(db, 0, 0, 0);
+        db = db_free(db);
+
+        ASSERT_TRUE(!db_free(NULL));
+        (void) unlink(p);
+        (void) unlink(e);
+}
+
+TEST(newer_version) {
+        const char *p = tmp_path("newer.db");
+        Db *db = NULL;
+        sqlite3 *s = NULL;
+        char sql[64];
+
+        ASSERT_OK(db_open(p, &db));
+        db = db_free(db);
+
+        ASSERT_EQ(sqlite3_open_v2(p, &s, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
+        (void) snprintf(sql, sizeof sql, "PRAGMA user_version = %d", db_schema_version() + 1);
+        ASSERT_EQ(sqlite3_exec(s, sql, NULL, NULL, NULL), SQLITE_OK);
+        ASSERT_EQ(sqlite3_close(s), SQLITE_OK);
+
+        db = (Db *) 0x1;
+        ASSERT_ERROR(db_open(p, &db), EPROTO);
+        ASSERT_TRUE(db == (Db *) 0x1);   /* not written on failure */
+        ASSERT_EQ(user_version(p), db_schema_version() + 1);
+
+        (void) unlink(p);
+}
+
+TEST(corrupt) {
+        const char *p = tmp_path("garbage.db");
+        char junk[8192];
+        Db *db = NULL;
+
+        /* ASCII junk. */
+        for (size_t i = 0; i < sizeof junk; i++)
+                junk[i] = (char) ('a' + i * 7 % 26);
+        write_file(p, junk, sizeof junk);
+        ASSERT_ERROR(db_open(p, &db), EBADMSG);
+
+        /* Random bytes. */
+        srand(42);
+        for (size_t i = 0; i < sizeof junk; i++)
+                junk[i] = (char) rand();
+        write_file(p, junk, sizeof junk);
+        ASSERT_ERROR(db_open(p, &db), EBADMSG);
+
+        /* The right magic followed by junk. */
+        memcpy(junk, "SQLite format 3", 16);
+        write_file(p, junk, sizeof junk);
+        ASSERT_ERROR(db_open(p, &db), EBADMSG);
+
+        ASSERT_TRUE(!db);
+        (void) unlink(p);
+}
+
+/* A real database, cut short at `size` bytes. */
+static void check_truncated(off_t size) {
+        const char *p = tmp_path("truncated.db");
+        Db *db = NULL;
+        unsigned nums[50];
+        struct stat st;
+
+        ASSERT_OK(db_open(p, &db));
+        for (unsigned s = 0; s < 20; s++) {
+                for (unsigned i = 0; i < ELEMENTSOF(nums); i++)
+                        nums[i] = s * 50 + i;
+                ASSERT_OK(add(db, "boot", PROFILE_BOOT, BOOT_A, 1000 + s, nums, ELEMENTSOF(nums), 100, NULL));
+        }
+        db = db_free(db);
+
+        ASSERT_OK(stat(p, &st));
+        fprintf(stderr, "   %lld bytes, truncating to %lld\n", (long long) st.st_size,
+                (long long) (size < 0 ? st.st_size / 2 : size));
+        ASSERT_OK(truncate(p, size < 0 ? st.st_size / 2 : size));
+
+        ASSERT_ERROR(db_open(p, &db), EBADMSG);
+        ASSERT_TRUE(!db);
+        (void) unlink(p);
+}
+
+TEST(truncated) {
+        check_truncated(-1);      /* half */
+        check_truncated(1000);    /* within the first page */
+        check_truncated(4096);    /* just the first page */
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+        return remove(path);
+}
+
+int main(void) {
+        ASSERT_TRUE(mkdtemp(tmpdir));
+
+        RUN(kind_strings);
+        RUN(store_memory);
+        RUN(store_file);
+        RUN(migrations_idempotent);
+        RUN(newer_version);
+        RUN(corrupt);
+        RUN(truncated);
+
+        ASSERT_OK(nftw(tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS));
+        return EXIT_SUCCESS;
+}

@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "macro.h"
+#include "rank.h"
+#include "test-util.h"
+
+#define SESSION(...)                                                                    \
+        {                                                                               \
+                .file_ids = (const int64_t[]) { __VA_ARGS__ },                          \
+                .n_files = sizeof((const int64_t[]) { __VA_ARGS__ }) / sizeof(int64_t), \
+        }
+
+/* Merges and compares with the expected ids, scores and seen counts. */
+static void check(const RankSession *sessions, size_t n_sessions, const int64_t *ids, const double *scores,
+                  const unsigned *seen, size_t n) {
+        _cleanup_free_ RankResult *results = NULL;
+        int r;
+
+        r = rank_merge(sessions, n_sessions, &results);
+        ASSERT_OK(r);
+        ASSERT_EQ(r, n);
+        for (size_t i = 0; i < n; i++) {
+                fprintf(stderr, "   %zu: file %lld score %.6f seen %u\n", i, (long long) results[i].file_id,
+                        results[i].score, results[i].seen);
+                ASSERT_EQ(results[i].file_id, ids[i]);
+                ASSERT_TRUE(fabs(results[i].score - scores[i]) < 1e-9);
+                if (seen)
+                        ASSERT_EQ(results[i].seen, seen[i]);
+        }
+}
+
+TEST(single_session) {
+        const RankSession s[] = { SESSION(5, 3, 9, 1) };
+
+        check(s, ELEMENTSOF(s), (const int64_t[]) { 5, 3, 9, 1 },
+              (const double[]) { 0, 1.0 / 3, 2.0 / 3, 1 }, (const unsigned[]) { 1, 1, 1, 1 }, 4);
+
+        /* One file: position 0, not 0/0. */
+        const RankSession one[] = { SESSION(42) };
+        check(one, 1, (const int64_t[]) { 42 }, (const double[]) { 0 }, (const unsigned[]) { 1 }, 1);
+}
+
+TEST(two_sessions) {
+        /* Weights 1 (S0) and 0.8 (S1), total 1.8, half 0.9.
+         *   file 1: S0 0,   S1 0        -> sorted 0(w1): cum 1 >= 0.9                -> 0
+         *   file 2: S0 1/2, S1 1/3      -> sorted 1/3(w.8) cum .8 < .9, 1/2(w1)     -> 1/2
+         *   file 3: S0 1,   S1 0        -> sorted 0(w.8) cum .8 < .9, 1(w1)         -> 1
+         *   file 4: S1 1 only          -> total .8, half .4                         -> 1
+         * Files 3 and 4 tie on score 1 and on the position in their newest session (1), so by id. */
+        const RankSession s[] = {
+                SESSION(1, 2, 3),
+                SESSION(3, 2, 1, 4),
+        };
+
+        check(s, ELEMENTSOF(s), (const int64_t[]) { 1, 2, 3, 4 }, (const double[]) { 0, 0.5, 1, 1 },
+              (const unsigned[]) { 2, 2, 2, 1 }, 4);
+}
+
+TEST(three_sessions_scenario) {
+        /* Sessions oldest -> newest: L1 = [A,B,C,D], L2 = [B,A,C,D], L3 = [B,C,A,D]; A=1 B=2 C=3 D=4.
+         * sessions[0] = L3 (w 1), sessions[1] = L2 (w 0.8), sessions[2] = L1 (w 0.64).
+         * n = 4 everywhere, so p = index/3. Every file is in all three: total 2.44, half 1.22.
+         *   A: L3 2/3 (w1), L2 1/3 (w.8), L1 0 (w.64)
+         *      sorted: 0 cum .64 < 1.22; 1/3 cum 1.44 >= 1.22                            -> 1/3
+         *   B: L3 0 (w1), L2 0 (w.8), L1 1/3 (w.64)
+         *      sorted: 0 cum 1.8 >= 1.22                                                 -> 0
+         *   C: L3 1/3 (w1), L2 2/3 (w.8), L1 2/3 (w.64)
+         *      sorted: 1/3 cum 1 < 1.22; 2/3 cum 2.44                                    -> 2/3
+         *   D: 1 everywhere                                                              -> 1
+         * EXPECTED L1..L3: B (0), A (1/3), C (2/3), D (1)
+         * The newest session (B C A D) does not outvote the two before it, which agree on A before C. */
+        const int64_t A = 1, B = 2, C = 3, D = 4;
+        const RankSession s[] = {
+                SESSION(B, C, A, D),  /* L3 */
+                SESSION(B, A, C, D),  /* L2 */
+                SESSION(A, B, C, D),  /* L1 */
+        };
+
+        check(s, ELEMENTSOF(s), (const int64_t[]) { B, A, C, D }, (const double[]) { 0, 1.0 / 3, 2.0 / 3, 1 },
+              (const unsigned[]) { 3, 3, 3, 3 }, 4);
+}
+
+TEST(median_not_dragged) {
+        /* Four sessions: weights 1, .8, .64, .512, total 2.952, half 1.476.
+         * S0 = [2,1], S1 = S2 = S3 = [1,2].
+         *   file 1: S0 1 (w1), S1..S3 0: sorted 0,0,0 cum .8+.64+.512 = 1.952 >= 1.476  -> 0
+         *   file 2: S0 0 (w1), S1..S3 1: sorted 0 cum 1 < 1.476, then 1                 -> 1
+         * One late access in the newest session does not move file 1 back. */
+        const RankSession s[] = {
+                SESSION(2, 1),
+                SESSION(1, 2),
+                SESSION(1, 2),
+                SESSION(1, 2),
+        };
+
+        check(s, ELEMENTSOF(s), (const int64_t[]) { 1, 2 }, (const double[]) { 0, 1 },
+              (const unsigned[]) { 4, 4 }, 2);
+}
+
+TEST(only_in_old_session) {
+        /* S0 = S1 = [1,2,3] (p 0, 1/2, 1), S2 = [1,4,2,3] (p 0, 1/3, 2/3, 1).
+         *   file 1: 0 everywhere                                   -> 0
+         *   file 2: S0 1/2 (w1), S1 1/2, S2 2/3: 1/2 cum 1.8 >= 1.22 -> 1/2
+         *   file 3: 1 everywhere                                   -> 1
+         *   file 4: S2 1/3 only                                    -> 1/3, seen once, still included */
+        const RankSession s[] = {
+                SESSION(1, 2, 3),
+                SESSION(1, 2, 3),
+                SESSION(1, 4, 2, 3),
+        };
+
+        check(s, ELEMENTSOF(s), (const int64_t[]) { 1, 4, 2, 3 }, (const double[]) { 0, 1.0 / 3, 0.5, 1 },
+              (const unsigned[]) { 3, 1, 3, 3 }, 4);
+}
+
+TEST(ties) {
+        /* Equal scores, equal newest positions: by file id.
+         * S0 = [1,2] (p 0, 1), S1 = [3,4,5] (p 0, 1/2, 1): 1 and 3 score 0, 2 and 5 score 1. */
+        const RankSession by_id[] = {
+                SESSION(1, 2),
+                SESSION(3, 4, 5),
+        };
+        check(by_id, ELEMENTSOF(by_id), (const int64_t[]) { 1, 3, 4, 2, 5 },
+              (const double[]) { 0, 0, 0.5, 1, 1 }, (const unsigned[]) { 1, 1, 1, 1, 1 }, 5);
+
+        /* Equal scores, different newest positions: by that position, not by id.
+         * S0 = [5,2,1] (p 0, 1/2, 1), S1 = S2 = S3 = [1,2] (p 0, 1); total 25/12, half 25/24.
+         *   file 5: S0 0 only                                          -> 0, newest position 0
+         *   file 1: S0 1 (w1), older 0: cum 13/12 >= 25/24             -> 0, newest position 1
+         *   file 2: S0 1/2 (w1) cum 1 < 25/24, then 1                   -> 1 */
+        const RankSession by_position[] = {
+                SESSION(5, 2, 1),
+                SESSION(1, 2),
+                SESSION(1, 2),
+                SESSION(1, 2),
+        };
+        check(by_position, ELEMENTSOF(by_position), (const int64_t[]) { 5, 1, 2 },
+              (const double[]) { 0, 0, 1 }, (const unsigned[]) { 1, 4, 4 }, 3);
+}
+
+TEST(two_disagree) {
+        /* Two sessions that disagree: weights 1 and 0.8, total 1.8, half 0.9. With 0.8^age weights no subset
+         * of sessions weighs exactly half, so the median is never ambiguous.
+         *   file 1: S0 1 (w1), S1 0 (w.8): sorted 0 cum .8 < .9, then 1   -> 1
+         *   file 2: S0 0 (w1), S1 1 (w.8): sorted 0 cum 1 >= .9          -> 0
+         * Between two sessions the newer one decides. */
+        const RankSession s[] = {
+                SESSION(2, 1),
+                SESSION(1, 2),
+        };
+
+        check(s, ELEMENTSOF(s), (const int64_t[]) { 2, 1 }, (const double[]) { 0, 1 },
+              (const unsigned[]) { 2, 2 }, 2);
+}
+
+TEST(duplicate_in_session) {
+        /* A file listed twice counts at its first access, once. */
+        const RankSession s[] = { SESSION(1, 2, 1) };
+
+        check(s, ELEMENTSOF(s), (const int64_t[]) { 1, 2 }, (const double[]) { 0, 0.5 },
+              (const unsigned[]) { 1, 1 }, 2);
+}
+
+TEST(empty) {
+        RankResult *results = (RankResult *) 0x1;
+
+        ASSERT_EQ(rank_merge(NULL, 0, &results), 0);
+        ASSERT_TRUE(!results);
+
+        const RankSession s[] = { { .file_ids = NULL, .n_files = 0 }, { .file_ids = NULL, .n_files = 0 } };
+        results = (RankResult *) 0x1;
+        ASSERT_EQ(rank_merge(s, ELEMENTSOF(s), &results), 0);
+        ASSERT_TRUE(!results);
+}
+
+TEST(large) {
+        /* 10 sessions of 100k files in different orders: must stay fast (sort-based, not quadratic). */
+        enum { N_SESSIONS = 10, N_FILES = 100000 };
+        _cleanup_free_ int64_t *ids = NULL;
+        _cleanup_free_ RankResult *results = NULL;
+        RankSession s[N_SESSIONS];
+        int r;
+
+        ids = calloc((size_t) N_SESSIONS * N_FILES, sizeof(int64_t));
+        ASSERT_TRUE(ids);
+
+        srand(1);
+        for (size_t i = 0; i < N_SESSIONS; i++) {
+                int64_t *l = ids + i * N_FILES;
+
+                for (size_t j = 0; j < N_FILES; j++)
+                        l[j] = (int64_t) j + 1000;
+                for (size_t j = N_FILES - 1; j > 0; j--) {
+                        size_t k = (size_t) rand() % (j + 1);
+                        int64_t t = l[j];
+                        l[j] = l[k];
+                        l[k] = t;
+                }
+                s[i] = (RankSession) { .file_ids = l, .n_files = N_FILES };
+        }
+
+        r = rank_merge(s, N_SESSIONS, &results);
+        ASSERT_EQ(r, N_FILES);
+        for (size_t i = 0; i < N_FILES; i++) {
+                ASSERT_EQ(results[i].seen, N_SESSIONS);
+                ASSERT_TRUE(results[i].score >= 0 && results[i].score <= 1);
+                if (i > 0)
+                        ASSERT_TRUE(results[i - 1].score <= results[i].score);
+        }
+}
+
+int main(void) {
+        RUN(single_session);
+        RUN(two_sessions);
+        RUN(three_sessions_scenario);
+        RUN(median_not_dragged);
+        RUN(only_in_old_session);
+        RUN(ties);
+        RUN(two_disagree);
+        RUN(duplicate_in_session);
+        RUN(empty);
+        RUN(large);
+        return EXIT_SUCCESS;
+}

@@ -1,0 +1,50 @@
+#!/bin/bash
+# Restarting keeps profiles; a corrupt database is moved aside with a logged error and a fresh one is
+# created; a database from a newer seekless is refused with a clear message and left untouched.
+. "$(dirname "$0")/lib.sh"
+
+setup_image
+start_bus
+write_config <<EOC
+[Record]
+BootWindowSec=2
+LaunchWindowSec=2
+EOC
+mkdir -p "$MNT/bin" "$MNT/data"
+cp "$OPEN_FILES" "$MNT/bin/prog"
+echo one > "$MNT/data/one"; echo two > "$MNT/data/two"
+P=$MNT/bin/prog
+
+start_daemon --filesystem="$MNT"
+wait_until 30 boot_recording_over || fail "boot window did not close"
+"$P" "$MNT/data/one" "$MNT/data/two"
+wait_until 30 has_profile "$P" || fail "launch not recorded"
+before=$(ctl --json=short show "$P")
+stop_daemon
+
+start_daemon --filesystem="$MNT"
+[ "$(ctl --json=short show "$P")" = "$before" ] || fail "profile changed across restart"
+pass "profile survives a restart"
+stop_daemon
+
+# corrupt the database
+head -c 65536 /dev/urandom > "$STATE/seekless.db"
+rm -f "$STATE/seekless.db-wal" "$STATE/seekless.db-shm"
+start_daemon --filesystem="$MNT"
+grep -q "is corrupt; moving it aside" "$DAEMON_LOG" || fail "no error logged for the corrupt database"
+ls "$STATE"/seekless.db.corrupt-* >/dev/null || fail "corrupt database was not kept aside"
+[ "$(ctl --json=short profiles)" = "[]" ] || fail "fresh database is not empty"
+"$P" "$MNT/data/two" "$MNT/data/one"
+wait_until 30 has_profile "$P" || fail "fresh database does not record"
+pass "corrupt database moved aside, fresh one works"
+stop_daemon
+
+# a database from the future
+sqlite3 "$STATE/seekless.db" 'PRAGMA user_version = 9999;'
+sum=$(sha256sum "$STATE/seekless.db")
+rc=0
+"$SEEKLESSD" --config="$CONF" --state-dir="$STATE" --filesystem="$MNT" >"$TMP/newer.log" 2>&1 || rc=$?
+[ "$rc" != 0 ] || fail "seeklessd accepted a newer database"
+grep -q "newer version of seekless" "$TMP/newer.log" || fail "no clear message: $(cat "$TMP/newer.log")"
+[ "$(sha256sum "$STATE/seekless.db")" = "$sum" ] || fail "newer database was modified"
+pass "newer database refused and untouched"

@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Unit tests of the recording building blocks: session file sets, pid attribution (against a fixture
+ * /proc tree), mountinfo parsing (fixture) and FID record parsing (a buffer laid out as the kernel does). */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "mounts.h"
+#include "pidmap.h"
+#include "recorder.h"
+#include "session.h"
+#include "test-util.h"
+
+static FileKey key(uint32_t ino) {
+        FileKey k = { .fsid = 0x1234, .handle_type = 1, .handle_len = 8 };
+        memcpy(k.handle, &ino, sizeof ino);
+        return k;
+}
+
+TEST(session_order_and_dedupe) {
+        Session *s = NULL;
+        FileKey a = key(10), b = key(11), c = key(12);
+
+        ASSERT_OK(session_new(PROFILE_APP, "/bin/x", 1000, 10 * USEC_PER_SEC, &s));
+        ASSERT_EQ(s->deadline_usec, 1000 + 10 * USEC_PER_SEC);
+        ASSERT_EQ(session_add(s, &b, 1500), 1);
+        ASSERT_EQ(session_add(s, &a, 2000), 1);
+        ASSERT_EQ(session_add(s, &b, 2500), 0);
+        ASSERT_EQ(session_add(s, &c, 3000), 1);
+        ASSERT_EQ(s->n_files, 3);
+        ASSERT_TRUE(file_key_equal(&s->files[0].key, &b));
+        ASSERT_TRUE(file_key_equal(&s->files[1].key, &a));
+        ASSERT_TRUE(file_key_equal(&s->files[2].key, &c));
+        ASSERT_EQ(s->files[0].offset_usec, 500);   /* first access kept, not the repeat */
+        ASSERT_TRUE(session_contains(s, &c));
+        FileKey other = key(10);
+        other.fsid = 0x9999;                      /* same inode, other filesystem: a different file */
+        ASSERT_TRUE(!session_contains(s, &other));
+        session_free(s);
+}
+
+TEST(session_many_files) {
+        Session *s = NULL;
+
+        ASSERT_OK(session_new(PROFILE_BOOT, "boot", 0, USEC_PER_SEC, &s));
+        for (uint32_t i = 0; i < 100000; i++) {
+                FileKey k = key(i);
+                ASSERT_EQ(session_add(s, &k, i), 1);
+        }
+        for (uint32_t i = 0; i < 100000; i += 7) {
+                FileKey k = key(i);
+                ASSERT_EQ(session_add(s, &k, 0), 0);
+                ASSERT_TRUE(file_key_equal(&s->files[i].key, &k));
+        }
+        ASSERT_EQ(s->n_files, 100000);
+        /* well under the 20 MiB budget for 100k files */
+        ASSERT_TRUE(session_memory(s) < 10u * 1024 * 1024);
+        session_free(s);
+}
+
+static void write_file(const char *dir, const char *name, const char *content) {
+        char p[PATH_MAX];
+        FILE *f;
+
+        snprintf(p, sizeof p, "%s/%s", dir, name);
+        f = fopen(p, "we");
+        ASSERT_TRUE(f);
+        fputs(content, f);
+        fclose(f);
+}
+
+static void fake_proc(const char *root, int pid, int ppid, const char *comm, const char *cgroup) {
+        char d[PATH_MAX], stat[256], cg[512];
+
+        snprintf(d, sizeof d, "%s/%i", root, pid);
+        ASSERT_TRUE(mkdir(d, 0755) == 0);
+        snprintf(stat, sizeof stat, "%i (%s) S %i 1 1 0 -1\n", pid, comm, ppid);
+        write_file(d, "stat", stat);
+        snprintf(cg, sizeof cg, "0::%s\n", cgroup);
+        write_file(d, "cgroup", cg);
+}
+
+TEST(pidmap_attribution) {
+        char root[] = "/tmp/test-session-proc.XXXXXX";
+        Session *launch = NULL, *desktop = NULL;
+        PidMap m;
+
+        ASSERT_TRUE(mkdtemp(root));
+        fake_proc(root, 100, 1, "bash", "/user.slice/session-1.scope");
+        fake_proc(root, 200, 100, "prog", "/user.slice/session-1.scope");
+        fake_proc(root, 201, 200, "child (with) parens", "/user.slice/session-1.scope");
+        fake_proc(root, 202, 201, "grandchild", "/user.slice/session-1.scope");
+        fake_proc(root, 300, 100, "unrelated", "/user.slice/session-1.scope");
+        fake_proc(root, 400, 1, "gnome-app", "/user.slice/user-1000.slice/user@1000.service/app.slice/app-gnome-foo-42.scope");
+        fake_proc(root, 401, 1, "dbus-activated", "/user.slice/user-1000.slice/user@1000.service/app.slice/app-gnome-foo-42.scope");
+
+        pid_t ppid;
+        ASSERT_OK(proc_get_ppid(root, 201, &ppid));
+        ASSERT_EQ(ppid, 200);
+        ASSERT_ERROR(proc_get_ppid(root, 999, &ppid), ENOENT);
+
+        ASSERT_OK(session_new(PROFILE_APP, "/bin/prog", 0, USEC_PER_SEC, &launch));
+        launch->root_pid = 200;
+        ASSERT_OK(session_new(PROFILE_APP, "/bin/foo", 0, USEC_PER_SEC, &desktop));
+        desktop->root_pid = 400;
+        char *cg = NULL;
+        ASSERT_OK(proc_get_cgroup(root, 400, &cg));
+        ASSERT_TRUE(cgroup_app_unit(cg) != NULL);
+        desktop->cgroup = cg;
+        launch->next = desktop;
+
+        pidmap_init(&m, root);
+        ASSERT_TRUE(pidmap_lookup(&m, launch, 200) == launch);
+        ASSERT_TRUE(pidmap_lookup(&m, launch, 202) == launch);   /* grandchild */
+        ASSERT_TRUE(pidmap_lookup(&m, launch, 201) == launch);   /* cached on the way */
+        ASSERT_TRUE(pidmap_lookup(&m, launch, 300) == NULL);     /* sibling of the launcher */
+        ASSERT_TRUE(pidmap_lookup(&m, launch, 100) == NULL);     /* the launcher itself */
+        ASSERT_TRUE(pidmap_lookup(&m, launch, 401) == desktop);  /* same app scope, not a descendant */
+        ASSERT_TRUE(pidmap_lookup(&m, launch, 999) == NULL);     /* exited before we looked */
+        ASSERT_TRUE(pidmap_lookup(&m, NULL, 200) == NULL);
+
+        ASSERT_TRUE(cgroup_app_unit("/user.slice/session-2.scope") == NULL);
+        ASSERT_TRUE(cgroup_app_unit("/a/app-firefox@1.service") != NULL);
+
+        pidmap_done(&m);
+        session_free(desktop);
+        launch->next = NULL;
+        session_free(launch);
+        char cmd[PATH_MAX];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+        ASSERT_EQ(system(cmd), 0);
+}
+
+TEST(mountinfo) {
+        char dir[] = "/tmp/test-session-mi.XXXXXX";
+        char path[PATH_MAX];
+        FilesystemList l = {};
+
+        ASSERT_TRUE(mkdtemp(dir));
+        snprintf(path, sizeof path, "%s/mountinfo", dir);
+        /* "/" and /tmp exist here, so statfs() works for them; the rest tests the filters */
+        write_file(dir, "mountinfo",
+                   "22 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw\n"
+                   "23 22 254:0 /var /srv/bind rw,relatime shared:1 - ext4 /dev/vda rw\n"
+                   "24 22 7:1 / /tmp ro,relatime - ext4 /dev/loop1 ro\n"
+                   "25 22 0:5 / /proc rw - proc proc rw\n"
+                   "26 22 7:2 / /tmp rw - xfs /dev/loop2 rw\n"
+                   "27 22 7:3 / /does/not/exist rw - ext4 /dev/loop3 rw\n");
+        ASSERT_OK(mounts_scan(path, NULL, &l));
+        /* the bind mount is the same device (counted once), the ro superblock, proc, xfs and the
+         * unreachable mount point are left out */
+        ASSERT_EQ(l.n, 1);
+        ASSERT_STREQ(l.items[0].mount, "/");
+        ASSERT_EQ(major(l.items[0].dev), 254);
+        filesystem_list_clear(&l);
+        ASSERT_ERROR(mounts_scan("/nonexistent/mountinfo", NULL, &l), ENOENT);
+        unlink(path);
+        rmdir(dir);
+}
+
+TEST(parse_fid) {
+        union {
+                struct fanotify_event_metadata m;
+                uint8_t buf[256];
+        } u = {};
+        struct fanotify_event_info_fid *fid;
+        struct file_handle *fh;
+        uint32_t v[2] = { 1234, 77 };
+        FileKey k;
+
+        u.m.metadata_len = sizeof u.m;
+        u.m.vers = FANOTIFY_METADATA_VERSION;
+        u.m.mask = FAN_OPEN;
+        u.m.fd = FAN_NOFD;
+        fid = (void *) (u.buf + sizeof u.m);
+        fid->hdr.info_type = FAN_EVENT_INFO_TYPE_FID;
+        fid->hdr.len = sizeof *fid + sizeof *fh + 8;
+        memset(&fid->fsid, 0xab, sizeof fid->fsid);
+        fh = (void *) fid->handle;
+        fh->handle_bytes = 8;
+        fh->handle_type = 1;
+        memcpy(fh->f_handle, v, sizeof v);
+        u.m.event_len = sizeof u.m + fid->hdr.len;
+
+        ASSERT_EQ(recorder_parse_fid(&u.m, &k), 1);
+        ASSERT_EQ(k.handle_type, 1);
+        ASSERT_EQ(k.handle_len, 8);
+        ASSERT_TRUE(k.fsid == 0xababababababababULL);
+        ASSERT_TRUE(memcmp(k.handle, v, 8) == 0);
+
+        /* a record claiming more bytes than the event holds is rejected, not read past */
+        fh->handle_bytes = 200;
+        ASSERT_EQ(recorder_parse_fid(&u.m, &k), -EBADMSG);
+        /* no info record at all (e.g. overflow event) */
+        u.m.event_len = sizeof u.m;
+        ASSERT_EQ(recorder_parse_fid(&u.m, &k), 0);
+}
+
+int main(void) {
+        RUN(session_order_and_dedupe);
+        RUN(session_many_files);
+        RUN(pidmap_attribution);
+        RUN(mountinfo);
+        RUN(parse_fid);
+        return 0;
+}

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/* Minimal test helpers: each test program runs its TEST()s in order and exits 0, 1 on the first failed
+ * assertion, or 77 (skip) via test_skip(). */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ASSERT_TRUE(expr)                                                                       \
+        do {                                                                                    \
+                if (!(expr)) {                                                                  \
+                        fprintf(stderr, "%s:%d: assertion failed: %s\n", __FILE__, __LINE__, #expr); \
+                        exit(EXIT_FAILURE);                                                     \
+                }                                                                               \
+        } while (0)
+
+#define ASSERT_OK(expr)                                                                         \
+        do {                                                                                    \
+                long long _r = (long long) (expr);                                              \
+                if (_r < 0) {                                                                   \
+                        fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #expr,    \
+                                strerror((int) -_r));                                           \
+                        exit(EXIT_FAILURE);                                                     \
+                }                                                                               \
+        } while (0)
+
+#define ASSERT_ERROR(expr, err)                                                                 \
+        do {                                                                                    \
+                long long _r = (long long) (expr);                                              \
+                if (_r != -(err)) {                                                             \
+                        fprintf(stderr, "%s:%d: %s returned %lld, expected -%s\n", __FILE__,    \
+                                __LINE__, #expr, _r, strerror(err));                            \
+                        exit(EXIT_FAILURE);                                                     \
+                }                                                                               \
+        } while (0)
+
+#define ASSERT_EQ(a, b)                                                                         \
+        do {                                                                                    \
+                long long _a = (long long) (a), _b = (long long) (b);                           \
+                if (_a != _b) {                                                                 \
+                        fprintf(stderr, "%s:%d: %s == %lld, expected %s == %lld\n", __FILE__,   \
+                                __LINE__, #a, _a, #b, _b);                                      \
+                        exit(EXIT_FAILURE);                                                     \
+                }                                                                               \
+        } while (0)
+
+#define ASSERT_STREQ(a, b)                                                                      \
+        do {                                                                                    \
+                const char *_a = (a), *_b = (b);                                                \
+                if (!_a || !_b || strcmp(_a, _b) != 0) {                                        \
+                        fprintf(stderr, "%s:%d: \"%s\" != \"%s\"\n", __FILE__, __LINE__,        \
+                                _a ?: "(null)", _b ?: "(null)");                                \
+                        exit(EXIT_FAILURE);                                                     \
+                }                                                                               \
+        } while (0)
+
+#define TEST(name) static void test_##name(void)
+#define RUN(name)                                                                               \
+        do {                                                                                    \
+                fprintf(stderr, "-- %s\n", #name);                                              \
+                test_##name();                                                                  \
+        } while (0)
+
+#define EXIT_TEST_SKIP 77
