@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* seeklessd: argv, config, manager start, event loop. Everything else lives in manager*.c. */
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,13 +115,23 @@ static int parse_argv(int argc, char *argv[]) {
 static int run(int argc, char *argv[]) {
         _cleanup_(manager_freep) Manager *m = NULL;
         _cleanup_free_ char *dropins = NULL;
-        const char *config = arg_config ?: CONFIG_FILE, *state;
+        const char *config, *state;
         int r;
 
         log_open();
         r = parse_argv(argc, argv);
         if (r <= 0)
                 return r;
+        config = arg_config ?: CONFIG_FILE;
+
+        /* Block the signals sd-event handles before any thread exists, so that the exec watcher thread
+         * inherits the mask and SIGTERM always reaches the event loop (which then saves open sessions). */
+        sigset_t mask;
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
+                return log_error_errno(-errno, "Failed to block signals: %m");
 
         r = seekless_bus_errors_register();
         if (r < 0)
@@ -153,7 +164,9 @@ static int run(int argc, char *argv[]) {
         if (r < 0)
                 return r;
 
-        r = sd_event_set_signal_exit(m->event, true);
+        r = sd_event_add_signal(m->event, NULL, SIGTERM, NULL, NULL);
+        if (r >= 0)
+                r = sd_event_add_signal(m->event, NULL, SIGINT, NULL, NULL);
         if (r < 0)
                 return log_error_errno(r, "Failed to handle SIGTERM/SIGINT: %m");
 

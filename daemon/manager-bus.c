@@ -22,12 +22,12 @@ static int check_root(sd_bus_message *message, const char *what, sd_bus_error *e
 
         r = sd_bus_query_sender_creds(message, SD_BUS_CREDS_EUID | SD_BUS_CREDS_UID | SD_BUS_CREDS_AUGMENT, &creds);
         if (r < 0)
-                return r;
+                return log_debug_errno(r, "Failed to query caller credentials: %m");
         r = sd_bus_creds_get_euid(creds, &uid);
         if (r < 0)
                 r = sd_bus_creds_get_uid(creds, &uid);
         if (r < 0)
-                return r;
+                return log_debug_errno(r, "Failed to get caller uid: %m");
         if (uid != 0)
                 return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
                                          "Only root may %s: file paths are private.", what);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <systemd/sd-daemon.h>
@@ -15,6 +16,7 @@
 #include "fid-util.h"
 #include "log.h"
 #include "manager.h"
+#include "proc-events.h"
 #include "rank.h"
 
 #define OPEN_BUFFER_SIZE (64 * 1024)
@@ -51,6 +53,7 @@ Manager *manager_free(Manager *m) {
         pidmap_done(&m->pidmap);
         sd_event_source_disable_unref(m->open_source);
         sd_event_source_disable_unref(m->exec_source);
+        sd_event_source_disable_unref(m->fork_source);
         sd_event_source_disable_unref(m->mountinfo_source);
         sd_event_source_disable_unref(m->timer_source);
         sd_bus_slot_unref(m->startup_finished_slot);
@@ -286,7 +289,10 @@ finish:
 }
 
 static void manager_update_marks(Manager *m) {
-        if (m->boot || m->launches)
+        if (m->launches)
+                return;
+        pidmap_forget_forks(&m->pidmap);
+        if (m->boot)
                 return;
         if (recorder_disarm(m->recorder, m->exec_seq_seen) > 0)
                 log_debug("No window open: watching execs only");
@@ -423,6 +429,36 @@ static void manager_drain_execs(Manager *m) {
         }
 }
 
+static void on_fork(pid_t child, pid_t parent, void *userdata) {
+        Manager *m = userdata;
+
+        pidmap_note_fork(&m->pidmap, child, parent);
+}
+
+/* Execs first: a fork only matters if its parent's launch is known. */
+static void manager_drain_forks(Manager *m) {
+        int r;
+
+        manager_drain_execs(m);
+        if (!m->fork_source)
+                return;
+        if (!m->launches) {
+                /* nothing to attribute: just empty the socket */
+                char buf[8192];
+                while (recv(sd_event_source_get_io_fd(m->fork_source), buf, sizeof buf, 0) > 0)
+                        ;
+                return;
+        }
+        r = proc_events_drain(sd_event_source_get_io_fd(m->fork_source), on_fork, m);
+        if (r < 0)
+                log_debug_errno(r, "Failed to read process events, ignoring: %m");
+}
+
+static int on_forks(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
+        manager_drain_forks(userdata);
+        return 0;
+}
+
 static int on_exec(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
         Manager *m = userdata;
 
@@ -455,9 +491,10 @@ static int on_open_events(sd_event_source *source, int fd, uint32_t revents, voi
                                 log_warning_errno(-errno, "Failed to read fanotify events, ignoring: %m");
                         break;
                 }
-                /* Execs are queued by the exec thread before the exec'd program runs, so any open it made
-                 * that is in this buffer has its exec record waiting in the pipe: take those first. */
-                manager_drain_execs(m);
+                /* Execs are queued by the exec thread before the exec'd program runs, and forks are
+                 * announced before the child runs, so for every read in this buffer the exec and fork
+                 * records it depends on are already waiting: take those first. */
+                manager_drain_forks(m);
                 now = now_usec(CLOCK_MONOTONIC);
 
                 for (struct fanotify_event_metadata *e = &u.m; FAN_EVENT_OK(e, n); e = FAN_EVENT_NEXT(e, n)) {
@@ -638,6 +675,20 @@ int manager_start(Manager *m) {
                 return log_error_errno(r, "Failed to watch exec queue: %m");
         /* handle execs before opens so a new launch exists before its opens are attributed */
         (void) sd_event_source_set_priority(m->exec_source, SD_EVENT_PRIORITY_IMPORTANT);
+
+        r = proc_events_open();
+        if (r < 0)
+                log_warning_errno(r, "Failed to subscribe to process events, children that exit quickly may be missed from launches: %m");
+        else {
+                int pfd = r;
+                r = sd_event_add_io(m->event, &m->fork_source, pfd, EPOLLIN, on_forks, m);
+                if (r < 0) {
+                        safe_close(pfd);
+                        return log_error_errno(r, "Failed to watch process events: %m");
+                }
+                (void) sd_event_source_set_io_fd_own(m->fork_source, true);
+                (void) sd_event_source_set_priority(m->fork_source, SD_EVENT_PRIORITY_IMPORTANT);
+        }
 
         mfd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
         if (mfd < 0)

@@ -26,7 +26,7 @@ typedef struct Manager {
 
         FilesystemList filesystems;
         Recorder *recorder;
-        sd_event_source *open_source, *exec_source, *mountinfo_source, *timer_source;
+        sd_event_source *open_source, *exec_source, *fork_source, *mountinfo_source, *timer_source;
         sd_bus_slot *startup_finished_slot;
 
         Session *boot;                  /* the boot session while its window is open */

@@ -12,6 +12,7 @@
 struct PidEntry {
         pid_t pid;              /* 0 = empty */
         Session *session;       /* NULL = belongs to none */
+        pid_t parent;           /* in the fork table */
 };
 
 void pidmap_init(PidMap *m, const char *proc) {
@@ -24,44 +25,68 @@ void pidmap_flush(PidMap *m) {
         m->n_used = 0;
 }
 
+void pidmap_forget_forks(PidMap *m) {
+        if (m->forks)
+                memset(m->forks, 0, m->n_fork_buckets * sizeof *m->forks);
+        m->n_forks = 0;
+}
+
 void pidmap_done(PidMap *m) {
         free(m->entries);
-        m->entries = NULL;
-        m->n_buckets = m->n_used = 0;
+        free(m->forks);
+        m->entries = m->forks = NULL;
+        m->n_buckets = m->n_used = m->n_fork_buckets = m->n_forks = 0;
 }
 
-static struct PidEntry *slot(PidMap *m, pid_t pid) {
-        size_t b = ((size_t) pid * 2654435761u) & (m->n_buckets - 1);
+/* Open-addressing tables keyed by pid; both the answer cache and the fork table use these. */
+static struct PidEntry *table_slot(struct PidEntry *t, size_t n_buckets, pid_t pid) {
+        size_t b = ((size_t) pid * 2654435761u) & (n_buckets - 1);
 
-        while (m->entries[b].pid != 0 && m->entries[b].pid != pid)
-                b = (b + 1) & (m->n_buckets - 1);
-        return &m->entries[b];
+        while (t[b].pid != 0 && t[b].pid != pid)
+                b = (b + 1) & (n_buckets - 1);
+        return &t[b];
 }
 
-static void remember(PidMap *m, pid_t pid, Session *s) {
+static struct PidEntry *table_find(struct PidEntry *t, size_t n_buckets, pid_t pid) {
         struct PidEntry *e;
 
-        if ((m->n_used + 1) * 2 > m->n_buckets) {
-                /* Grow; if that fails, just don't cache (answers stay correct, only slower). */
-                size_t nb = m->n_buckets ? m->n_buckets * 2 : 256;
-                struct PidEntry *old = m->entries, *n = calloc(nb, sizeof *n);
-                size_t ob = m->n_buckets;
+        if (n_buckets == 0)
+                return NULL;
+        e = table_slot(t, n_buckets, pid);
+        return e->pid == pid ? e : NULL;
+}
+
+/* Insert or overwrite; if growing fails the entry is simply not stored (answers stay correct, slower). */
+static void table_put(struct PidEntry **t, size_t *n_buckets, size_t *n_used, struct PidEntry v) {
+        struct PidEntry *e;
+
+        if ((*n_used + 1) * 2 > *n_buckets) {
+                size_t nb = *n_buckets ? *n_buckets * 2 : 256, ob = *n_buckets;
+                struct PidEntry *old = *t, *n = calloc(nb, sizeof *n);
                 if (!n)
                         return;
-                m->entries = n;
-                m->n_buckets = nb;
-                m->n_used = 0;
+                *t = n;
+                *n_buckets = nb;
+                *n_used = 0;
                 for (size_t i = 0; i < ob; i++)
                         if (old[i].pid != 0) {
-                                *slot(m, old[i].pid) = old[i];
-                                m->n_used++;
+                                *table_slot(n, nb, old[i].pid) = old[i];
+                                (*n_used)++;
                         }
                 free(old);
         }
-        e = slot(m, pid);
+        e = table_slot(*t, *n_buckets, v.pid);
         if (e->pid == 0)
-                m->n_used++;
-        *e = (struct PidEntry) { .pid = pid, .session = s };
+                (*n_used)++;
+        *e = v;
+}
+
+static void remember(PidMap *m, pid_t pid, Session *s) {
+        table_put(&m->entries, &m->n_buckets, &m->n_used, (struct PidEntry) { .pid = pid, .session = s });
+}
+
+void pidmap_note_fork(PidMap *m, pid_t child, pid_t parent) {
+        table_put(&m->forks, &m->n_fork_buckets, &m->n_forks, (struct PidEntry) { .pid = child, .parent = parent });
 }
 
 int proc_get_ppid(const char *proc, pid_t pid, pid_t *ret) {
@@ -155,13 +180,14 @@ Session *pidmap_lookup(PidMap *m, Session *sessions, pid_t pid) {
                 return NULL;
 
         /* Walk up the parent chain until a cached pid, a session root, or init; then cache the answer for
-         * every pid on the way. A process that exited before we looked can't be attributed: its opens are
-         * left out rather than guessed. */
+         * every pid on the way. Parents come from fork notifications when we have them, else from /proc.
+         * A process that exited before we looked and whose fork we did not see can't be attributed: its
+         * reads are left out rather than guessed. */
         for (pid_t p = pid; p > 1 && n < MAX_DEPTH; ) {
-                struct PidEntry *e = m->n_buckets ? slot(m, p) : NULL;
+                struct PidEntry *e = table_find(m->entries, m->n_buckets, p), *f;
                 pid_t ppid;
 
-                if (e && e->pid == p) {
+                if (e) {
                         found = e->session;
                         break;
                 }
@@ -171,7 +197,10 @@ Session *pidmap_lookup(PidMap *m, Session *sessions, pid_t pid) {
                         found = by_cgroup(m, sessions, p);
                 if (found)
                         break;
-                if (proc_get_ppid(m->proc, p, &ppid) < 0)
+                f = table_find(m->forks, m->n_fork_buckets, p);
+                if (f)
+                        ppid = f->parent;
+                else if (proc_get_ppid(m->proc, p, &ppid) < 0)
                         break;
                 p = ppid;
         }

@@ -14,10 +14,16 @@ typedef struct PidMap {
         const char *proc;       /* "/proc", or a fixture directory in tests */
         struct PidEntry *entries;
         size_t n_buckets, n_used;
+        struct PidEntry *forks;         /* child -> parent, from fork notifications (pid = child) */
+        size_t n_fork_buckets, n_forks;
 } PidMap;
 
 void pidmap_init(PidMap *m, const char *proc);
-void pidmap_flush(PidMap *m);
+void pidmap_flush(PidMap *m);          /* forget cached answers (the set of sessions changed) */
+
+/* Remember that `child` was forked by `parent`, so the child can be attributed even after it exited. */
+void pidmap_note_fork(PidMap *m, pid_t child, pid_t parent);
+void pidmap_forget_forks(PidMap *m);    /* no launch open: nothing to attribute any more */
 void pidmap_done(PidMap *m);
 
 /* Returns the session the pid belongs to, or NULL. `sessions` is the list of open launch sessions. */

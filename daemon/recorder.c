@@ -11,6 +11,12 @@
 #include "macro.h"
 #include "recorder.h"
 
+/* FAN_ACCESS, not FAN_OPEN: we want the files that are *read*, in the order of their first read. An open
+ * for writing (a log, a file being created) raises FAN_OPEN but no FAN_ACCESS, and a read() that hits EOF
+ * raises nothing. Repeated reads of one file by one process merge into one queued event. ELF objects
+ * are read() (header) before they are mapped, so libraries are seen too. */
+#define RECORD_MASK FAN_ACCESS
+
 static uint64_t now_mono(void) {
         struct timespec ts;
 
@@ -83,7 +89,7 @@ static int mark_all_locked(Recorder *r, bool add) {
 
         for (size_t i = 0; i < r->n_mounts; i++)
                 if (fanotify_mark(r->open_fd, (add ? FAN_MARK_ADD : FAN_MARK_REMOVE) | FAN_MARK_FILESYSTEM,
-                                  FAN_OPEN, AT_FDCWD, r->mounts[i]) < 0 &&
+                                  RECORD_MASK, AT_FDCWD, r->mounts[i]) < 0 &&
                     !(errno == ENOENT && !add))
                         failed++;
         r->open_marked = add;
@@ -194,7 +200,7 @@ int recorder_set_filesystems(Recorder *r, const FilesystemList *l) {
                                   AT_FDCWD, r->mounts[i]) < 0)
                         failed++;
                 if (r->open_marked &&
-                    fanotify_mark(r->open_fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, FAN_OPEN,
+                    fanotify_mark(r->open_fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, RECORD_MASK,
                                   AT_FDCWD, r->mounts[i]) < 0)
                         failed++;
         }

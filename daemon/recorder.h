@@ -14,17 +14,17 @@
 
 /* The two fanotify groups behind recording.
  *
- * 1. The open group reports FAN_OPEN in FID mode (FAN_REPORT_FID: fsid + file handle, no fd). Measured on
+ * 1. The open group reports reads (FAN_ACCESS, see recorder.c) in FID mode (FAN_REPORT_FID: fsid + file handle, no fd). Measured on
  *    this kernel (../shared/notes/kernel-apis.md §3, 2 vCPUs, 20k hot files): the fd mode saturates at
  *    50-80k events/s, because the kernel opens a file per event and the reader must readlink and close it,
  *    and lost ~43% of events to queue overflow with two busy readers; FID mode kept up with ≥115k
  *    events/s with no loss. FID mode also hands us the stable identity we store (the handle encodes inode
  *    and generation), and paths are resolved once per file per session, not once per event.
- *    Its FAN_OPEN marks exist only while a window (boot or launch) is open: an idle mark would make every
+ *    Its marks exist only while a window (boot or launch) is open: an idle mark would make every
  *    open on the system queue an event we then throw away, costing far more than the ≤2% budget.
  *
  * 2. The exec group holds FAN_OPEN_EXEC_PERM marks all the time. A dedicated thread answers each
- *    permission event, and *before* allowing the exec it arms the FAN_OPEN marks of the open group, so not
+ *    permission event, and *before* allowing the exec it arms the marks of the open group, so not
  *    even the first library a freshly launched program maps is missed. The thread never blocks on anything
  *    but fanotify itself; if it dies, the exec group is closed, which makes the kernel allow every pending
  *    and future exec (a stuck daemon must never stall the system's execs). The exec'd file's fd is passed
