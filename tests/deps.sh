@@ -1,0 +1,22 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Install what building and testing seekless needs on Debian 12 / Ubuntu (sourced; idempotent: apt is
+# only touched when something is missing).
+install_deps() {
+        local pkgs=(gcc libc6-dev meson ninja-build pkg-config scdoc
+                    libsystemd-dev libsqlite3-dev
+                    dbus dbus-daemon systemd jq sqlite3 e2fsprogs util-linux mount
+                    python3 "$@")
+        local missing=()
+        for p in "${pkgs[@]}"; do
+                dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+        done
+        [ ${#missing[@]} -eq 0 ] && return 0
+        if [ "$(id -u)" != 0 ]; then
+                echo "Missing packages: ${missing[*]} (run as root to install them)" >&2
+                return 1
+        fi
+        echo "Installing: ${missing[*]}"
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -qq
+        apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
