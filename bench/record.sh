@@ -1,0 +1,355 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Recorder benchmark for seeklessd. See bench/README.md.
+#
+#   sudo bench/record.sh [BUILD_DIR]        (default: build/)
+#
+# Measures, on a scratch loop-mounted ext4 image and a private dbus-daemon:
+#   a. open+read+close throughput of 50k small files (hot cache), side by side in one run, with the
+#      three configurations interleaved round by round: no daemon / daemon idle / daemon in a window;
+#   b. daemon RSS while recording, and after storing, a boot of 100k distinct files;
+#   c. database growth per recorded boot of 5k files (first boot and later boots).
+# Prints PASS/FAIL against the targets; exits 0 whatever the verdicts, non-zero only if something broke
+# (setup failed, a daemon did not start or did not exit cleanly). Needs root (fanotify, loop devices).
+#
+# Knobs (environment): ROUNDS=5 SECS=3 NFILES=50000 NRSS=100000 NBOOT=5000 BOOTS=3
+
+set -euo pipefail
+
+ROUNDS=${ROUNDS:-5}
+SECS=${SECS:-3}
+NFILES=${NFILES:-50000}
+NRSS=${NRSS:-100000}
+NBOOT=${NBOOT:-5000}
+BOOTS=${BOOTS:-3}
+RSS_CHUNK=10000          # files read per burst in (b): below the 16384-event fanotify queue
+
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${1:-build}
+[ -d "$BUILD" ] || BUILD=$SRC/$BUILD
+BUILD=$(cd "$BUILD" && pwd)
+SEEKLESSD=$BUILD/daemon/seeklessd
+SEEKLESSCTL=$BUILD/cli/seeklessctl
+
+if [ "$(id -u)" != 0 ]; then
+        echo "SKIP: bench/record.sh needs root (fanotify, loop devices): sudo $0 ${1:-build}"
+        exit 77
+fi
+for x in "$SEEKLESSD" "$SEEKLESSCTL"; do
+        [ -x "$x" ] || { echo "ERROR: $x not found; build first (ninja -C build)" >&2; exit 1; }
+done
+for t in cc mkfs.ext4 losetup dbus-daemon busctl jq sqlite3; do
+        command -v "$t" >/dev/null || { echo "ERROR: $t is required" >&2; exit 1; }
+done
+
+TMP=$(mktemp -d /tmp/seekless-bench.XXXXXX)
+LOOP= MNT= BUS_PID= DAEMON_PID= DAEMON_NAME=
+BROKEN=0
+
+cleanup() {
+        local rc=$?
+        set +e
+        if [ -n "$DAEMON_PID" ] && kill -0 "$DAEMON_PID" 2>/dev/null; then
+                kill -TERM "$DAEMON_PID"
+                for _ in $(seq 100); do kill -0 "$DAEMON_PID" 2>/dev/null || break; sleep 0.1; done
+                kill -KILL "$DAEMON_PID" 2>/dev/null
+                wait "$DAEMON_PID" 2>/dev/null
+        fi
+        [ -n "$BUS_PID" ] && kill "$BUS_PID" 2>/dev/null
+        if [ -n "$MNT" ] && mountpoint -q "$MNT"; then
+                umount "$MNT" 2>/dev/null || { sleep 1; umount -l "$MNT"; }
+        fi
+        [ -n "$LOOP" ] && losetup -d "$LOOP" 2>/dev/null
+        rm -rf "$TMP"
+        exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+log() { printf '[%(%H:%M:%S)T] %s\n' -1 "$*"; }
+die() { echo "ERROR: $*" >&2; if [ -n "$DAEMON_NAME" ] && [ -s "$TMP/$DAEMON_NAME.log" ]; then
+                echo "---- $TMP/$DAEMON_NAME.log ----" >&2; tail -n 30 "$TMP/$DAEMON_NAME.log" >&2; fi; exit 1; }
+
+wait_until() {      # SECONDS CMD...
+        local t=$1 i; shift
+        for ((i = 0; i < t * 10; i++)); do
+                "$@" >/dev/null 2>&1 && return 0
+                sleep 0.1
+        done
+        return 1
+}
+
+random_boot_id() { od -An -N16 -tx1 /dev/urandom | tr -d ' \n'; }
+
+prop() {            # NAME -> value only
+        busctl --system get-property org.seekless.Seekless1 /org/seekless/Seekless1 \
+                org.seekless.Seekless1.Manager "$1" | cut -d' ' -f2-
+}
+boot_recording() { [ "$(prop BootRecording)" = true ]; }
+boot_over() { [ "$(prop BootRecording)" = false ]; }
+boot_profile() {    # FIELD of the "boot" profile (files, sessions), empty if none
+        "$SEEKLESSCTL" --json=short profiles | jq -r --arg f "$1" '.[] | select(.name == "boot") | .[$f]'
+}
+boot_profile_at_least() { local v; v=$(boot_profile "$1"); [ -n "$v" ] && [ "$v" -ge "$2" ]; }
+
+status_kib() {      # PID FIELD (VmRSS, VmHWM) -> KiB
+        awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status"
+}
+mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
+
+start_daemon() {    # NAME CONF STATE_DIR BOOT_ID
+        DAEMON_NAME=$1
+        "$SEEKLESSD" --config="$2" --state-dir="$3" --boot-id="$4" --filesystem="$MNT" --log-level=info \
+                >>"$TMP/$1.log" 2>&1 &
+        DAEMON_PID=$!
+        if ! wait_until 20 busctl --system status org.seekless.Seekless1; then
+                die "seeklessd ($1) did not appear on the bus"
+        fi
+}
+
+stop_daemon() {
+        local rc=0
+        kill -TERM "$DAEMON_PID"
+        wait "$DAEMON_PID" || rc=$?
+        if [ "$rc" != 0 ]; then
+                echo "ANOMALY: seeklessd ($DAEMON_NAME) exited with status $rc on SIGTERM; log tail:" >&2
+                tail -n 20 "$TMP/$DAEMON_NAME.log" >&2
+                BROKEN=1
+        fi
+        DAEMON_PID=
+}
+
+median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+file_size() { local f=$1 s=0; [ -e "$f" ] && s=$(stat -c %s "$f"); echo "$s"; }
+
+# ---------------------------------------------------------------------------------------------- setup
+log "seekless recorder benchmark: $(date -u '+%Y-%m-%d %H:%M UTC'), kernel $(uname -r), $(nproc) CPU(s)"
+log "build: $BUILD; scratch: $TMP"
+others=$(pgrep -x seeklessd || true)
+[ -z "$others" ] || log "NOTE: other seeklessd processes are running (pids: $(echo $others)); they are not ours" \
+        "and watch other filesystems, but they do add noise to the 'none' baseline"
+
+cc -O2 -Wall -o "$TMP/openbench" "$SRC/bench/openbench.c" || die "cannot compile bench/openbench.c"
+OB=$TMP/openbench    # lives on /tmp, not on the watched image: running it starts no launch session
+
+IMG=$TMP/fs.img
+MNT=$TMP/mnt
+truncate -s 1536M "$IMG"
+mkfs.ext4 -q -F -b 4096 -N 200000 -E lazy_itable_init=0,lazy_journal_init=0 "$IMG"
+LOOP=$(losetup --find --show "$IMG")
+mkdir -p "$MNT"
+mount -t ext4 "$LOOP" "$MNT"
+log "image: $IMG on $LOOP mounted at $MNT (ext4, 4 KiB blocks)"
+
+mkdir -p "$MNT/tput" "$MNT/boot5k"
+"$OB" --create "$MNT/tput" "$NFILES" 1024 4096
+"$OB" --create "$MNT/boot5k" "$NBOOT" 1024 4096
+nchunks=$(( (NRSS + RSS_CHUNK - 1) / RSS_CHUNK ))
+for ((c = 0; c < nchunks; c++)); do
+        n=$(( NRSS - c * RSS_CHUNK < RSS_CHUNK ? NRSS - c * RSS_CHUNK : RSS_CHUNK ))
+        mkdir -p "$MNT/rss/$c"
+        "$OB" --create "$MNT/rss/$c" "$n" 1 512
+done
+# read everything once (first-read atime updates) and write it all back, so no writeback runs later
+"$OB" "$MNT/tput" "$NFILES" 0 >/dev/null
+"$OB" "$MNT/boot5k" "$NBOOT" 0 >/dev/null
+for ((c = 0; c < nchunks; c++)); do "$OB" "$MNT/rss/$c" $(ls "$MNT/rss/$c" | wc -l) 0 >/dev/null; done
+sync
+log "files: $NFILES in tput/ (1-4 KiB), $NBOOT in boot5k/ (1-4 KiB), $NRSS in rss/*/ (1-512 B)"
+
+mkdir -p "$TMP/bus/system.d"
+cp "$SRC/dbus/org.seekless.Seekless1.conf" "$TMP/bus/system.d/"
+cat > "$TMP/bus/bus.conf" <<EOC
+<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>system</type>
+  <listen>unix:path=$TMP/bus/system_bus_socket</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow user="*"/>
+    <deny own="*"/>
+    <deny send_type="method_call"/>
+    <allow send_type="signal"/>
+    <allow send_requested_reply="true" send_type="method_return"/>
+    <allow send_requested_reply="true" send_type="error"/>
+    <allow receive_type="method_call"/>
+    <allow receive_type="method_return"/>
+    <allow receive_type="error"/>
+    <allow receive_type="signal"/>
+    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"/>
+    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Introspectable"/>
+    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Properties"/>
+  </policy>
+  <includedir>$TMP/bus/system.d</includedir>
+</busconfig>
+EOC
+chmod 755 "$TMP" "$TMP/bus"
+BUS_PID=$(dbus-daemon --config-file="$TMP/bus/bus.conf" --fork --print-pid)
+export DBUS_SYSTEM_BUS_ADDRESS="unix:path=$TMP/bus/system_bus_socket"
+
+printf '[Record]\nBootWindowSec=1\n' > "$TMP/idle.conf"
+printf '[Record]\nBootWindowSec=600\n' > "$TMP/window.conf"
+IDLE_BOOT=$(random_boot_id)
+
+# ---------------------------------------------------------------------- (a) throughput, interleaved
+CONFIGS=(none idle window)
+declare -A OPS=()          # OPS[config,round]
+WINDOW_EVENTS=() WINDOW_OVERFLOWS=() WINDOW_RSS=() IDLE_RSS=()
+
+measure() {         # CONFIG ROUND
+        local c=$1 r=$2 out ops
+        case $c in
+        none)
+                [ -z "$DAEMON_PID" ] || die "internal: a daemon is running during the no-daemon run"
+                ;;
+        idle)
+                start_daemon idle "$TMP/idle.conf" "$TMP/state-idle" "$IDLE_BOOT"
+                wait_until 30 boot_over || die "idle daemon: boot window did not close"
+                ;;
+        window)
+                start_daemon window "$TMP/window.conf" "$TMP/state-window" "$(random_boot_id)"
+                boot_recording || die "window daemon: boot window not open"
+                ;;
+        esac
+        sleep 0.5
+        out=$("$OB" "$MNT/tput" "$NFILES" "$SECS") || die "openbench failed ($c)"
+        ops=${out%% *}
+        OPS[$c,$r]=$ops
+        case $c in
+        idle)
+                boot_over || die "idle daemon: a window opened during the measurement"
+                IDLE_RSS+=("$(status_kib "$DAEMON_PID" VmRSS)")
+                stop_daemon
+                ;;
+        window)
+                boot_recording || die "window daemon: window closed during the measurement"
+                WINDOW_EVENTS+=("$(prop EventsReceived)")
+                WINDOW_OVERFLOWS+=("$(prop Overflows)")
+                WINDOW_RSS+=("$(status_kib "$DAEMON_PID" VmRSS)")
+                stop_daemon
+                ;;
+        esac
+        log "  round $r  $(printf '%-6s' "$c") $(printf '%8s' "$ops") ops/s"
+}
+
+log "(a) throughput: $ROUNDS rounds x {none, idle, window}, ${SECS}s each, $NFILES files, order rotated per round"
+for ((r = 1; r <= ROUNDS; r++)); do
+        for ((k = 0; k < 3; k++)); do
+                measure "${CONFIGS[(k + r - 1) % 3]}" "$r"
+        done
+done
+
+declare -A MED=()
+for c in "${CONFIGS[@]}"; do
+        MED[$c]=$(for ((r = 1; r <= ROUNDS; r++)); do echo "${OPS[$c,$r]}"; done | median)
+done
+# per-round paired ratios, as a cross-check of the ratio of medians
+paired() { for ((r = 1; r <= ROUNDS; r++)); do awk -v a="${OPS[$1,$r]}" -v b="${OPS[none,$r]}" 'BEGIN { print a / b }'; done; }
+IDLE_RATIO=$(awk -v a="${MED[idle]}" -v b="${MED[none]}" 'BEGIN { printf "%.4f", a / b }')
+WIN_RATIO=$(awk -v a="${MED[window]}" -v b="${MED[none]}" 'BEGIN { printf "%.4f", a / b }')
+IDLE_PAIRED=$(paired idle | median); WIN_PAIRED=$(paired window | median)
+slowdown() { awk -v x="$1" 'BEGIN { printf "%.1f", (1 - x) * 100 }'; }
+verdict() { awk -v s="$(slowdown "$1")" -v t="$2" 'BEGIN { print (s <= t) ? "PASS" : "FAIL" }'; }
+
+# ------------------------------------------------------------------------------------ (b) RSS, 100k
+log "(b) RSS: one boot window, $NRSS distinct files read in bursts of $RSS_CHUNK"
+RSS_WINDOW=20
+printf '[Record]\nBootWindowSec=%s\n' "$RSS_WINDOW" > "$TMP/rss.conf"
+start_daemon rss "$TMP/rss.conf" "$TMP/state-rss" "$(random_boot_id)"
+RSS_START=$(status_kib "$DAEMON_PID" VmRSS)
+boot_recording || die "rss daemon: boot window not open"
+for ((c = 0; c < nchunks; c++)); do
+        "$OB" "$MNT/rss/$c" "$(ls "$MNT/rss/$c" | wc -l)" 0 >/dev/null || die "openbench failed (rss)"
+        sleep 0.3
+done
+sleep 1
+RSS_IN_OPEN=1; boot_recording || { RSS_IN_OPEN=0; echo "ANOMALY: the window closed before the reads were done;" \
+        "raise RSS_WINDOW" >&2; }
+RSS_DURING=$(status_kib "$DAEMON_PID" VmRSS); HWM_DURING=$(status_kib "$DAEMON_PID" VmHWM)
+RSS_EVENTS=$(prop EventsReceived); RSS_OVERFLOWS=$(prop Overflows)
+log "  window open: VmRSS $(mib "$RSS_DURING") MiB, VmHWM $(mib "$HWM_DURING") MiB (at start: $(mib "$RSS_START") MiB)," \
+        "events $RSS_EVENTS, overflows $RSS_OVERFLOWS"
+wait_until $((RSS_WINDOW + 30)) boot_over || die "rss daemon: boot window did not close"
+t0=$SECONDS
+wait_until 120 boot_profile_at_least files 1 || die "rss daemon: boot profile not stored"
+RSS_FLUSH_WAIT=$((SECONDS - t0))
+RSS_FILES=$(boot_profile files)
+sleep 1
+RSS_AFTER=$(status_kib "$DAEMON_PID" VmRSS); HWM_AFTER=$(status_kib "$DAEMON_PID" VmHWM)
+RSS_DBSIZE=$(prop DatabaseSize)
+log "  stored: boot profile has $RSS_FILES files; VmRSS $(mib "$RSS_AFTER") MiB, VmHWM $(mib "$HWM_AFTER") MiB," \
+        "DatabaseSize $RSS_DBSIZE B"
+stop_daemon
+[ "$RSS_FILES" = "$NRSS" ] || echo "ANOMALY: boot profile holds $RSS_FILES files, expected $NRSS" >&2
+RSS_VERDICT=$(awk -v a="$HWM_AFTER" 'BEGIN { print (a <= 20 * 1024) ? "PASS" : "FAIL" }')
+
+# -------------------------------------------------------------------------------- (c) DB growth
+log "(c) database growth: $BOOTS boots, each reading the same $NBOOT files"
+printf '[Record]\nBootWindowSec=4\n' > "$TMP/growth.conf"
+GSTATE=$TMP/state-growth
+DB=$GSTATE/seekless.db
+GROW_SIZE=() GROW_PAGES=() GROW_FILES=() GROW_DBSIZE_PROP=()
+for ((b = 1; b <= BOOTS; b++)); do
+        start_daemon growth "$TMP/growth.conf" "$GSTATE" "$(random_boot_id)"
+        boot_recording || die "growth daemon: boot window not open"
+        "$OB" "$MNT/boot5k" "$NBOOT" 0 >/dev/null || die "openbench failed (growth)"
+        wait_until 30 boot_over || die "growth daemon: boot window did not close"
+        wait_until 60 boot_profile_at_least sessions "$b" || die "growth daemon: boot $b not stored"
+        GROW_FILES+=("$(boot_profile files)")
+        GROW_DBSIZE_PROP+=("$(prop DatabaseSize)")
+        stop_daemon
+        sqlite3 "$DB" 'PRAGMA wal_checkpoint(TRUNCATE);' >/dev/null
+        GROW_SIZE+=("$(( $(file_size "$DB") + $(file_size "$DB-wal") ))")
+        GROW_PAGES+=("$(sqlite3 "$DB" 'PRAGMA page_size;' | tr -d '\n')x$(sqlite3 "$DB" 'PRAGMA page_count;' | tr -d '\n'), free $(sqlite3 "$DB" 'PRAGMA freelist_count;')")
+        log "  boot $b: profile files ${GROW_FILES[-1]}, DB $(( GROW_SIZE[-1] )) B (pages ${GROW_PAGES[-1]})," \
+                "DatabaseSize property before stop ${GROW_DBSIZE_PROP[-1]} B"
+done
+TABLES=$(sqlite3 "$DB" "SELECT name, SUM(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC;" 2>/dev/null || echo "(dbstat unavailable)")
+
+# ------------------------------------------------------------------------------------------ summary
+echo
+echo "================ seekless recorder benchmark ================"
+echo "date $(date -u '+%Y-%m-%d %H:%M UTC'); kernel $(uname -r); $(nproc) CPU(s); $NFILES files, ${SECS}s x $ROUNDS rounds"
+echo
+echo "(a) open+read+close throughput, ops/s (hot cache, one process)"
+printf '%-8s' round; for c in "${CONFIGS[@]}"; do printf '%12s' "$c"; done; printf '%12s%12s\n' idle/none window/none
+for ((r = 1; r <= ROUNDS; r++)); do
+        printf '%-8s' "$r"; for c in "${CONFIGS[@]}"; do printf '%12s' "${OPS[$c,$r]}"; done
+        awk -v i="${OPS[idle,$r]}" -v w="${OPS[window,$r]}" -v n="${OPS[none,$r]}" 'BEGIN { printf "%12.3f%12.3f\n", i / n, w / n }'
+done
+printf '%-8s' median; for c in "${CONFIGS[@]}"; do printf '%12s' "${MED[$c]}"; done
+printf '%12s%12s\n' "$IDLE_RATIO" "$WIN_RATIO"
+echo
+printf '  %-34s ratio %s (slowdown %5s%%; median of per-round ratios %.4f)  target <= 2%%   %s\n' \
+        "daemon idle vs no daemon:" "$IDLE_RATIO" "$(slowdown "$IDLE_RATIO")" "$IDLE_PAIRED" "$(verdict "$IDLE_RATIO" 2)"
+printf '  %-34s ratio %s (slowdown %5s%%; median of per-round ratios %.4f)  target <= 30%%  %s\n' \
+        "daemon in window vs no daemon:" "$WIN_RATIO" "$(slowdown "$WIN_RATIO")" "$WIN_PAIRED" "$(verdict "$WIN_RATIO" 30)"
+echo "  window daemon per round: events received ${WINDOW_EVENTS[*]}; overflows ${WINDOW_OVERFLOWS[*]};" \
+        "VmRSS KiB ${WINDOW_RSS[*]}"
+echo "  idle daemon VmRSS KiB per round: ${IDLE_RSS[*]}"
+echo
+echo "(b) daemon memory, one boot window recording $NRSS distinct files"
+echo "  at start:                     VmRSS $(mib "$RSS_START") MiB"
+echo "  window open, files read:      VmRSS $(mib "$RSS_DURING") MiB, VmHWM $(mib "$HWM_DURING") MiB (events $RSS_EVENTS, overflows $RSS_OVERFLOWS)"
+echo "  after the session was stored: VmRSS $(mib "$RSS_AFTER") MiB, VmHWM $(mib "$HWM_AFTER") MiB (profile files: $RSS_FILES; stored ${RSS_FLUSH_WAIT}s after the window closed; DB $RSS_DBSIZE B)"
+echo "  peak (VmHWM) vs target 20 MiB: $RSS_VERDICT"
+echo
+echo "(c) database growth per recorded boot of $NBOOT files (after wal_checkpoint(TRUNCATE))"
+prev=0
+for ((b = 0; b < BOOTS; b++)); do
+        printf '  boot %d: %10s B total  %+10d B  (%s; profile files %s)\n' $((b + 1)) "${GROW_SIZE[b]}" \
+                $(( GROW_SIZE[b] - prev )) "${GROW_PAGES[b]}" "${GROW_FILES[b]}"
+        prev=${GROW_SIZE[b]}
+done
+if [ "$BOOTS" -ge 2 ]; then
+        later=$(awk -v a="${GROW_SIZE[0]}" -v b="${GROW_SIZE[BOOTS-1]}" -v n=$((BOOTS - 1)) 'BEGIN { printf "%.0f", (b - a) / n }')
+        echo "  first boot (incl. empty schema): ${GROW_SIZE[0]} B ($(awk -v s="${GROW_SIZE[0]}" -v n="$NBOOT" 'BEGIN { printf "%.0f", s / n }') B/file);" \
+                "later boots: $later B/boot ($(awk -v s="$later" -v n="$NBOOT" 'BEGIN { printf "%.1f", s / n }') B/file)"
+fi
+echo "  space by table/index after $BOOTS boots (dbstat):"
+echo "$TABLES" | sed 's/^/    /'
+echo "============================================================="
+[ "$BROKEN" = 0 ] || { echo "ERROR: a daemon did not exit cleanly (see ANOMALY above)" >&2; exit 1; }
+exit 0

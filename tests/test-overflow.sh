@@ -1,0 +1,36 @@
+#!/bin/bash
+# When the kernel's fanotify queue overflows (FAN_Q_OVERFLOW), the sessions open at that moment are marked
+# incomplete and the Overflows counter says so; the daemon keeps working. The overflow is produced for
+# real: the daemon is stopped (SIGSTOP) while one process reads more distinct files than the queue holds.
+. "$(dirname "$0")/lib.sh"
+
+setup_image 512M
+max=$(cat /proc/sys/fs/fanotify/max_queued_events)
+n=$((max + 3000))
+mkdir -p "$MNT/many"
+(cd "$MNT/many" && for ((i = 0; i < n; i++)); do echo "$i" > "f$i"; done)
+sync
+start_bus
+write_config <<EOC
+[Record]
+BootWindowSec=8
+EOC
+start_daemon --filesystem="$MNT"
+
+kill -STOP "$DAEMON_PID"
+# one process (cat lives on the root fs, so no exec on the image is blocked) reads every file once
+find "$MNT/many" -type f -print0 | xargs -0 -n 100000 cat > /dev/null
+kill -CONT "$DAEMON_PID"
+
+wait_until 60 boot_recording_over || fail "boot window did not close"
+wait_until 60 has_profile boot || fail "boot session not stored"
+over=$(busctl --system get-property org.seekless.Seekless1 /org/seekless/Seekless1 \
+        org.seekless.Seekless1.Manager Overflows | awk '{print $2}')
+[ "$over" -ge 1 ] || fail "no overflow counted (queue limit $max, $n files read)"
+ctl --json=short sessions | jq -e '[.[] | select(.kind == "boot")] | length == 1 and (.[0].complete | not)' >/dev/null ||
+        fail "boot session not marked incomplete: $(ctl --json=short sessions)"
+files=$(ctl --json=short profiles | jq '.[] | select(.name == "boot") | .files')
+[ "$files" -gt 0 ] && [ "$files" -lt "$n" ] || fail "expected a partial boot profile, got $files of $n files"
+pass "overflow: $over episode(s), boot session incomplete with $files of $n files"
+ctl status >/dev/null || fail "daemon not answering after overflow"
+stop_daemon
