@@ -98,7 +98,7 @@ static int mark_all_locked(Recorder *r, bool add) {
 
 static void handle_exec_event(Recorder *r, const struct fanotify_event_metadata *m, pid_t self) {
         struct fanotify_response resp = { .fd = m->fd, .response = FAN_ALLOW };
-        ExecRecord rec = { .pid = m->pid, .fd = m->fd, .timestamp_usec = now_mono() };
+        ExecRecord rec = { .pid = m->pid, .fd = -EBADF, .timestamp_usec = now_mono() };
         bool forward = false;
 
         if (m->pid != self) {
@@ -110,11 +110,18 @@ static void handle_exec_event(Recorder *r, const struct fanotify_event_metadata 
                 pthread_mutex_unlock(&r->lock);
         }
 
+        /* Queue the record *before* allowing the exec: once allowed, the program runs and its reads may
+         * reach the main loop at once, and they can only be attributed if its exec is already queued.
+         * The main loop gets its own fd (a dup) so it can never close the fd this response refers to. */
+        if (forward) {
+                rec.fd = fcntl(m->fd, F_DUPFD_CLOEXEC, 3);
+                if (rec.fd >= 0 && write(r->pipe_fd[1], &rec, sizeof rec) != (ssize_t) sizeof rec)
+                        rec.fd = safe_close(rec.fd);   /* main loop far behind: drop this exec */
+        }
+
         /* Always allow, whatever happened above: we observe, we never deny. */
         (void) !write(r->exec_fd, &resp, sizeof resp);
-
-        if (!forward || write(r->pipe_fd[1], &rec, sizeof rec) != (ssize_t) sizeof rec)
-                safe_close(m->fd);   /* main loop busy or not interested: drop this exec */
+        safe_close(m->fd);
 }
 
 static void *exec_thread(void *userdata) {
