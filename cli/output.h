@@ -25,7 +25,7 @@ char *format_timestamp(char *buf, size_t l, uint64_t usec);
 
 /* "%*s: value\n", the key right-aligned to width, as in hostnamectl's status block. A NULL key prints only
  * the indentation, for continuation lines. */
-void print_field(FILE *f, int width, const char *key, const char *format, ...) _printf_(4, 5);
+void print_field(FILE *f, int width, const char *key, const char *format, ...) _printf_(4, 5) __attribute__((nonnull(4)));
 
 typedef enum TableAlign {
         TABLE_ALIGN_LEFT,

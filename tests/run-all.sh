@@ -26,4 +26,9 @@ fi
 ninja -C "$A"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
         meson test -C "$A" --suite unit --print-errorlogs
-echo "All test suites passed."
+# One closing line over both runs, counted from meson's own JSON logs.
+jq -rs '(map(select(.result == "OK")) | length) as $ok
+        | (map(select(.result == "SKIP")) | length) as $skip
+        | (length - $ok - $skip) as $bad
+        | "\($ok) passed, \($bad) failed, \($skip) skipped"' \
+        "$B/meson-logs/testlog.json" "$A/meson-logs/testlog.json"
