@@ -12,12 +12,12 @@
 # Prints PASS/FAIL against the targets; exits 0 whatever the verdicts, non-zero only if something broke
 # (setup failed, a daemon did not start or did not exit cleanly). Needs root (fanotify, loop devices).
 #
-# Knobs (environment): ROUNDS=7 SECS=3 NFILES=50000 NRSS=100000 NBOOT=5000 BOOTS=3
+# Knobs (environment): ROUNDS=9 SECS=2 NFILES=50000 NRSS=100000 NBOOT=5000 BOOTS=3
 
 set -euo pipefail
 
-ROUNDS=${ROUNDS:-7}
-SECS=${SECS:-3}
+ROUNDS=${ROUNDS:-9}
+SECS=${SECS:-2}
 NFILES=${NFILES:-50000}
 NRSS=${NRSS:-100000}
 NBOOT=${NBOOT:-5000}
@@ -131,6 +131,12 @@ others=$(pgrep -x seeklessd || true)
 [ -z "$others" ] || log "NOTE: other seeklessd processes are running (pids: $(echo $others)); they are not ours" \
         "and watch other filesystems, but they do add noise to the 'none' baseline"
 
+# private copies: the binaries under test stay the same even if the build directory is rebuilt meanwhile
+mkdir -p "$TMP/bin"
+cp "$SEEKLESSD" "$SEEKLESSCTL" "$TMP/bin/"
+SEEKLESSD=$TMP/bin/seeklessd SEEKLESSCTL=$TMP/bin/seeklessctl
+log "source $(git -C "$SRC" describe --always --dirty 2>/dev/null || echo '(not a git tree)');" \
+        "seeklessd $("$SEEKLESSD" --version 2>&1 | head -n 1), binary sha256 $(sha256sum "$SEEKLESSD" | cut -c1-12)"
 cc -O2 -Wall -o "$TMP/openbench" "$SRC/bench/openbench.c" || die "cannot compile bench/openbench.c"
 OB=$TMP/openbench    # lives on /tmp, not on the watched image: running it starts no launch session
 
@@ -197,7 +203,7 @@ IDLE_BOOT=$(random_boot_id)
 # ---------------------------------------------------------------------- (a) throughput, interleaved
 CONFIGS=(none idle window)
 declare -A OPS=()          # OPS[config,round]
-WINDOW_EVENTS=() WINDOW_OVERFLOWS=() WINDOW_RSS=() IDLE_RSS=()
+WINDOW_EVENTS=() WINDOW_OVERFLOWS=() WINDOW_RSS=() WINDOW_CPU=() IDLE_RSS=() IDLE_EVENTS=() IDLE_CPU=()
 
 measure() {         # CONFIG ROUND
         local c=$1 r=$2 out ops
@@ -222,6 +228,8 @@ measure() {         # CONFIG ROUND
         idle)
                 boot_over || die "idle daemon: a window opened during the measurement"
                 IDLE_RSS+=("$(status_kib "$DAEMON_PID" VmRSS)")
+                IDLE_EVENTS+=("$(prop EventsReceived)")
+                IDLE_CPU+=("$(awk '{ print $14 + $15 }' "/proc/$DAEMON_PID/stat")")
                 stop_daemon
                 ;;
         window)
@@ -229,6 +237,7 @@ measure() {         # CONFIG ROUND
                 WINDOW_EVENTS+=("$(prop EventsReceived)")
                 WINDOW_OVERFLOWS+=("$(prop Overflows)")
                 WINDOW_RSS+=("$(status_kib "$DAEMON_PID" VmRSS)")
+                WINDOW_CPU+=("$(awk '{ print $14 + $15 }' "/proc/$DAEMON_PID/stat")")
                 stop_daemon
                 ;;
         esac
@@ -256,7 +265,7 @@ verdict() { awk -v s="$(slowdown "$1")" -v t="$2" 'BEGIN { print (s <= t) ? "PAS
 
 # ------------------------------------------------------------------------------------ (b) RSS, 100k
 log "(b) RSS: one boot window, $NRSS distinct files read in bursts of $RSS_CHUNK"
-RSS_WINDOW=20
+RSS_WINDOW=45          # long enough for the reads on a busy machine
 printf '[Record]\nBootWindowSec=%s\n' "$RSS_WINDOW" > "$TMP/rss.conf"
 start_daemon rss "$TMP/rss.conf" "$TMP/state-rss" "$(random_boot_id)"
 RSS_START=$(status_kib "$DAEMON_PID" VmRSS)
@@ -339,8 +348,8 @@ printf '  %-34s ratio %s (slowdown %5s%%; median of per-round ratios %.4f)  targ
 printf '  %-34s ratio %s (slowdown %5s%%; median of per-round ratios %.4f)  target <= 30%%  %s\n' \
         "daemon in window vs no daemon:" "$WIN_RATIO" "$(slowdown "$WIN_RATIO")" "$WIN_PAIRED" "$(verdict "$WIN_RATIO" 30)"
 echo "  window daemon per round: events received ${WINDOW_EVENTS[*]}; overflows ${WINDOW_OVERFLOWS[*]};" \
-        "VmRSS KiB ${WINDOW_RSS[*]}"
-echo "  idle daemon VmRSS KiB per round: ${IDLE_RSS[*]}"
+        "CPU ticks (utime+stime, 1/$(getconf CLK_TCK) s) ${WINDOW_CPU[*]}; VmRSS KiB ${WINDOW_RSS[*]}"
+echo "  idle daemon per round: events received ${IDLE_EVENTS[*]}; CPU ticks ${IDLE_CPU[*]}; VmRSS KiB ${IDLE_RSS[*]}"
 echo
 echo "(b) daemon memory, one boot window recording $NRSS distinct files"
 echo "  at start:                     VmRSS $(mib "$RSS_START") MiB"

@@ -91,3 +91,8 @@ static inline int negative_errno(void) {
 static inline int isempty(const char *s) {
         return !s || !s[0];
 }
+
+static inline void *mfree(void *p) {
+        free(p);
+        return NULL;
+}

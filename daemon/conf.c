@@ -44,11 +44,16 @@ static const ConfigItem config_items[] = {
         { "Record", "MinLaunchFiles",     CONFIG_UNSIGNED, offsetof(Config, min_launch_files),      1, 100000 },
         { "Record", "KeepBoots",          CONFIG_UNSIGNED, offsetof(Config, keep_boots),            1, 1000 },
         { "Record", "KeepLaunches",       CONFIG_UNSIGNED, offsetof(Config, keep_launches),         1, 1000 },
+        { "Optimize", "MaxHotSetMiB",     CONFIG_UNSIGNED, offsetof(Config, max_hot_set_mib),       1, 1048576 },
+        { "Optimize", "MaxFileMiB",       CONFIG_UNSIGNED, offsetof(Config, max_file_mib),          1, 1048576 },
+        { "Optimize", "MinFileAgeSec",    CONFIG_SEC,      offsetof(Config, min_file_age_usec),     0, 365 * USEC_PER_DAY },
+        { "Optimize", "RateLimitMiBps",   CONFIG_UNSIGNED, offsetof(Config, rate_limit_mibps),      0, 100000 },
 };
 
 /* Sections we know; keys in any other section are skipped silently after one warning for the header. */
 static const char *const config_sections[] = {
         "Record",
+        "Optimize",
 };
 
 void config_set_defaults(Config *c) {
@@ -60,6 +65,10 @@ void config_set_defaults(Config *c) {
                 .min_launch_files = 2,
                 .keep_boots = 10,
                 .keep_launches = 5,
+                .max_hot_set_mib = 1024,
+                .max_file_mib = 128,
+                .min_file_age_usec = 600 * USEC_PER_SEC,
+                .rate_limit_mibps = 0,
         };
 }
 

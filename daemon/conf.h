@@ -13,6 +13,12 @@ typedef struct Config {
         unsigned min_launch_files;      /* MinLaunchFiles=, default 2 */
         unsigned keep_boots;            /* KeepBoots=, default 10 */
         unsigned keep_launches;         /* KeepLaunches=, default 5 */
+
+        /* [Optimize] */
+        unsigned max_hot_set_mib;       /* MaxHotSetMiB=, default 1024 (and never more than 5% of the fs) */
+        unsigned max_file_mib;          /* MaxFileMiB=, default 128 */
+        uint64_t min_file_age_usec;     /* MinFileAgeSec=, default 600 s */
+        unsigned rate_limit_mibps;      /* RateLimitMiBps=, default 0 = unlimited */
 } Config;
 
 void config_set_defaults(Config *c);

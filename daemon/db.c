@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "db.h"
+#include "db-private.h"
 #include "macro.h"
 
 /* Append-only: migrations[i] takes user_version from i to i + 1. Never edit a released entry. */
@@ -56,6 +57,47 @@ static const char *const migrations[] = {
         "        seen INTEGER NOT NULL,"
         "        PRIMARY KEY (profile_id, position)) WITHOUT ROWID;"
         "CREATE INDEX profile_files_file ON profile_files(file_id);",
+
+        /* 1 -> 2: optimizer runs, per-file checkpoints (a crashed run resumes where it stopped, never
+         * redoing finished files) and layout quality snapshots per profile. */
+        "CREATE TABLE runs ("
+        "        id INTEGER PRIMARY KEY,"
+        "        fsid INTEGER NOT NULL,"
+        "        mount TEXT NOT NULL,"
+        "        started INTEGER NOT NULL,"
+        "        finished INTEGER NOT NULL DEFAULT 0,"
+        "        state TEXT NOT NULL CHECK (state IN ('running', 'done', 'cancelled', 'failed')),"
+        "        donor_runs INTEGER NOT NULL DEFAULT 0,"
+        "        moved_files INTEGER NOT NULL DEFAULT 0,"
+        "        moved_bytes INTEGER NOT NULL DEFAULT 0);"
+        "CREATE TABLE run_files ("
+        "        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+        "        position INTEGER NOT NULL,"
+        "        file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,"
+        "        size INTEGER NOT NULL,"
+        "        mtime_ns INTEGER NOT NULL,"
+        "        state TEXT NOT NULL CHECK (state IN ('pending', 'done', 'in_place', 'skipped', 'retry')),"
+        "        reason TEXT NOT NULL DEFAULT '',"
+        "        bytes INTEGER NOT NULL DEFAULT 0,"
+        "        PRIMARY KEY (run_id, position)) WITHOUT ROWID;"
+        "CREATE INDEX run_files_file ON run_files(file_id);"
+        "CREATE TABLE quality ("
+        "        profile_id INTEGER NOT NULL REFERENCES profiles(id) ON DELETE CASCADE,"
+        "        which TEXT NOT NULL CHECK (which IN ('before', 'after')),"
+        "        taken INTEGER NOT NULL,"
+        "        files INTEGER NOT NULL,"
+        "        extents INTEGER NOT NULL,"
+        "        discontinuities INTEGER NOT NULL,"
+        "        span INTEGER NOT NULL,"
+        "        modeled_ms REAL NOT NULL,"
+        "        PRIMARY KEY (profile_id, which)) WITHOUT ROWID;"
+        /* each file's extents when the newest run that included it started, for "before" pictures */
+        "CREATE TABLE extents_before ("
+        "        file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,"
+        "        seq INTEGER NOT NULL,"
+        "        physical INTEGER NOT NULL,"
+        "        length INTEGER NOT NULL,"
+        "        PRIMARY KEY (file_id, seq)) WITHOUT ROWID;",
 };
 
 typedef enum Stmt {
@@ -88,13 +130,11 @@ typedef enum Stmt {
         _STMT_MAX,
 } Stmt;
 
-/* The columns read_file_row() expects, in this order. */
-#define FILE_COLUMNS "f.id, f.fsid, f.handle_type, f.handle, f.ino, f.generation, f.path, f.size, f.mtime_ns"
 
 /* The newest ?2 sessions of profile ?1. */
 #define NEWEST_SESSIONS                                                                         \
         "SELECT id FROM sessions WHERE profile_id = ?1 "                                        \
-        "ORDER BY started_realtime DESC, id DESC LIMIT ?2"
+        "ORDER BY id DESC LIMIT ?2"
 
 static const char *const stmt_sql[_STMT_MAX] = {
         [STMT_BEGIN] = "BEGIN",
@@ -175,7 +215,20 @@ static const char *const stmt_sql[_STMT_MAX] = {
 struct Db {
         sqlite3 *sqlite;
         sqlite3_stmt *stmt[_STMT_MAX];
+        sqlite3_stmt *opt_stmt[_OPT_STMT_MAX];
 };
+
+sqlite3 *db_sqlite(Db *db) {
+        return db->sqlite;
+}
+
+sqlite3_stmt *db_opt_stmt(Db *db, OptStmt s) {
+        sqlite3_stmt *st = db->opt_stmt[s];
+
+        (void) sqlite3_reset(st);
+        (void) sqlite3_clear_bindings(st);
+        return st;
+}
 
 static const char *const profile_kind_table[_PROFILE_KIND_MAX] = {
         [PROFILE_BOOT] = "boot",
@@ -202,7 +255,7 @@ int db_schema_version(void) {
 }
 
 /* Map an SQLite result code to a negative errno. db may be NULL. */
-static int sqlite_errno(sqlite3 *db, int rc) {
+int sqlite_errno(sqlite3 *db, int rc) {
         int e;
 
         switch (rc & 0xff) {
@@ -251,13 +304,12 @@ static int sqlite_errno(sqlite3 *db, int rc) {
 
 /* Statements are reset when the variable goes out of scope, so no path leaves one half-stepped with its
  * read transaction open. */
-static void stmt_resetp(sqlite3_stmt **st) {
+void stmt_resetp(sqlite3_stmt **st) {
         if (*st) {
                 (void) sqlite3_reset(*st);
                 (void) sqlite3_clear_bindings(*st);
         }
 }
-#define _cleanup_reset_ _cleanup_(stmt_resetp)
 
 static sqlite3_stmt *db_stmt(Db *db, Stmt s) {
         sqlite3_stmt *st = db->stmt[s];
@@ -269,7 +321,7 @@ static sqlite3_stmt *db_stmt(Db *db, Stmt s) {
 }
 
 /* Returns 1 on SQLITE_ROW, 0 on SQLITE_DONE, negative errno otherwise. */
-static int db_step(Db *db, sqlite3_stmt *st) {
+int db_step(Db *db, sqlite3_stmt *st) {
         int rc;
 
         rc = sqlite3_step(st);
@@ -281,7 +333,7 @@ static int db_step(Db *db, sqlite3_stmt *st) {
 }
 
 /* Step a statement that must finish without returning rows. */
-static int db_step_done(Db *db, sqlite3_stmt *st) {
+int db_step_done(Db *db, sqlite3_stmt *st) {
         int r;
 
         r = db_step(db, st);
@@ -290,19 +342,19 @@ static int db_step_done(Db *db, sqlite3_stmt *st) {
         return r == 0 ? 0 : -EIO;
 }
 
-static int bind_i64(Db *db, sqlite3_stmt *st, int i, int64_t v) {
+int bind_i64(Db *db, sqlite3_stmt *st, int i, int64_t v) {
         return sqlite_errno(db->sqlite, sqlite3_bind_int64(st, i, v));
 }
 
-static int bind_double(Db *db, sqlite3_stmt *st, int i, double v) {
+int bind_double(Db *db, sqlite3_stmt *st, int i, double v) {
         return sqlite_errno(db->sqlite, sqlite3_bind_double(st, i, v));
 }
 
-static int bind_text(Db *db, sqlite3_stmt *st, int i, const char *s) {
+int bind_text(Db *db, sqlite3_stmt *st, int i, const char *s) {
         return sqlite_errno(db->sqlite, sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC));
 }
 
-static int bind_blob(Db *db, sqlite3_stmt *st, int i, const void *p, size_t n) {
+int bind_blob(Db *db, sqlite3_stmt *st, int i, const void *p, size_t n) {
         /* A zero-length blob from a NULL pointer would be bound as SQL NULL. */
         if (n == 0)
                 return sqlite_errno(db->sqlite, sqlite3_bind_zeroblob(st, i, 0));
@@ -315,23 +367,22 @@ static int db_exec_stmt(Db *db, Stmt s) {
         return db_step_done(db, st);
 }
 
-static int db_begin(Db *db, bool immediate) {
+int db_begin(Db *db, bool immediate) {
         return db_exec_stmt(db, immediate ? STMT_BEGIN_IMMEDIATE : STMT_BEGIN);
 }
 
-static int db_commit(Db *db) {
+int db_commit(Db *db) {
         return db_exec_stmt(db, STMT_COMMIT);
 }
 
 /* For _cleanup_: roll back the transaction unless the pointer was taken after COMMIT. */
-static void db_rollbackp(Db **db) {
+void db_rollbackp(Db **db) {
         if (!*db || sqlite3_get_autocommit((*db)->sqlite))
                 return;
         (void) db_exec_stmt(*db, STMT_ROLLBACK);
 }
-#define _cleanup_rollback_ _cleanup_(db_rollbackp)
 
-static int column_strdup(Db *db, sqlite3_stmt *st, int c, char **ret) {
+int column_strdup(Db *db, sqlite3_stmt *st, int c, char **ret) {
         const unsigned char *s;
         char *d;
 
@@ -359,7 +410,7 @@ static int column_kind(sqlite3_stmt *st, int c, ProfileKind *ret) {
         return 0;
 }
 
-static void db_file_done(DbFile *f) {
+void db_file_done(DbFile *f) {
         if (!f)
                 return;
         free(f->path);
@@ -367,7 +418,7 @@ static void db_file_done(DbFile *f) {
 }
 
 /* Reads FILE_COLUMNS starting at column c. */
-static int read_file_row(Db *db, sqlite3_stmt *st, int c, DbFile *ret) {
+int read_file_row(Db *db, sqlite3_stmt *st, int c, DbFile *ret) {
         DbFile f = {};
         const void *h;
         int n, r;
@@ -401,7 +452,7 @@ static int read_file_row(Db *db, sqlite3_stmt *st, int c, DbFile *ret) {
 }
 
 /* Make room for one more element in *p (of *n_alloc elements of size sz) holding n. */
-static int grow(void **p, size_t *n_alloc, size_t n, size_t sz) {
+int grow(void **p, size_t *n_alloc, size_t n, size_t sz) {
         size_t a;
         void *q;
 
@@ -419,7 +470,7 @@ static int grow(void **p, size_t *n_alloc, size_t n, size_t sz) {
 }
 
 /* Looks up a profile: -ENOENT if it does not exist. ret_kind may be NULL. */
-static int profile_lookup(Db *db, const char *name, int64_t *ret_id, ProfileKind *ret_kind) {
+int profile_lookup(Db *db, const char *name, int64_t *ret_id, ProfileKind *ret_kind) {
         _cleanup_reset_ sqlite3_stmt *st = db_stmt(db, STMT_PROFILE_LOOKUP);
         ProfileKind kind;
         int64_t id;
@@ -553,6 +604,8 @@ Db *db_free(Db *db) {
 
         for (size_t i = 0; i < _STMT_MAX; i++)
                 (void) sqlite3_finalize(db->stmt[i]);
+        for (size_t i = 0; i < _OPT_STMT_MAX; i++)
+                (void) sqlite3_finalize(db->opt_stmt[i]);
         /* The last connection closing checkpoints the WAL into the main file. */
         (void) sqlite3_close_v2(db->sqlite);
         free(db);
@@ -605,6 +658,12 @@ int db_open(const char *path, Db **ret) {
         for (size_t i = 0; i < _STMT_MAX; i++) {
                 rc = sqlite3_prepare_v3(db->sqlite, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &db->stmt[i],
                                         NULL);
+                if (rc != SQLITE_OK)
+                        return sqlite_errno(db->sqlite, rc);
+        }
+        for (size_t i = 0; i < _OPT_STMT_MAX; i++) {
+                rc = sqlite3_prepare_v3(db->sqlite, opt_stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT,
+                                        &db->opt_stmt[i], NULL);
                 if (rc != SQLITE_OK)
                         return sqlite_errno(db->sqlite, rc);
         }

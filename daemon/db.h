@@ -149,3 +149,66 @@ int db_forget_profile(Db *db, const char *name);
 int db_forget_all(Db *db, unsigned *ret_n_profiles);
 
 int db_counts(Db *db, unsigned *ret_profiles, unsigned *ret_sessions, unsigned *ret_files);
+
+/* ---- optimizer state (db-optimize.c) ---- */
+
+typedef enum RunFileState {
+        RUN_FILE_PENDING,
+        RUN_FILE_DONE,
+        RUN_FILE_IN_PLACE,
+        RUN_FILE_SKIPPED,
+        RUN_FILE_RETRY,
+        _RUN_FILE_STATE_MAX,
+        _RUN_FILE_STATE_INVALID = -EINVAL,
+} RunFileState;
+
+const char *run_file_state_to_string(RunFileState s);
+
+typedef struct DbRunFile {
+        DbFile file;            /* as stored; size/mtime_ns here are the values at planning time */
+        size_t position;
+        RunFileState state;
+        char *reason;
+        uint64_t bytes;
+} DbRunFile;
+void db_run_files_free(DbRunFile *f, size_t n);
+
+typedef struct DbRunInfo {
+        int64_t id;
+        uint64_t fsid;
+        char *mount;
+        uint64_t started, finished;     /* CLOCK_REALTIME usec */
+        char *state;                    /* running, done, cancelled, failed */
+        uint64_t donor_runs, moved_files, moved_bytes;
+} DbRunInfo;
+void db_run_infos_free(DbRunInfo *r, size_t n);
+
+/* A run and its planned files (file id, planned size and mtime), in layout order, in one transaction. */
+int db_run_create(Db *db, uint64_t fsid, const char *mount, const int64_t *file_ids, const uint64_t *sizes,
+                  const int64_t *mtimes, size_t n, int64_t *ret_run_id);
+/* Checkpoint one file. */
+int db_run_file_set(Db *db, int64_t run_id, size_t position, RunFileState state, const char *reason,
+                    uint64_t bytes);
+int db_run_finish(Db *db, int64_t run_id, const char *state, uint64_t donor_runs, uint64_t moved_files,
+                  uint64_t moved_bytes);
+/* Runs still marked running (the daemon died during them): to resume. */
+int db_runs_unfinished(Db *db, DbRunInfo **ret, size_t *ret_n);
+/* The files of a run in position order (all states). */
+int db_run_files(Db *db, int64_t run_id, DbRunFile **ret, size_t *ret_n);
+/* The newest finished run on a filesystem; -ENOENT if none. */
+int db_run_last(Db *db, uint64_t fsid, DbRunInfo *ret);
+/* Files whose newest run state is RETRY with the given reason prefix (e.g. "running executable"). */
+int db_retry_files(Db *db, const char *reason_prefix, DbFile **ret, size_t *ret_n);
+
+/* Layout quality snapshots of a profile: "before" (taken when a run starts) and "after" (when it ends). */
+typedef struct DbQuality {
+        uint64_t taken;
+        uint64_t files, extents, discontinuities, span;
+        double modeled_ms;
+} DbQuality;
+int db_quality_set(Db *db, const char *profile, const char *which, const DbQuality *q);
+int db_quality_get(Db *db, const char *profile, const char *which, DbQuality *ret);   /* -ENOENT if none */
+
+/* A file's extents as they were before the newest run that included it (for "before" pictures). */
+int db_extents_before_set(Db *db, int64_t file_id, const uint64_t *physical, const uint64_t *length, size_t n);
+int db_extents_before_get(Db *db, int64_t file_id, uint64_t **ret_physical, uint64_t **ret_length, size_t *ret_n);

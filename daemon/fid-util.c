@@ -87,11 +87,20 @@ int file_key_resolve(int mount_fd, const FileKey *key, struct stat *ret_st, char
         if (st.st_nlink == 0)
                 return -ESTALE;
         if (ret_path) {
-                r = fd_get_path(fd, ret_path);
+                _cleanup_free_ char *p = NULL;
+                struct stat pst;
+
+                /* A handle opened while the file's dentry is not cached gives a "disconnected" dentry,
+                 * which /proc/self/fd shows as "/" (or a path that is not this file). Only trust a path
+                 * that leads back to this very inode; otherwise report none. */
+                r = fd_get_path(fd, &p);
                 if (r == -ENOENT)
                         return -ESTALE;
                 if (r < 0)
                         return r;
+                if (stat(p, &pst) < 0 || pst.st_dev != st.st_dev || pst.st_ino != st.st_ino)
+                        p = mfree(p);
+                *ret_path = TAKE_PTR(p);
         }
         if (ret_st)
                 *ret_st = st;

@@ -9,7 +9,8 @@
 int file_key_from_fd(int fd, FileKey *ret);
 
 /* Open the file behind a key (O_PATH) relative to a mount point fd of its filesystem, and return its stat
- * and current path (either may be NULL). Errors: -ESTALE the file is gone or the inode now belongs to
+ * and current path (either may be NULL). *ret_path is set to NULL when the kernel can't name the file
+ * reliably (a disconnected dentry: the file exists, but its path is unknown right now). Errors: -ESTALE the file is gone or the inode now belongs to
  * another file (generation changed); -EBADE not a regular file. Needs CAP_DAC_READ_SEARCH. */
 int file_key_resolve(int mount_fd, const FileKey *key, struct stat *ret_st, char **ret_path);
 

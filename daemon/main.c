@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <systemd/sd-daemon.h>
 
@@ -123,6 +124,14 @@ static int run(int argc, char *argv[]) {
         if (r <= 0)
                 return r;
         config = arg_config ?: CONFIG_FILE;
+
+        /* Raise the soft fd limit to the hard one: running out of descriptors would make the kernel deny
+         * execs whose permission events it cannot hand us. */
+        struct rlimit rl;
+        if (getrlimit(RLIMIT_NOFILE, &rl) >= 0 && rl.rlim_cur < rl.rlim_max) {
+                rl.rlim_cur = rl.rlim_max;
+                (void) setrlimit(RLIMIT_NOFILE, &rl);
+        }
 
         /* Block the signals sd-event handles before any thread exists, so that the exec watcher thread
          * inherits the mask and SIGTERM always reaches the event loop (which then saves open sessions). */

@@ -62,6 +62,10 @@ Manager *manager_free(Manager *m) {
         sd_bus_flush_close_unref(m->bus);
         db_free(m->db);
         sd_event_unref(m->event);
+        for (size_t i = 0; i < m->n_launch_counts; i++)
+                free(m->launch_paths[i]);
+        free(m->launch_paths);
+        free(m->launch_counts);
         free(m->state_dir);
         free(m->db_path);
         strv_free(m->only_filesystems);
@@ -80,31 +84,44 @@ int manager_open_mount_fd(Manager *m, uint64_t fsid) {
         return fd < 0 ? -errno : fd;
 }
 
-/* One mount fd per filesystem for the duration of a save or merge. */
+/* One mount fd per filesystem for the duration of a save or merge (growable: every fd is closed). */
 typedef struct MountFds {
-        uint64_t fsid[16];
-        int fd[16];
+        uint64_t *fsid;
+        int *fd;
         size_t n;
 } MountFds;
 
 static int mount_fds_get(Manager *m, MountFds *c, uint64_t fsid) {
-        int fd;
+        uint64_t *nf;
+        int *nd, fd;
 
         for (size_t i = 0; i < c->n; i++)
                 if (c->fsid[i] == fsid)
                         return c->fd[i];
         fd = manager_open_mount_fd(m, fsid);
-        if (fd >= 0 && c->n < ELEMENTSOF(c->fd)) {
-                c->fsid[c->n] = fsid;
-                c->fd[c->n++] = fd;
+        if (fd < 0)
+                return fd;
+        nf = reallocarray(c->fsid, c->n + 1, sizeof *nf);
+        if (nf)
+                c->fsid = nf;
+        nd = reallocarray(c->fd, c->n + 1, sizeof *nd);
+        if (nd)
+                c->fd = nd;
+        if (!nf || !nd) {
+                safe_close(fd);
+                return -ENOMEM;
         }
+        c->fsid[c->n] = fsid;
+        c->fd[c->n++] = fd;
         return fd;
 }
 
 static void mount_fds_done(MountFds *c) {
         for (size_t i = 0; i < c->n; i++)
                 safe_close(c->fd[i]);
-        c->n = 0;
+        free(c->fsid);
+        free(c->fd);
+        *c = (MountFds) {};
 }
 
 int manager_refresh_counts(Manager *m) {
@@ -152,8 +169,8 @@ int manager_merge_profile(Manager *m, const char *profile, ProfileKind kind) {
                         if (r < 0)
                                 log_warning_errno(r, "Failed to delete file %s from the database, ignoring: %m", f->path);
                         dropped[n_dropped++] = f->id;
-                } else if (r >= 0 && (!streq(path, f->path) || (uint64_t) st.st_size != f->size)) {
-                        r = db_update_file(m->db, f->id, path, st.st_size,
+                } else if (r >= 0 && ((path && !streq(path, f->path)) || (uint64_t) st.st_size != f->size)) {
+                        r = db_update_file(m->db, f->id, path ?: f->path, st.st_size,
                                            (int64_t) st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec);
                         if (r < 0)
                                 log_warning_errno(r, "Failed to update file %s in the database, ignoring: %m", path);
@@ -203,6 +220,8 @@ finish:
         return r;
 }
 
+static void launch_count_bump(Manager *m, const char *path);
+
 /* Resolve a session's files (path, size, type) and store it. Files that vanished before we got to them
  * (temporary files) and non-regular files are left out. */
 static int manager_save_session(Manager *m, Session *s) {
@@ -229,8 +248,8 @@ static int manager_save_session(Manager *m, Session *s) {
                 if (fd < 0)
                         continue;
                 r = file_key_resolve(fd, &sf->key, &st, &paths[n]);
-                if (r < 0)
-                        continue;
+                if (r < 0 || !paths[n])
+                        continue;   /* gone, not a regular file, or no name we can trust */
                 files[n] = (DbSessionFile) {
                         .key = sf->key,
                         .dev = st.st_dev,
@@ -278,6 +297,8 @@ static int manager_save_session(Manager *m, Session *s) {
 
         log_info("Recorded %s session of %s: %zu files%s", profile_kind_to_string(s->kind), s->profile, n,
                  s->incomplete ? " (incomplete)" : "");
+        if (s->kind == PROFILE_APP)
+                launch_count_bump(m, s->profile);
         (void) manager_refresh_counts(m);
         manager_emit_session_recorded(m, s->profile, s->kind, (unsigned) n);
         r = 1;
@@ -355,6 +376,36 @@ static int manager_schedule(Manager *m) {
         return sd_event_source_set_enabled(m->timer_source, SD_EVENT_ONESHOT);
 }
 
+static unsigned launch_count_get(Manager *m, const char *path) {
+        for (size_t i = 0; i < m->n_launch_counts; i++)
+                if (streq(m->launch_paths[i], path))
+                        return m->launch_counts[i];
+        return 0;
+}
+
+static void launch_count_bump(Manager *m, const char *path) {
+        char **np;
+        unsigned *nc;
+
+        for (size_t i = 0; i < m->n_launch_counts; i++)
+                if (streq(m->launch_paths[i], path)) {
+                        m->launch_counts[i]++;
+                        return;
+                }
+        np = reallocarray(m->launch_paths, m->n_launch_counts + 1, sizeof *np);
+        if (!np)
+                return;
+        m->launch_paths = np;
+        nc = reallocarray(m->launch_counts, m->n_launch_counts + 1, sizeof *nc);
+        if (!nc)
+                return;
+        m->launch_counts = nc;
+        np[m->n_launch_counts] = strdup(path);
+        if (!np[m->n_launch_counts])
+                return;
+        nc[m->n_launch_counts++] = 1;
+}
+
 static unsigned active_launches_of(Manager *m, const char *profile) {
         unsigned n = 0;
 
@@ -372,9 +423,7 @@ static void manager_handle_exec(Manager *m, const ExecRecord *rec) {
         unsigned n = 0;
         int r;
 
-        r = file_key_from_fd(rec->fd, &key);
-        if (r < 0)
-                return;
+        key = rec->key;
         if (m->boot)
                 (void) session_add(m->boot, &key, rec->timestamp_usec);
 
@@ -385,17 +434,18 @@ static void manager_handle_exec(Manager *m, const ExecRecord *rec) {
                 (void) session_add(owner, &key, rec->timestamp_usec);
                 return;
         }
-        if (m->config.max_launches_per_boot == 0)
+        if (m->config.max_launches_per_boot == 0 || !rec->path[0])
                 return;
-        r = fd_get_path(rec->fd, &path);
-        if (r < 0)
+        path = strdup(rec->path);
+        if (!path)
                 return;
         r = db_count_sessions_in_boot(m->db, path, m->boot_id, &n);
         if (r < 0) {
                 log_warning_errno(r, "Failed to count launches of %s, not recording it: %m", path);
                 return;
         }
-        n += active_launches_of(m, path);
+        /* The database keeps only KeepLaunches= sessions; what this daemon started counts too. */
+        n = MAX(n, launch_count_get(m, path)) + active_launches_of(m, path);
         if (n >= m->config.max_launches_per_boot) {
                 log_debug("%s: already %u launches recorded this boot (MaxLaunchesPerBoot=%u)", path, n,
                           m->config.max_launches_per_boot);
@@ -406,7 +456,11 @@ static void manager_handle_exec(Manager *m, const ExecRecord *rec) {
         if (r < 0)
                 return (void) log_error_errno(r, "Failed to start launch session: %m");
         s->root_pid = rec->pid;
-        if (proc_get_cgroup("/proc", rec->pid, &cgroup) >= 0 && cgroup_app_unit(cgroup))
+        /* On desktops an app-*.scope/.service made for this launch holds its D-Bus-activated helpers too;
+         * but a scope shared with others (a terminal's, with all its tabs) would swallow unrelated
+         * programs: use the cgroup only if the new process is alone in it. */
+        if (proc_get_cgroup("/proc", rec->pid, &cgroup) >= 0 && cgroup_app_unit(cgroup) &&
+            cgroup_population("/sys/fs/cgroup", cgroup) == 1)
                 s->cgroup = TAKE_PTR(cgroup);
         r = session_add(s, &key, rec->timestamp_usec);
         if (r < 0)
@@ -424,7 +478,6 @@ static void manager_drain_execs(Manager *m) {
 
         while (read(m->recorder->pipe_fd[0], &rec, sizeof rec) == (ssize_t) sizeof rec) {
                 manager_handle_exec(m, &rec);
-                safe_close(rec.fd);
                 m->exec_seq_seen = rec.seq;
         }
 }
@@ -442,13 +495,10 @@ static void manager_drain_forks(Manager *m) {
         manager_drain_execs(m);
         if (!m->fork_source)
                 return;
-        if (!m->launches) {
-                /* nothing to attribute: just empty the socket */
-                char buf[8192];
-                while (recv(sd_event_source_get_io_fd(m->fork_source), buf, sizeof buf, 0) > 0)
-                        ;
-                return;
-        }
+        /* Forks are always noted (a launch may be queued but not yet seen); without launches the table
+         * is emptied once it grows, so a fork storm outside windows costs a bounded amount. */
+        if (!m->launches && m->pidmap.n_forks > 4096)
+                pidmap_forget_forks(&m->pidmap);
         r = proc_events_drain(sd_event_source_get_io_fd(m->fork_source), on_fork, m);
         if (r < 0)
                 log_debug_errno(r, "Failed to read process events, ignoring: %m");
@@ -660,6 +710,10 @@ int manager_start(Manager *m) {
         r = recorder_new(m->config.max_launches_per_boot > 0, &m->recorder);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up fanotify (needs CAP_SYS_ADMIN and a kernel with fanotify permission events): %m");
+        /* The thread that answers exec permission events must exist before the first exec mark does. */
+        r = recorder_start(m->recorder);
+        if (r < 0)
+                return log_error_errno(r, "Failed to start exec watcher thread: %m");
         r = manager_scan_filesystems(m);
         if (r < 0)
                 return r;
@@ -703,10 +757,6 @@ int manager_start(Manager *m) {
         r = manager_start_boot_session(m);
         if (r < 0)
                 return r;
-
-        r = recorder_start(m->recorder);
-        if (r < 0)
-                return log_error_errno(r, "Failed to start exec watcher thread: %m");
 
         r = manager_connect_bus(m);
         if (r < 0)

@@ -35,6 +35,11 @@ typedef struct Manager {
         uint64_t exec_seq_seen;
         bool systemd;                   /* systemd answered on the bus */
 
+        /* launches stored this boot, per executable: the database keeps only KeepLaunches= of them */
+        char **launch_paths;
+        unsigned *launch_counts;
+        size_t n_launch_counts;
+
         uint64_t events_received, overflows;
         unsigned n_profiles, n_sessions, n_files;
 } Manager;

@@ -132,6 +132,22 @@ int proc_get_cgroup(const char *proc, pid_t pid, char **ret) {
         return -ENODATA;
 }
 
+int cgroup_population(const char *root, const char *cgroup) {
+        _cleanup_fclose_ FILE *f = NULL;
+        char path[4096];
+        int n = 0, c;
+
+        if (snprintf(path, sizeof path, "%s%s/cgroup.procs", root, cgroup) >= (int) sizeof path)
+                return -ENAMETOOLONG;
+        f = fopen(path, "re");
+        if (!f)
+                return -errno;
+        while ((c = fgetc(f)) != EOF)
+                if (c == '\n')
+                        n++;
+        return n;
+}
+
 static bool endswith(const char *s, const char *suffix) {
         size_t a = strlen(s), b = strlen(suffix);
         return a >= b && streq(s + a - b, suffix);

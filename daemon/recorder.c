@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "macro.h"
+#include "fid-util.h"
 #include "recorder.h"
 
 /* FAN_ACCESS, not FAN_OPEN: we want the files that are *read*, in the order of their first read. An open
@@ -16,6 +18,8 @@
  * raises nothing. Repeated reads of one file by one process merge into one queued event. ELF objects
  * are read() (header) before they are mapped, so libraries are seen too. */
 #define RECORD_MASK FAN_ACCESS
+
+_Static_assert(sizeof(ExecRecord) <= PIPE_BUF, "exec records must be written atomically");
 
 static uint64_t now_mono(void) {
         struct timespec ts;
@@ -32,6 +36,7 @@ int recorder_new(bool launches_enabled, Recorder **ret) {
                 return -ENOMEM;
         r->open_fd = r->exec_fd = r->stop_fd = r->pipe_fd[0] = r->pipe_fd[1] = -EBADF;
         pthread_mutex_init(&r->lock, NULL);
+        pthread_mutex_init(&r->mark_lock, NULL);
         r->launches_enabled = launches_enabled;
 
         r->open_fd = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK | FAN_REPORT_FID,
@@ -44,6 +49,8 @@ int recorder_new(bool launches_enabled, Recorder **ret) {
                 return -errno;
         if (pipe2(r->pipe_fd, O_CLOEXEC | O_NONBLOCK) < 0)
                 return -errno;
+        /* room for a few hundred execs while the main loop is busy (saving a big session, say) */
+        (void) fcntl(r->pipe_fd[1], F_SETPIPE_SZ, 1024 * 1024);
         r->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         if (r->stop_fd < 0)
                 return -errno;
@@ -68,60 +75,71 @@ Recorder *recorder_free(Recorder *r) {
         close_exec_group_locked(r);
         safe_close(r->open_fd);
         safe_close(r->stop_fd);
-        /* drain records the main loop never took, closing their fds */
-        if (r->pipe_fd[0] >= 0) {
-                ExecRecord rec;
-                while (read(r->pipe_fd[0], &rec, sizeof rec) == sizeof rec)
-                        safe_close(rec.fd);
-        }
         safe_close(r->pipe_fd[0]);
         safe_close(r->pipe_fd[1]);
         for (size_t i = 0; i < r->n_mounts; i++)
                 free(r->mounts[i]);
         free(r->mounts);
         pthread_mutex_destroy(&r->lock);
+        pthread_mutex_destroy(&r->mark_lock);
         free(r);
         return NULL;
 }
 
-static int mark_all_locked(Recorder *r, bool add) {
+/* Path-based: call with mark_lock held, never from the exec thread before it answered an event. */
+static int mark_all_paths(Recorder *r) {
         int failed = 0;
 
         for (size_t i = 0; i < r->n_mounts; i++)
-                if (fanotify_mark(r->open_fd, (add ? FAN_MARK_ADD : FAN_MARK_REMOVE) | FAN_MARK_FILESYSTEM,
-                                  RECORD_MASK, AT_FDCWD, r->mounts[i]) < 0 &&
-                    !(errno == ENOENT && !add))
+                if (fanotify_mark(r->open_fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, RECORD_MASK, AT_FDCWD,
+                                  r->mounts[i]) < 0)
                         failed++;
-        r->open_marked = add;
         return failed;
 }
 
 static void handle_exec_event(Recorder *r, const struct fanotify_event_metadata *m, pid_t self) {
         struct fanotify_response resp = { .fd = m->fd, .response = FAN_ALLOW };
-        ExecRecord rec = { .pid = m->pid, .fd = -EBADF, .timestamp_usec = now_mono() };
-        bool forward = false;
+        ExecRecord rec = { .pid = m->pid, .timestamp_usec = now_mono() };
+        bool forward = false, queued = false, arm_others = false;
+        _cleanup_free_ char *path = NULL;
 
         if (m->pid != self) {
                 pthread_mutex_lock(&r->lock);
-                rec.seq = ++r->exec_seq;
                 forward = r->launches_enabled;
-                if (forward && !r->open_marked)
-                        (void) mark_all_locked(r, true);
                 pthread_mutex_unlock(&r->lock);
         }
 
-        /* Queue the record *before* allowing the exec: once allowed, the program runs and its reads may
-         * reach the main loop at once, and they can only be attributed if its exec is already queued.
-         * The main loop gets its own fd (a dup) so it can never close the fd this response refers to. */
-        if (forward) {
-                rec.fd = fcntl(m->fd, F_DUPFD_CLOEXEC, 3);
-                if (rec.fd >= 0 && write(r->pipe_fd[1], &rec, sizeof rec) != (ssize_t) sizeof rec)
-                        rec.fd = safe_close(rec.fd);   /* main loop far behind: drop this exec */
+        if (forward && file_key_from_fd(m->fd, &rec.key) >= 0) {
+                if (fd_get_path(m->fd, &path) >= 0 && strlen(path) < sizeof rec.path)
+                        strcpy(rec.path, path);
+
+                pthread_mutex_lock(&r->lock);
+                /* Arm the exec'd file's own filesystem through its fd (no path walk), and queue the
+                 * record, both *before* allowing the exec: once allowed, the program runs and its reads
+                 * can only be attributed if its exec is already queued. */
+                if (fanotify_mark(r->open_fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, RECORD_MASK, m->fd, NULL) >= 0) {
+                        arm_others = !r->open_marked;
+                        r->open_marked = true;
+                }
+                rec.seq = r->exec_seq + 1;
+                if (write(r->pipe_fd[1], &rec, sizeof rec) == (ssize_t) sizeof rec) {
+                        r->exec_seq = rec.seq;
+                        queued = true;
+                }
+                pthread_mutex_unlock(&r->lock);
         }
 
         /* Always allow, whatever happened above: we observe, we never deny. */
         (void) !write(r->exec_fd, &resp, sizeof resp);
         safe_close(m->fd);
+
+        /* The program may also read from the other watched filesystems: arm them too, now that nothing
+         * waits on us. Reads there in the first moments of the launch may be missed. */
+        if (queued && arm_others) {
+                pthread_mutex_lock(&r->mark_lock);
+                (void) mark_all_paths(r);
+                pthread_mutex_unlock(&r->mark_lock);
+        }
 }
 
 static void *exec_thread(void *userdata) {
@@ -148,7 +166,9 @@ static void *exec_thread(void *userdata) {
                         return NULL;
                 n = read(r->exec_fd, u.buf, sizeof u.buf);
                 if (n < 0) {
-                        if (errno == EAGAIN || errno == EINTR)
+                        /* EMFILE/ENFILE: the kernel could not give us an fd for an event; it has already
+                         * answered that event itself. Keep serving the others. */
+                        if (errno == EAGAIN || errno == EINTR || errno == EMFILE || errno == ENFILE)
                                 continue;
                         break;
                 }
@@ -182,6 +202,7 @@ int recorder_start(Recorder *r) {
 
 int recorder_set_filesystems(Recorder *r, const FilesystemList *l) {
         char **mounts;
+        bool armed;
         int failed = 0;
 
         mounts = calloc(l->n + 1, sizeof *mounts);
@@ -196,30 +217,37 @@ int recorder_set_filesystems(Recorder *r, const FilesystemList *l) {
         }
 
         pthread_mutex_lock(&r->lock);
+        armed = r->open_marked;
+        pthread_mutex_unlock(&r->lock);
+
+        pthread_mutex_lock(&r->mark_lock);
         for (size_t i = 0; i < r->n_mounts; i++)
                 free(r->mounts[i]);
         free(r->mounts);
         r->mounts = mounts;
         r->n_mounts = l->n;
-        for (size_t i = 0; i < r->n_mounts; i++) {
+        for (size_t i = 0; i < r->n_mounts; i++)
                 if (r->exec_fd >= 0 &&
                     fanotify_mark(r->exec_fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, FAN_OPEN_EXEC_PERM,
                                   AT_FDCWD, r->mounts[i]) < 0)
                         failed++;
-                if (r->open_marked &&
-                    fanotify_mark(r->open_fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, RECORD_MASK,
-                                  AT_FDCWD, r->mounts[i]) < 0)
-                        failed++;
+        if (armed) {
+                /* drop read marks of filesystems that left the list (e.g. remounted read-only) */
+                (void) fanotify_mark(r->open_fd, FAN_MARK_FLUSH | FAN_MARK_FILESYSTEM, 0, AT_FDCWD, NULL);
+                failed += mark_all_paths(r);
         }
-        pthread_mutex_unlock(&r->lock);
+        pthread_mutex_unlock(&r->mark_lock);
         return failed;
 }
 
 int recorder_arm(Recorder *r) {
         int failed;
 
+        pthread_mutex_lock(&r->mark_lock);
+        failed = mark_all_paths(r);
+        pthread_mutex_unlock(&r->mark_lock);
         pthread_mutex_lock(&r->lock);
-        failed = mark_all_locked(r, true);
+        r->open_marked = true;
         pthread_mutex_unlock(&r->lock);
         return failed > 0 ? -EIO : 0;
 }
@@ -229,8 +257,12 @@ int recorder_disarm(Recorder *r, uint64_t seen_seq) {
 
         pthread_mutex_lock(&r->lock);
         if (r->open_marked && r->exec_seq == seen_seq) {
-                (void) mark_all_locked(r, false);
-                ret = 1;
+                if (fanotify_mark(r->open_fd, FAN_MARK_FLUSH | FAN_MARK_FILESYSTEM, 0, AT_FDCWD, NULL) < 0)
+                        ret = -errno;
+                else {
+                        r->open_marked = false;
+                        ret = 1;
+                }
         }
         pthread_mutex_unlock(&r->lock);
         return ret;

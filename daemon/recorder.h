@@ -30,11 +30,17 @@
  *    and future exec (a stuck daemon must never stall the system's execs). The exec'd file's fd is passed
  *    to the main loop through a pipe as an ExecRecord. */
 
+/* No file descriptors travel through the pipe: a backlog of fds could exhaust RLIMIT_NOFILE, and then
+ * the kernel *denies* execs whose permission event it cannot give us an fd for. The thread resolves the
+ * key and path itself (a name_to_handle_at, an fstatfs and a readlink: microseconds). A record fits in
+ * PIPE_BUF, so writes are atomic; when the pipe is full the exec is allowed and simply not recorded. */
+#define EXEC_PATH_MAX 3800
 typedef struct ExecRecord {
         pid_t pid;
-        int fd;                 /* O_RDONLY fd of the executable; the receiver closes it */
         uint64_t timestamp_usec; /* CLOCK_MONOTONIC when the exec was seen */
         uint64_t seq;
+        FileKey key;
+        char path[EXEC_PATH_MAX]; /* "" if it could not be resolved */
 } ExecRecord;
 
 typedef struct Recorder {
@@ -45,12 +51,15 @@ typedef struct Recorder {
         pthread_t thread;
         bool thread_started;
 
-        pthread_mutex_t lock;   /* guards everything below */
+        /* Two locks so that nothing that walks paths (which can block) is ever held by the exec thread
+         * before it answers a permission event: */
+        pthread_mutex_t lock;       /* fast state: open_marked, launches_enabled, exec_seq */
+        pthread_mutex_t mark_lock;  /* mounts[], and path-based marking */
         char **mounts;          /* mount points of the filesystems we mark */
         size_t n_mounts;
-        bool open_marked;       /* FAN_OPEN armed on open_fd */
-        bool launches_enabled;  /* arm FAN_OPEN on exec and forward execs */
-        uint64_t exec_seq;      /* execs seen by the thread */
+        bool open_marked;       /* read marks armed (on some or all filesystems) */
+        bool launches_enabled;  /* arm on exec and forward execs */
+        uint64_t exec_seq;      /* exec records queued to the main loop */
 } Recorder;
 
 int recorder_new(bool launches_enabled, Recorder **ret);
@@ -63,10 +72,10 @@ int recorder_start(Recorder *r);
  * behind an old mount point get theirs). Returns the number of filesystems that could not be marked. */
 int recorder_set_filesystems(Recorder *r, const FilesystemList *l);
 
-/* Arm FAN_OPEN on every filesystem. */
+/* Arm the read marks on every filesystem. */
 int recorder_arm(Recorder *r);
-/* Disarm FAN_OPEN, unless an exec newer than `seen_seq` arrived (then its launch may need the marks):
- * returns 1 if disarmed, 0 if kept, negative errno on error. */
+/* Disarm the read marks (one FAN_MARK_FLUSH, no path walk), unless an exec record newer than `seen_seq`
+ * was queued (its launch needs them): returns 1 if disarmed, 0 if kept, negative errno on error. */
 int recorder_disarm(Recorder *r, uint64_t seen_seq);
 bool recorder_armed(Recorder *r);
 

@@ -352,7 +352,7 @@ TEST(unknown_section) {
         int r;
 
         write_file(p,
-                   "[Optimize]\n"                      /* 1 */
+                   "[Frobnicate]\n"                    /* 1 */
                    "Foo=1\n"
                    "KeepBoots=99\n"                    /* not applied: wrong section */
                    "[Record]\n"
@@ -369,11 +369,38 @@ TEST(unknown_section) {
         ASSERT_OK(r);
         ASSERT_EQ(c.keep_boots, 8);
         ASSERT_EQ(c.keep_launches, 4);
-        assert_warned(log, p, 1, "Unknown section [Optimize], ignoring.");
+        assert_warned(log, p, 1, "Unknown section [Frobnicate], ignoring.");
         assert_warned(log, p, 6, "Unknown section [Idle], ignoring.");
         assert_warned(log, p, 9, "'[Record'");
         /* one warning per header, none for the keys below them */
         ASSERT_EQ(count_lines(log), 3);
+}
+
+TEST(optimize_section) {
+        _cleanup_free_ char *log = NULL;
+        const char *p = tpath("optimize.conf");
+        Config c;
+        int r;
+
+        write_file(p,
+                   "[Optimize]\n"
+                   "MaxHotSetMiB=256\n"
+                   "MaxFileMiB=0\n"                     /* 3: below the minimum */
+                   "MinFileAgeSec=5min\n"
+                   "RateLimitMiBps=20\n");
+        config_set_defaults(&c);
+        ASSERT_EQ(c.max_hot_set_mib, 1024);
+        ASSERT_EQ(c.max_file_mib, 128);
+        ASSERT_EQ(c.min_file_age_usec, 600 * USEC_PER_SEC);
+        ASSERT_EQ(c.rate_limit_mibps, 0);
+        log = load_capture(&c, p, NULL, &r);
+        ASSERT_OK(r);
+        ASSERT_EQ(c.max_hot_set_mib, 256);
+        ASSERT_EQ(c.max_file_mib, 128);
+        ASSERT_EQ(c.min_file_age_usec, 300 * USEC_PER_SEC);
+        ASSERT_EQ(c.rate_limit_mibps, 20);
+        assert_warned(log, p, 3, "MaxFileMiB=");
+        ASSERT_EQ(count_lines(log), 1);
 }
 
 TEST(bad_lines) {
@@ -574,6 +601,7 @@ int main(void) {
         RUN(bad_values_keep_previous);
         RUN(unknown_key);
         RUN(unknown_section);
+        RUN(optimize_section);
         RUN(bad_lines);
         RUN(comments_whitespace);
         RUN(dropin_order);

@@ -25,6 +25,18 @@ stop_daemon
 start_daemon --filesystem="$MNT"
 [ "$(ctl --json=short show "$P")" = "$before" ] || fail "profile changed across restart"
 pass "profile survives a restart"
+
+# With every dentry dropped, a new launch reading only one file re-merges the profile, which resolves the
+# other file from its handle alone: its stored path must survive (the kernel can't name a disconnected
+# dentry and shows "/").
+sync; echo 3 > /proc/sys/vm/drop_caches
+"$P" "$MNT/data/one"
+sessions2() { ctl --json=short profiles | jq -e --arg n "$P" 'any(.[]; .name == $n and .sessions == 2)'; }
+wait_until 30 sessions2 || fail "second launch not recorded"
+ctl --json=short show "$P" | jq -e --arg t "$MNT/data/two" 'any(.files[]; .path == $t)' >/dev/null ||
+        fail "path of an uncached file was lost: $(ctl --json=short show "$P")"
+pass "uncached files keep their paths across a merge"
+before=$(ctl --json=short show "$P")
 stop_daemon
 
 # corrupt the database

@@ -1,0 +1,392 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Optimizer state in the database: runs, per-file checkpoints, quality snapshots. Never logs. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "db-private.h"
+#include "macro.h"
+
+const char *const opt_stmt_sql[_OPT_STMT_MAX] = {
+        [OPT_STMT_RUN_INSERT] =
+                "INSERT INTO runs (fsid, mount, started, state) VALUES (?1, ?2, ?3, 'running') RETURNING id",
+        [OPT_STMT_RUN_FILE_INSERT] =
+                "INSERT INTO run_files (run_id, position, file_id, size, mtime_ns, state) "
+                "VALUES (?1, ?2, ?3, ?4, ?5, 'pending')",
+        [OPT_STMT_RUN_FILE_UPDATE] =
+                "UPDATE run_files SET state = ?3, reason = ?4, bytes = ?5 WHERE run_id = ?1 AND position = ?2",
+        [OPT_STMT_RUN_FINISH] =
+                "UPDATE runs SET state = ?2, finished = ?3, donor_runs = ?4, moved_files = ?5, moved_bytes = ?6 "
+                "WHERE id = ?1",
+        [OPT_STMT_RUNS_UNFINISHED] =
+                "SELECT id, fsid, mount, started, finished, state, donor_runs, moved_files, moved_bytes "
+                "FROM runs WHERE state = 'running' ORDER BY id",
+        [OPT_STMT_RUN_FILES] =
+                "SELECT " FILE_COLUMNS ", rf.position, rf.state, rf.reason, rf.bytes, rf.size, rf.mtime_ns "
+                "FROM run_files rf JOIN files f ON f.id = rf.file_id WHERE rf.run_id = ?1 ORDER BY rf.position",
+        [OPT_STMT_RUN_LAST] =
+                "SELECT id, fsid, mount, started, finished, state, donor_runs, moved_files, moved_bytes "
+                "FROM runs WHERE fsid = ?1 AND state <> 'running' ORDER BY id DESC LIMIT 1",
+        [OPT_STMT_QUALITY_UPSERT] =
+                "INSERT INTO quality (profile_id, which, taken, files, extents, discontinuities, span, modeled_ms) "
+                "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (profile_id, which) DO UPDATE SET "
+                "taken = excluded.taken, files = excluded.files, extents = excluded.extents, "
+                "discontinuities = excluded.discontinuities, span = excluded.span, modeled_ms = excluded.modeled_ms",
+        [OPT_STMT_QUALITY_GET] =
+                "SELECT q.taken, q.files, q.extents, q.discontinuities, q.span, q.modeled_ms FROM quality q "
+                "JOIN profiles p ON p.id = q.profile_id WHERE p.name = ?1 AND q.which = ?2",
+        /* the newest run entry of each file */
+        [OPT_STMT_RETRY_FILES] =
+                "SELECT " FILE_COLUMNS " FROM files f JOIN run_files rf ON rf.file_id = f.id "
+                "WHERE rf.state = 'retry' AND substr(rf.reason, 1, length(?1)) = ?1 "
+                "AND rf.run_id = (SELECT MAX(run_id) FROM run_files r2 WHERE r2.file_id = f.id) ORDER BY f.id",
+        [OPT_STMT_EXTENTS_DELETE] = "DELETE FROM extents_before WHERE file_id = ?1",
+        [OPT_STMT_EXTENT_INSERT] =
+                "INSERT INTO extents_before (file_id, seq, physical, length) VALUES (?1, ?2, ?3, ?4)",
+        [OPT_STMT_EXTENTS_GET] = "SELECT physical, length FROM extents_before WHERE file_id = ?1 ORDER BY seq",
+};
+
+static const char *const run_file_state_table[_RUN_FILE_STATE_MAX] = {
+        [RUN_FILE_PENDING] = "pending",
+        [RUN_FILE_DONE] = "done",
+        [RUN_FILE_IN_PLACE] = "in_place",
+        [RUN_FILE_SKIPPED] = "skipped",
+        [RUN_FILE_RETRY] = "retry",
+};
+
+const char *run_file_state_to_string(RunFileState s) {
+        if (s < 0 || s >= _RUN_FILE_STATE_MAX)
+                return NULL;
+        return run_file_state_table[s];
+}
+
+static RunFileState run_file_state_from_string(const char *s) {
+        for (int i = 0; s && i < _RUN_FILE_STATE_MAX; i++)
+                if (streq(s, run_file_state_table[i]))
+                        return i;
+        return _RUN_FILE_STATE_INVALID;
+}
+
+void db_run_files_free(DbRunFile *f, size_t n) {
+        for (size_t i = 0; f && i < n; i++) {
+                db_file_done(&f[i].file);
+                free(f[i].reason);
+        }
+        free(f);
+}
+
+void db_run_infos_free(DbRunInfo *r, size_t n) {
+        for (size_t i = 0; r && i < n; i++) {
+                free(r[i].mount);
+                free(r[i].state);
+        }
+        free(r);
+}
+
+int db_run_create(Db *db, uint64_t fsid, const char *mount, const int64_t *file_ids, const uint64_t *sizes,
+                  const int64_t *mtimes, size_t n, int64_t *ret_run_id) {
+        _cleanup_rollback_ Db *tx = NULL;
+        int64_t id;
+        int r;
+
+        r = db_begin(db, true);
+        if (r < 0)
+                return r;
+        tx = db;
+        {
+                _cleanup_reset_ sqlite3_stmt *st = db_opt_stmt(db, OPT_STMT_RUN_INSERT);
+                struct timespec ts;
+                clock_gettime(CLOCK_REALTIME, &ts);
+                if ((r = bind_i64(db, st, 1, (int64_t) fsid)) < 0 || (r = bind_text(db, st, 2, mount)) < 0 ||
+                    (r = bind_i64(db, st, 3, (int64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000)) < 0)
+                        return r;
+                r = db_step(db, st);
+                if (r < 0)
+                        return r;
+                if (r == 0)
+                        return -EIO;
+                id = sqlite3_column_int64(st, 0);
+        }
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_reset_ sqlite3_stmt *st = db_opt_stmt(db, OPT_STMT_RUN_FILE_INSERT);
+                if ((r = bind_i64(db, st, 1, id)) < 0 || (r = bind_i64(db, st, 2, (int64_t) i)) < 0 ||
+                    (r = bind_i64(db, st, 3, file_ids[i])) < 0 || (r = bind_i64(db, st, 4, (int64_t) sizes[i])) < 0 ||
+                    (r = bind_i64(db, st, 5, mtimes[i])) < 0)
+                        return r;
+                r = db_step_done(db, st);
+                if (r < 0)
+                        return r;
+        }
+        r = db_commit(db);
+        if (r < 0)
+                return r;
+        tx = NULL;
+        if (ret_run_id)
+                *ret_run_id = id;
+        return 0;
+}
+
+int db_run_file_set(Db *db, int64_t run_id, size_t position, RunFileState state, const char *reason,
+                    uint64_t bytes) {
+        _cleanup_reset_ sqlite3_stmt *st = db_opt_stmt(db, OPT_STMT_RUN_FILE_UPDATE);
+        const char *s = run_file_state_to_string(state);
+        int r;
+
+        if (!s)
+                return -EINVAL;
+        if ((r = bind_i64(db, st, 1, run_id)) < 0 || (r = bind_i64(db, st, 2, (int64_t) position)) < 0 ||
+            (r = bind_text(db, st, 3, s)) < 0 || (r = bind_text(db, st, 4, reason ?: "")) < 0 ||
+            (r = bind_i64(db, st, 5, (int64_t) bytes)) < 0)
+                return r;
+        r = db_step_done(db, st);
+        if (r < 0)
+                return r;
+        return sqlite3_changes(db_sqlite(db)) > 0 ? 0 : -ENOENT;
+}
+
+int db_run_finish(Db *db, int64_t run_id, const char *state, uint64_t donor_runs, uint64_t moved_files,
+                  uint64_t moved_bytes) {
+        _cleanup_reset_ sqlite3_stmt *st = db_opt_stmt(db, OPT_STMT_RUN_FINISH);
+        struct timespec ts;
+        int r;
+
+        clock_gettime(CLOCK_REALTIME, &ts);
+        if ((r = bind_i64(db, st, 1, run_id)) < 0 || (r = bind_text(db, st, 2, state)) < 0 ||
+            (r = bind_i64(db, st, 3, (int64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000)) < 0 ||
+            (r = bind_i64(db, st, 4, (int64_t) donor_runs)) < 0 || (r = bind_i64(db, st, 5, (int64_t) moved_files)) < 0 ||
+            (r = bind_i64(db, st, 6, (int64_t) moved_bytes)) < 0)
+                return r;
+        return db_step_done(db, st);
+}
+
+static int read_run_row(Db *db, sqlite3_stmt *st, DbRunInfo *ret) {
+        DbRunInfo i = {
+                .id = sqlite3_column_int64(st, 0),
+                .fsid = (uint64_t) sqlite3_column_int64(st, 1),
+                .started = (uint64_t) sqlite3_column_int64(st, 3),
+                .finished = (uint64_t) sqlite3_column_int64(st, 4),
+                .donor_runs = (uint64_t) sqlite3_column_int64(st, 6),
+                .moved_files = (uint64_t) sqlite3_column_int64(st, 7),
+                .moved_bytes = (uint64_t) sqlite3_column_int64(st, 8),
+        };
+        int r;
+
+        r = column_strdup(db, st, 2, &i.mount);
+        if (r < 0)
+                return r;
+        r = column_strdup(db, st, 5, &i.state);
+        if (r < 0) {
+                free(i.mount);
+                return r;
+        }
+        *ret = i;
+        return 0;
+}
+
+int db_runs_unfinished(Db *db, DbRunInfo **ret, size_t *ret_n) {
+        _cleanup_reset_ sqlite3_stmt *st = db_opt_stmt(db, OPT_STMT_RUNS_UNFINISHED);
+        DbRunInfo *a = NULL;
+        size_t n = 0, alloc = 0;
+        int r;
+
+        while ((r = db_step(db, st)) > 0) {
+                r = grow((void **) &a, &alloc, n, sizeof *a);
+                if (r < 0)
+                        break;
+                r = read_run_row(db, st, &a[n]);
+                if (r < 0)
+                        break;
+                n++;
+        }
+        if (r < 0) {
+                db_run_infos_free(a, n);
+                return r;
+        }
+        *ret = a;
+        *ret_n = n;
+        return 0;
+}
+
+int db_run_last(Db *db, uint64_t fsid, DbRunInfo *ret) {
+        _cleanup_reset_ sqlite3_stmt *st = db_opt_stmt(db, OPT_STMT_RUN_LAST);
+        int r;
+
+        r = bind_i64(db, st, 1, (int64_t) fsid);
+        if (r < 0)
+                return r;
+        r = db_step(db, st);
+        if (r < 0)
+                return r;
+        if (r == 0)
+                return -ENOENT;
+        return read_run_row(db, st, ret);
+}
+
+int db_run_files(Db *db, int64_t run_id, DbRunFile **ret, size_t *ret_n) {
+        _cleanup_reset_ sqlite3_stmt *st = db_opt_stmt(db, OPT_STMT_RUN_FILES);
+        DbRunFile *a = NULL;
+        size_t n = 0, alloc = 0;
+        int r;
+
+        r = bind_i64(db, st, 1, run_id);
+        if (r < 0)
+                return r;
+        while ((r = db_step(db, st)) > 0) {
+                DbRunFile f = {};
+                r = grow((void **) &a, &alloc, n, sizeof *a);
+                if (r < 0)
+                        break;
+                r = read_file_row(db, st, 0, &f.file);
+                if (r < 0)
+                        break;
+                f.position = (size_t) sqlite3_column_int64(st, 9);
+                f.state = run_file_state_from_string((const char *) sqlite3_column_text(st, 10));
+                f.bytes = (uint64_t) sqlite3_column_int64(st, 12);
+                /* the planned size and mtime, not the current ones */
+                f.file.size = (uint64_t) sqlite3_column_int64(st, 13);
+                f.file.mtime_ns = sqlite3_column_int64(st, 14);
+                r = f.state < 0 ? -EBADMSG : column_strdup(db, st, 11, &f.reason);
+                if (r < 0) {
+                        db_file_done(&f.file);
+                        break;
+                }
+                a[n++] = f;
+        }
+        if (r < 0) {
+                db_run_files_free(a, n);
+                return r;
+        }
+        *ret = a;
+        *ret_n = n;
+        return 0;
+}
+
+int db_retry_files(Db *db, const char *reason_prefix, DbFile **ret, size_t *ret_n) {
+        _cleanup_reset_ sqlite3_stmt *st = db_opt_stmt(db, OPT_STMT_RETRY_FILES);
+        DbFile *a = NULL;
+        size_t n = 0, alloc = 0;
+        int r;
+
+        r = bind_text(db, st, 1, reason_prefix);
+        if (r < 0)
+                return r;
+        while ((r = db_step(db, st)) > 0) {
+                r = grow((void **) &a, &alloc, n, sizeof *a);
+                if (r < 0)
+                        break;
+                r = read_file_row(db, st, 0, &a[n]);
+                if (r < 0)
+                        break;
+                n++;
+        }
+        if (r < 0) {
+                for (size_t i = 0; i < n; i++)
+                        db_file_done(&a[i]);
+                free(a);
+                return r;
+        }
+        *ret = a;
+        *ret_n = n;
+        return 0;
+}
+
+int db_quality_set(Db *db, const char *profile, const char *which, const DbQuality *q) {
+        _cleanup_reset_ sqlite3_stmt *st = db_opt_stmt(db, OPT_STMT_QUALITY_UPSERT);
+        int64_t pid;
+        int r;
+
+        r = profile_lookup(db, profile, &pid, NULL);
+        if (r < 0)
+                return r;
+        if ((r = bind_i64(db, st, 1, pid)) < 0 || (r = bind_text(db, st, 2, which)) < 0 ||
+            (r = bind_i64(db, st, 3, (int64_t) q->taken)) < 0 || (r = bind_i64(db, st, 4, (int64_t) q->files)) < 0 ||
+            (r = bind_i64(db, st, 5, (int64_t) q->extents)) < 0 ||
+            (r = bind_i64(db, st, 6, (int64_t) q->discontinuities)) < 0 ||
+            (r = bind_i64(db, st, 7, (int64_t) q->span)) < 0 || (r = bind_double(db, st, 8, q->modeled_ms)) < 0)
+                return r;
+        return db_step_done(db, st);
+}
+
+int db_quality_get(Db *db, const char *profile, const char *which, DbQuality *ret) {
+        _cleanup_reset_ sqlite3_stmt *st = db_opt_stmt(db, OPT_STMT_QUALITY_GET);
+        int r;
+
+        if ((r = bind_text(db, st, 1, profile)) < 0 || (r = bind_text(db, st, 2, which)) < 0)
+                return r;
+        r = db_step(db, st);
+        if (r < 0)
+                return r;
+        if (r == 0)
+                return -ENOENT;
+        *ret = (DbQuality) {
+                .taken = (uint64_t) sqlite3_column_int64(st, 0),
+                .files = (uint64_t) sqlite3_column_int64(st, 1),
+                .extents = (uint64_t) sqlite3_column_int64(st, 2),
+                .discontinuities = (uint64_t) sqlite3_column_int64(st, 3),
+                .span = (uint64_t) sqlite3_column_int64(st, 4),
+                .modeled_ms = sqlite3_column_double(st, 5),
+        };
+        return 0;
+}
+
+int db_extents_before_set(Db *db, int64_t file_id, const uint64_t *physical, const uint64_t *length, size_t n) {
+        _cleanup_rollback_ Db *tx = NULL;
+        int r;
+
+        r = db_begin(db, true);
+        if (r < 0)
+                return r;
+        tx = db;
+        {
+                _cleanup_reset_ sqlite3_stmt *st = db_opt_stmt(db, OPT_STMT_EXTENTS_DELETE);
+                if ((r = bind_i64(db, st, 1, file_id)) < 0 || (r = db_step_done(db, st)) < 0)
+                        return r;
+        }
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_reset_ sqlite3_stmt *st = db_opt_stmt(db, OPT_STMT_EXTENT_INSERT);
+                if ((r = bind_i64(db, st, 1, file_id)) < 0 || (r = bind_i64(db, st, 2, (int64_t) i)) < 0 ||
+                    (r = bind_i64(db, st, 3, (int64_t) physical[i])) < 0 ||
+                    (r = bind_i64(db, st, 4, (int64_t) length[i])) < 0 || (r = db_step_done(db, st)) < 0)
+                        return r;
+        }
+        r = db_commit(db);
+        if (r < 0)
+                return r;
+        tx = NULL;
+        return 0;
+}
+
+int db_extents_before_get(Db *db, int64_t file_id, uint64_t **ret_physical, uint64_t **ret_length, size_t *ret_n) {
+        _cleanup_reset_ sqlite3_stmt *st = db_opt_stmt(db, OPT_STMT_EXTENTS_GET);
+        _cleanup_free_ uint64_t *ph = NULL, *len = NULL;
+        size_t n = 0, alloc = 0;
+        int r;
+
+        r = bind_i64(db, st, 1, file_id);
+        if (r < 0)
+                return r;
+        while ((r = db_step(db, st)) > 0) {
+                if (n == alloc) {
+                        size_t na = alloc ? alloc * 2 : 8;
+                        uint64_t *a = reallocarray(ph, na, sizeof *a);
+                        if (!a)
+                                return -ENOMEM;
+                        ph = a;
+                        a = reallocarray(len, na, sizeof *a);
+                        if (!a)
+                                return -ENOMEM;
+                        len = a;
+                        alloc = na;
+                }
+                ph[n] = (uint64_t) sqlite3_column_int64(st, 0);
+                len[n] = (uint64_t) sqlite3_column_int64(st, 1);
+                n++;
+        }
+        if (r < 0)
+                return r;
+        *ret_physical = TAKE_PTR(ph);
+        *ret_length = TAKE_PTR(len);
+        *ret_n = n;
+        return 0;
+}

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/* Shared between db.c (connection, migrations, recording) and db-optimize.c (optimizer state). Nothing
+ * outside daemon/db*.c includes this. */
+
+#include <sqlite3.h>
+#include <stdbool.h>
+
+#include "db.h"
+
+typedef enum OptStmt {
+        OPT_STMT_RUN_INSERT,
+        OPT_STMT_RUN_FILE_INSERT,
+        OPT_STMT_RUN_FILE_UPDATE,
+        OPT_STMT_RUN_FINISH,
+        OPT_STMT_RUNS_UNFINISHED,
+        OPT_STMT_RUN_FILES,
+        OPT_STMT_RUN_LAST,
+        OPT_STMT_QUALITY_UPSERT,
+        OPT_STMT_QUALITY_GET,
+        OPT_STMT_RETRY_FILES,
+        OPT_STMT_EXTENTS_DELETE,
+        OPT_STMT_EXTENT_INSERT,
+        OPT_STMT_EXTENTS_GET,
+        _OPT_STMT_MAX,
+} OptStmt;
+
+extern const char *const opt_stmt_sql[_OPT_STMT_MAX];
+
+/* The columns read_file_row() expects, in this order. */
+#define FILE_COLUMNS "f.id, f.fsid, f.handle_type, f.handle, f.ino, f.generation, f.path, f.size, f.mtime_ns"
+
+sqlite3 *db_sqlite(Db *db);
+sqlite3_stmt *db_opt_stmt(Db *db, OptStmt s);
+
+int sqlite_errno(sqlite3 *db, int rc);
+void stmt_resetp(sqlite3_stmt **st);
+#define _cleanup_reset_ _cleanup_(stmt_resetp)
+int db_step(Db *db, sqlite3_stmt *st);
+int db_step_done(Db *db, sqlite3_stmt *st);
+int bind_i64(Db *db, sqlite3_stmt *st, int i, int64_t v);
+int bind_double(Db *db, sqlite3_stmt *st, int i, double v);
+int bind_text(Db *db, sqlite3_stmt *st, int i, const char *s);
+int bind_blob(Db *db, sqlite3_stmt *st, int i, const void *p, size_t n);
+int db_begin(Db *db, bool immediate);
+int db_commit(Db *db);
+void db_rollbackp(Db **db);
+#define _cleanup_rollback_ _cleanup_(db_rollbackp)
+int column_strdup(Db *db, sqlite3_stmt *st, int c, char **ret);
+void db_file_done(DbFile *f);
+int read_file_row(Db *db, sqlite3_stmt *st, int c, DbFile *ret);
+int grow(void **p, size_t *n_alloc, size_t n, size_t sz);
+int profile_lookup(Db *db, const char *name, int64_t *ret_id, ProfileKind *ret_kind);

@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/fiemap.h>
+#include <linux/fs.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "donor.h"
+#include "macro.h"
+
+#define DONOR_RUN_BYTES (UINT64_C(128) * 1024 * 1024)
+#define STREAM_REQ_RAISED "1000000"
+#define SYSFS_EXT4_PREFIX "/sys/fs/ext4/"
+#define STREAM_REQ_NAME "mb_stream_req"
+
+uint64_t donor_acceptable_runs(uint64_t bytes) {
+        uint64_t n = bytes / DONOR_RUN_BYTES + (bytes % DONOR_RUN_BYTES != 0);
+        return MAX(n, (uint64_t) 1);
+}
+
+/* Our own small FIEMAP walk (daemon/fiemap.c belongs to the layout code; the donor only needs a count). */
+int donor_count_runs(int fd, uint64_t *ret_runs) {
+        enum { BATCH = 128 };
+        union {
+                struct fiemap fm;
+                uint8_t buf[sizeof(struct fiemap) + BATCH * sizeof(struct fiemap_extent)];
+        } u;
+        uint64_t start = 0, runs = 0, next_phys = 0, next_log = 0;
+        bool have_prev = false, last = false;
+
+        while (!last) {
+                memset(&u, 0, sizeof u);
+                u.fm.fm_start = start;
+                u.fm.fm_length = FIEMAP_MAX_OFFSET - start;
+                u.fm.fm_extent_count = BATCH;
+                if (ioctl(fd, FS_IOC_FIEMAP, &u.fm) < 0)
+                        return -errno;
+                if (u.fm.fm_mapped_extents == 0)
+                        break;
+                for (uint32_t i = 0; i < u.fm.fm_mapped_extents; i++) {
+                        const struct fiemap_extent *e = &u.fm.fm_extents[i];
+
+                        if (!have_prev || e->fe_physical != next_phys || e->fe_logical != next_log)
+                                runs++;
+                        have_prev = true;
+                        next_phys = e->fe_physical + e->fe_length;
+                        next_log = e->fe_logical + e->fe_length;
+                        start = next_log;
+                        if (e->fe_flags & FIEMAP_EXTENT_LAST)
+                                last = true;
+                }
+        }
+        *ret_runs = runs;
+        return 0;
+}
+
+int donor_create(int dir_fd, uint64_t bytes) {
+        _cleanup_close_ int fd = -EBADF;
+
+        if (bytes == 0 || bytes > (uint64_t) INT64_MAX)
+                return -EINVAL;
+        fd = openat(dir_fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+        if (fd < 0)
+                return -errno;
+        /* mode 0: i_size must cover every donor_start + len (the kernel clamps len to both files' EOF) */
+        if (fallocate(fd, 0, 0, (off_t) bytes) < 0)
+                return -errno;  /* closing frees whatever was allocated */
+        return TAKE_FD(fd);
+}
+
+static int read_small_file(const char *path, char *buf, size_t size) {
+        _cleanup_close_ int fd = -EBADF;
+        ssize_t n;
+
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        n = read(fd, buf, size - 1);
+        if (n < 0)
+                return -errno;
+        buf[n] = 0;
+        while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+                buf[--n] = 0;
+        return 0;
+}
+
+static int write_sysfs(const char *path, const char *value) {
+        _cleanup_close_ int fd = -EBADF;
+        size_t l = strlen(value);
+        ssize_t n;
+
+        fd = open(path, O_WRONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        n = write(fd, value, l);
+        if (n < 0)
+                return -errno;
+        if ((size_t) n != l)
+                return -EIO;
+        return 0;
+}
+
+static int fsync_parent_dir(const char *path) {
+        char dir[PATH_MAX];
+        _cleanup_close_ int fd = -EBADF;
+        char *slash;
+
+        if (strlen(path) >= sizeof dir)
+                return -ENAMETOOLONG;
+        strcpy(dir, path);
+        slash = strrchr(dir, '/');
+        if (!slash)
+                strcpy(dir, ".");
+        else if (slash == dir)
+                dir[1] = 0;
+        else
+                *slash = 0;
+        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        return fsync(fd) < 0 ? -errno : 0;
+}
+
+/* state_file.tmp, write, fsync, rename, fsync the directory: after a crash either no state file exists
+ * (and the tunable was not yet changed) or a complete one does. */
+static int write_state_file(const char *state_file, const char *path, const char *value) {
+        char tmp[PATH_MAX], line[PATH_MAX + 64];
+        _cleanup_close_ int fd = -EBADF;
+        int l, r;
+        ssize_t n;
+
+        if ((size_t) snprintf(tmp, sizeof tmp, "%s.tmp", state_file) >= sizeof tmp)
+                return -ENAMETOOLONG;
+        l = snprintf(line, sizeof line, "%s %s\n", path, value);
+        if (l < 0 || (size_t) l >= sizeof line)
+                return -ENAMETOOLONG;
+        fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd < 0)
+                return -errno;
+        n = write(fd, line, (size_t) l);
+        if (n < 0 || n != l || fsync(fd) < 0) {
+                r = n < 0 || n == l ? negative_errno() : -EIO;
+                (void) unlink(tmp);
+                return r;
+        }
+        fd = safe_close(fd);
+        if (rename(tmp, state_file) < 0) {
+                r = -errno;
+                (void) unlink(tmp);
+                return r;
+        }
+        (void) fsync_parent_dir(state_file);
+        return 0;
+}
+
+static bool valid_tunable_path(const char *p) {
+        size_t l = strlen(p), pl = strlen(SYSFS_EXT4_PREFIX), nl = strlen(STREAM_REQ_NAME);
+
+        return l > pl + nl + 1 && strncmp(p, SYSFS_EXT4_PREFIX, pl) == 0 && streq(p + l - nl, STREAM_REQ_NAME) &&
+                p[l - nl - 1] == '/' && !strstr(p, "/../") && !strchr(p + pl, ' ');
+}
+
+static bool valid_value(const char *v) {
+        if (!*v || strlen(v) > 10)
+                return false;
+        for (const char *c = v; *c; c++)
+                if (*c < '0' || *c > '9')
+                        return false;
+        return true;
+}
+
+int donor_restore_tunables(const char *state_file) {
+        char buf[PATH_MAX + 64], tmp[PATH_MAX];
+        char *sp;
+        int r;
+
+        if (!state_file)
+                return 0;
+        if ((size_t) snprintf(tmp, sizeof tmp, "%s.tmp", state_file) < sizeof tmp)
+                (void) unlink(tmp);     /* a crash before the rename: the tunable was never changed */
+
+        r = read_small_file(state_file, buf, sizeof buf);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return r;
+        sp = strrchr(buf, ' ');
+        if (!sp)
+                goto bad;
+        *sp = 0;
+        if (!valid_tunable_path(buf) || !valid_value(sp + 1))
+                goto bad;
+        r = write_sysfs(buf, sp + 1);
+        if (r == -ENOENT) {
+                /* the filesystem is no longer mounted: its tunables went with it */
+        } else if (r < 0)
+                return r;       /* keep the state file: try again next time */
+        if (unlink(state_file) < 0 && errno != ENOENT)
+                return -errno;
+        (void) fsync_parent_dir(state_file);
+        return 0;
+bad:
+        /* not ours or corrupt (the rename makes a partial file impossible): never write it anywhere */
+        (void) unlink(state_file);
+        return -EBADMSG;
+}
+
+int donor_allocate(int dir_fd, uint64_t bytes, const char *sysfs_dir, const char *state_file,
+                   uint64_t *ret_runs, unsigned *ret_attempts) {
+        _cleanup_close_ int fd = -EBADF, fd2 = -EBADF;
+        char path[PATH_MAX], orig[64];
+        uint64_t runs = 0, runs2 = 0;
+        int r, r2;
+
+        *ret_attempts = 1;
+        fd = donor_create(dir_fd, bytes);
+        if (fd < 0)
+                return fd;
+        r = donor_count_runs(fd, &runs);
+        if (r < 0)
+                return r;
+        if (runs <= donor_acceptable_runs(bytes) || !sysfs_dir || !state_file)
+                goto done;
+
+        if ((size_t) snprintf(path, sizeof path, "%s/" STREAM_REQ_NAME, sysfs_dir) >= sizeof path ||
+            !valid_tunable_path(path))
+                goto done;
+        /* a state file left by a crash means the current value is not the original one */
+        if (donor_restore_tunables(state_file) < 0 && access(state_file, F_OK) == 0)
+                goto done;
+        if (read_small_file(path, orig, sizeof orig) < 0 || !valid_value(orig))
+                goto done;
+        if (write_state_file(state_file, path, orig) < 0)
+                goto done;
+        r = write_sysfs(path, STREAM_REQ_RAISED);
+        if (r >= 0) {
+                *ret_attempts = 2;
+                fd2 = donor_create(dir_fd, bytes);      /* may well fail with ENOSPC: we still hold the first */
+        }
+        /* restore first, whatever happened */
+        r2 = write_sysfs(path, orig);
+        if (r2 >= 0 || r < 0) {
+                /* restored, or never changed */
+                if (unlink(state_file) >= 0)
+                        (void) fsync_parent_dir(state_file);
+        }
+        /* else: the state file stays for donor_restore_tunables() */
+
+        if (fd2 >= 0 && donor_count_runs(fd2, &runs2) >= 0 && runs2 < runs) {
+                fd = safe_close(fd);
+                fd = TAKE_FD(fd2);
+                runs = runs2;
+        }
+done:
+        *ret_runs = runs;
+        return TAKE_FD(fd);
+}

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdint.h>
+
+/* The mover's donor file: an O_TMPFILE on the target filesystem, fallocated (mode 0, so i_size covers it)
+ * to the batch's total size, into whose blocks the files are moved (see mover.h and
+ * ../shared/notes/kernel-apis.md §1-2). It has no name, so it never shows up in a directory, and its blocks
+ * (after the moves: the files' old blocks) are freed when it is closed, or by orphan processing at the
+ * next mount after a crash. */
+
+/* Physical runs of an open file: FIEMAP extents, counting a new run wherever the next extent does not
+ * start physically (or logically) where the previous one ended. 0 for a file without blocks. */
+int donor_count_runs(int fd, uint64_t *ret_runs);
+
+/* How many runs a donor of `bytes` may have before the mb_stream_req fallback is tried:
+ * max(1, ceil(bytes / 128 MiB)). 128 MiB is the largest on-disk extent (32768 blocks of 4 KiB) and about
+ * a block group, so a donor larger than that crossing a group with a backup superblock costs one run per
+ * 128 MiB at most; anything beyond that means the allocator scattered it. */
+uint64_t donor_acceptable_runs(uint64_t bytes);
+
+/* One O_TMPFILE in the directory dir_fd, fallocated to `bytes`. Returns an O_RDWR fd or a negative errno
+ * (-ENOSPC/-EDQUOT when the space is not there: nothing is left allocated). */
+int donor_create(int dir_fd, uint64_t bytes);
+
+/* Create the donor; if it is in more than donor_acceptable_runs() runs and sysfs_dir and state_file are
+ * set, try once more with <sysfs_dir>/mb_stream_req raised to 1000000 (global for the filesystem: the
+ * original value is saved to state_file first, crash-safe, and restored right after the fallocate; the
+ * state file is then removed), and keep the donor with fewer runs. *ret_attempts: 1 or 2.
+ * Returns the donor fd or a negative errno. Never leaves mb_stream_req changed unless restoring it failed,
+ * in which case the state file stays for donor_restore_tunables(). Not safe against a concurrent second
+ * mover on the same filesystem (the daemon runs one mover at a time). */
+int donor_allocate(int dir_fd, uint64_t bytes, const char *sysfs_dir, const char *state_file,
+                   uint64_t *ret_runs, unsigned *ret_attempts);
+
+/* If state_file exists: parse "PATH VALUE", write VALUE to PATH (only /sys/fs/ext4/<dev>/mb_stream_req
+ * paths are accepted), then remove it. Returns 0 when nothing was to do or it was restored. */
+int donor_restore_tunables(const char *state_file);

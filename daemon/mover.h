@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fid.h"
+
+/* The mover: lays out a batch of files on one ext4 filesystem back to back, in the given order, with
+ * EXT4_IOC_MOVE_EXT into one O_TMPFILE donor (see ../shared/notes/kernel-apis.md §1):
+ *
+ *   - one donor per batch, created with O_TMPFILE on the target filesystem and fallocated (mode 0, so its
+ *     i_size covers every slice) to the sum of the files' sizes, each slice rounded up to a page so that
+ *     orig_start and donor_start agree within a page whatever the block size;
+ *   - the donor's own contiguity is checked with FIEMAP first; a donor in more physical runs than needed
+ *     is freed and allocated again with mb_stream_req raised (see donor.c), else the best one is used and
+ *     the result reports how many runs the layout could not avoid;
+ *   - per file: re-open by handle (identity checked: a file replaced since planning is skipped), a read
+ *     lease probe (fails while someone has it open for writing), size and mtime compared with the plan,
+ *     fdatasync, drop its page cache (the 6.16-6.18 large-folio pitfall), then MOVE_EXT in a loop on
+ *     moved_len; EINTR is retried, EBUSY/ETXTBSY mean "retry later", ENODATA after progress is a
+ *     trailing hole (done), ENOSPC stops the batch;
+ *   - afterwards the file's cache is dropped again; after the batch the filesystem is synced and the
+ *     donor closed, which frees the old blocks (after a crash the kernel frees them at mount: orphan list).
+ *   - cancellation is checked between files and between 8 MiB chunks of big files, so a cancel takes
+ *     effect within a second; the rate limit sleeps between chunks.
+ * The data is never copied by us: the kernel swaps extents under the inode lock, journaled. */
+
+typedef struct MoveItem {
+        int64_t file_id;        /* caller's id, passed back in progress */
+        const char *path;       /* for messages */
+        FileKey key;            /* identity at planning time */
+        uint64_t size;          /* size at planning time */
+        int64_t mtime_ns;       /* mtime at planning time */
+} MoveItem;
+
+typedef enum MoveResult {
+        MOVE_DONE,              /* moved into its slice */
+        MOVE_IN_PLACE,          /* nothing to do: already where it should be */
+        MOVE_SKIPPED,           /* will not be moved: reason says why */
+        MOVE_RETRY,             /* busy now (running executable, writer, EBUSY): try in a later run */
+        _MOVE_RESULT_MAX,
+} MoveResult;
+
+typedef struct MoveOutcome {
+        MoveResult result;
+        char reason[96];        /* for SKIPPED/RETRY: "gone", "replaced", "modified since plan", "running executable", ... */
+        uint64_t bytes;         /* bytes moved */
+} MoveOutcome;
+
+typedef struct MoverOptions {
+        int mount_fd;                   /* a directory fd on the target filesystem (handles, O_TMPFILE) */
+        uint64_t rate_limit_bps;        /* 0: unlimited */
+        atomic_bool *cancel;            /* set from another thread to stop between files/chunks */
+        const char *sysfs_dir;          /* /sys/fs/ext4/<dev>, for the mb_stream_req fallback (NULL: no fallback) */
+        const char *state_file;         /* where the original mb_stream_req is saved while changed (crash-safe) */
+        /* called after each file (from the mover's thread) */
+        void (*progress)(void *userdata, size_t index, const MoveOutcome *o);
+        void *userdata;
+} MoverOptions;
+
+typedef struct MoverStats {
+        uint64_t files_moved, bytes_moved;
+        uint64_t donor_runs;            /* physical runs of the donor actually used (1 = fully contiguous) */
+        unsigned donor_attempts;        /* donors allocated: 2 when the mb_stream_req fallback ran */
+        bool cancelled;
+        bool out_of_space;              /* the donor could not be allocated (or MOVE_EXT hit ENOSPC) */
+} MoverStats;
+
+/* Move items[0..n) in order. outcomes[] (n entries) receives each file's result; items after a cancel or
+ * an ENOSPC are left as MOVE_RETRY. Returns 0, or a negative errno for failures that prevented starting
+ * (e.g. O_TMPFILE unsupported). */
+int mover_run(const MoverOptions *o, const MoveItem *items, size_t n, MoveOutcome *outcomes, MoverStats *ret_stats);
+
+/* Restore an mb_stream_req value left changed by a crash (state_file exists). Safe to call at startup. */
+int mover_restore_tunables(const char *state_file);

@@ -1,0 +1,276 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "manager.h"
+#include "optimizer.h"
+
+#define IOPRIO_CLASS_SHIFT 13
+#define IOPRIO_CLASS_IDLE 3
+#define IOPRIO_WHO_PROCESS 1
+
+typedef enum MsgType {
+        MSG_FILE,
+        MSG_JOB_DONE,
+        MSG_ALL_DONE,
+} MsgType;
+
+typedef struct Msg {
+        MsgType type;
+        size_t job;
+        size_t index;
+        MoveOutcome outcome;
+        MoverStats stats;
+} Msg;
+
+typedef struct ThreadCtx {
+        Optimizer *o;
+        size_t job;
+} ThreadCtx;
+
+void opt_jobs_free(OptJob *jobs, size_t n) {
+        for (size_t i = 0; jobs && i < n; i++) {
+                for (size_t k = 0; k < jobs[i].n_items; k++)
+                        free(jobs[i].paths[k]);
+                free(jobs[i].paths);
+                free(jobs[i].items);
+                free(jobs[i].positions);
+                free(jobs[i].mount);
+                free(jobs[i].sysfs_dir);
+        }
+        free(jobs);
+}
+
+Optimizer *optimizer_free(Optimizer *o) {
+        if (!o)
+                return NULL;
+        if (o->thread_started) {
+                atomic_store(&o->cancel, true);
+                /* the worker may be blocked writing to a full pipe: drain while we wait */
+                for (;;) {
+                        Msg msg;
+                        if (pthread_tryjoin_np(o->thread, NULL) == 0)
+                                break;
+                        while (read(o->pipe_fd[0], &msg, sizeof msg) > 0)
+                                ;
+                        usleep(10000);
+                }
+        }
+        sd_event_source_disable_unref(o->source);
+        safe_close(o->pipe_fd[0]);
+        safe_close(o->pipe_fd[1]);
+        opt_jobs_free(o->jobs, o->n_jobs);
+        for (size_t i = 0; i < o->n_skipped; i++) {
+                free(o->skipped[i].path);
+                free(o->skipped[i].reason);
+        }
+        free(o->skipped);
+        free(o->state_file);
+        free(o);
+        return NULL;
+}
+
+int optimizer_add_skip(Optimizer *o, const char *path, const char *reason) {
+        SkipEntry *n = realloc(o->skipped, (o->n_skipped + 1) * sizeof *n);
+
+        if (!n)
+                return -ENOMEM;
+        o->skipped = n;
+        n[o->n_skipped].path = strdup(path);
+        n[o->n_skipped].reason = strdup(reason);
+        if (!n[o->n_skipped].path || !n[o->n_skipped].reason) {
+                free(n[o->n_skipped].path);
+                free(n[o->n_skipped].reason);
+                return -ENOMEM;
+        }
+        o->n_skipped++;
+        return 0;
+}
+
+char *ext4_sysfs_dir(dev_t dev) {
+        char link[64], target[PATH_MAX], *p = NULL;
+        ssize_t n;
+
+        snprintf(link, sizeof link, "/sys/dev/block/%u:%u", major(dev), minor(dev));
+        n = readlink(link, target, sizeof target - 1);
+        if (n < 0)
+                return NULL;
+        target[n] = 0;
+        if (asprintf(&p, "/sys/fs/ext4/%s", basename(target)) < 0)
+                return NULL;
+        if (access(p, F_OK) < 0) {
+                free(p);
+                return NULL;
+        }
+        return p;
+}
+
+static void send_msg(Optimizer *o, const Msg *m) {
+        /* blocking write: the main loop drains the pipe; a Msg is smaller than PIPE_BUF, so atomic */
+        while (write(o->pipe_fd[1], m, sizeof *m) < 0 && errno == EINTR)
+                ;
+}
+
+static void on_file_done(void *userdata, size_t index, const MoveOutcome *outcome) {
+        ThreadCtx *c = userdata;
+        Msg m = { .type = MSG_FILE, .job = c->job, .index = index, .outcome = *outcome };
+
+        send_msg(c->o, &m);
+}
+
+static void *optimizer_thread(void *userdata) {
+        Optimizer *o = userdata;
+
+        /* Idle I/O class: the mover only gets the disk when nobody else wants it (BFQ, mq-deadline).
+         * IOPRIO_WHO_PROCESS with 0 means this thread. */
+        (void) syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0, IOPRIO_CLASS_IDLE << IOPRIO_CLASS_SHIFT);
+
+        for (size_t j = 0; j < o->n_jobs; j++) {
+                OptJob *job = &o->jobs[j];
+                ThreadCtx ctx = { .o = o, .job = j };
+                _cleanup_free_ MoveOutcome *outcomes = calloc(job->n_items + 1, sizeof *outcomes);
+                _cleanup_close_ int mfd = open(job->mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                Msg done = { .type = MSG_JOB_DONE, .job = j };
+                MoverOptions opts = {
+                        .mount_fd = mfd,
+                        .rate_limit_bps = o->rate_limit_bps,
+                        .cancel = &o->cancel,
+                        .sysfs_dir = job->sysfs_dir,
+                        .state_file = o->state_file,
+                        .progress = on_file_done,
+                        .userdata = &ctx,
+                };
+
+                if (mfd < 0 || !outcomes) {
+                        done.stats.cancelled = true;
+                        for (size_t i = 0; i < job->n_items; i++) {
+                                Msg m = { .type = MSG_FILE, .job = j, .index = i,
+                                          .outcome = { .result = MOVE_RETRY } };
+                                snprintf(m.outcome.reason, sizeof m.outcome.reason, "cannot open %s",
+                                         job->mount);
+                                send_msg(o, &m);
+                        }
+                } else if (mover_run(&opts, job->items, job->n_items, outcomes, &done.stats) < 0)
+                        done.stats.cancelled = true;
+                send_msg(o, &done);
+        }
+        send_msg(o, &(Msg) { .type = MSG_ALL_DONE });
+        return NULL;
+}
+
+static RunFileState state_of(MoveResult r) {
+        switch (r) {
+        case MOVE_DONE:
+                return RUN_FILE_DONE;
+        case MOVE_IN_PLACE:
+                return RUN_FILE_IN_PLACE;
+        case MOVE_SKIPPED:
+                return RUN_FILE_SKIPPED;
+        default:
+                return RUN_FILE_RETRY;
+        }
+}
+
+static int on_msg(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Optimizer *o = userdata;
+        Manager *m = o->manager;
+        Msg msg;
+        int r;
+
+        while (read(fd, &msg, sizeof msg) == (ssize_t) sizeof msg) {
+                OptJob *job = msg.job < o->n_jobs ? &o->jobs[msg.job] : NULL;
+
+                switch (msg.type) {
+                case MSG_FILE:
+                        if (!job || msg.index >= job->n_items)
+                                break;
+                        r = db_run_file_set(m->db, job->run_id, job->positions[msg.index],
+                                            state_of(msg.outcome.result), msg.outcome.reason, msg.outcome.bytes);
+                        if (r < 0)
+                                log_warning_errno(r, "Failed to checkpoint %s, ignoring: %m", job->items[msg.index].path);
+                        o->files_done++;
+                        o->bytes_done += job->items[msg.index].size;
+                        if (msg.outcome.result == MOVE_DONE) {
+                                o->moved_files++;
+                                o->moved_bytes += msg.outcome.bytes;
+                        } else if (msg.outcome.result == MOVE_SKIPPED || msg.outcome.result == MOVE_RETRY) {
+                                log_info("%s: not moved: %s", job->items[msg.index].path, msg.outcome.reason);
+                                (void) optimizer_add_skip(o, job->items[msg.index].path, msg.outcome.reason);
+                        }
+                        manager_emit_progress(m, o);
+                        break;
+                case MSG_JOB_DONE:
+                        if (!job)
+                                break;
+                        job->stats = msg.stats;
+                        o->cancelled = o->cancelled || msg.stats.cancelled;
+                        o->out_of_space = o->out_of_space || msg.stats.out_of_space;
+                        r = db_run_finish(m->db, job->run_id, msg.stats.cancelled ? "cancelled" : "done",
+                                          msg.stats.donor_runs, msg.stats.files_moved, msg.stats.bytes_moved);
+                        if (r < 0)
+                                log_warning_errno(r, "Failed to record the end of run %" PRIi64 ": %m", job->run_id);
+                        log_info("Run %" PRIi64 " on %s %s: %" PRIu64 " files, %.1f MiB moved, donor in %" PRIu64 " run(s)",
+                                 job->run_id, job->mount, msg.stats.cancelled ? "cancelled" : "finished",
+                                 msg.stats.files_moved, msg.stats.bytes_moved / 1048576.0, msg.stats.donor_runs);
+                        break;
+                case MSG_ALL_DONE:
+                        (void) pthread_join(o->thread, NULL);
+                        o->thread_started = false;
+                        manager_optimizer_finished(m);    /* frees o */
+                        return 0;
+                }
+        }
+        return 0;
+}
+
+int optimizer_start(Manager *m, OptJob *jobs, size_t n_jobs, Optimizer **ret) {
+        _cleanup_(optimizer_freep) Optimizer *o = NULL;
+        int r;
+
+        o = calloc(1, sizeof *o);
+        if (!o) {
+                opt_jobs_free(jobs, n_jobs);
+                return -ENOMEM;
+        }
+        o->manager = m;
+        o->jobs = jobs;
+        o->n_jobs = n_jobs;
+        o->pipe_fd[0] = o->pipe_fd[1] = -EBADF;
+        o->id = n_jobs > 0 ? (uint64_t) jobs[0].run_id : 0;
+        o->rate_limit_bps = (uint64_t) m->config.rate_limit_mibps << 20;
+        if (asprintf(&o->state_file, "%s/mb_stream_req.saved", m->state_dir) < 0)
+                return -ENOMEM;
+        for (size_t j = 0; j < n_jobs; j++)
+                for (size_t i = 0; i < jobs[j].n_items; i++) {
+                        o->files_total++;
+                        o->bytes_total += jobs[j].items[i].size;
+                }
+        atomic_init(&o->cancel, false);
+        if (pipe2(o->pipe_fd, O_CLOEXEC) < 0)
+                return -errno;
+        if (fcntl(o->pipe_fd[0], F_SETFL, O_NONBLOCK) < 0)
+                return -errno;
+        r = sd_event_add_io(m->event, &o->source, o->pipe_fd[0], EPOLLIN, on_msg, o);
+        if (r < 0)
+                return r;
+        r = pthread_create(&o->thread, NULL, optimizer_thread, o);
+        if (r != 0)
+                return -r;
+        o->thread_started = true;
+        *ret = TAKE_PTR(o);
+        return 0;
+}
+
+void optimizer_cancel(Optimizer *o) {
+        atomic_store(&o->cancel, true);
+}

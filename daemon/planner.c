@@ -1,0 +1,466 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fiemap.h"
+#include "macro.h"
+#include "planner.h"
+
+#ifndef FS_INLINE_DATA_FL
+#define FS_INLINE_DATA_FL 0x10000000
+#endif
+#ifndef FS_ENCRYPT_FL
+#define FS_ENCRYPT_FL 0x00000800
+#endif
+
+static void closedirp_(DIR **d) {
+        if (*d)
+                (void) closedir(*d);
+}
+
+static int grow_array(void **p, size_t *alloc, size_t n, size_t sz) {
+        void *q;
+
+        if (n < *alloc)
+                return 0;
+        q = reallocarray(*p, *alloc ? *alloc * 2 : 64, sz);
+        if (!q)
+                return -ENOMEM;
+        *p = q;
+        *alloc = *alloc ? *alloc * 2 : 64;
+        return 0;
+}
+
+void plan_done(Plan *p) {
+        for (size_t i = 0; i < p->n_fs; i++) {
+                for (size_t j = 0; j < p->fs[i].n_files; j++)
+                        free(p->fs[i].files[j].path);
+                free(p->fs[i].files);
+                free(p->fs[i].mount);
+        }
+        free(p->fs);
+        for (size_t i = 0; i < p->n_skipped; i++) {
+                free(p->skipped[i].path);
+                free(p->skipped[i].reason);
+        }
+        free(p->skipped);
+        for (size_t i = 0; i < p->n_profiles; i++)
+                free(p->profiles[i].name);
+        free(p->profiles);
+        *p = (Plan) {};
+}
+
+int planner_check_fd(int fd, const PlanConfig *cfg, uint64_t now_realtime_usec, char *reason, size_t reason_size,
+                     bool *ret_retry) {
+        struct stat st;
+        int flags = 0;
+        uint64_t changed_usec;
+
+        *ret_retry = false;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode)) {
+                snprintf(reason, reason_size, "not a regular file");
+                return 1;
+        }
+        if (st.st_size == 0) {
+                snprintf(reason, reason_size, "empty");
+                return 1;
+        }
+        if ((uint64_t) st.st_size > cfg->max_file_bytes) {
+                snprintf(reason, reason_size, "larger than MaxFileMiB=%" PRIu64, cfg->max_file_bytes >> 20);
+                return 1;
+        }
+        /* the newer of content and inode changes: a file being rewritten should settle first */
+        changed_usec = MAX((uint64_t) st.st_mtim.tv_sec * USEC_PER_SEC + (uint64_t) st.st_mtim.tv_nsec / 1000,
+                           (uint64_t) st.st_ctim.tv_sec * USEC_PER_SEC + (uint64_t) st.st_ctim.tv_nsec / 1000);
+        if (now_realtime_usec < changed_usec + cfg->min_file_age_usec) {
+                snprintf(reason, reason_size, "modified %" PRIu64 " s ago (MinFileAgeSec=%" PRIu64 ")",
+                         now_realtime_usec > changed_usec ? (now_realtime_usec - changed_usec) / USEC_PER_SEC : 0,
+                         cfg->min_file_age_usec / USEC_PER_SEC);
+                *ret_retry = true;
+                return 1;
+        }
+        if (ioctl(fd, FS_IOC_GETFLAGS, &flags) < 0)
+                return -errno;
+        if (flags & FS_ENCRYPT_FL) {
+                snprintf(reason, reason_size, "encrypted");
+                return 1;
+        }
+        if (flags & FS_INLINE_DATA_FL) {
+                snprintf(reason, reason_size, "inline data");
+                return 1;
+        }
+        if (!(flags & FS_EXTENT_FL)) {
+                snprintf(reason, reason_size, "not extent-mapped");
+                return 1;
+        }
+        if (flags & (FS_IMMUTABLE_FL | FS_APPEND_FL)) {
+                snprintf(reason, reason_size, "%s", flags & FS_IMMUTABLE_FL ? "immutable" : "append-only");
+                return 1;
+        }
+        if (flags & FS_JOURNAL_DATA_FL) {
+                snprintf(reason, reason_size, "data journaling");
+                return 1;
+        }
+        /* A read lease is only granted when nobody has the file open for writing. */
+        if (fcntl(fd, F_SETLEASE, F_RDLCK) < 0) {
+                if (errno == EAGAIN || errno == EBUSY) {
+                        snprintf(reason, reason_size, "open for writing");
+                        *ret_retry = true;
+                        return 1;
+                }
+                return -errno;
+        }
+        (void) fcntl(fd, F_SETLEASE, F_UNLCK);
+        return 0;
+}
+
+/* (dev, ino) pairs; small sets, linear search is fine. */
+typedef struct InoSet {
+        dev_t *dev;
+        ino_t *ino;
+        size_t n, alloc;
+} InoSet;
+
+static void ino_set_add(InoSet *s, dev_t dev, ino_t ino) {
+        if (s->n == s->alloc) {
+                size_t na = s->alloc ? s->alloc * 2 : 64;
+                dev_t *d = realloc(s->dev, na * sizeof *d);
+                if (!d)
+                        return;
+                s->dev = d;
+                ino_t *i = realloc(s->ino, na * sizeof *i);
+                if (!i)
+                        return;
+                s->ino = i;
+                s->alloc = na;
+        }
+        s->dev[s->n] = dev;
+        s->ino[s->n++] = ino;
+}
+
+static bool ino_set_has(const InoSet *s, dev_t dev, ino_t ino) {
+        for (size_t i = 0; i < s->n; i++)
+                if (s->dev[i] == dev && s->ino[i] == ino)
+                        return true;
+        return false;
+}
+
+static void ino_set_done(InoSet *s) {
+        free(s->dev);
+        free(s->ino);
+}
+
+/* Executables being run can't be opened for writing (ETXTBSY), so MOVE_EXT can't take them. */
+static void collect_running_executables(InoSet *s) {
+        _cleanup_(closedirp_) DIR *d = opendir("/proc");
+        struct dirent *de;
+
+        if (!d)
+                return;
+        while ((de = readdir(d))) {
+                char p[sizeof de->d_name + 16];
+                struct stat st;
+                if (de->d_name[0] < '0' || de->d_name[0] > '9')
+                        continue;
+                snprintf(p, sizeof p, "/proc/%s/exe", de->d_name);
+                if (stat(p, &st) >= 0 && !ino_set_has(s, st.st_dev, st.st_ino))
+                        ino_set_add(s, st.st_dev, st.st_ino);
+        }
+}
+
+static void collect_swap_files(InoSet *s) {
+        _cleanup_fclose_ FILE *f = fopen("/proc/swaps", "re");
+        char line[4200], path[4096];
+
+        if (!f)
+                return;
+        while (fgets(line, sizeof line, f)) {
+                struct stat st;
+                if (sscanf(line, "%4095s", path) == 1 && path[0] == '/' && stat(path, &st) >= 0 && S_ISREG(st.st_mode))
+                        ino_set_add(s, st.st_dev, st.st_ino);
+        }
+}
+
+static int add_skip(Plan *p, const char *path, const char *reason, bool retry) {
+        PlanSkip *n = realloc(p->skipped, (p->n_skipped + 1) * sizeof *n);
+
+        if (!n)
+                return -ENOMEM;
+        p->skipped = n;
+        n[p->n_skipped] = (PlanSkip) { .path = strdup(path), .reason = strdup(reason), .retry = retry };
+        if (!n[p->n_skipped].path || !n[p->n_skipped].reason) {
+                free(n[p->n_skipped].path);
+                free(n[p->n_skipped].reason);
+                return -ENOMEM;
+        }
+        p->n_skipped++;
+        return 0;
+}
+
+static int cmp_profiles(const void *a, const void *b) {
+        const DbProfileInfo *x = a, *y = b;
+
+        if (x->kind != y->kind)
+                return x->kind == PROFILE_BOOT ? -1 : 1;
+        if (x->n_sessions != y->n_sessions)
+                return x->n_sessions > y->n_sessions ? -1 : 1;
+        return strcmp(x->name, y->name);
+}
+
+static int open_file(int mount_fd, const FileKey *key) {
+        union {
+                struct file_handle fh;
+                uint8_t buf[sizeof(struct file_handle) + FID_HANDLE_MAX];
+        } u;
+        int fd;
+
+        u.fh.handle_bytes = key->handle_len;
+        u.fh.handle_type = key->handle_type;
+        memcpy(u.fh.f_handle, key->handle, key->handle_len);
+        fd = open_by_handle_at(mount_fd, &u.fh, O_RDONLY | O_CLOEXEC | O_NOATIME | O_NONBLOCK);
+        if (fd < 0 && errno == EPERM)
+                fd = open_by_handle_at(mount_fd, &u.fh, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+        if (fd < 0)
+                return errno == ENOENT ? -ESTALE : -errno;
+        return fd;
+}
+
+static ssize_t fs_index(const FilesystemList *fss, char *const *mounts, uint64_t fsid) {
+        for (size_t i = 0; i < fss->n; i++) {
+                if (fss->items[i].fsid != fsid)
+                        continue;
+                if (!mounts)
+                        return (ssize_t) i;
+                for (size_t k = 0; mounts[k]; k++)
+                        if (streq(mounts[k], fss->items[i].mount))
+                                return (ssize_t) i;
+                return -2;   /* on a filesystem not selected: not part of this plan */
+        }
+        return -1;
+}
+
+int planner_build(Db *db, const FilesystemList *fss, char *const *mounts, const PlanConfig *cfg,
+                  const uint64_t *allowed_breaks, Plan *ret) {
+        _cleanup_free_ DbProfileInfo *infos = NULL;
+        _cleanup_free_ int *mount_fds = NULL;
+        _cleanup_free_ int64_t *placed = NULL;        /* file ids already placed, with their fs index */
+        _cleanup_free_ LayoutWalker *fs_walkers = NULL;
+        _cleanup_free_ uint64_t *slot_base = NULL;
+        InoSet running = {}, swaps = {};
+        size_t n_infos = 0, n_placed = 0, alloc_placed = 0;
+        Plan p = {};
+        struct timespec ts;
+        uint64_t now;
+        int r;
+
+        clock_gettime(CLOCK_REALTIME, &ts);
+        now = (uint64_t) ts.tv_sec * USEC_PER_SEC + (uint64_t) ts.tv_nsec / 1000;
+
+        r = db_list_profiles(db, &infos, &n_infos);
+        if (r < 0)
+                return r;
+        qsort(infos, n_infos, sizeof *infos, cmp_profiles);
+
+        p.fs = calloc(fss->n + 1, sizeof *p.fs);
+        mount_fds = calloc(fss->n + 1, sizeof *mount_fds);
+        fs_walkers = calloc(fss->n + 1, sizeof *fs_walkers);
+        slot_base = calloc(fss->n + 1, sizeof *slot_base);
+        p.profiles = calloc(n_infos + 1, sizeof *p.profiles);
+        if (!p.fs || !mount_fds || !fs_walkers || !slot_base || !p.profiles) {
+                r = -ENOMEM;
+                goto finish;
+        }
+        p.n_fs = fss->n;
+        for (size_t i = 0; i < fss->n; i++) {
+                struct statfs sfs;
+                mount_fds[i] = open(fss->items[i].mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                p.fs[i].mount = strdup(fss->items[i].mount);
+                p.fs[i].fsid = fss->items[i].fsid;
+                p.fs[i].dev = fss->items[i].dev;
+                if (!p.fs[i].mount) {
+                        r = -ENOMEM;
+                        goto finish;
+                }
+                if (mount_fds[i] >= 0 && fstatfs(mount_fds[i], &sfs) >= 0)
+                        p.fs[i].device_bytes = (uint64_t) sfs.f_blocks * (uint64_t) sfs.f_bsize;
+                layout_walker_init(&fs_walkers[i], p.fs[i].device_bytes);
+                /* expected placement: the donor lands somewhere; assume the middle of the device */
+                slot_base[i] = p.fs[i].device_bytes / 2;
+        }
+
+        collect_running_executables(&running);
+        collect_swap_files(&swaps);
+
+        for (size_t pi = 0; pi < n_infos; pi++) {
+                DbProfileFile *files = NULL;
+                size_t n_files = 0;
+                PlanProfile *pp = &p.profiles[p.n_profiles];
+                LayoutWalker before, expected;
+
+                r = db_get_profile(db, infos[pi].name, NULL, &files, &n_files);
+                if (r == -ENOENT)
+                        continue;
+                if (r < 0)
+                        goto finish;
+                pp->name = strdup(infos[pi].name);
+                pp->kind = infos[pi].kind;
+                if (!pp->name) {
+                        db_profile_files_free(files, n_files);
+                        r = -ENOMEM;
+                        goto finish;
+                }
+                p.n_profiles++;
+                layout_walker_init(&before, fss->n > 0 ? p.fs[0].device_bytes : 0);
+                layout_walker_init(&expected, fss->n > 0 ? p.fs[0].device_bytes : 0);
+
+                for (size_t k = 0; k < n_files; k++) {
+                        const DbFile *f = &files[k].file;
+                        ssize_t fi = fs_index(fss, mounts, f->key.fsid);
+                        _cleanup_close_ int fd = -EBADF;
+                        _cleanup_free_ Extent *ext = NULL;
+                        size_t n_ext = 0, placed_at = SIZE_MAX;
+                        char reason[128];
+                        bool retry = false, first_use = true;
+                        struct stat st;
+
+                        if (fi == -2)
+                                continue;
+                        for (size_t q = 0; q < n_placed; q++)
+                                if (placed[q] == f->id)
+                                        first_use = false;
+                        if (fi < 0) {
+                                if (first_use)
+                                        (void) add_skip(&p, f->path, "not on a watched read-write ext4 filesystem", false);
+                                continue;
+                        }
+                        before.device_bytes = expected.device_bytes = p.fs[fi].device_bytes;
+                        fd = mount_fds[fi] >= 0 ? open_file(mount_fds[fi], &f->key) : -EBADF;
+                        if (fd < 0) {
+                                if (first_use)
+                                        (void) add_skip(&p, f->path, fd == -ESTALE ? "gone or replaced since recording"
+                                                                                   : "cannot open", false);
+                                continue;
+                        }
+                        if (fiemap_get(fd, &ext, &n_ext) >= 0) {
+                                layout_walker_add_file(&before, ext, n_ext);
+                        }
+                        if (!first_use) {
+                                /* placed by an earlier profile: its expected position is its slot there */
+                                for (size_t q = 0; q < p.fs[fi].n_files; q++)
+                                        if (p.fs[fi].files[q].file_id == f->id)
+                                                placed_at = q;
+                                if (placed_at != SIZE_MAX) {
+                                        uint64_t off = slot_base[fi];
+                                        for (size_t q = 0; q < placed_at; q++)
+                                                off += p.fs[fi].files[q].size;
+                                        Extent e = { .physical = off, .length = p.fs[fi].files[placed_at].size };
+                                        layout_walker_add_file(&expected, &e, 1);
+                                } else
+                                        layout_walker_add_file(&expected, ext, n_ext);
+                                continue;
+                        }
+
+                        r = grow_array((void **) &placed, &alloc_placed, n_placed, sizeof *placed);
+                        if (r < 0)
+                                goto finish_profile;
+                        placed[n_placed++] = f->id;
+
+                        if (fstat(fd, &st) < 0) {
+                                r = -errno;
+                                goto finish_profile;
+                        }
+                        if (ino_set_has(&swaps, st.st_dev, st.st_ino)) {
+                                (void) add_skip(&p, f->path, "active swap file", false);
+                                layout_walker_add_file(&expected, ext, n_ext);
+                                continue;
+                        }
+                        if (ino_set_has(&running, st.st_dev, st.st_ino)) {
+                                (void) add_skip(&p, f->path, "running executable (queued for a later pass)", true);
+                                layout_walker_add_file(&expected, ext, n_ext);
+                                continue;
+                        }
+                        r = planner_check_fd(fd, cfg, now, reason, sizeof reason, &retry);
+                        if (r < 0) {
+                                snprintf(reason, sizeof reason, "cannot inspect: %s", strerror(-r));
+                                r = 1;
+                        }
+                        if (r > 0) {
+                                (void) add_skip(&p, f->path, reason, retry);
+                                layout_walker_add_file(&expected, ext, n_ext);
+                                continue;
+                        }
+                        uint64_t cap = MIN(cfg->max_hot_set_bytes, p.fs[fi].device_bytes / 20);
+                        if (p.fs[fi].bytes + (uint64_t) st.st_size > cap) {
+                                snprintf(reason, sizeof reason, "hot set full (MaxHotSetMiB=%" PRIu64 ", at most 5%% of the filesystem)",
+                                         cfg->max_hot_set_bytes >> 20);
+                                (void) add_skip(&p, f->path, reason, false);
+                                layout_walker_add_file(&expected, ext, n_ext);
+                                continue;
+                        }
+
+                        FsPlan *fp = &p.fs[fi];
+                        PlanFile *nf = realloc(fp->files, (fp->n_files + 1) * sizeof *nf);
+                        if (!nf) {
+                                r = -ENOMEM;
+                                goto finish_profile;
+                        }
+                        fp->files = nf;
+                        nf[fp->n_files] = (PlanFile) {
+                                .file_id = f->id,
+                                .path = strdup(f->path),
+                                .profile = pp->name,
+                                .key = f->key,
+                                .size = (uint64_t) st.st_size,
+                                .mtime_ns = (int64_t) st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec,
+                        };
+                        if (!nf[fp->n_files].path) {
+                                r = -ENOMEM;
+                                goto finish_profile;
+                        }
+                        Extent e = { .physical = slot_base[fi] + fp->bytes, .length = (uint64_t) st.st_size };
+                        layout_walker_add_file(&expected, &e, 1);
+                        layout_walker_add_file(&fs_walkers[fi], ext, n_ext);
+                        fp->n_files++;
+                        fp->bytes += (uint64_t) st.st_size;
+                }
+                layout_walker_finish(&before, &pp->before);
+                layout_walker_finish(&expected, &pp->expected);
+                db_profile_files_free(files, n_files);
+                continue;
+        finish_profile:
+                db_profile_files_free(files, n_files);
+                goto finish;
+        }
+
+        for (size_t i = 0; i < p.n_fs; i++) {
+                layout_walker_finish(&fs_walkers[i], &p.fs[i].before);
+                /* Already contiguous in this order (up to the breaks the last run could not avoid): moving
+                 * again would only rewrite data for nothing. */
+                p.fs[i].in_place = p.fs[i].n_files > 0 &&
+                        p.fs[i].before.discontinuities <= (allowed_breaks ? allowed_breaks[i] : 0);
+        }
+        r = 0;
+        *ret = p;
+        p = (Plan) {};
+finish:
+        for (size_t i = 0; mount_fds && i < fss->n; i++)
+                safe_close(mount_fds[i]);
+        ino_set_done(&running);
+        ino_set_done(&swaps);
+        db_profile_infos_free(TAKE_PTR(infos), n_infos);
+        plan_done(&p);
+        return r;
+}

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "db.h"
+#include "layout.h"
+#include "mounts.h"
+
+/* The planner turns profiles into one layout per filesystem: the boot profile first, then application
+ * profiles by how often they were launched (sessions recorded, most first), each in its own order; a
+ * file appears once, at its first use. Files that cannot or should not move are skipped with a reason.
+ * The hot set per filesystem is capped at MaxHotSetMiB= and never more than 5% of the filesystem. */
+
+typedef struct PlanConfig {
+        uint64_t max_hot_set_bytes;     /* MaxHotSetMiB= */
+        uint64_t max_file_bytes;        /* MaxFileMiB= */
+        uint64_t min_file_age_usec;     /* MinFileAgeSec= */
+} PlanConfig;
+
+typedef struct PlanFile {
+        int64_t file_id;
+        char *path;
+        const char *profile;            /* the profile that placed it (points into Plan.profiles) */
+        FileKey key;
+        uint64_t size;
+        int64_t mtime_ns;
+} PlanFile;
+
+typedef struct PlanSkip {
+        char *path;
+        char *reason;
+        bool retry;                     /* busy now, worth retrying later (running executable, writer) */
+} PlanSkip;
+
+typedef struct PlanProfile {
+        char *name;
+        ProfileKind kind;
+        LayoutQuality before;           /* now, from FIEMAP */
+        LayoutQuality expected;         /* if every movable file lands in its slice */
+} PlanProfile;
+
+typedef struct FsPlan {
+        char *mount;
+        uint64_t fsid;
+        dev_t dev;
+        uint64_t device_bytes;
+        PlanFile *files;                /* layout order, movable files only */
+        size_t n_files;
+        uint64_t bytes;
+        bool in_place;                  /* already contiguous in this order: nothing to do */
+        LayoutQuality before;           /* the whole layout, now */
+} FsPlan;
+
+typedef struct Plan {
+        FsPlan *fs;
+        size_t n_fs;
+        PlanSkip *skipped;
+        size_t n_skipped;
+        PlanProfile *profiles;
+        size_t n_profiles;
+} Plan;
+
+void plan_done(Plan *p);
+
+/* Build the plan for the given filesystems (mounts: NULL = all of `fss`). allowed_breaks[i]: how many
+ * discontinuities the last run on fss->items[i] could not avoid (its donor's runs - 1); a layout with no
+ * more than that is "in place". */
+int planner_build(Db *db, const FilesystemList *fss, char *const *mounts, const PlanConfig *cfg,
+                  const uint64_t *allowed_breaks, Plan *ret);
+
+/* One file's check, exported for tests: 0 = movable; 1 = skip (reason set, *ret_retry if worth retrying
+ * later); negative errno on internal errors. fd is an O_RDONLY fd of the file. */
+int planner_check_fd(int fd, const PlanConfig *cfg, uint64_t now_realtime_usec, char *reason, size_t reason_size,
+                     bool *ret_retry);

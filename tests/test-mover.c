@@ -1,0 +1,723 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The mover on scratch ext4 images (needs root, loop devices, mkfs.ext4, e2fsck): layout, data integrity
+ * after dropping caches, every skip/retry reason, cancel, rate limit, out of space, the mb_stream_req
+ * fallback and its crash recovery. Everything it creates is torn down by an atexit handler, also when an
+ * assertion fails. */
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "donor.h"
+#include "fid-util.h"
+#include "fiemap.h"
+#include "macro.h"
+#include "mover.h"
+#include "test-util.h"
+
+#define KiB (UINT64_C(1024))
+#define MiB (UINT64_C(1024) * 1024)
+#define BS 4096
+
+typedef struct Fs {
+        char img[512], mnt[512], dev[64], sysfs[128];
+        bool mounted;
+        int mount_fd;
+} Fs;
+
+static char tmpdir[256];
+static char state_file[512];
+static Fs fs_main = { .mount_fd = -1 }, fs_small = { .mount_fd = -1 };
+static pid_t child = -1;
+
+/* ---------------------------------------------------------------------------------------------------- */
+
+_printf_(1, 2) static int run(const char *fmt, ...) {
+        char cmd[2048];
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        vsnprintf(cmd, sizeof cmd, fmt, ap);
+        va_end(ap);
+        r = system(cmd);
+        if (r < 0 || !WIFEXITED(r))
+                return -1;
+        return WEXITSTATUS(r);
+}
+
+static void fs_teardown(Fs *fs) {
+        if (fs->mount_fd >= 0)
+                fs->mount_fd = safe_close(fs->mount_fd);
+        if (fs->mounted) {
+                sync();
+                for (int i = 0; i < 20 && umount(fs->mnt) < 0; i++)
+                        usleep(100 * 1000);
+                if (umount2(fs->mnt, MNT_DETACH) < 0 && errno != EINVAL)
+                        fprintf(stderr, "cleanup: umount %s: %m\n", fs->mnt);
+                fs->mounted = false;
+        }
+        if (fs->dev[0]) {
+                if (run("losetup -d '%s'", fs->dev) != 0)
+                        fprintf(stderr, "cleanup: losetup -d %s failed\n", fs->dev);
+                fs->dev[0] = 0;
+        }
+}
+
+static void cleanup(void) {
+        if (child > 0) {
+                kill(child, SIGKILL);
+                waitpid(child, NULL, 0);
+                child = -1;
+        }
+        fs_teardown(&fs_main);
+        fs_teardown(&fs_small);
+        if (tmpdir[0]) {
+                run("rm -rf '%s'", tmpdir);
+                tmpdir[0] = 0;
+        }
+}
+
+static void on_signal(int sig) {
+        fprintf(stderr, "signal %d: cleaning up\n", sig);
+        exit(EXIT_FAILURE);     /* runs cleanup() via atexit; good enough for a test */
+}
+
+static void fs_setup(Fs *fs, const char *name, unsigned size_mb) {
+        char cmd[1024], *nl;
+        FILE *p;
+
+        snprintf(fs->img, sizeof fs->img, "%s/%s.img", tmpdir, name);
+        snprintf(fs->mnt, sizeof fs->mnt, "%s/%s", tmpdir, name);
+        ASSERT_EQ(mkdir(fs->mnt, 0755), 0);
+        ASSERT_EQ(run("truncate -s %uM '%s' && mkfs.ext4 -q -F -b 4096 '%s'", size_mb, fs->img, fs->img), 0);
+        snprintf(cmd, sizeof cmd, "losetup --find --show '%s'", fs->img);
+        p = popen(cmd, "r");
+        ASSERT_TRUE(p);
+        if (!fgets(fs->dev, sizeof fs->dev, p))
+                fs->dev[0] = 0;
+        pclose(p);
+        nl = strchr(fs->dev, '\n');
+        if (nl)
+                *nl = 0;
+        ASSERT_TRUE(strncmp(fs->dev, "/dev/loop", 9) == 0);
+        ASSERT_EQ(mount(fs->dev, fs->mnt, "ext4", 0, NULL), 0);
+        fs->mounted = true;
+        snprintf(fs->sysfs, sizeof fs->sysfs, "/sys/fs/ext4/%s", fs->dev + 5);
+        fs->mount_fd = open(fs->mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(fs->mount_fd >= 0);
+        printf("  %s: %u MiB on %s at %s\n", name, size_mb, fs->dev, fs->mnt);
+}
+
+static void drop_caches(void) {
+        int fd;
+
+        sync();
+        fd = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_EQ(write(fd, "3", 1), 1);
+        close(fd);
+}
+
+static uint64_t fnv_file(const char *path) {
+        uint64_t h = 1469598103934665603ULL;
+        uint8_t buf[65536];
+        ssize_t n;
+        int fd;
+
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        while ((n = read(fd, buf, sizeof buf)) > 0)
+                for (ssize_t i = 0; i < n; i++)
+                        h = (h ^ buf[i]) * 1099511628211ULL;
+        ASSERT_TRUE(n == 0);
+        close(fd);
+        return h;
+}
+
+static uint64_t read_uint_file(const char *path) {
+        char buf[64] = {};
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_TRUE(read(fd, buf, sizeof buf - 1) > 0);
+        close(fd);
+        return strtoull(buf, NULL, 10);
+}
+
+static void write_str_file(const char *path, const char *s) {
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_EQ(write(fd, s, strlen(s)), (ssize_t) strlen(s));
+        close(fd);
+}
+
+/* Write the files round-robin in `chunk` pieces with fsync after each, so each ends up fragmented. */
+static void write_interleaved(char **paths, const uint64_t *sizes, size_t n, size_t chunk) {
+        int fds[64];
+        uint64_t off[64] = {}, seed = 0x9e3779b97f4a7c15ULL;
+        uint8_t *buf = malloc(chunk);
+        bool more = true;
+
+        ASSERT_TRUE(n <= 64 && buf);
+        for (size_t i = 0; i < n; i++) {
+                fds[i] = open(paths[i], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+                ASSERT_TRUE(fds[i] >= 0);
+        }
+        while (more) {
+                more = false;
+                for (size_t i = 0; i < n; i++) {
+                        size_t l;
+
+                        if (off[i] >= sizes[i])
+                                continue;
+                        l = (size_t) MIN((uint64_t) chunk, sizes[i] - off[i]);
+                        for (size_t j = 0; j < l; j++) {
+                                seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+                                buf[j] = (uint8_t) (seed >> 56);
+                        }
+                        ASSERT_EQ(pwrite(fds[i], buf, l, (off_t) off[i]), (ssize_t) l);
+                        ASSERT_EQ(fsync(fds[i]), 0);
+                        off[i] += l;
+                        more = more || off[i] < sizes[i];
+                }
+        }
+        for (size_t i = 0; i < n; i++)
+                close(fds[i]);
+        free(buf);
+}
+
+static size_t count_extents(const char *path, uint64_t *first_phys) {
+        Extent *e = NULL;
+        size_t n = 0;
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_OK(fiemap_get(fd, &e, &n));
+        close(fd);
+        *first_phys = n > 0 ? e[0].physical : 0;
+        /* merge physically adjacent ones, as the layout code does */
+        size_t runs = n > 0;
+        for (size_t i = 1; i < n; i++)
+                if (e[i].physical != e[i - 1].physical + e[i - 1].length)
+                        runs++;
+        free(e);
+        return runs;
+}
+
+static void make_item(const char *path, int64_t id, MoveItem *ret) {
+        struct stat st;
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_EQ(fstat(fd, &st), 0);
+        *ret = (MoveItem) {
+                .file_id = id,
+                .path = path,
+                .size = (uint64_t) st.st_size,
+                .mtime_ns = (int64_t) st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec,
+        };
+        ASSERT_OK(file_key_from_fd(fd, &ret->key));
+        close(fd);
+}
+
+static const char *result_name(MoveResult r) {
+        static const char *const names[] = { "DONE", "IN_PLACE", "SKIPPED", "RETRY" };
+        return r < _MOVE_RESULT_MAX ? names[r] : "?";
+}
+
+static void progress(void *userdata, size_t index, const MoveOutcome *o) {
+        const MoveItem *items = userdata;
+        const char *slash = strrchr(items[index].path, '/');
+
+        printf("    [%zu] %-14s %-8s %-40s %8llu bytes\n", index, slash ? slash + 1 : items[index].path,
+               result_name(o->result), o->reason, (unsigned long long) o->bytes);
+}
+
+static MoverOptions options(Fs *fs, const MoveItem *items) {
+        return (MoverOptions) {
+                .mount_fd = fs->mount_fd,
+                .sysfs_dir = fs->sysfs,
+                .state_file = state_file,
+                .progress = progress,
+                .userdata = (void *) items,
+        };
+}
+
+static double now_sec(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+}
+
+static void expect(const MoveOutcome *o, MoveResult res, const char *reason) {
+        ASSERT_STREQ(result_name(o->result), result_name(res));
+        if (reason)
+                ASSERT_STREQ(o->reason, reason);
+}
+
+static char *path_in(const Fs *fs, const char *name) {
+        char *p;
+        ASSERT_TRUE(asprintf(&p, "%s/%s", fs->mnt, name) > 0);
+        return p;
+}
+
+static void stream_req_unchanged(const Fs *fs, uint64_t orig) {
+        char p[256];
+        snprintf(p, sizeof p, "%s/mb_stream_req", fs->sysfs);
+        ASSERT_EQ(read_uint_file(p), orig);
+        ASSERT_TRUE(access(state_file, F_OK) < 0 && errno == ENOENT);
+}
+
+/* ---------------------------------------------------------------------------------------------------- */
+
+#define N_MAIN 10
+
+TEST(layout) {
+        static const char *const names[N_MAIN] = { "f4k", "f4097", "f12k", "f40k", "f100k", "f300k",
+                                                   "f700k", "f1m", "empty", "holey" };
+        const uint64_t sizes[8] = { 4 * KiB, 4097, 12 * KiB, 40 * KiB, 100 * KiB + 123, 300 * KiB, 700 * KiB,
+                                    1 * MiB + 5 };
+        /* move order: a permutation, so the result is not just creation order */
+        const size_t order[N_MAIN] = { 7, 0, 9, 3, 8, 1, 6, 2, 5, 4 };
+        char *paths[N_MAIN];
+        uint64_t wsizes[9], sums[N_MAIN], orig_stream;
+        MoveItem items[N_MAIN];
+        MoveOutcome out[N_MAIN];
+        MoverStats st;
+        MoverOptions o;
+        char sp[256];
+        int fd;
+
+        for (size_t i = 0; i < N_MAIN; i++)
+                paths[i] = path_in(&fs_main, names[i]);
+        memcpy(wsizes, sizes, sizeof sizes);
+        wsizes[8] = 20 * KiB;   /* holey's data part, written interleaved like the rest */
+        char *wpaths[9];
+        for (size_t i = 0; i < 8; i++)
+                wpaths[i] = paths[i];
+        wpaths[8] = paths[9];
+        write_interleaved(wpaths, wsizes, 9, 4096);
+        fd = open(paths[8], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        ASSERT_TRUE(fd >= 0);
+        close(fd);
+        fd = open(paths[9], O_WRONLY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_EQ(ftruncate(fd, 200 * KiB), 0);    /* trailing hole */
+        ASSERT_EQ(fsync(fd), 0);
+        close(fd);
+
+        uint64_t before = 0, phys;
+        for (size_t i = 0; i < N_MAIN; i++) {
+                sums[i] = fnv_file(paths[i]);
+                before += count_extents(paths[i], &phys);
+        }
+        printf("  %d files written interleaved: %llu extents in total\n", N_MAIN, (unsigned long long) before);
+        ASSERT_TRUE(before > N_MAIN);
+
+        for (size_t k = 0; k < N_MAIN; k++)
+                make_item(paths[order[k]], (int64_t) order[k], &items[k]);
+        snprintf(sp, sizeof sp, "%s/mb_stream_req", fs_main.sysfs);
+        orig_stream = read_uint_file(sp);
+
+        o = options(&fs_main, items);
+        double t0 = now_sec();
+        ASSERT_OK(mover_run(&o, items, N_MAIN, out, &st));
+        printf("  mover_run: %.3f s, moved %llu files / %llu bytes, donor runs %llu, attempts %u\n", now_sec() - t0,
+               (unsigned long long) st.files_moved, (unsigned long long) st.bytes_moved,
+               (unsigned long long) st.donor_runs, st.donor_attempts);
+        ASSERT_EQ(st.files_moved, N_MAIN - 1);
+        ASSERT_TRUE(!st.cancelled && !st.out_of_space);
+        ASSERT_TRUE(st.donor_runs >= 1);
+        stream_req_unchanged(&fs_main, orig_stream);
+        for (size_t k = 0; k < N_MAIN; k++)
+                expect(&out[k], order[k] == 8 ? MOVE_IN_PLACE : MOVE_DONE, NULL);
+
+        drop_caches();
+        for (size_t i = 0; i < N_MAIN; i++)
+                ASSERT_EQ(fnv_file(paths[i]), sums[i]);
+        printf("  checksums of all %d files unchanged after sync + drop_caches\n", N_MAIN);
+
+        /* mtime untouched */
+        for (size_t k = 0; k < N_MAIN; k++) {
+                struct stat s;
+                ASSERT_EQ(stat(items[k].path, &s), 0);
+                ASSERT_EQ((int64_t) s.st_mtim.tv_sec * 1000000000 + s.st_mtim.tv_nsec, items[k].mtime_ns);
+        }
+        printf("  mtimes unchanged\n");
+
+        /* back to back, in order: each file one run, each starting a rounded slice after the previous one */
+        uint64_t prev_phys = 0, prev_slice = 0, breaks = 0;
+        bool have_prev = false;
+        for (size_t k = 0; k < N_MAIN; k++) {
+                size_t runs;
+                if (items[k].size == 0)
+                        continue;
+                runs = count_extents(items[k].path, &phys);
+                printf("    %-8s size %8llu  runs %zu  physical %llu\n", strrchr(items[k].path, '/') + 1,
+                       (unsigned long long) items[k].size, runs, (unsigned long long) phys);
+                ASSERT_EQ(runs, 1);
+                if (have_prev && phys != prev_phys + prev_slice)
+                        breaks++;
+                prev_phys = phys;
+                prev_slice = (items[k].size + BS - 1) / BS * BS;
+                have_prev = true;
+        }
+        printf("  layout: every file in one extent, %llu breaks between files (donor runs %llu)\n",
+               (unsigned long long) breaks, (unsigned long long) st.donor_runs);
+        ASSERT_TRUE(breaks <= st.donor_runs - 1);
+
+        for (size_t i = 0; i < N_MAIN; i++)
+                free(paths[i]);
+}
+
+static void spawn_exec(const char *path) {
+        char exe[512], want[512];
+        ssize_t n;
+
+        child = fork();
+        ASSERT_TRUE(child >= 0);
+        if (child == 0) {
+                char *const argv[] = { (char *) "sleepcopy", (char *) "5", NULL };
+                execv(path, argv);
+                _exit(127);
+        }
+        snprintf(want, sizeof want, "/proc/%d/exe", (int) child);
+        for (int i = 0; i < 200; i++) {
+                n = readlink(want, exe, sizeof exe - 1);
+                if (n > 0) {
+                        exe[n] = 0;
+                        if (streq(exe, path))
+                                return;
+                }
+                usleep(10 * 1000);
+        }
+        ASSERT_TRUE(!"child did not exec");
+}
+
+TEST(errors) {
+        enum { GONE, CHANGED, WRITER, EXEC, IMMUTABLE, OK, N };
+        static const char *const names[N] = { "gone", "changed", "writer", "sleepcopy", "immutable", "ok" };
+        char *paths[N];
+        uint64_t sizes[N], sum_ok, sum_writer, phys;
+        MoveItem items[N];
+        MoveOutcome out[N];
+        MoverStats st;
+        MoverOptions o;
+        int wfd, fd, flags;
+
+        for (size_t i = 0; i < N; i++) {
+                paths[i] = path_in(&fs_main, names[i]);
+                sizes[i] = 64 * KiB + i;
+        }
+        write_interleaved(paths, sizes, N, 4096);
+        unlink(paths[EXEC]);
+        ASSERT_EQ(run("cp /bin/sleep '%s' && chmod 755 '%s'", paths[EXEC], paths[EXEC]), 0);
+        sum_ok = fnv_file(paths[OK]);
+        sum_writer = fnv_file(paths[WRITER]);
+        for (size_t i = 0; i < N; i++)
+                make_item(paths[i], (int64_t) i, &items[i]);
+
+        /* after planning: */
+        ASSERT_EQ(unlink(paths[GONE]), 0);
+        fd = open(paths[CHANGED], O_WRONLY | O_APPEND | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_EQ(write(fd, "x", 1), 1);
+        close(fd);
+        wfd = open(paths[WRITER], O_WRONLY | O_CLOEXEC);
+        ASSERT_TRUE(wfd >= 0);
+        spawn_exec(paths[EXEC]);
+        fd = open(paths[IMMUTABLE], O_RDONLY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_EQ(ioctl(fd, FS_IOC_GETFLAGS, &flags), 0);
+        flags |= FS_IMMUTABLE_FL;
+        ASSERT_EQ(ioctl(fd, FS_IOC_SETFLAGS, &flags), 0);
+
+        o = options(&fs_main, items);
+        ASSERT_OK(mover_run(&o, items, N, out, &st));
+
+        flags &= ~FS_IMMUTABLE_FL;
+        ASSERT_EQ(ioctl(fd, FS_IOC_SETFLAGS, &flags), 0);
+        close(fd);
+        close(wfd);
+        kill(child, SIGKILL);
+        waitpid(child, NULL, 0);
+        child = -1;
+
+        expect(&out[GONE], MOVE_SKIPPED, "gone or replaced since recording");
+        expect(&out[CHANGED], MOVE_SKIPPED, "changed since plan");
+        expect(&out[WRITER], MOVE_RETRY, "open for writing");
+        expect(&out[EXEC], MOVE_RETRY, "running executable");
+        expect(&out[IMMUTABLE], MOVE_SKIPPED, "immutable or append-only");
+        expect(&out[OK], MOVE_DONE, NULL);
+        ASSERT_EQ(st.files_moved, 1);
+        ASSERT_EQ(out[OK].bytes, sizes[OK]);
+        printf("  gone/changed/writer/running executable/immutable reported as expected; the one good file moved\n");
+
+        drop_caches();
+        ASSERT_EQ(fnv_file(paths[OK]), sum_ok);
+        ASSERT_EQ(fnv_file(paths[WRITER]), sum_writer);
+        ASSERT_EQ(count_extents(paths[OK], &phys), 1);
+        printf("  data intact, moved file in one extent\n");
+        for (size_t i = 0; i < N; i++)
+                free(paths[i]);
+}
+
+TEST(cancel_before_start) {
+        char *p = path_in(&fs_main, "f300k");
+        MoveItem item;
+        MoveOutcome out;
+        MoverStats st;
+        MoverOptions o;
+        atomic_bool cancel = true;
+
+        make_item(p, 1, &item);
+        o = options(&fs_main, &item);
+        o.cancel = &cancel;
+        ASSERT_OK(mover_run(&o, &item, 1, &out, &st));
+        expect(&out, MOVE_RETRY, "cancelled");
+        ASSERT_TRUE(st.cancelled);
+        ASSERT_EQ(st.files_moved, 0);
+        printf("  cancel set before start: RETRY cancelled, nothing moved\n");
+        free(p);
+}
+
+typedef struct CancelArg {
+        atomic_bool *flag;
+        unsigned delay_ms;
+} CancelArg;
+
+static void *cancel_thread(void *p) {
+        CancelArg *a = p;
+        usleep(a->delay_ms * 1000);
+        atomic_store(a->flag, true);
+        return NULL;
+}
+
+TEST(big_file) {
+        char *paths[2] = { path_in(&fs_main, "big"), path_in(&fs_main, "partner") };
+        const uint64_t sizes[2] = { 48 * MiB, 48 * 16 * KiB };
+        uint64_t sum, phys;
+        MoveItem item;
+        MoveOutcome out;
+        MoverStats st;
+        MoverOptions o;
+        double t;
+        int fd;
+        char buf[1 << 16];
+
+        write_interleaved(paths, sizes, 2, 256 * KiB);  /* big: 256 KiB pieces between partner pieces */
+        sum = fnv_file(paths[0]);
+        printf("  48 MiB file in %zu runs\n", count_extents(paths[0], &phys));
+        /* read it normally so it sits in the page cache in large folios (the 6.16-6.18 pitfall) */
+        fd = open(paths[0], O_RDONLY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        while (read(fd, buf, sizeof buf) > 0)
+                ;
+        close(fd);
+
+        make_item(paths[0], 1, &item);
+        o = options(&fs_main, &item);
+        t = now_sec();
+        ASSERT_OK(mover_run(&o, &item, 1, &out, &st));
+        t = now_sec() - t;
+        expect(&out, MOVE_DONE, NULL);
+        printf("  unlimited: 48 MiB moved in %.3f s = %.1f MiB/s (cached in large folios before; incl. syncfs)\n", t,
+               48.0 / t);
+        drop_caches();
+        ASSERT_EQ(fnv_file(paths[0]), sum);
+        ASSERT_EQ(count_extents(paths[0], &phys), 1);
+
+        /* again, uncached, for the raw number */
+        make_item(paths[0], 1, &item);
+        t = now_sec();
+        ASSERT_OK(mover_run(&o, &item, 1, &out, &st));
+        t = now_sec() - t;
+        expect(&out, MOVE_DONE, NULL);
+        printf("  unlimited, uncached: 48 MiB moved in %.3f s = %.1f MiB/s\n", t, 48.0 / t);
+
+        /* rate limit: 48 MiB at 32 MiB/s must take >= ~1.25 s (the last chunk is the only one not paid for) */
+        make_item(paths[0], 1, &item);
+        o.rate_limit_bps = 32 * MiB;
+        t = now_sec();
+        ASSERT_OK(mover_run(&o, &item, 1, &out, &st));
+        t = now_sec() - t;
+        expect(&out, MOVE_DONE, NULL);
+        printf("  rate limit 32 MiB/s: %.3f s = %.1f MiB/s\n", t, 48.0 / t);
+        ASSERT_TRUE(t >= 1.25);
+
+        /* cancel mid-file: 16 MiB/s, cancel after 300 ms */
+        atomic_bool cancel = false;
+        CancelArg ca = { .flag = &cancel, .delay_ms = 300 };
+        pthread_t th;
+        make_item(paths[0], 1, &item);
+        o.rate_limit_bps = 16 * MiB;
+        o.cancel = &cancel;
+        ASSERT_EQ(pthread_create(&th, NULL, cancel_thread, &ca), 0);
+        t = now_sec();
+        ASSERT_OK(mover_run(&o, &item, 1, &out, &st));
+        t = now_sec() - t;
+        pthread_join(th, NULL);
+        expect(&out, MOVE_RETRY, "cancelled");
+        ASSERT_TRUE(st.cancelled);
+        ASSERT_TRUE(out.bytes > 0 && out.bytes < 48 * MiB);
+        ASSERT_TRUE(t < 1.0);
+        printf("  cancel after 300 ms: stopped after %.3f s with %llu bytes moved\n", t,
+               (unsigned long long) out.bytes);
+        drop_caches();
+        ASSERT_EQ(fnv_file(paths[0]), sum);
+        printf("  48 MiB file intact after all of that\n");
+
+        unlink(paths[0]);
+        unlink(paths[1]);
+        free(paths[0]);
+        free(paths[1]);
+}
+
+TEST(small_fs) {
+        enum { N = 3 };
+        char *paths[N] = { path_in(&fs_small, "a"), path_in(&fs_small, "b"), path_in(&fs_small, "c") };
+        const uint64_t sizes[N] = { 512 * KiB, 512 * KiB, 512 * KiB };
+        uint64_t sums[N], orig_stream, phys;
+        MoveItem items[N];
+        MoveOutcome out[N];
+        MoverStats st;
+        MoverOptions o;
+        struct statfs sfs;
+        char *filler = path_in(&fs_small, "filler"), sp[256];
+        int fd;
+
+        snprintf(sp, sizeof sp, "%s/mb_stream_req", fs_small.sysfs);
+        orig_stream = read_uint_file(sp);
+        write_interleaved(paths, sizes, N, 4096);
+        for (size_t i = 0; i < N; i++)
+                sums[i] = fnv_file(paths[i]);
+
+        /* out of space: leave 512 KiB for a 1.5 MiB donor */
+        sync();
+        ASSERT_EQ(statfs(fs_small.mnt, &sfs), 0);
+        fd = open(filler, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_EQ(fallocate(fd, 0, 0, (off_t) ((uint64_t) sfs.f_bfree * sfs.f_bsize - 512 * KiB)), 0);
+        close(fd);
+        for (size_t i = 0; i < N; i++)
+                make_item(paths[i], (int64_t) i, &items[i]);
+        o = options(&fs_small, items);
+        ASSERT_OK(mover_run(&o, items, N, out, &st));
+        ASSERT_TRUE(st.out_of_space);
+        for (size_t i = 0; i < N; i++)
+                expect(&out[i], MOVE_RETRY, "no space for the donor");
+        drop_caches();
+        for (size_t i = 0; i < N; i++)
+                ASSERT_EQ(fnv_file(paths[i]), sums[i]);
+        stream_req_unchanged(&fs_small, orig_stream);
+        printf("  out of space: every item RETRY, files intact, mb_stream_req untouched\n");
+        ASSERT_EQ(unlink(filler), 0);
+
+        /* fragmented free space: fill with 32 KiB files, free every other one */
+        size_t nf = 0;
+        for (;; nf++) {
+                char name[600];
+                snprintf(name, sizeof name, "%s/fill%05zu", fs_small.mnt, nf);
+                fd = open(name, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+                ASSERT_TRUE(fd >= 0);
+                int r = fallocate(fd, 0, 0, 32 * KiB);
+                close(fd);
+                if (r < 0) {
+                        ASSERT_TRUE(errno == ENOSPC);
+                        unlink(name);
+                        break;
+                }
+        }
+        for (size_t i = 0; i < nf; i += 2) {
+                char name[600];
+                snprintf(name, sizeof name, "%s/fill%05zu", fs_small.mnt, i);
+                ASSERT_EQ(unlink(name), 0);
+        }
+        sync();
+        printf("  free space fragmented: %zu files of 32 KiB, every other one deleted\n", nf);
+
+        for (size_t i = 0; i < N; i++)
+                make_item(paths[i], (int64_t) i, &items[i]);
+        ASSERT_OK(mover_run(&o, items, N, out, &st));
+        printf("  fragmented: donor runs %llu (acceptable %llu), attempts %u, moved %llu\n",
+               (unsigned long long) st.donor_runs, (unsigned long long) donor_acceptable_runs(3 * 512 * KiB),
+               st.donor_attempts, (unsigned long long) st.files_moved);
+        ASSERT_TRUE(st.donor_runs > 1);
+        ASSERT_EQ(st.donor_attempts, 2);
+        ASSERT_EQ(st.files_moved, N);
+        stream_req_unchanged(&fs_small, orig_stream);
+        drop_caches();
+        for (size_t i = 0; i < N; i++) {
+                ASSERT_EQ(fnv_file(paths[i]), sums[i]);
+                (void) count_extents(paths[i], &phys);
+        }
+        printf("  fallback ran, mb_stream_req restored to %llu, state file gone, files intact\n",
+               (unsigned long long) orig_stream);
+
+        /* crash recovery of the tunable */
+        char line[512];
+        snprintf(line, sizeof line, "%s %llu\n", sp, (unsigned long long) orig_stream);
+        write_str_file(state_file, line);
+        write_str_file(sp, "12345");
+        ASSERT_EQ(read_uint_file(sp), 12345);
+        ASSERT_OK(mover_restore_tunables(state_file));
+        stream_req_unchanged(&fs_small, orig_stream);
+        ASSERT_OK(mover_restore_tunables(state_file));  /* nothing to do */
+        write_str_file(state_file, "/etc/hostname 1\n");
+        ASSERT_EQ(mover_restore_tunables(state_file), -EBADMSG);
+        ASSERT_TRUE(access(state_file, F_OK) < 0);
+        printf("  mover_restore_tunables: restores a left-over value, refuses a foreign path\n");
+
+        for (size_t i = 0; i < N; i++)
+                free(paths[i]);
+        free(filler);
+}
+
+static void fsck(Fs *fs) {
+        fs_teardown(fs);
+        ASSERT_EQ(run("e2fsck -fn '%s' >/dev/null 2>&1", fs->img), 0);
+        printf("  e2fsck -fn %s: clean\n", fs->img);
+}
+
+int main(void) {
+        if (geteuid() != 0) {
+                fprintf(stderr, "needs root (loop devices, mount)\n");
+                return EXIT_TEST_SKIP;
+        }
+        if (run("command -v mkfs.ext4 losetup e2fsck >/dev/null") != 0)
+                return EXIT_TEST_SKIP;
+        setvbuf(stdout, NULL, _IOLBF, 0);
+        snprintf(tmpdir, sizeof tmpdir, "/tmp/test-mover.XXXXXX");
+        if (!mkdtemp(tmpdir)) {
+                tmpdir[0] = 0;
+                return EXIT_FAILURE;
+        }
+        atexit(cleanup);
+        /* ^C or timeout(1): still tear everything down */
+        signal(SIGINT, on_signal);
+        signal(SIGTERM, on_signal);
+        snprintf(state_file, sizeof state_file, "%s/mover.state", tmpdir);
+        fs_setup(&fs_main, "main", 256);
+        fs_setup(&fs_small, "small", 16);
+
+        RUN(layout);
+        RUN(errors);
+        RUN(cancel_before_start);
+        RUN(big_file);
+        RUN(small_fs);
+
+        fsck(&fs_main);
+        fsck(&fs_small);
+        printf("test-mover: OK\n");
+        return 0;
+}
