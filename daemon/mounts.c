@@ -110,13 +110,13 @@ int mounts_scan(const char *mountinfo, char *const *only, FilesystemList *ret) {
 
         while (getline(&line, &sz, f) > 0) {
                 unsigned maj, min;
-                char mnt[4096], mnt_opts[1024], fstype[64], sb_opts[1024];
+                char root[4096], mnt[4096], mnt_opts[1024], fstype[64], sb_opts[1024];
                 const char *sep;
                 dev_t dev;
                 bool dup = false;
 
                 /* "36 35 98:0 /root /mnt rw,noatime master:1 - ext3 /dev/root rw,errors=continue" */
-                if (sscanf(line, "%*u %*u %u:%u %*s %4095s %1023s", &maj, &min, mnt, mnt_opts) != 4)
+                if (sscanf(line, "%*u %*u %u:%u %4095s %4095s %1023s", &maj, &min, root, mnt, mnt_opts) != 5)
                         continue;
                 sep = strstr(line, " - ");
                 if (!sep || sscanf(sep + 3, "%63s %*s %1023s", fstype, sb_opts) != 2)
@@ -126,15 +126,26 @@ int mounts_scan(const char *mountinfo, char *const *only, FilesystemList *ret) {
                 dev = makedev(maj, min);
                 if (!wanted(dev, only, only_devs))
                         continue;
+                unescape_octal(mnt);
+                /* Prefer a mount of the filesystem's root over a bind mount of a subdirectory: file
+                 * handles resolve to paths relative to the mount we use. */
                 for (size_t i = 0; i < l.n; i++)
-                        if (l.items[i].dev == dev)
+                        if (l.items[i].dev == dev) {
                                 dup = true;
+                                if (streq(root, "/") && !l.items[i].whole) {
+                                        char *m2 = strdup(mnt);
+                                        if (m2) {
+                                                free(l.items[i].mount);
+                                                l.items[i].mount = m2;
+                                                l.items[i].whole = true;
+                                        }
+                                }
+                        }
                 if (dup)
                         continue;
-
-                unescape_octal(mnt);
                 Filesystem fs = {
                         .dev = dev,
+                        .whole = streq(root, "/"),
                         .read_only = option_present(mnt_opts, "ro") || option_present(sb_opts, "ro"),
                 };
                 /* A read-only superblock can't be optimized; a read-only mount of a read-write

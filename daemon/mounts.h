@@ -15,7 +15,7 @@ typedef struct Filesystem {
         char *mount;            /* one mount point of it */
         char *fstype;
         bool read_only;
-        bool seen;              /* scratch flag for rescans */
+        bool whole;             /* the mount shows the filesystem's root (not a bind of a subdirectory) */
 } Filesystem;
 
 typedef struct FilesystemList {

@@ -144,6 +144,7 @@ TEST(mountinfo) {
         snprintf(path, sizeof path, "%s/mountinfo", dir);
         /* "/" and /tmp exist here, so statfs() works for them; the rest tests the filters */
         write_file(dir, "mountinfo",
+                   "21 1 254:0 /var /tmp rw,relatime shared:1 - ext4 /dev/vda rw\n"
                    "22 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw\n"
                    "23 22 254:0 /var /srv/bind rw,relatime shared:1 - ext4 /dev/vda rw\n"
                    "24 22 7:1 / /tmp ro,relatime - ext4 /dev/loop1 ro\n"
@@ -151,8 +152,9 @@ TEST(mountinfo) {
                    "26 22 7:2 / /tmp rw - xfs /dev/loop2 rw\n"
                    "27 22 7:3 / /does/not/exist rw - ext4 /dev/loop3 rw\n");
         ASSERT_OK(mounts_scan(path, NULL, &l));
-        /* the bind mount is the same device (counted once), the ro superblock, proc, xfs and the
-         * unreachable mount point are left out */
+        /* the bind mounts are the same device (counted once, as the mount of its root, although a bind
+         * of a subdirectory came first), the ro superblock, proc, xfs and the unreachable mount point are
+         * left out */
         ASSERT_EQ(l.n, 1);
         ASSERT_STREQ(l.items[0].mount, "/");
         ASSERT_EQ(major(l.items[0].dev), 254);
