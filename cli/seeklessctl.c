@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <systemd/sd-bus.h>
@@ -17,6 +21,7 @@
 #include "log.h"
 #include "macro.h"
 #include "output.h"
+#include "svg.h"
 #include "verbs.h"
 
 #define EXIT_USAGE 2
@@ -27,6 +32,9 @@
 static JsonFormat arg_json = JSON_OFF;
 static bool arg_legend = true;
 static bool arg_all = false;
+static bool arg_dry_run = false;
+static bool arg_no_block = false;
+static const char *arg_svg = NULL;
 
 /* ---------------------------------------------------------------------------------------------------- */
 /* Talking to the daemon */
@@ -56,6 +64,11 @@ static int log_bus_call_error(const sd_bus_error *error, int r, const char *comm
                                        command);
         if (profile && sd_bus_error_has_name(error, SEEKLESS_ERROR_NO_SUCH_PROFILE))
                 return log_error_errno(r, "No profile named '%s'.", profile);
+        if (sd_bus_error_has_name(error, SEEKLESS_ERROR_BUSY))
+                return log_error_errno(r, "An optimization is already running (seeklessctl cancel stops it).");
+        if (sd_bus_error_has_name(error, SEEKLESS_ERROR_NOT_WATCHED))
+                /* The daemon names the mount point and says why. */
+                return log_error_errno(r, "%s", error->message ?: "Not a watched read-write ext4 filesystem.");
 
         if (error->message)
                 return log_error_errno(r, "Failed to %s: %s", what, error->message);
@@ -723,6 +736,1038 @@ static int verb_forget(int argc, char *argv[], void *userdata) {
 }
 
 /* ---------------------------------------------------------------------------------------------------- */
+/* Layout quality, shared by plan and report */
+
+/* One layout quality tuple: see seeklessd(8), LAYOUT QUALITY. */
+typedef struct Quality {
+        uint64_t files, extents, discontinuities, span;
+        double modeled_read_ms;
+} Quality;
+
+#define QUALITY_TYPES "ttttd"
+#define QUALITY_ARGS(q) &(q)->files, &(q)->extents, &(q)->discontinuities, &(q)->span, &(q)->modeled_read_ms
+
+static int json_quality(JsonWriter *w, const Quality *q) {
+        int r;
+
+        if ((r = json_begin_object(w)) >= 0 &&
+            (r = json_key_uint(w, "files", q->files)) >= 0 &&
+            (r = json_key_uint(w, "extents", q->extents)) >= 0 &&
+            (r = json_key_uint(w, "discontinuities", q->discontinuities)) >= 0 &&
+            (r = json_key_uint(w, "span", q->span)) >= 0 &&
+            (r = json_key_double(w, "modeled_read_ms", q->modeled_read_ms)) >= 0)
+                r = json_end_object(w);
+        return r;
+}
+
+/* "→" where the locale can show it, "->" otherwise. seeklessctl never calls setlocale(), so look at the
+ * environment the way setlocale() would. */
+static const char *glyph_arrow(void) {
+        const char *l = getenv("LC_ALL");
+
+        if (isempty(l))
+                l = getenv("LC_CTYPE");
+        if (isempty(l))
+                l = getenv("LANG");
+        if (l && (strcasestr(l, "UTF-8") || strcasestr(l, "utf8")))
+                return "\u2192";
+        return "->";
+}
+
+/* Every mount argument must be an absolute path: the daemon matches them against its mount points. */
+static int check_mounts(char **mounts, const char *command) {
+        for (char **m = mounts; *m; m++)
+                if ((*m)[0] != '/') {
+                        log_error("'%s' expects absolute paths of mount points, not '%s'.", command, *m);
+                        verb_usage_hint();
+                        return -EUSAGE;
+                }
+        return 0;
+}
+
+/* Appends the mount points (argv after the verb) as an "as" argument. */
+static int append_mounts(sd_bus_message *m, char **mounts) {
+        return sd_bus_message_append_strv(m, mounts);
+}
+
+/* Calls Plan or Optimize, whose only input is the list of mount points. */
+static int call_with_mounts(sd_bus *bus, const char *member, const char *command, const char *what,
+                            char **mounts, sd_bus_message **ret_reply) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        int r;
+
+        r = sd_bus_message_new_method_call(bus, &m, SEEKLESS_BUS_NAME, SEEKLESS_BUS_PATH,
+                                           SEEKLESS_BUS_INTERFACE, member);
+        if (r < 0)
+                return log_error_errno(r, "Failed to create bus message: %m");
+        r = sd_bus_message_set_auto_start(m, false);
+        if (r < 0)
+                return log_error_errno(r, "Failed to disable service activation: %m");
+        r = append_mounts(m, mounts);
+        if (r < 0)
+                return log_error_errno(r, "Failed to append arguments: %m");
+
+        r = sd_bus_call(bus, m, 0, &error, ret_reply);
+        if (r < 0)
+                return log_bus_call_error(&error, r, command, what, NULL);
+        return 0;
+}
+
+/* A skipped file: from Plan and Optimize (with retry) or RunFinished (without). */
+typedef struct Skipped {
+        const char *path, *reason;
+        int retry;
+} Skipped;
+
+static int read_skipped(sd_bus_message *m, bool with_retry, Skipped **ret, size_t *ret_n) {
+        _cleanup_free_ Skipped *skipped = NULL;
+        size_t n = 0, allocated = 0;
+        Skipped k = {};
+        int r;
+
+        r = sd_bus_message_enter_container(m, 'a', with_retry ? "(ssb)" : "(ss)");
+        if (r < 0)
+                return r;
+        while ((r = with_retry ? sd_bus_message_read(m, "(ssb)", &k.path, &k.reason, &k.retry)
+                               : sd_bus_message_read(m, "(ss)", &k.path, &k.reason)) > 0) {
+                if (grow_array(&skipped, &allocated, n + 1, sizeof *skipped) < 0)
+                        return -ENOMEM;
+                skipped[n++] = k;
+        }
+        if (r < 0)
+                return r;
+        r = sd_bus_message_exit_container(m);
+        if (r < 0)
+                return r;
+
+        *ret = TAKE_PTR(skipped);
+        *ret_n = n;
+        return 0;
+}
+
+/* The skipped files as a JSON array member; with_retry adds the "retry" field (plan). */
+static int json_skipped(JsonWriter *w, const Skipped *k, size_t n, bool with_retry) {
+        int r;
+
+        if ((r = json_key(w, "skipped")) < 0 || (r = json_begin_array(w)) < 0)
+                return r;
+        for (size_t i = 0; r >= 0 && i < n; i++)
+                if ((r = json_begin_object(w)) >= 0 &&
+                    (r = json_key_string(w, "path", k[i].path)) >= 0 &&
+                    (r = json_key_string(w, "reason", k[i].reason)) >= 0 &&
+                    (!with_retry || (r = json_key_bool(w, "retry", k[i].retry)) >= 0))
+                        r = json_end_object(w);
+        return r < 0 ? r : json_end_array(w);
+}
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* plan [MOUNT...], optimize --dry-run */
+
+typedef struct PlanFilesystem {
+        const char *mount;
+        int in_place;
+        uint64_t files, bytes;
+} PlanFilesystem;
+
+typedef struct PlanFile {
+        const char *mount, *path, *profile;
+        uint64_t size;
+} PlanFile;
+
+typedef struct PlanProfile {
+        const char *name;
+        Quality now, expected;
+} PlanProfile;
+
+/* Arrays own nothing but themselves: strings point into the reply. */
+typedef struct Plan {
+        PlanFilesystem *filesystems;
+        PlanFile *files;
+        Skipped *skipped;
+        PlanProfile *profiles;
+        size_t n_filesystems, n_files, n_skipped, n_profiles;
+} Plan;
+
+static void plan_done(Plan *p) {
+        free(p->filesystems);
+        free(p->files);
+        free(p->skipped);
+        free(p->profiles);
+}
+
+static int read_plan(sd_bus_message *m, Plan *p) {
+        size_t allocated;
+        int r;
+
+        r = sd_bus_message_enter_container(m, 'a', "(sbtt)");
+        if (r < 0)
+                return r;
+        allocated = 0;
+        for (PlanFilesystem f;
+             (r = sd_bus_message_read(m, "(sbtt)", &f.mount, &f.in_place, &f.files, &f.bytes)) > 0;) {
+                if (grow_array(&p->filesystems, &allocated, p->n_filesystems + 1, sizeof *p->filesystems) < 0)
+                        return -ENOMEM;
+                p->filesystems[p->n_filesystems++] = f;
+        }
+        if (r < 0 || (r = sd_bus_message_exit_container(m)) < 0)
+                return r;
+
+        r = sd_bus_message_enter_container(m, 'a', "(ssst)");
+        if (r < 0)
+                return r;
+        allocated = 0;
+        for (PlanFile f; (r = sd_bus_message_read(m, "(ssst)", &f.mount, &f.path, &f.profile, &f.size)) > 0;) {
+                if (grow_array(&p->files, &allocated, p->n_files + 1, sizeof *p->files) < 0)
+                        return -ENOMEM;
+                p->files[p->n_files++] = f;
+        }
+        if (r < 0 || (r = sd_bus_message_exit_container(m)) < 0)
+                return r;
+
+        r = read_skipped(m, true, &p->skipped, &p->n_skipped);
+        if (r < 0)
+                return r;
+
+        r = sd_bus_message_enter_container(m, 'a', "(s" QUALITY_TYPES QUALITY_TYPES ")");
+        if (r < 0)
+                return r;
+        allocated = 0;
+        for (PlanProfile q;
+             (r = sd_bus_message_read(m, "(s" QUALITY_TYPES QUALITY_TYPES ")", &q.name, QUALITY_ARGS(&q.now),
+                                      QUALITY_ARGS(&q.expected))) > 0;) {
+                if (grow_array(&p->profiles, &allocated, p->n_profiles + 1, sizeof *p->profiles) < 0)
+                        return -ENOMEM;
+                p->profiles[p->n_profiles++] = q;
+        }
+        if (r < 0)
+                return r;
+        return sd_bus_message_exit_container(m);
+}
+
+static int plan_json(const Plan *p) {
+        _cleanup_(json_writer_freep) JsonWriter *w = NULL;
+        int r;
+
+        r = json_writer_new_stdout(&w);
+        if (r < 0)
+                return r;
+
+        if ((r = json_begin_object(w)) < 0 || (r = json_key(w, "filesystems")) < 0 ||
+            (r = json_begin_array(w)) < 0)
+                return json_done(w, r);
+        for (size_t i = 0; r >= 0 && i < p->n_filesystems; i++)
+                if ((r = json_begin_object(w)) >= 0 &&
+                    (r = json_key_string(w, "mount", p->filesystems[i].mount)) >= 0 &&
+                    (r = json_key_bool(w, "in_place", p->filesystems[i].in_place)) >= 0 &&
+                    (r = json_key_uint(w, "files", p->filesystems[i].files)) >= 0 &&
+                    (r = json_key_uint(w, "bytes", p->filesystems[i].bytes)) >= 0)
+                        r = json_end_object(w);
+        if (r < 0 || (r = json_end_array(w)) < 0 || (r = json_key(w, "files")) < 0 ||
+            (r = json_begin_array(w)) < 0)
+                return json_done(w, r);
+        for (size_t i = 0; r >= 0 && i < p->n_files; i++)
+                if ((r = json_begin_object(w)) >= 0 &&
+                    (r = json_key_string(w, "mount", p->files[i].mount)) >= 0 &&
+                    (r = json_key_string(w, "path", p->files[i].path)) >= 0 &&
+                    (r = json_key_string(w, "profile", p->files[i].profile)) >= 0 &&
+                    (r = json_key_uint(w, "size", p->files[i].size)) >= 0)
+                        r = json_end_object(w);
+        if (r < 0 || (r = json_end_array(w)) < 0 ||
+            (r = json_skipped(w, p->skipped, p->n_skipped, true)) < 0 ||
+            (r = json_key(w, "profiles")) < 0 || (r = json_begin_array(w)) < 0)
+                return json_done(w, r);
+        for (size_t i = 0; r >= 0 && i < p->n_profiles; i++)
+                if ((r = json_begin_object(w)) >= 0 &&
+                    (r = json_key_string(w, "name", p->profiles[i].name)) >= 0 &&
+                    (r = json_key(w, "now")) >= 0 &&
+                    (r = json_quality(w, &p->profiles[i].now)) >= 0 &&
+                    (r = json_key(w, "expected")) >= 0 &&
+                    (r = json_quality(w, &p->profiles[i].expected)) >= 0)
+                        r = json_end_object(w);
+        if (r >= 0 && (r = json_end_array(w)) >= 0)
+                r = json_end_object(w);
+
+        return json_done(w, r);
+}
+
+/* "Skipped:" and a PATH REASON table; "(will retry)" after the reasons of files worth retrying. */
+static int skipped_human(const Skipped *k, size_t n) {
+        _cleanup_(table_freep) Table *t = NULL;
+        int r = 0;
+
+        if (n == 0)
+                return 0;
+
+        t = table_new("PATH", "REASON");
+        if (!t)
+                return log_oom();
+        for (size_t i = 0; r >= 0 && i < n; i++)
+                if ((r = table_add_cell(t, k[i].path)) >= 0)
+                        r = table_add_cellf(t, "%s%s", k[i].reason, k[i].retry ? " (will retry)" : "");
+        if (r < 0)
+                return log_table_error(r);
+
+        if (arg_legend)
+                puts("\nSkipped:");
+        else
+                putchar('\n');
+        r = table_print(t, stdout, arg_legend);
+        return r < 0 ? log_table_error(r) : 0;
+}
+
+static int plan_human(const Plan *p) {
+        _cleanup_(table_freep) Table *files = NULL, *quality = NULL;
+        const char *arrow = glyph_arrow();
+        char size[FORMAT_BYTES_MAX];
+        int r = 0;
+
+        if (p->n_filesystems == 0 && arg_legend)
+                puts("No filesystems to optimize.");
+        for (size_t i = 0; i < p->n_filesystems; i++)
+                if (p->filesystems[i].in_place)
+                        printf("%s: already in place\n", p->filesystems[i].mount);
+                else
+                        printf("%s: %" PRIu64 " file%s, %s to move\n", p->filesystems[i].mount,
+                               p->filesystems[i].files, p->filesystems[i].files == 1 ? "" : "s",
+                               format_bytes(size, sizeof size, p->filesystems[i].bytes));
+
+        if (p->n_files > 0) {
+                files = table_new("POS", "PATH", "PROFILE", "SIZE");
+                if (!files)
+                        return log_oom();
+                (void) table_set_align(files, 0, TABLE_ALIGN_RIGHT);
+                (void) table_set_align(files, 3, TABLE_ALIGN_RIGHT);
+                for (size_t i = 0; r >= 0 && i < p->n_files; i++)
+                        if ((r = table_add_cellf(files, "%zu", i + 1)) >= 0 &&
+                            (r = table_add_cell(files, p->files[i].path)) >= 0 &&
+                            (r = table_add_cell(files, p->files[i].profile)) >= 0)
+                                r = table_add_cell(files, format_bytes(size, sizeof size, p->files[i].size));
+                if (r >= 0) {
+                        putchar('\n');
+                        r = table_print(files, stdout, arg_legend);
+                }
+                if (r < 0)
+                        return log_table_error(r);
+        }
+
+        r = skipped_human(p->skipped, p->n_skipped);
+        if (r < 0 || p->n_profiles == 0)
+                return r;
+
+        quality = table_new("NAME", "FILES", "EXTENTS", "DISCONT", "SPAN", "MODELED");
+        if (!quality)
+                return log_oom();
+        for (size_t c = 1; c <= 5; c++)
+                (void) table_set_align(quality, c, TABLE_ALIGN_RIGHT);
+        for (size_t i = 0; r >= 0 && i < p->n_profiles; i++) {
+                const Quality *a = &p->profiles[i].now, *b = &p->profiles[i].expected;
+                char span_a[FORMAT_BYTES_MAX], span_b[FORMAT_BYTES_MAX];
+
+                if ((r = table_add_cell(quality, p->profiles[i].name)) >= 0 &&
+                    (r = table_add_cellf(quality, "%" PRIu64, a->files)) >= 0 &&
+                    (r = table_add_cellf(quality, "%" PRIu64 " %s %" PRIu64, a->extents, arrow, b->extents)) >= 0 &&
+                    (r = table_add_cellf(quality, "%" PRIu64 " %s %" PRIu64, a->discontinuities, arrow,
+                                         b->discontinuities)) >= 0 &&
+                    (r = table_add_cellf(quality, "%s %s %s", format_bytes(span_a, sizeof span_a, a->span), arrow,
+                                         format_bytes(span_b, sizeof span_b, b->span))) >= 0)
+                        r = table_add_cellf(quality, "%.1f ms %s %.1f ms", a->modeled_read_ms, arrow,
+                                            b->modeled_read_ms);
+        }
+        if (r >= 0) {
+                putchar('\n');
+                r = table_print(quality, stdout, arg_legend);
+        }
+        return r < 0 ? log_table_error(r) : 0;
+}
+
+static int run_plan(sd_bus *bus, char **mounts, const char *command) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        Plan p = {};
+        int r;
+
+        r = call_with_mounts(bus, "Plan", command, "plan the optimization", mounts, &reply);
+        if (r < 0)
+                return r;
+
+        r = read_plan(reply, &p);
+        if (r < 0)
+                r = r == -ENOMEM ? log_oom() : log_parse_error(r);
+        else
+                r = arg_json != JSON_OFF ? plan_json(&p) : plan_human(&p);
+        plan_done(&p);
+        return r;
+}
+
+static int verb_plan(int argc, char *argv[], void *userdata) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        int r;
+
+        r = check_mounts(argv + 1, argv[0]);
+        if (r < 0)
+                return r;
+
+        r = acquire_bus(&bus);
+        if (r < 0)
+                return r;
+
+        return run_plan(bus, argv + 1, argv[0]);
+}
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* optimize [MOUNT...] [--dry-run] [--no-block] */
+
+static volatile sig_atomic_t arg_sigint = 0;
+
+static void sigint_handler(int sig) {
+        arg_sigint = 1;
+}
+
+typedef struct Waiter {
+        uint64_t id;                    /* the run we wait for */
+        bool gone;                      /* the daemon left the bus, or the bus connection closed */
+        sd_bus_message *finished;       /* its RunFinished, once received */
+        bool progress;                  /* draw a progress bar on stderr */
+        bool bar_shown;
+        uint64_t start_usec;            /* CLOCK_MONOTONIC when the run started */
+} Waiter;
+
+static uint64_t now_usec(void) {
+        struct timespec ts;
+
+        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * USEC_PER_SEC + (uint64_t) ts.tv_nsec / NSEC_PER_USEC;
+}
+
+#define PROGRESS_BAR_WIDTH 20
+#define MIB (1024.0 * 1024.0)
+
+/* "\r[#####.....] 42/100 files, 12.3/48.0 MiB, ETA 0:07", then clear to the end of the line. */
+static void progress_draw(Waiter *w, uint64_t files_done, uint64_t files_total, uint64_t bytes_done,
+                          uint64_t bytes_total) {
+        char bar[PROGRESS_BAR_WIDTH + 1];
+        uint64_t elapsed = now_usec() - w->start_usec;
+        size_t filled = 0;
+
+        if (bytes_total > 0)
+                filled = (size_t) ((double) MIN(bytes_done, bytes_total) / (double) bytes_total * PROGRESS_BAR_WIDTH);
+        else if (files_total > 0)
+                filled = (size_t) ((double) MIN(files_done, files_total) / (double) files_total * PROGRESS_BAR_WIDTH);
+        memset(bar, '#', filled);
+        memset(bar + filled, '.', PROGRESS_BAR_WIDTH - filled);
+        bar[PROGRESS_BAR_WIDTH] = 0;
+
+        fprintf(stderr, "\r[%s] %" PRIu64 "/%" PRIu64 " files, %.1f/%.1f MiB", bar, files_done, files_total,
+                (double) bytes_done / MIB, (double) bytes_total / MIB);
+
+        /* The rate since the start; no guess before a second has passed. */
+        if (elapsed >= USEC_PER_SEC && bytes_done > 0 && bytes_total > bytes_done) {
+                uint64_t eta = (uint64_t) ((double) (bytes_total - bytes_done) * (double) elapsed /
+                                           (double) bytes_done / USEC_PER_SEC + 0.5);
+
+                if (eta >= 3600)
+                        fprintf(stderr, ", ETA %" PRIu64 ":%02" PRIu64 ":%02" PRIu64, eta / 3600, eta / 60 % 60,
+                                eta % 60);
+                else
+                        fprintf(stderr, ", ETA %" PRIu64 ":%02" PRIu64, eta / 60, eta % 60);
+        }
+        fputs("\033[K", stderr);
+        fflush(stderr);
+        w->bar_shown = true;
+}
+
+static void progress_clear(Waiter *w) {
+        if (!w->bar_shown)
+                return;
+        fputs("\r\033[K", stderr);
+        fflush(stderr);
+        w->bar_shown = false;
+}
+
+static int on_progress(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        Waiter *w = userdata;
+        uint64_t id, files_done, files_total, bytes_done, bytes_total;
+
+        if (sd_bus_message_read(m, "ttttt", &id, &files_done, &files_total, &bytes_done, &bytes_total) < 0)
+                return 0; /* not what the interface promises: ignore it */
+        if (id == w->id && w->progress && !w->finished)
+                progress_draw(w, files_done, files_total, bytes_done, bytes_total);
+        return 0;
+}
+
+static int on_run_finished(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        Waiter *w = userdata;
+        uint64_t id;
+
+        if (sd_bus_message_read(m, "t", &id) < 0 || id != w->id || w->finished)
+                return 0;
+        w->finished = sd_bus_message_ref(m);
+        return 0;
+}
+
+static int on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        Waiter *w = userdata;
+        const char *name, *old_owner, *new_owner;
+
+        if (sd_bus_message_read(m, "sss", &name, &old_owner, &new_owner) < 0)
+                return 0;
+        if (streq(name, SEEKLESS_BUS_NAME) && isempty(new_owner))
+                w->gone = true;
+        return 0;
+}
+
+static int on_disconnected(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        Waiter *w = userdata;
+
+        w->gone = true;
+        return 0;
+}
+
+/* Installed before Optimize is called, so that no signal of the run can be missed. */
+static int add_optimize_matches(sd_bus *bus, Waiter *w) {
+        int r;
+
+        r = sd_bus_match_signal(bus, NULL, SEEKLESS_BUS_NAME, SEEKLESS_BUS_PATH, SEEKLESS_BUS_INTERFACE,
+                                "Progress", on_progress, w);
+        if (r >= 0)
+                r = sd_bus_match_signal(bus, NULL, SEEKLESS_BUS_NAME, SEEKLESS_BUS_PATH, SEEKLESS_BUS_INTERFACE,
+                                        "RunFinished", on_run_finished, w);
+        if (r >= 0)
+                r = sd_bus_add_match(bus, NULL,
+                                     "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',"
+                                     "interface='org.freedesktop.DBus',member='NameOwnerChanged',"
+                                     "arg0='" SEEKLESS_BUS_NAME "'",
+                                     on_name_owner_changed, w);
+        if (r >= 0)
+                /* Synthesized locally by sd-bus when the connection closes. */
+                r = sd_bus_match_signal(bus, NULL, NULL, "/org/freedesktop/DBus/Local",
+                                        "org.freedesktop.DBus.Local", "Disconnected", on_disconnected, w);
+        if (r < 0)
+                return log_error_errno(r, "Failed to subscribe to the daemon's signals: %m");
+        return 0;
+}
+
+static bool bus_error_is_disconnect(int r) {
+        return r == -ECONNRESET || r == -ENOTCONN || r == -EPIPE || r == -ESHUTDOWN;
+}
+
+static int log_daemon_gone(void) {
+        return log_error_errno(SYNTHETIC_ERRNO(ECONNRESET), "seeklessd went away during the optimization.");
+}
+
+/* Runs the bus until RunFinished for w->id arrives. SIGINT asks the daemon to cancel (once; a second one
+ * ends seeklessctl), and we keep waiting for the run to report how it ended. */
+static int wait_for_run(sd_bus *bus, Waiter *w, const char *command) {
+        struct sigaction sa = { .sa_handler = sigint_handler }, old_sa;
+        bool cancel_sent = false;
+        int r;
+
+        (void) sigemptyset(&sa.sa_mask);
+        if (sigaction(SIGINT, &sa, &old_sa) < 0)
+                return log_error_errno(errno, "Failed to install a SIGINT handler: %m");
+
+        for (;;) {
+                if (w->finished)
+                        break;
+                if (w->gone || !sd_bus_is_open(bus)) {
+                        progress_clear(w);
+                        r = log_daemon_gone();
+                        goto finish;
+                }
+
+                if (arg_sigint && !cancel_sent) {
+                        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+
+                        cancel_sent = true;
+                        (void) sigaction(SIGINT, &old_sa, NULL);
+                        progress_clear(w);
+                        fputs("Cancelling...\n", stderr);
+                        /* Whatever it says, the run ends with RunFinished, which is what we wait for. */
+                        (void) call_daemon(bus, SEEKLESS_BUS_INTERFACE, "Cancel", command,
+                                           "cancel the optimization", NULL, &reply, NULL);
+                        continue;
+                }
+
+                r = sd_bus_process(bus, NULL);
+                if (r < 0 && bus_error_is_disconnect(r))
+                        w->gone = true;
+                else if (r < 0) {
+                        progress_clear(w);
+                        r = log_error_errno(r, "Failed to process bus messages: %m");
+                        goto finish;
+                }
+                if (r != 0)
+                        continue;
+
+                /* Wake up now and then: a SIGINT just before the wait would not interrupt it. */
+                r = sd_bus_wait(bus, 250 * USEC_PER_MSEC);
+                if (r < 0 && bus_error_is_disconnect(r))
+                        w->gone = true;
+                else if (r < 0 && r != -EINTR) {
+                        progress_clear(w);
+                        r = log_error_errno(r, "Failed to wait for bus messages: %m");
+                        goto finish;
+                }
+        }
+
+        progress_clear(w);
+        r = 0;
+finish:
+        if (!cancel_sent)
+                (void) sigaction(SIGINT, &old_sa, NULL);
+        return r;
+}
+
+/* What to show as skipped after a run: the planner's list, with the reasons the run gave for the same
+ * paths (the run knows better), then the files only the run skipped. */
+static int merge_skipped(const Skipped *planned, size_t n_planned, const Skipped *run, size_t n_run,
+                         Skipped **ret, size_t *ret_n) {
+        _cleanup_free_ Skipped *merged = NULL;
+        _cleanup_free_ bool *used = NULL;
+        size_t n = 0;
+
+        merged = calloc(n_planned + n_run + 1, sizeof *merged);
+        used = calloc(n_run + 1, sizeof *used);
+        if (!merged || !used)
+                return -ENOMEM;
+
+        for (size_t i = 0; i < n_planned; i++) {
+                Skipped k = planned[i];
+
+                for (size_t j = 0; j < n_run; j++)
+                        if (streq(run[j].path, k.path)) {
+                                if (!used[j])
+                                        k = (Skipped) { run[j].path, run[j].reason, false };
+                                used[j] = true;
+                        }
+                merged[n++] = k;
+        }
+        for (size_t j = 0; j < n_run; j++)
+                if (!used[j])
+                        merged[n++] = (Skipped) { run[j].path, run[j].reason, false };
+
+        *ret = TAKE_PTR(merged);
+        *ret_n = n;
+        return 0;
+}
+
+/* "Skipped:" then "  PATH: REASON" lines (without the title and indentation for --no-legend). */
+static void skipped_lines(const Skipped *k, size_t n) {
+        if (n == 0)
+                return;
+        if (arg_legend)
+                puts("\nSkipped:");
+        for (size_t i = 0; i < n; i++)
+                printf("%s%s: %s%s\n", arg_legend ? "  " : "", k[i].path, k[i].reason,
+                       k[i].retry ? " (will retry)" : "");
+}
+
+static int optimize_print(uint64_t id, const char *state, uint64_t files, uint64_t bytes, bool started,
+                          const Skipped *k, size_t n) {
+        _cleanup_(json_writer_freep) JsonWriter *w = NULL;
+        char size[FORMAT_BYTES_MAX];
+        int r;
+
+        if (arg_json == JSON_OFF) {
+                if (id == 0)
+                        puts("Nothing to move: the layout is already in place.");
+                else if (started)
+                        printf("Optimization %" PRIu64 " started: %" PRIu64 " file%s, %s.\n", id, files,
+                               files == 1 ? "" : "s", format_bytes(size, sizeof size, bytes));
+                else
+                        printf("Moved %" PRIu64 " file%s (%s), %s.\n", files, files == 1 ? "" : "s",
+                               format_bytes(size, sizeof size, bytes), state);
+                skipped_lines(k, n);
+                return 0;
+        }
+
+        r = json_writer_new_stdout(&w);
+        if (r < 0)
+                return r;
+        if ((r = json_begin_object(w)) >= 0 && (r = json_key_uint(w, "id", id)) >= 0) {
+                if (started)
+                        (void) ((r = json_key_uint(w, "files", files)) >= 0 &&
+                                (r = json_key_uint(w, "bytes", bytes)) >= 0);
+                else
+                        (void) ((r = json_key_string(w, "state", state)) >= 0 &&
+                                (r = json_key_uint(w, "moved_files", files)) >= 0 &&
+                                (r = json_key_uint(w, "moved_bytes", bytes)) >= 0);
+                if (r >= 0 && (r = json_skipped(w, k, n, false)) >= 0)
+                        r = json_end_object(w);
+        }
+        return json_done(w, r);
+}
+
+static int verb_optimize(int argc, char *argv[], void *userdata) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_free_ Skipped *planned = NULL, *run = NULL, *merged = NULL;
+        size_t n_planned = 0, n_run = 0, n_merged = 0;
+        Waiter w = {};
+        uint64_t id, bytes, moved_files, moved_bytes;
+        uint32_t files;
+        const char *state;
+        int r;
+
+        r = check_mounts(argv + 1, argv[0]);
+        if (r < 0)
+                return r;
+
+        r = acquire_bus(&bus);
+        if (r < 0)
+                return r;
+
+        if (arg_dry_run)
+                return run_plan(bus, argv + 1, argv[0]);
+
+        if (!arg_no_block) {
+                r = add_optimize_matches(bus, &w);
+                if (r < 0)
+                        return r;
+        }
+
+        r = call_with_mounts(bus, "Optimize", argv[0], "start the optimization", argv + 1, &reply);
+        if (r < 0)
+                return r;
+        w.start_usec = now_usec();
+
+        r = sd_bus_message_read(reply, "tut", &id, &files, &bytes);
+        if (r >= 0)
+                r = read_skipped(reply, true, &planned, &n_planned);
+        if (r == -ENOMEM)
+                return log_oom();
+        if (r < 0)
+                return log_parse_error(r);
+
+        if (id == 0)
+                return optimize_print(0, "nothing to do", 0, 0, false, planned, n_planned);
+        if (arg_no_block)
+                return optimize_print(id, NULL, files, bytes, true, planned, n_planned);
+
+        w.id = id;
+        w.progress = isatty(STDOUT_FILENO) && isatty(STDERR_FILENO);
+        r = wait_for_run(bus, &w, argv[0]);
+        if (r < 0) {
+                w.finished = sd_bus_message_unref(w.finished);
+                return r;
+        }
+
+        r = sd_bus_message_rewind(w.finished, true);
+        if (r >= 0)
+                r = sd_bus_message_read(w.finished, "tstt", &id, &state, &moved_files, &moved_bytes);
+        if (r >= 0)
+                r = read_skipped(w.finished, false, &run, &n_run);
+        if (r >= 0)
+                r = merge_skipped(planned, n_planned, run, n_run, &merged, &n_merged);
+        if (r >= 0)
+                r = optimize_print(id, state, moved_files, moved_bytes, false, merged, n_merged);
+        else if (r == -ENOMEM)
+                r = log_oom();
+        else
+                r = log_parse_error(r);
+
+        if (r >= 0 && !streq(state, "done")) {
+                if (streq(state, "failed"))
+                        log_error("Optimization %" PRIu64 " failed; see seeklessd's log.", id);
+                r = -ECANCELED; /* exit status 1; stdout already says how the run ended */
+        }
+
+        w.finished = sd_bus_message_unref(w.finished);
+        return r;
+}
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* cancel */
+
+static int verb_cancel(int argc, char *argv[], void *userdata) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(json_writer_freep) JsonWriter *w = NULL;
+        int cancelled;
+        int r;
+
+        r = acquire_bus(&bus);
+        if (r < 0)
+                return r;
+
+        r = call_daemon(bus, SEEKLESS_BUS_INTERFACE, "Cancel", argv[0], "cancel the optimization", NULL, &reply,
+                        NULL);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_read(reply, "b", &cancelled);
+        if (r < 0)
+                return log_parse_error(r);
+
+        if (arg_json == JSON_OFF) {
+                puts(cancelled ? "Cancelling the running optimization." : "No optimization is running.");
+                return 0;
+        }
+
+        r = json_writer_new_stdout(&w);
+        if (r < 0)
+                return r;
+        if ((r = json_begin_object(w)) >= 0 && (r = json_key_bool(w, "cancelled", cancelled)) >= 0)
+                r = json_end_object(w);
+        return json_done(w, r);
+}
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* report [NAME] [--svg FILE] */
+
+typedef struct ReportInfo {
+        const char *name;
+        Quality now, before;
+        uint64_t before_usec;   /* when "before" was taken; 0: never optimized, before is meaningless */
+} ReportInfo;
+
+static int report_json(const ReportInfo *p, size_t n) {
+        _cleanup_(json_writer_freep) JsonWriter *w = NULL;
+        int r;
+
+        r = json_writer_new_stdout(&w);
+        if (r < 0)
+                return r;
+
+        r = json_begin_array(w);
+        for (size_t i = 0; r >= 0 && i < n; i++)
+                if ((r = json_begin_object(w)) >= 0 &&
+                    (r = json_key_string(w, "name", p[i].name)) >= 0 &&
+                    (r = json_key_uint(w, "files", p[i].now.files)) >= 0 &&
+                    (r = json_key_uint(w, "extents", p[i].now.extents)) >= 0 &&
+                    (r = json_key_uint(w, "discontinuities", p[i].now.discontinuities)) >= 0 &&
+                    (r = json_key_uint(w, "span", p[i].now.span)) >= 0 &&
+                    (r = json_key_double(w, "modeled_read_ms", p[i].now.modeled_read_ms)) >= 0 &&
+                    (r = json_key(w, "before")) >= 0 &&
+                    (r = p[i].before_usec > 0 ? json_quality(w, &p[i].before) : json_null(w)) >= 0 &&
+                    (r = json_key_uint(w, "before_taken_usec", p[i].before_usec)) >= 0)
+                        r = json_end_object(w);
+        if (r >= 0)
+                r = json_end_array(w);
+
+        return json_done(w, r);
+}
+
+static int report_human(const ReportInfo *p, size_t n) {
+        _cleanup_(table_freep) Table *t = NULL;
+        int r = 0;
+
+        if (n == 0) {
+                if (arg_legend)
+                        puts("No profiles recorded yet.");
+                return 0;
+        }
+
+        t = table_new("NAME", "FILES", "EXTENTS", "DISCONT", "SPAN", "MODELED-MS", "BEFORE-MS", "CHANGED");
+        if (!t)
+                return log_oom();
+        for (size_t c = 1; c <= 6; c++)
+                (void) table_set_align(t, c, TABLE_ALIGN_RIGHT);
+
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                char span[FORMAT_BYTES_MAX], changed[FORMAT_TIMESTAMP_MAX];
+
+                if ((r = table_add_cell(t, p[i].name)) >= 0 &&
+                    (r = table_add_cellf(t, "%" PRIu64, p[i].now.files)) >= 0 &&
+                    (r = table_add_cellf(t, "%" PRIu64, p[i].now.extents)) >= 0 &&
+                    (r = table_add_cellf(t, "%" PRIu64, p[i].now.discontinuities)) >= 0 &&
+                    (r = table_add_cell(t, format_bytes(span, sizeof span, p[i].now.span))) >= 0 &&
+                    (r = table_add_cellf(t, "%.1f", p[i].now.modeled_read_ms)) >= 0) {
+                        if (p[i].before_usec == 0)
+                                (void) ((r = table_add_cell(t, "-")) >= 0 && (r = table_add_cell(t, "-")) >= 0);
+                        else if ((r = table_add_cellf(t, "%.1f", p[i].before.modeled_read_ms)) >= 0)
+                                r = table_add_cell(t, format_timestamp(changed, sizeof changed, p[i].before_usec));
+                }
+        }
+        if (r >= 0)
+                r = table_print(t, stdout, arg_legend);
+        if (r < 0)
+                return log_table_error(r);
+
+        if (arg_legend)
+                printf("\n%zu profile%s listed.\n", n, n == 1 ? "" : "s");
+        return 0;
+}
+
+static int read_extents(sd_bus_message *m, SvgExtent **ret, size_t *ret_n) {
+        _cleanup_free_ SvgExtent *e = NULL;
+        size_t n = 0, allocated = 0;
+        SvgExtent x;
+        int r;
+
+        r = sd_bus_message_enter_container(m, 'a', "(utt)");
+        if (r < 0)
+                return r;
+        while ((r = sd_bus_message_read(m, "(utt)", &x.file, &x.offset, &x.length)) > 0) {
+                if (grow_array(&e, &allocated, n + 1, sizeof *e) < 0)
+                        return -ENOMEM;
+                e[n++] = x;
+        }
+        if (r < 0)
+                return r;
+        r = sd_bus_message_exit_container(m);
+        if (r < 0)
+                return r;
+
+        *ret = TAKE_PTR(e);
+        *ret_n = n;
+        return 0;
+}
+
+/* Writes path whole or not at all: a temporary file next to it, renamed over it when complete. */
+static int write_svg_file(const char *path, const char *name, uint64_t device, uint32_t n_files,
+                          const SvgPanel *before, const SvgPanel *now) {
+        _cleanup_free_ char *tmp = NULL;
+        _cleanup_fclose_ FILE *f = NULL;
+        mode_t mask;
+        int fd, r;
+
+        if (asprintf(&tmp, "%s.XXXXXX", path) < 0) {
+                tmp = NULL;
+                return log_oom();
+        }
+        fd = mkostemp(tmp, O_CLOEXEC);
+        if (fd < 0)
+                return log_error_errno(errno, "Failed to create %s: %m", tmp);
+
+        /* mkostemp() creates 0600; give the picture the mode a plain fopen() would. */
+        mask = umask(0);
+        (void) umask(mask);
+        (void) fchmod(fd, 0666 & ~mask);
+
+        f = fdopen(fd, "w");
+        if (!f) {
+                r = log_error_errno(errno, "Failed to open %s: %m", tmp);
+                (void) close(fd);
+                goto fail;
+        }
+
+        r = svg_write_layout(f, name, device, n_files, before, now);
+        if (r >= 0 && fflush(f) != 0)
+                r = negative_errno();
+        if (r >= 0 && fsync(fileno(f)) < 0)
+                r = negative_errno();
+        if (r < 0) {
+                r = r == -ENOMEM ? log_oom() : log_error_errno(r, "Failed to write %s: %m", tmp);
+                goto fail;
+        }
+        r = fclose(TAKE_PTR(f));
+        if (r != 0) {
+                r = log_error_errno(errno, "Failed to write %s: %m", tmp);
+                goto fail;
+        }
+
+        if (rename(tmp, path) < 0) {
+                r = log_error_errno(errno, "Failed to rename %s to %s: %m", tmp, path);
+                goto fail;
+        }
+        return 0;
+
+fail:
+        (void) unlink(tmp);
+        return r;
+}
+
+static int report_svg(sd_bus *bus, const char *command, const char *what, const ReportInfo *info) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_free_ SvgExtent *before = NULL, *now = NULL;
+        _cleanup_free_ char *before_sub = NULL, *now_sub = NULL;
+        size_t n_before = 0, n_now = 0;
+        uint64_t device;
+        int r;
+
+        r = call_daemon(bus, SEEKLESS_BUS_INTERFACE, "GetLayout", command, what, info->name, &reply, "s",
+                        info->name);
+        if (r < 0)
+                return r;
+
+        r = sd_bus_message_read(reply, "t", &device);
+        if (r >= 0)
+                r = read_extents(reply, &before, &n_before);
+        if (r >= 0)
+                r = read_extents(reply, &now, &n_now);
+        if (r == -ENOMEM)
+                return log_oom();
+        if (r < 0)
+                return log_parse_error(r);
+
+        /* The numbers from Report for the subtitles; the "before" ones only if they belong to a layout. */
+        if (asprintf(&now_sub, "%zu extents, %" PRIu64 " discontinuities, %.1f ms modeled", n_now,
+                     info->now.discontinuities, info->now.modeled_read_ms) < 0)
+                now_sub = NULL;
+        if (info->before_usec > 0 && n_before > 0 &&
+            asprintf(&before_sub, "%zu extents, %" PRIu64 " discontinuities, %.1f ms modeled", n_before,
+                     info->before.discontinuities, info->before.modeled_read_ms) < 0)
+                before_sub = NULL;
+        else if (info->before_usec == 0 && n_before > 0 && asprintf(&before_sub, "%zu extents", n_before) < 0)
+                before_sub = NULL;
+
+        r = write_svg_file(arg_svg, info->name, device, (uint32_t) MIN(info->now.files, (uint64_t) UINT32_MAX),
+                           &(SvgPanel) { "before", before_sub, "no 'before' layout recorded", before, n_before },
+                           &(SvgPanel) { "after (now)", now_sub, "no layout data", now, n_now });
+        if (r < 0)
+                return r;
+
+        if (arg_json == JSON_OFF)
+                printf("Wrote %s.\n", arg_svg);
+        return 0;
+}
+
+static int verb_report(int argc, char *argv[], void *userdata) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_free_ ReportInfo *profiles = NULL;
+        _cleanup_free_ char *what = NULL, *layout_what = NULL;
+        const char *name = argc > 1 ? argv[1] : NULL;
+        size_t n = 0, allocated = 0;
+        ReportInfo p;
+        int r;
+
+        if (arg_svg && !name) {
+                log_error("--svg needs a profile NAME: 'report NAME --svg FILE'.");
+                verb_usage_hint();
+                return -EUSAGE;
+        }
+
+        r = acquire_bus(&bus);
+        if (r < 0)
+                return r;
+
+        if (name && (asprintf(&what, "get the layout report of profile '%s'", name) < 0 ||
+                     asprintf(&layout_what, "get the layout of profile '%s'", name) < 0))
+                return log_oom();
+
+        r = call_daemon(bus, SEEKLESS_BUS_INTERFACE, "Report", argv[0], what ?: "get the layout report", name,
+                        &reply, "s", name ?: "");
+        if (r < 0)
+                return r;
+
+        r = sd_bus_message_enter_container(reply, 'a', "(s" QUALITY_TYPES QUALITY_TYPES "t)");
+        if (r < 0)
+                return log_parse_error(r);
+        while ((r = sd_bus_message_read(reply, "(s" QUALITY_TYPES QUALITY_TYPES "t)", &p.name,
+                                        QUALITY_ARGS(&p.now), QUALITY_ARGS(&p.before), &p.before_usec)) > 0) {
+                if (grow_array(&profiles, &allocated, n + 1, sizeof *profiles) < 0)
+                        return log_oom();
+                profiles[n++] = p;
+        }
+        if (r < 0)
+                return log_parse_error(r);
+        r = sd_bus_message_exit_container(reply);
+        if (r < 0)
+                return log_parse_error(r);
+
+        if (arg_svg) {
+                if (n == 0)
+                        return log_error_errno(SYNTHETIC_ERRNO(ENOENT), "No profile named '%s'.", name);
+                r = report_svg(bus, argv[0], layout_what, &profiles[0]);
+                if (r < 0 || arg_json == JSON_OFF)
+                        return r;
+        }
+
+        return arg_json != JSON_OFF ? report_json(profiles, n) : report_human(profiles, n);
+}
+
+/* ---------------------------------------------------------------------------------------------------- */
 
 static int help(void) {
         printf("%s [OPTIONS...] COMMAND ...\n"
@@ -736,6 +1781,15 @@ static int help(void) {
                "  sessions             List recorded sessions\n"
                "  forget NAME          Delete a profile and its sessions\n"
                "  forget --all         Delete every profile and session\n"
+               "  plan [MOUNT...]      Show what an optimization would move, and the layout\n"
+               "                       quality expected after it\n"
+               "  optimize [MOUNT...]  Lay each profile's files out contiguously, and wait\n"
+               "                       for it to finish\n"
+               "  cancel               Stop the running optimization\n"
+               "  report [NAME]        Show the layout quality of profiles\n"
+               "  report NAME --svg=FILE\n"
+               "                       Draw the profile's layout before and after the last\n"
+               "                       optimization into an SVG picture\n"
                "\n"
                "Options:\n"
                "  -h --help            Show this help\n"
@@ -745,6 +1799,9 @@ static int help(void) {
                "                       short otherwise)\n"
                "     --no-legend       Do not show headers and footers\n"
                "  -a --all             With 'forget': delete every profile\n"
+               "     --dry-run         With 'optimize': only show the plan, move nothing\n"
+               "     --no-block        With 'optimize': start it and return at once\n"
+               "     --svg=FILE        With 'report NAME': write the layout picture to FILE\n"
                "\n"
                "'status' works for every user; the other commands need root.\n"
                "See the seeklessctl(1) man page for details.\n",
@@ -757,6 +1814,9 @@ static int parse_argv(int argc, char *argv[]) {
                 ARG_VERSION = 0x100,
                 ARG_JSON,
                 ARG_NO_LEGEND,
+                ARG_DRY_RUN,
+                ARG_NO_BLOCK,
+                ARG_SVG,
         };
         static const struct option options[] = {
                 { "help",      no_argument,       NULL, 'h'           },
@@ -764,6 +1824,9 @@ static int parse_argv(int argc, char *argv[]) {
                 { "json",      optional_argument, NULL, ARG_JSON      },
                 { "no-legend", no_argument,       NULL, ARG_NO_LEGEND },
                 { "all",       no_argument,       NULL, 'a'           },
+                { "dry-run",   no_argument,       NULL, ARG_DRY_RUN   },
+                { "no-block",  no_argument,       NULL, ARG_NO_BLOCK  },
+                { "svg",       required_argument, NULL, ARG_SVG       },
                 {}
         };
         int c;
@@ -793,6 +1856,20 @@ static int parse_argv(int argc, char *argv[]) {
                 case 'a':
                         arg_all = true;
                         break;
+                case ARG_DRY_RUN:
+                        arg_dry_run = true;
+                        break;
+                case ARG_NO_BLOCK:
+                        arg_no_block = true;
+                        break;
+                case ARG_SVG:
+                        if (isempty(optarg)) {
+                                log_error("--svg= needs a file name.");
+                                verb_usage_hint();
+                                return -EUSAGE;
+                        }
+                        arg_svg = optarg;
+                        break;
                 case '?':
                         /* getopt_long() already said what is wrong */
                         verb_usage_hint();
@@ -803,6 +1880,16 @@ static int parse_argv(int argc, char *argv[]) {
 
         if (arg_all && !(optind < argc && streq(argv[optind], "forget"))) {
                 log_error("--all is only valid with 'forget'.");
+                verb_usage_hint();
+                return -EUSAGE;
+        }
+        if ((arg_dry_run || arg_no_block) && !(optind < argc && streq(argv[optind], "optimize"))) {
+                log_error("--%s is only valid with 'optimize'.", arg_dry_run ? "dry-run" : "no-block");
+                verb_usage_hint();
+                return -EUSAGE;
+        }
+        if (arg_svg && !(optind < argc && streq(argv[optind], "report"))) {
+                log_error("--svg is only valid with 'report'.");
                 verb_usage_hint();
                 return -EUSAGE;
         }
@@ -817,6 +1904,10 @@ static int run(int argc, char *argv[]) {
                 { "show",     2,        2, 0,            verb_show     },
                 { "sessions", VERB_ANY, 1, 0,            verb_sessions },
                 { "forget",   VERB_ANY, 2, 0,            verb_forget   },
+                { "plan",     VERB_ANY, VERB_ANY, 0,     verb_plan     },
+                { "optimize", VERB_ANY, VERB_ANY, 0,     verb_optimize },
+                { "cancel",   VERB_ANY, 1, 0,            verb_cancel   },
+                { "report",   VERB_ANY, 2, 0,            verb_report   },
                 {}
         };
         int r;

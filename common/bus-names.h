@@ -13,6 +13,7 @@
 #define SEEKLESS_ERROR_NO_SUCH_PROFILE "org.seekless.Seekless1.Error.NoSuchProfile"
 #define SEEKLESS_ERROR_DATABASE "org.seekless.Seekless1.Error.Database"
 #define SEEKLESS_ERROR_BUSY "org.seekless.Seekless1.Error.Busy"
+#define SEEKLESS_ERROR_NOT_WATCHED "org.seekless.Seekless1.Error.NotWatched"
 
 extern const sd_bus_error_map seekless_bus_error_map[];
 

@@ -74,9 +74,9 @@ static void newline_indent(JsonWriter *w, unsigned depth) {
                 fputs("  ", w->f);
 }
 
-/* Returns the length of the well-formed UTF-8 sequence at p (at most left bytes), or 0 if the byte at p
- * does not start one. Follows the table in Unicode 15, section 3.9 (D92). */
-static size_t utf8_sequence_len(const unsigned char *p, size_t left) {
+/* Follows the table in Unicode 15, section 3.9 (D92). */
+size_t utf8_sequence_len(const char *s, size_t left) {
+        const unsigned char *p = (const unsigned char *) s;
         unsigned char c = p[0], lo = 0x80, hi = 0xBF;
         size_t len;
 
@@ -133,7 +133,7 @@ int json_write_escaped(FILE *f, const char *s, size_t n) {
                         continue;
                 }
 
-                len = utf8_sequence_len(p + i, n - i);
+                len = utf8_sequence_len(s + i, n - i);
                 if (len == 0) {
                         /* Replace one byte and resynchronise on the next one. */
                         fputs("\\ufffd", f);

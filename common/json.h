@@ -70,3 +70,7 @@ int json_writer_finish(JsonWriter *w);
 
 /* Write s (n bytes) as a quoted, escaped JSON string. Exposed for tests and one-off use. */
 int json_write_escaped(FILE *f, const char *s, size_t n);
+
+/* The length of the well-formed UTF-8 sequence at s (at most left > 0 bytes), or 0 if the byte at s does
+ * not start one. What the string escaping above (and seeklessctl's SVG writer) rely on. */
+size_t utf8_sequence_len(const char *s, size_t left);

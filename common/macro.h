@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #define _cleanup_(f) __attribute__((cleanup(f)))
@@ -95,4 +96,11 @@ static inline int isempty(const char *s) {
 static inline void *mfree(void *p) {
         free(p);
         return NULL;
+}
+
+static inline int strv_contains(char *const *l, const char *s) {
+        for (size_t i = 0; l && l[i]; i++)
+                if (streq(l[i], s))
+                        return 1;
+        return 0;
 }

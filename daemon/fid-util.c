@@ -106,3 +106,22 @@ int file_key_resolve(int mount_fd, const FileKey *key, struct stat *ret_st, char
                 *ret_st = st;
         return 0;
 }
+
+int file_key_open(int mount_fd, const FileKey *key, int flags) {
+        union {
+                struct file_handle fh;
+                uint8_t buf[sizeof(struct file_handle) + FID_HANDLE_MAX];
+        } u;
+        int fd;
+
+        u.fh.handle_bytes = key->handle_len;
+        u.fh.handle_type = key->handle_type;
+        memcpy(u.fh.f_handle, key->handle, key->handle_len);
+        /* O_NOATIME: looking must not change what we look at (needs ownership or CAP_FOWNER) */
+        fd = open_by_handle_at(mount_fd, &u.fh, flags | O_CLOEXEC | O_NOATIME);
+        if (fd < 0 && errno == EPERM)
+                fd = open_by_handle_at(mount_fd, &u.fh, flags | O_CLOEXEC);
+        if (fd < 0)
+                return errno == ENOENT ? -ESTALE : -errno;
+        return fd;
+}

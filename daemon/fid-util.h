@@ -14,6 +14,10 @@ int file_key_from_fd(int fd, FileKey *ret);
  * another file (generation changed); -EBADE not a regular file. Needs CAP_DAC_READ_SEARCH. */
 int file_key_resolve(int mount_fd, const FileKey *key, struct stat *ret_st, char **ret_path);
 
+/* Open the file behind a key with `flags` (O_CLOEXEC and, where permitted, O_NOATIME are added).
+ * -ESTALE: gone or replaced. Needs CAP_DAC_READ_SEARCH. */
+int file_key_open(int mount_fd, const FileKey *key, int flags);
+
 /* Inode number and generation from an ext4 FILEID_INO32_GEN handle (0 when the handle is another type). */
 void file_key_ino_gen(const FileKey *key, uint64_t *ret_ino, uint32_t *ret_gen);
 

@@ -4,13 +4,18 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 
 #include "config.h"
 
 #include "bus-names.h"
 #include "log.h"
+#include "fid-util.h"
+#include "fiemap.h"
 #include "manager.h"
 
 /* File paths are private: only root may see or change them. The D-Bus policy lets anyone call us so that
@@ -177,6 +182,282 @@ static int method_forget_all(sd_bus_message *message, void *userdata, sd_bus_err
         return sd_bus_reply_method_return(message, "u", n);
 }
 
+static int read_mounts(sd_bus_message *message, char ***ret, sd_bus_error *error) {
+        _cleanup_strv_free_ char **l = NULL;
+        int r;
+
+        r = sd_bus_message_read_strv(message, &l);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; l && l[i]; i++)
+                if (l[i][0] != '/')
+                        return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
+                                                 "Invalid mount point '%s': expected an absolute path.", l[i]);
+        if (l && !l[0])
+                l = (strv_free(l), NULL);
+        *ret = TAKE_PTR(l);
+        return 0;
+}
+
+static int plan_error(sd_bus_error *error, int r) {
+        if (r == -ENODEV)
+                return sd_bus_error_setf(error, SEEKLESS_ERROR_NOT_WATCHED,
+                                         "Not a watched read-write ext4 filesystem (see seeklessctl status).");
+        if (r == -EBUSY)
+                return sd_bus_error_setf(error, SEEKLESS_ERROR_BUSY, "An optimization is already running.");
+        return reply_db_error(error, r, "plan");
+}
+
+static int append_quality(sd_bus_message *reply, const LayoutQuality *q) {
+        return sd_bus_message_append(reply, "ttttd", q->files, q->extents, q->discontinuities, q->span,
+                                     q->modeled_read_ms);
+}
+
+static int append_skipped(sd_bus_message *reply, const Plan *p) {
+        int r;
+
+        r = sd_bus_message_open_container(reply, 'a', "(ssb)");
+        for (size_t i = 0; r >= 0 && i < p->n_skipped; i++)
+                r = sd_bus_message_append(reply, "(ssb)", p->skipped[i].path, p->skipped[i].reason,
+                                          (int) p->skipped[i].retry);
+        if (r < 0)
+                return r;
+        return sd_bus_message_close_container(reply);
+}
+
+static int method_plan(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_strv_free_ char **mounts = NULL;
+        _cleanup_(plan_done) Plan p = {};
+        Manager *m = userdata;
+        int r;
+
+        r = read_mounts(message, &mounts, error);
+        if (r != 0)
+                return r;
+        r = check_root(message, "plan", error);
+        if (r != 0)
+                return r;
+        r = manager_plan(m, mounts, &p);
+        if (r < 0)
+                return plan_error(error, r);
+
+        r = sd_bus_message_new_method_return(message, &reply);
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'a', "(sbtt)");
+        for (size_t i = 0; r >= 0 && i < p.n_fs; i++)
+                if (!mounts || p.fs[i].n_files > 0 || strv_contains(mounts, p.fs[i].mount))
+                        r = sd_bus_message_append(reply, "(sbtt)", p.fs[i].mount, (int) p.fs[i].in_place,
+                                                  (uint64_t) p.fs[i].n_files, p.fs[i].bytes);
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'a', "(ssst)");
+        for (size_t i = 0; r >= 0 && i < p.n_fs; i++)
+                for (size_t k = 0; r >= 0 && k < p.fs[i].n_files; k++)
+                        r = sd_bus_message_append(reply, "(ssst)", p.fs[i].mount, p.fs[i].files[k].path,
+                                                  p.fs[i].files[k].profile, p.fs[i].files[k].size);
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        if (r >= 0)
+                r = append_skipped(reply, &p);
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'a', "(sttttdttttd)");
+        for (size_t i = 0; r >= 0 && i < p.n_profiles; i++) {
+                r = sd_bus_message_open_container(reply, 'r', "sttttdttttd");
+                if (r >= 0)
+                        r = sd_bus_message_append(reply, "s", p.profiles[i].name);
+                if (r >= 0)
+                        r = append_quality(reply, &p.profiles[i].before);
+                if (r >= 0)
+                        r = append_quality(reply, &p.profiles[i].expected);
+                if (r >= 0)
+                        r = sd_bus_message_close_container(reply);
+        }
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        if (r < 0)
+                return r;
+        return sd_bus_send(NULL, reply, NULL);
+}
+
+static int method_optimize(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_strv_free_ char **mounts = NULL;
+        _cleanup_(plan_done) Plan p = {};
+        Manager *m = userdata;
+        uint64_t id = 0, files = 0, bytes = 0;
+        int r;
+
+        r = read_mounts(message, &mounts, error);
+        if (r != 0)
+                return r;
+        r = check_root(message, "optimize", error);
+        if (r != 0)
+                return r;
+        r = manager_optimize(m, mounts, &id, &p);
+        if (r < 0)
+                return plan_error(error, r);
+        if (m->optimizer) {
+                files = m->optimizer->files_total;
+                bytes = m->optimizer->bytes_total;
+        }
+        r = sd_bus_message_new_method_return(message, &reply);
+        if (r >= 0)
+                r = sd_bus_message_append(reply, "tut", id, (uint32_t) files, bytes);
+        if (r >= 0)
+                r = append_skipped(reply, &p);
+        if (r < 0)
+                return r;
+        return sd_bus_send(NULL, reply, NULL);
+}
+
+static int method_cancel(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        int r;
+
+        r = check_root(message, "cancel", error);
+        if (r != 0)
+                return r;
+        if (m->optimizer) {
+                log_info("Cancelling optimization %" PRIu64, m->optimizer->id);
+                optimizer_cancel(m->optimizer);
+        }
+        return sd_bus_reply_method_return(message, "b", (int) !!m->optimizer);
+}
+
+static int method_report(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(plan_done) Plan p = {};
+        Manager *m = userdata;
+        const char *name;
+        bool found = false;
+        int r;
+
+        r = sd_bus_message_read(message, "s", &name);
+        if (r < 0)
+                return r;
+        r = check_root(message, "report", error);
+        if (r != 0)
+                return r;
+        if (!isempty(name)) {
+                r = validate_name(name, error);
+                if (r != 0)
+                        return r;
+        }
+        r = manager_plan(m, NULL, &p);
+        if (r < 0)
+                return plan_error(error, r);
+
+        r = sd_bus_message_new_method_return(message, &reply);
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'a', "(sttttdttttdt)");
+        for (size_t i = 0; r >= 0 && i < p.n_profiles; i++) {
+                DbQuality b = {};
+                if (!isempty(name) && !streq(name, p.profiles[i].name))
+                        continue;
+                found = true;
+                (void) db_quality_get(m->db, p.profiles[i].name, "before", &b);
+                r = sd_bus_message_open_container(reply, 'r', "sttttdttttdt");
+                if (r >= 0)
+                        r = sd_bus_message_append(reply, "s", p.profiles[i].name);
+                if (r >= 0)
+                        r = append_quality(reply, &p.profiles[i].before);
+                if (r >= 0)
+                        r = sd_bus_message_append(reply, "ttttdt", b.files, b.extents, b.discontinuities, b.span,
+                                                  b.modeled_ms, b.taken);
+                if (r >= 0)
+                        r = sd_bus_message_close_container(reply);
+        }
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        if (r < 0)
+                return r;
+        if (!isempty(name) && !found)
+                return sd_bus_error_setf(error, SEEKLESS_ERROR_NO_SUCH_PROFILE, "No profile named '%s'.", name);
+        return sd_bus_send(NULL, reply, NULL);
+}
+
+static int method_get_layout(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        Manager *m = userdata;
+        DbProfileFile *f = NULL;
+        const char *name;
+        size_t n = 0;
+        uint64_t device = 0;
+        int r;
+
+        r = sd_bus_message_read(message, "s", &name);
+        if (r < 0)
+                return r;
+        r = check_root(message, "show layouts", error);
+        if (r != 0)
+                return r;
+        r = validate_name(name, error);
+        if (r != 0)
+                return r;
+        r = db_get_profile(m->db, name, NULL, &f, &n);
+        if (r == -ENOENT)
+                return sd_bus_error_setf(error, SEEKLESS_ERROR_NO_SUCH_PROFILE, "No profile named '%s'.", name);
+        if (r < 0)
+                return reply_db_error(error, r, "read profile");
+
+        /* device size: the filesystem of the first file */
+        for (size_t i = 0; i < n && device == 0; i++) {
+                _cleanup_close_ int mfd = manager_open_mount_fd(m, f[i].file.key.fsid);
+                struct statfs sfs;
+                if (mfd >= 0 && fstatfs(mfd, &sfs) >= 0)
+                        device = (uint64_t) sfs.f_blocks * (uint64_t) sfs.f_bsize;
+        }
+        r = sd_bus_message_new_method_return(message, &reply);
+        if (r >= 0)
+                r = sd_bus_message_append(reply, "t", device);
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'a', "(utt)");
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                _cleanup_free_ uint64_t *ph = NULL, *len = NULL;
+                size_t k = 0;
+                if (db_extents_before_get(m->db, f[i].file.id, &ph, &len, &k) < 0)
+                        continue;
+                for (size_t e = 0; r >= 0 && e < k; e++)
+                        r = sd_bus_message_append(reply, "(utt)", (uint32_t) i, ph[e], len[e]);
+        }
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'a', "(utt)");
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                _cleanup_close_ int mfd = manager_open_mount_fd(m, f[i].file.key.fsid), fd = -EBADF;
+                _cleanup_free_ Extent *ext = NULL;
+                size_t k = 0;
+                if (mfd < 0)
+                        continue;
+                fd = file_key_open(mfd, &f[i].file.key, O_RDONLY | O_NONBLOCK);
+                if (fd < 0 || fiemap_get(fd, &ext, &k) < 0)
+                        continue;
+                for (size_t e = 0; r >= 0 && e < k; e++)
+                        r = sd_bus_message_append(reply, "(utt)", (uint32_t) i, ext[e].physical, ext[e].length);
+        }
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        db_profile_files_free(f, n);
+        if (r < 0)
+                return r;
+        return sd_bus_send(NULL, reply, NULL);
+}
+
+static int property_get_optimizing(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                   sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        return sd_bus_message_append(reply, "b", (int) !!m->optimizer);
+}
+
+static int property_get_optimization_id(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                        sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        return sd_bus_message_append(reply, "t", m->optimizer ? m->optimizer->id : (uint64_t) 0);
+}
+
 static int property_get_status(sd_bus *bus, const char *path, const char *interface, const char *property,
                                sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         _cleanup_free_ char *s = manager_status_text(userdata);
@@ -252,6 +533,8 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_PROPERTY("EventsReceived", "t", NULL, offsetof(Manager, events_received), 0),
         SD_BUS_PROPERTY("Overflows", "t", NULL, offsetof(Manager, overflows), 0),
         SD_BUS_PROPERTY("DatabaseSize", "t", property_get_database_size, 0, 0),
+        SD_BUS_PROPERTY("Optimizing", "b", property_get_optimizing, 0, 0),
+        SD_BUS_PROPERTY("OptimizationId", "t", property_get_optimization_id, 0, 0),
 
         SD_BUS_METHOD_WITH_ARGS("ListProfiles", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(ssuutt)", profiles),
                                 method_list_profiles, SD_BUS_VTABLE_UNPRIVILEGED),
@@ -264,6 +547,25 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_METHOD_WITH_ARGS("ForgetAll", SD_BUS_NO_ARGS, SD_BUS_RESULT("u", profiles),
                                 method_forget_all, SD_BUS_VTABLE_UNPRIVILEGED),
 
+        SD_BUS_METHOD_WITH_ARGS("Plan", SD_BUS_ARGS("as", mounts),
+                                SD_BUS_RESULT("a(sbtt)", filesystems, "a(ssst)", files, "a(ssb)", skipped,
+                                              "a(sttttdttttd)", profiles),
+                                method_plan, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Optimize", SD_BUS_ARGS("as", mounts),
+                                SD_BUS_RESULT("t", id, "u", files, "t", bytes, "a(ssb)", skipped),
+                                method_optimize, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Cancel", SD_BUS_NO_ARGS, SD_BUS_RESULT("b", cancelled),
+                                method_cancel, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Report", SD_BUS_ARGS("s", name), SD_BUS_RESULT("a(sttttdttttdt)", profiles),
+                                method_report, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("GetLayout", SD_BUS_ARGS("s", name),
+                                SD_BUS_RESULT("t", device, "a(utt)", before, "a(utt)", now),
+                                method_get_layout, SD_BUS_VTABLE_UNPRIVILEGED),
+
+        SD_BUS_SIGNAL_WITH_ARGS("Progress", SD_BUS_ARGS("t", id, "t", files_done, "t", files_total,
+                                                        "t", bytes_done, "t", bytes_total), 0),
+        SD_BUS_SIGNAL_WITH_ARGS("RunFinished", SD_BUS_ARGS("t", id, "s", state, "t", moved_files,
+                                                           "t", moved_bytes, "a(ss)", skipped), 0),
         SD_BUS_SIGNAL_WITH_ARGS("SessionRecorded", SD_BUS_ARGS("s", profile, "s", kind, "u", files), 0),
         SD_BUS_VTABLE_END
 };
@@ -277,6 +579,40 @@ void manager_emit_session_recorded(Manager *m, const char *profile, ProfileKind 
                                profile, profile_kind_to_string(kind), n_files);
         if (r < 0)
                 log_debug_errno(r, "Failed to emit SessionRecorded, ignoring: %m");
+}
+
+void manager_emit_progress_signal(Manager *m, uint64_t id, uint64_t files_done, uint64_t files_total,
+                                  uint64_t bytes_done, uint64_t bytes_total) {
+        int r;
+
+        if (!m->bus)
+                return;
+        r = sd_bus_emit_signal(m->bus, SEEKLESS_BUS_PATH, SEEKLESS_BUS_INTERFACE, "Progress", "ttttt", id,
+                               files_done, files_total, bytes_done, bytes_total);
+        if (r < 0)
+                log_debug_errno(r, "Failed to emit Progress, ignoring: %m");
+}
+
+void manager_emit_run_finished(Manager *m, uint64_t id, const char *state, uint64_t moved_files,
+                               uint64_t moved_bytes, const SkipEntry *skipped, size_t n_skipped) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *s = NULL;
+        int r;
+
+        if (!m->bus)
+                return;
+        r = sd_bus_message_new_signal(m->bus, &s, SEEKLESS_BUS_PATH, SEEKLESS_BUS_INTERFACE, "RunFinished");
+        if (r >= 0)
+                r = sd_bus_message_append(s, "tstt", id, state, moved_files, moved_bytes);
+        if (r >= 0)
+                r = sd_bus_message_open_container(s, 'a', "(ss)");
+        for (size_t i = 0; r >= 0 && i < n_skipped; i++)
+                r = sd_bus_message_append(s, "(ss)", skipped[i].path, skipped[i].reason);
+        if (r >= 0)
+                r = sd_bus_message_close_container(s);
+        if (r >= 0)
+                r = sd_bus_send(m->bus, s, NULL);
+        if (r < 0)
+                log_warning_errno(r, "Failed to emit RunFinished, ignoring: %m");
 }
 
 int manager_connect_bus(Manager *m) {

@@ -44,6 +44,7 @@ int manager_new(Manager **ret) {
 Manager *manager_free(Manager *m) {
         if (!m)
                 return NULL;
+        optimizer_free(m->optimizer);
         session_free(m->boot);
         while (m->launches) {
                 Session *n = m->launches->next;
@@ -245,11 +246,16 @@ static int manager_save_session(Manager *m, Session *s) {
                 struct stat st;
                 int fd = mount_fds_get(m, &fds, sf->key.fsid);
 
-                if (fd < 0)
+                if (fd < 0) {
+                        log_debug_errno(fd, "Session file on filesystem %" PRIx64 " not reachable: %m", sf->key.fsid);
                         continue;
+                }
                 r = file_key_resolve(fd, &sf->key, &st, &paths[n]);
-                if (r < 0 || !paths[n])
-                        continue;   /* gone, not a regular file, or no name we can trust */
+                if (r < 0 || !paths[n]) {
+                        /* gone, not a regular file, or no name we can trust */
+                        log_debug_errno(r, "Session file %zu not stored (%s): %m", i, r < 0 ? "unresolvable" : "no trusted path");
+                        continue;
+                }
                 files[n] = (DbSessionFile) {
                         .key = sf->key,
                         .dev = st.st_dev,
@@ -291,10 +297,6 @@ static int manager_save_session(Manager *m, Session *s) {
                                 profile_kind_to_string(s->kind), s->profile, n);
                 goto finish;
         }
-        r = manager_merge_profile(m, s->profile, s->kind);
-        if (r < 0)
-                log_warning_errno(r, "Failed to merge profile %s, keeping its previous order: %m", s->profile);
-
         log_info("Recorded %s session of %s: %zu files%s", profile_kind_to_string(s->kind), s->profile, n,
                  s->incomplete ? " (incomplete)" : "");
         if (s->kind == PROFILE_APP)
@@ -330,9 +332,21 @@ static void manager_end_session(Manager *m, Session *s) {
                                 *p = s->next;
                                 break;
                         }
+        _cleanup_free_ char *profile = strdup(s->profile);
+        ProfileKind kind = s->kind;
+        int r;
+
         pidmap_flush(&m->pidmap);
-        (void) manager_save_session(m, s);
+        r = manager_save_session(m, s);
+        /* Free the session (and the resolved file list, freed inside) before merging, so that a big
+         * boot's recording and the merge input are never in memory at the same time. */
         session_free(s);
+        (void) malloc_trim(0);
+        if (r > 0 && profile) {
+                r = manager_merge_profile(m, profile, kind);
+                if (r < 0)
+                        log_warning_errno(r, "Failed to merge profile %s, keeping its previous order: %m", profile);
+        }
         /* big sessions leave big freed chunks behind: hand them back to the system */
         (void) malloc_trim(0);
 }
@@ -761,6 +775,18 @@ int manager_start(Manager *m) {
         r = manager_connect_bus(m);
         if (r < 0)
                 return r;
+
+        {
+                _cleanup_free_ char *state_file = NULL;
+                if (asprintf(&state_file, "%s/mb_stream_req.saved", m->state_dir) >= 0) {
+                        r = mover_restore_tunables(state_file);
+                        if (r < 0)
+                                log_warning_errno(r, "Failed to restore mb_stream_req saved in %s: %m", state_file);
+                }
+        }
+        r = manager_resume_runs(m);
+        if (r < 0)
+                log_warning_errno(r, "Failed to resume interrupted runs, ignoring: %m");
         r = manager_watch_boot(m);
         if (r < 0)
                 log_warning_errno(r, "Failed to ask systemd about boot progress, using BootWindowSec=: %m");
@@ -768,6 +794,8 @@ int manager_start(Manager *m) {
 }
 
 void manager_flush(Manager *m) {
+        if (m->optimizer)
+                optimizer_shutdown(m->optimizer);
         if (m->boot) {
                 m->boot->incomplete = true;
                 manager_end_session(m, m->boot);

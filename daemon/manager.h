@@ -10,6 +10,8 @@
 #include "db.h"
 #include "mounts.h"
 #include "pidmap.h"
+#include "optimizer.h"
+#include "planner.h"
 #include "recorder.h"
 #include "session.h"
 
@@ -34,6 +36,7 @@ typedef struct Manager {
         PidMap pidmap;
         uint64_t exec_seq_seen;
         bool systemd;                   /* systemd answered on the bus */
+        Optimizer *optimizer;           /* the optimization in progress, if any */
 
         /* launches stored this boot, per executable: the database keeps only KeepLaunches= of them */
         char **launch_paths;
@@ -67,6 +70,19 @@ int manager_open_mount_fd(Manager *m, uint64_t fsid);
 /* manager-bus.c */
 int manager_connect_bus(Manager *m);
 void manager_emit_session_recorded(Manager *m, const char *profile, ProfileKind kind, unsigned n_files);
+void manager_emit_progress_signal(Manager *m, uint64_t id, uint64_t files_done, uint64_t files_total,
+                                  uint64_t bytes_done, uint64_t bytes_total);
+void manager_emit_run_finished(Manager *m, uint64_t id, const char *state, uint64_t moved_files,
+                               uint64_t moved_bytes, const SkipEntry *skipped, size_t n_skipped);
+
+/* manager-optimize.c */
+PlanConfig manager_plan_config(Manager *m);
+int manager_plan(Manager *m, char *const *mounts, Plan *ret);
+/* Start an optimization; *ret_id 0 when there is nothing to move. *ret_plan gets the plan (skips). */
+int manager_optimize(Manager *m, char *const *mounts, uint64_t *ret_id, Plan *ret_plan);
+int manager_resume_runs(Manager *m);
+void manager_emit_progress(Manager *m, Optimizer *o);
+void manager_optimizer_finished(Manager *m);
 
 /* boot-watch.c */
 int manager_watch_boot(Manager *m);

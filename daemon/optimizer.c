@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -194,6 +195,8 @@ static int on_msg(sd_event_source *s, int fd, uint32_t revents, void *userdata) 
                 case MSG_FILE:
                         if (!job || msg.index >= job->n_items)
                                 break;
+                        if (o->shutdown && msg.outcome.result == MOVE_RETRY && streq(msg.outcome.reason, "cancelled"))
+                                break;   /* stays pending: resumed at the next start */
                         r = db_run_file_set(m->db, job->run_id, job->positions[msg.index],
                                             state_of(msg.outcome.result), msg.outcome.reason, msg.outcome.bytes);
                         if (r < 0)
@@ -213,6 +216,11 @@ static int on_msg(sd_event_source *s, int fd, uint32_t revents, void *userdata) 
                         if (!job)
                                 break;
                         job->stats = msg.stats;
+                        if (o->shutdown && msg.stats.cancelled) {
+                                log_info("Run %" PRIi64 " on %s interrupted by shutdown; it resumes at the next start",
+                                         job->run_id, job->mount);
+                                break;
+                        }
                         o->cancelled = o->cancelled || msg.stats.cancelled;
                         o->out_of_space = o->out_of_space || msg.stats.out_of_space;
                         r = db_run_finish(m->db, job->run_id, msg.stats.cancelled ? "cancelled" : "done",
@@ -273,4 +281,17 @@ int optimizer_start(Manager *m, OptJob *jobs, size_t n_jobs, Optimizer **ret) {
 
 void optimizer_cancel(Optimizer *o) {
         atomic_store(&o->cancel, true);
+}
+
+void optimizer_shutdown(Optimizer *o) {
+        Manager *m = o->manager;
+
+        o->shutdown = true;
+        atomic_store(&o->cancel, true);
+        /* the mover stops within a second (between files or 8 MiB chunks) */
+        while (m->optimizer == o) {
+                (void) on_msg(NULL, o->pipe_fd[0], EPOLLIN, o);
+                if (m->optimizer == o)
+                        usleep(10000);
+        }
 }

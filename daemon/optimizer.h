@@ -40,6 +40,7 @@ typedef struct Optimizer {
         SkipEntry *skipped;
         size_t n_skipped;
         bool cancelled, out_of_space;
+        bool shutdown;                  /* stopping for daemon shutdown: leave the runs to be resumed */
 
         pthread_t thread;
         bool thread_started;
@@ -56,6 +57,10 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Optimizer *, optimizer_free);
 /* Start the worker over the given jobs (taken over). */
 int optimizer_start(Manager *m, OptJob *jobs, size_t n_jobs, Optimizer **ret);
 void optimizer_cancel(Optimizer *o);
+/* Daemon shutdown: stop the worker between files and process what it reports, leaving unfinished runs
+ * marked running with their remaining files pending, so the next start resumes them. Frees o (through
+ * manager_optimizer_finished()). */
+void optimizer_shutdown(Optimizer *o);
 int optimizer_add_skip(Optimizer *o, const char *path, const char *reason);
 
 void opt_jobs_free(OptJob *jobs, size_t n);

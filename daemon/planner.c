@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fid-util.h"
 #include "fiemap.h"
 #include "macro.h"
 #include "planner.h"
@@ -44,8 +45,10 @@ static int grow_array(void **p, size_t *alloc, size_t n, size_t sz) {
 
 void plan_done(Plan *p) {
         for (size_t i = 0; i < p->n_fs; i++) {
-                for (size_t j = 0; j < p->fs[i].n_files; j++)
+                for (size_t j = 0; j < p->fs[i].n_files; j++) {
                         free(p->fs[i].files[j].path);
+                        free(p->fs[i].files[j].extents);
+                }
                 free(p->fs[i].files);
                 free(p->fs[i].mount);
         }
@@ -220,24 +223,6 @@ static int cmp_profiles(const void *a, const void *b) {
         return strcmp(x->name, y->name);
 }
 
-static int open_file(int mount_fd, const FileKey *key) {
-        union {
-                struct file_handle fh;
-                uint8_t buf[sizeof(struct file_handle) + FID_HANDLE_MAX];
-        } u;
-        int fd;
-
-        u.fh.handle_bytes = key->handle_len;
-        u.fh.handle_type = key->handle_type;
-        memcpy(u.fh.f_handle, key->handle, key->handle_len);
-        fd = open_by_handle_at(mount_fd, &u.fh, O_RDONLY | O_CLOEXEC | O_NOATIME | O_NONBLOCK);
-        if (fd < 0 && errno == EPERM)
-                fd = open_by_handle_at(mount_fd, &u.fh, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-        if (fd < 0)
-                return errno == ENOENT ? -ESTALE : -errno;
-        return fd;
-}
-
 static ssize_t fs_index(const FilesystemList *fss, char *const *mounts, uint64_t fsid) {
         for (size_t i = 0; i < fss->n; i++) {
                 if (fss->items[i].fsid != fsid)
@@ -347,7 +332,7 @@ int planner_build(Db *db, const FilesystemList *fss, char *const *mounts, const 
                                 continue;
                         }
                         before.device_bytes = expected.device_bytes = p.fs[fi].device_bytes;
-                        fd = mount_fds[fi] >= 0 ? open_file(mount_fds[fi], &f->key) : -EBADF;
+                        fd = mount_fds[fi] >= 0 ? file_key_open(mount_fds[fi], &f->key, O_RDONLY | O_NONBLOCK) : -EBADF;
                         if (fd < 0) {
                                 if (first_use)
                                         (void) add_skip(&p, f->path, fd == -ESTALE ? "gone or replaced since recording"
@@ -433,6 +418,8 @@ int planner_build(Db *db, const FilesystemList *fss, char *const *mounts, const 
                         Extent e = { .physical = slot_base[fi] + fp->bytes, .length = (uint64_t) st.st_size };
                         layout_walker_add_file(&expected, &e, 1);
                         layout_walker_add_file(&fs_walkers[fi], ext, n_ext);
+                        nf[fp->n_files].extents = TAKE_PTR(ext);
+                        nf[fp->n_files].n_extents = n_ext;
                         fp->n_files++;
                         fp->bytes += (uint64_t) st.st_size;
                 }

@@ -28,6 +28,8 @@ typedef struct PlanFile {
         FileKey key;
         uint64_t size;
         int64_t mtime_ns;
+        Extent *extents;                /* where it is now */
+        size_t n_extents;
 } PlanFile;
 
 typedef struct PlanSkip {

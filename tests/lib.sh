@@ -154,3 +154,60 @@ boot_recording_over() {
         [ "$(busctl --system get-property org.seekless.Seekless1 /org/seekless/Seekless1 \
                 org.seekless.Seekless1.Manager BootRecording)" = "b false" ]
 }
+
+# ---- relocation helpers ----
+
+# An aged image with a recorded launch profile: $P (the program on the image) reads the aged files in a
+# seeded random order. Sets $P and $PROFILE_FILES (the files in the order read).
+setup_aged_profile() {
+        local seed=${1:-7} n=${2:-40} maxkib=${3:-1024}
+        bash "$SOURCE_ROOT/tests/age-image.sh" "$MNT" "$seed" "$n" "$maxkib" | sed 's/^/  /'
+        mkdir -p "$MNT/bin"
+        cp "$OPEN_FILES" "$MNT/bin/prog"
+        P=$MNT/bin/prog
+        PROFILE_FILES=$(ls "$MNT"/aged/f* | awk -v s="$seed" 'BEGIN{srand(s)} {print rand() "\t" $0}' | sort | cut -f2)
+        sync
+        # shellcheck disable=SC2086
+        "$P" $PROFILE_FILES
+        wait_until 30 has_profile "$P" || fail "launch not recorded"
+}
+
+# Checksums of every regular file on the image (independent of seekless).
+checksum_all() {
+        (cd "$MNT" && find . -xdev -type f -not -path './lost+found/*' -print0 | sort -z | xargs -0 sha256sum) > "$1"
+}
+verify_checksums() {
+        sync; echo 3 > /proc/sys/vm/drop_caches
+        (cd "$MNT" && sha256sum --quiet -c "$1") || fail "checksums differ after relocation"
+}
+
+# Discontinuities of a list of files read whole in order, from filefrag -v (4 KiB blocks): times the next
+# extent does not start where the previous one ended.
+discontinuities_of() {
+        local f
+        for f in "$@"; do
+                filefrag -v "$f" | awk '/^ *[0-9]+:/ { gsub(/\.\./, " "); gsub(/:/, " ");
+                        # fields: ext logical_start logical_end physical_start physical_end length
+                        print $4, $6 }'
+        done | awk 'NR > 1 && $1 != next_start { d++ } { next_start = $1 + $2 } END { print d + 0 }'
+}
+
+free_blocks() {
+        stat -f -c %f "$MNT"
+}
+
+fsck_clean() {
+        umount "$MNT"
+        e2fsck -fn "$LOOP" > "$TMP/fsck.out" 2>&1 || { cat "$TMP/fsck.out"; fail "e2fsck -fn found problems"; }
+        mount -t ext4 "$LOOP" "$MNT"
+}
+
+optimizing() {
+        [ "$(busctl --system get-property org.seekless.Seekless1 /org/seekless/Seekless1 \
+                org.seekless.Seekless1.Manager Optimizing)" = "b true" ]
+}
+not_optimizing() { ! optimizing; }
+
+donor_runs_of_last_run() {
+        grep -o 'donor in [0-9]* run' "$DAEMON_LOG" | tail -n1 | awk '{print $3}'
+}

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Layout quality of a list of files read whole, in the given order, with the daemon's own model
+ * (daemon/layout.c, the same code `seeklessctl plan` and `report` use). See bench/README.md.
+ *
+ *   layoutq [--device-bytes N] FILE...
+ *
+ * Prints one line:
+ *   files=.. bytes=.. extents=.. discontinuities=.. span=.. modeled_ms=.. device_bytes=..
+ * bytes are the bytes of the extents walked (allocated blocks, so whole blocks), span in bytes.
+ * The device size for the seek model defaults to the size of the filesystem holding the first file
+ * (fstatfs: f_blocks * f_bsize, as the planner does). Files with no blocks count for nothing, as in the
+ * daemon. Exits 1 if a file cannot be opened or mapped.
+ *
+ *   cc -O2 -I common -I daemon bench/layoutq.c daemon/layout.c daemon/fiemap.c -lm -o layoutq
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include "fiemap.h"
+#include "layout.h"
+
+static int usage(void) {
+        fprintf(stderr, "usage: layoutq [--device-bytes N] FILE...\n");
+        return 2;
+}
+
+int main(int argc, char **argv) {
+        uint64_t device_bytes = 0;
+        LayoutWalker w;
+        LayoutQuality q;
+        int first = 1;
+
+        if (first < argc && strcmp(argv[first], "--device-bytes") == 0) {
+                char *end;
+
+                if (first + 1 >= argc)
+                        return usage();
+                errno = 0;
+                device_bytes = strtoull(argv[first + 1], &end, 10);
+                if (errno || *end || end == argv[first + 1] || device_bytes == 0)
+                        return usage();
+                first += 2;
+        } else if (first < argc && strncmp(argv[first], "--device-bytes=", 15) == 0) {
+                char *end;
+
+                errno = 0;
+                device_bytes = strtoull(argv[first] + 15, &end, 10);
+                if (errno || *end || device_bytes == 0)
+                        return usage();
+                first++;
+        }
+        if (first < argc && strcmp(argv[first], "--") == 0)
+                first++;
+        if (first >= argc)
+                return usage();
+
+        for (int i = first; i < argc; i++) {
+                Extent *extents = NULL;
+                size_t n = 0;
+                int fd, r;
+
+                fd = open(argv[i], O_RDONLY | O_CLOEXEC | O_NOCTTY);
+                if (fd < 0) {
+                        fprintf(stderr, "layoutq: %s: %m\n", argv[i]);
+                        return 1;
+                }
+                if (i == first) {
+                        if (device_bytes == 0) {
+                                struct statfs sfs;
+
+                                if (fstatfs(fd, &sfs) < 0) {
+                                        fprintf(stderr, "layoutq: fstatfs %s: %m\n", argv[i]);
+                                        return 1;
+                                }
+                                device_bytes = (uint64_t) sfs.f_blocks * (uint64_t) sfs.f_bsize;
+                        }
+                        layout_walker_init(&w, device_bytes);
+                }
+                r = fiemap_get(fd, &extents, &n);
+                close(fd);
+                if (r < 0) {
+                        fprintf(stderr, "layoutq: FIEMAP %s: %s\n", argv[i], strerror(-r));
+                        return 1;
+                }
+                layout_walker_add_file(&w, extents, n);
+                free(extents);
+        }
+
+        layout_walker_finish(&w, &q);
+        printf("files=%" PRIu64 " bytes=%" PRIu64 " extents=%" PRIu64 " discontinuities=%" PRIu64
+               " span=%" PRIu64 " modeled_ms=%.1f device_bytes=%" PRIu64 "\n",
+               q.files, q.bytes, q.extents, q.discontinuities, q.span, q.modeled_read_ms, device_bytes);
+        return 0;
+}

@@ -1,0 +1,281 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The manager's side of optimizing: plan, start runs (checkpointed in the database), resume runs a crash
+ * interrupted, and finish them (quality "after", RunFinished). The moving happens in optimizer.c's
+ * thread; this file only runs in the main loop. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <systemd/sd-daemon.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "manager.h"
+
+PlanConfig manager_plan_config(Manager *m) {
+        return (PlanConfig) {
+                .max_hot_set_bytes = (uint64_t) m->config.max_hot_set_mib << 20,
+                .max_file_bytes = (uint64_t) m->config.max_file_mib << 20,
+                .min_file_age_usec = m->config.min_file_age_usec,
+        };
+}
+
+int manager_plan(Manager *m, char *const *mounts, Plan *ret) {
+        _cleanup_free_ uint64_t *breaks = calloc(m->filesystems.n + 1, sizeof *breaks);
+        PlanConfig cfg = manager_plan_config(m);
+
+        if (!breaks)
+                return -ENOMEM;
+        for (size_t i = 0; mounts && mounts[i]; i++) {
+                bool found = false;
+                for (size_t k = 0; k < m->filesystems.n; k++)
+                        found = found || streq(mounts[i], m->filesystems.items[k].mount);
+                if (!found)
+                        return -ENODEV;
+        }
+        /* Breaks the last run on a filesystem could not avoid (its donor's runs - 1) don't make a layout
+         * "not in place": otherwise every later run would rewrite the same files again. */
+        for (size_t i = 0; i < m->filesystems.n; i++) {
+                DbRunInfo last = {};
+                if (db_run_last(m->db, m->filesystems.items[i].fsid, &last) >= 0) {
+                        breaks[i] = last.donor_runs > 1 ? last.donor_runs - 1 : 0;
+                        free(last.mount);
+                        free(last.state);
+                }
+        }
+        return planner_build(m->db, &m->filesystems, mounts, &cfg, breaks, ret);
+}
+
+static uint64_t now_realtime(void) {
+        return now_usec(CLOCK_REALTIME);
+}
+
+static void store_quality(Manager *m, const char *profile, const char *which, const LayoutQuality *q) {
+        DbQuality d = {
+                .taken = now_realtime(),
+                .files = q->files,
+                .extents = q->extents,
+                .discontinuities = q->discontinuities,
+                .span = q->span,
+                .modeled_ms = q->modeled_read_ms,
+        };
+        int r = db_quality_set(m->db, profile, which, &d);
+        if (r < 0)
+                log_warning_errno(r, "Failed to store layout quality of %s, ignoring: %m", profile);
+}
+
+/* Build one job from a filesystem's plan and create its run in the database. */
+static int job_from_plan(Manager *m, const FsPlan *fp, OptJob *job) {
+        _cleanup_free_ int64_t *ids = calloc(fp->n_files + 1, sizeof *ids);
+        _cleanup_free_ int64_t *mtimes = calloc(fp->n_files + 1, sizeof *mtimes);
+        _cleanup_free_ uint64_t *sizes = calloc(fp->n_files + 1, sizeof *sizes);
+        int r;
+
+        *job = (OptJob) {
+                .mount = strdup(fp->mount),
+                .sysfs_dir = ext4_sysfs_dir(fp->dev),
+                .items = calloc(fp->n_files + 1, sizeof *job->items),
+                .positions = calloc(fp->n_files + 1, sizeof *job->positions),
+                .paths = calloc(fp->n_files + 1, sizeof *job->paths),
+        };
+        if (!ids || !mtimes || !sizes || !job->mount || !job->items || !job->positions || !job->paths)
+                return -ENOMEM;
+        for (size_t i = 0; i < fp->n_files; i++) {
+                const PlanFile *f = &fp->files[i];
+                _cleanup_free_ uint64_t *ph = calloc(f->n_extents + 1, sizeof *ph), *len = calloc(f->n_extents + 1, sizeof *len);
+
+                ids[i] = f->file_id;
+                sizes[i] = f->size;
+                mtimes[i] = f->mtime_ns;
+                job->paths[i] = strdup(f->path);
+                if (!job->paths[i] || !ph || !len)
+                        return -ENOMEM;
+                job->items[i] = (MoveItem) {
+                        .file_id = f->file_id,
+                        .path = job->paths[i],
+                        .key = f->key,
+                        .size = f->size,
+                        .mtime_ns = f->mtime_ns,
+                };
+                job->positions[i] = i;
+                job->n_items++;
+                /* remember where it was, for "before" pictures */
+                for (size_t e = 0; e < f->n_extents; e++) {
+                        ph[e] = f->extents[e].physical;
+                        len[e] = f->extents[e].length;
+                }
+                r = db_extents_before_set(m->db, f->file_id, ph, len, f->n_extents);
+                if (r < 0)
+                        log_debug_errno(r, "Failed to store the extents of %s, ignoring: %m", f->path);
+        }
+        return db_run_create(m->db, fp->fsid, fp->mount, ids, sizes, mtimes, fp->n_files, &job->run_id);
+}
+
+int manager_optimize(Manager *m, char *const *mounts, uint64_t *ret_id, Plan *ret_plan) {
+        Plan plan = {};
+        OptJob *jobs = NULL;
+        size_t n_jobs = 0;
+        int r;
+
+        if (m->optimizer)
+                return -EBUSY;
+        r = manager_plan(m, mounts, &plan);
+        if (r < 0)
+                return r;
+
+        for (size_t i = 0; i < plan.n_profiles; i++)
+                store_quality(m, plan.profiles[i].name, "before", &plan.profiles[i].before);
+
+        jobs = calloc(plan.n_fs + 1, sizeof *jobs);
+        if (!jobs) {
+                plan_done(&plan);
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < plan.n_fs; i++) {
+                const FsPlan *fp = &plan.fs[i];
+                if (fp->n_files == 0)
+                        continue;
+                if (fp->in_place) {
+                        log_info("%s: the layout is already in place (%" PRIu64 " discontinuities), nothing to move",
+                                 fp->mount, fp->before.discontinuities);
+                        continue;
+                }
+                r = job_from_plan(m, fp, &jobs[n_jobs]);
+                n_jobs++;
+                if (r < 0) {
+                        log_error_errno(r, "Failed to prepare the run on %s: %m", fp->mount);
+                        opt_jobs_free(jobs, n_jobs);
+                        plan_done(&plan);
+                        return r;
+                }
+        }
+        if (n_jobs == 0) {
+                free(jobs);
+                *ret_id = 0;
+                *ret_plan = plan;
+                return 0;
+        }
+        r = optimizer_start(m, jobs, n_jobs, &m->optimizer);
+        if (r < 0) {
+                plan_done(&plan);
+                return log_error_errno(r, "Failed to start the optimizer: %m");
+        }
+        for (size_t i = 0; i < plan.n_skipped; i++)
+                (void) optimizer_add_skip(m->optimizer, plan.skipped[i].path, plan.skipped[i].reason);
+        log_info("Optimization %" PRIu64 " started: %" PRIu64 " files, %.1f MiB", m->optimizer->id,
+                 m->optimizer->files_total, m->optimizer->bytes_total / 1048576.0);
+        (void) sd_notifyf(false, "STATUS=Optimizing: %" PRIu64 " files, %.1f MiB", m->optimizer->files_total,
+                          m->optimizer->bytes_total / 1048576.0);
+        *ret_id = m->optimizer->id;
+        *ret_plan = plan;
+        return 0;
+}
+
+/* A run still marked running after a restart was interrupted (crash, kill -9, power loss): finish its
+ * pending files; files already done are not moved again. */
+int manager_resume_runs(Manager *m) {
+        DbRunInfo *runs = NULL;
+        OptJob *jobs = NULL;
+        size_t n_runs = 0, n_jobs = 0;
+        int r;
+
+        r = db_runs_unfinished(m->db, &runs, &n_runs);
+        if (r < 0)
+                return log_error_errno(r, "Failed to look for interrupted runs: %m");
+        if (n_runs == 0)
+                return 0;
+        jobs = calloc(n_runs + 1, sizeof *jobs);
+        if (!jobs) {
+                db_run_infos_free(runs, n_runs);
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < n_runs; i++) {
+                DbRunFile *files = NULL;
+                size_t n_files = 0, pending = 0;
+                const Filesystem *fs = filesystem_list_find_fsid(&m->filesystems, runs[i].fsid);
+                OptJob *job = &jobs[n_jobs];
+
+                r = db_run_files(m->db, runs[i].id, &files, &n_files);
+                if (r < 0 || !fs) {
+                        log_warning("Interrupted run %" PRIi64 " on %s can't be resumed (%s); closing it",
+                                    runs[i].id, runs[i].mount, fs ? strerror(-r) : "filesystem not mounted");
+                        (void) db_run_finish(m->db, runs[i].id, "failed", 0, 0, 0);
+                        db_run_files_free(files, n_files);
+                        continue;
+                }
+                *job = (OptJob) {
+                        .run_id = runs[i].id,
+                        .mount = strdup(fs->mount),
+                        .sysfs_dir = ext4_sysfs_dir(fs->dev),
+                        .items = calloc(n_files + 1, sizeof *job->items),
+                        .positions = calloc(n_files + 1, sizeof *job->positions),
+                        .paths = calloc(n_files + 1, sizeof *job->paths),
+                };
+                n_jobs++;
+                if (!job->mount || !job->items || !job->positions || !job->paths) {
+                        db_run_files_free(files, n_files);
+                        r = -ENOMEM;
+                        goto fail;
+                }
+                for (size_t k = 0; k < n_files; k++) {
+                        if (files[k].state != RUN_FILE_PENDING)
+                                continue;
+                        job->paths[pending] = TAKE_PTR(files[k].file.path);
+                        job->items[pending] = (MoveItem) {
+                                .file_id = files[k].file.id,
+                                .path = job->paths[pending],
+                                .key = files[k].file.key,
+                                .size = files[k].file.size,
+                                .mtime_ns = files[k].file.mtime_ns,
+                        };
+                        job->positions[pending] = files[k].position;
+                        pending++;
+                }
+                job->n_items = pending;
+                log_info("Resuming interrupted run %" PRIi64 " on %s: %zu of %zu files still to do",
+                         runs[i].id, job->mount, pending, n_files);
+                db_run_files_free(files, n_files);
+        }
+        db_run_infos_free(runs, n_runs);
+        runs = NULL;
+        if (n_jobs == 0) {
+                free(jobs);
+                return 0;
+        }
+        r = optimizer_start(m, jobs, n_jobs, &m->optimizer);
+        if (r < 0)
+                return log_error_errno(r, "Failed to resume the optimizer: %m");
+        return 1;
+fail:
+        db_run_infos_free(runs, n_runs);
+        opt_jobs_free(jobs, n_jobs);
+        return r;
+}
+
+void manager_emit_progress(Manager *m, Optimizer *o) {
+        manager_emit_progress_signal(m, o->id, o->files_done, o->files_total, o->bytes_done, o->bytes_total);
+}
+
+void manager_optimizer_finished(Manager *m) {
+        Optimizer *o = TAKE_PTR(m->optimizer);
+        const char *state = o->cancelled ? "cancelled" : "done";
+        Plan after = {};
+
+        if (o->shutdown) {
+                optimizer_free(o);
+                return;
+        }
+
+        /* "after" quality of every profile, for report */
+        if (manager_plan(m, NULL, &after) >= 0) {
+                for (size_t i = 0; i < after.n_profiles; i++)
+                        store_quality(m, after.profiles[i].name, "after", &after.profiles[i].before);
+                plan_done(&after);
+        }
+        log_info("Optimization %" PRIu64 " %s: %" PRIu64 " files, %.1f MiB moved, %zu not moved", o->id, state,
+                 o->moved_files, o->moved_bytes / 1048576.0, o->n_skipped);
+        manager_emit_run_finished(m, o->id, state, o->moved_files, o->moved_bytes, o->skipped, o->n_skipped);
+        optimizer_free(o);
+        manager_notify_status(m);
+}
