@@ -163,36 +163,8 @@ echo 0 > "$TRACE_INST/tracing_on"
 echo 16384 > "$TRACE_INST/buffer_size_kb"
 
 # private system-like bus with the project's policy
-mkdir -p "$TMP/bus/system.d"
-cp "$SRC/dbus/org.seekless.Seekless1.conf" "$TMP/bus/system.d/"
-cat > "$TMP/bus/bus.conf" <<EOC
-<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>system</type>
-  <listen>unix:path=$TMP/bus/system_bus_socket</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow user="*"/>
-    <deny own="*"/>
-    <deny send_type="method_call"/>
-    <allow send_type="signal"/>
-    <allow send_requested_reply="true" send_type="method_return"/>
-    <allow send_requested_reply="true" send_type="error"/>
-    <allow receive_type="method_call"/>
-    <allow receive_type="method_return"/>
-    <allow receive_type="error"/>
-    <allow receive_type="signal"/>
-    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"/>
-    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Introspectable"/>
-    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Properties"/>
-  </policy>
-  <includedir>$TMP/bus/system.d</includedir>
-</busconfig>
-EOC
-chmod 755 "$TMP" "$TMP/bus"
-BUS_PID=$(dbus-daemon --config-file="$TMP/bus/bus.conf" --fork --print-pid)
-export DBUS_SYSTEM_BUS_ADDRESS="unix:path=$TMP/bus/system_bus_socket"
+. "$SRC/tests/private-bus.sh"
+start_private_bus "$TMP/bus" "$SRC"
 printf '[Record]\nBootWindowSec=1\nLaunchWindowSec=3\n[Optimize]\nMinFileAgeSec=0\n' > "$TMP/seekless.conf"
 
 # ------------------------------------------------------------------------- the aged image + profile

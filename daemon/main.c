@@ -133,6 +133,12 @@ static int run(int argc, char *argv[]) {
                 (void) setrlimit(RLIMIT_NOFILE, &rl);
         }
 
+        /* Read leases (the planner's and mover's "is anyone writing this?" probe) make us the owner of the
+         * lease-break signal, SIGIO, whose default action kills. A writer opening a file during the probe
+         * would kill the daemon; ignored, the lease still breaks as it should. Before any thread exists. */
+        if (signal(SIGIO, SIG_IGN) == SIG_ERR)
+                return log_error_errno(-errno, "Failed to ignore SIGIO: %m");
+
         /* Block the signals sd-event handles before any thread exists, so that the exec watcher thread
          * inherits the mask and SIGTERM always reaches the event loop (which then saves open sessions). */
         sigset_t mask;

@@ -65,6 +65,12 @@ static void store_quality(Manager *m, const char *profile, const char *which, co
                 log_warning_errno(r, "Failed to store layout quality of %s, ignoring: %m", profile);
 }
 
+static void fail_runs(Manager *m, const OptJob *jobs, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                if (jobs[i].run_id > 0)
+                        (void) db_run_finish(m->db, jobs[i].run_id, "failed", 0, 0, 0);
+}
+
 /* Build one job from a filesystem's plan and create its run in the database. */
 static int job_from_plan(Manager *m, const FsPlan *fp, OptJob *job) {
         _cleanup_free_ int64_t *ids = calloc(fp->n_files + 1, sizeof *ids);
@@ -145,6 +151,7 @@ int manager_optimize(Manager *m, char *const *mounts, uint64_t *ret_id, Plan *re
                 n_jobs++;
                 if (r < 0) {
                         log_error_errno(r, "Failed to prepare the run on %s: %m", fp->mount);
+                        fail_runs(m, jobs, n_jobs);
                         opt_jobs_free(jobs, n_jobs);
                         plan_done(&plan);
                         return r;
@@ -156,10 +163,19 @@ int manager_optimize(Manager *m, char *const *mounts, uint64_t *ret_id, Plan *re
                 *ret_plan = plan;
                 return 0;
         }
-        r = optimizer_start(m, jobs, n_jobs, &m->optimizer);
-        if (r < 0) {
-                plan_done(&plan);
-                return log_error_errno(r, "Failed to start the optimizer: %m");
+        {
+                /* the run ids survive optimizer_start() freeing the jobs on failure */
+                _cleanup_free_ int64_t *ids = calloc(n_jobs, sizeof *ids);
+                for (size_t i = 0; ids && i < n_jobs; i++)
+                        ids[i] = jobs[i].run_id;
+                r = optimizer_start(m, jobs, n_jobs, &m->optimizer);
+                if (r < 0) {
+                        /* a run the client was told failed must not run by itself at the next start */
+                        for (size_t i = 0; ids && i < n_jobs; i++)
+                                (void) db_run_finish(m->db, ids[i], "failed", 0, 0, 0);
+                        plan_done(&plan);
+                        return log_error_errno(r, "Failed to start the optimizer: %m");
+                }
         }
         for (size_t i = 0; i < plan.n_skipped; i++)
                 (void) optimizer_add_skip(m->optimizer, plan.skipped[i].path, plan.skipped[i].reason);
@@ -196,12 +212,17 @@ int manager_resume_runs(Manager *m) {
                 const Filesystem *fs = filesystem_list_find_fsid(&m->filesystems, runs[i].fsid);
                 OptJob *job = &jobs[n_jobs];
 
+                if (!fs) {
+                        /* keep it: it resumes at a later start, once its filesystem is mounted */
+                        log_info("Interrupted run %" PRIi64 " on %s waits for its filesystem to be mounted",
+                                 runs[i].id, runs[i].mount);
+                        continue;
+                }
                 r = db_run_files(m->db, runs[i].id, &files, &n_files);
-                if (r < 0 || !fs) {
-                        log_warning("Interrupted run %" PRIi64 " on %s can't be resumed (%s); closing it",
-                                    runs[i].id, runs[i].mount, fs ? strerror(-r) : "filesystem not mounted");
+                if (r < 0) {
+                        log_warning_errno(r, "Interrupted run %" PRIi64 " on %s can't be resumed, closing it: %m",
+                                          runs[i].id, runs[i].mount);
                         (void) db_run_finish(m->db, runs[i].id, "failed", 0, 0, 0);
-                        db_run_files_free(files, n_files);
                         continue;
                 }
                 *job = (OptJob) {
@@ -259,7 +280,7 @@ void manager_emit_progress(Manager *m, Optimizer *o) {
 
 void manager_optimizer_finished(Manager *m) {
         Optimizer *o = TAKE_PTR(m->optimizer);
-        const char *state = o->cancelled ? "cancelled" : "done";
+        const char *state = o->failed ? "failed" : o->cancelled ? "cancelled" : "done";
         Plan after = {};
 
         if (o->shutdown) {

@@ -531,6 +531,25 @@ static int on_exec(sd_event_source *source, int fd, uint32_t revents, void *user
         return 0;
 }
 
+/* The boot session has this file already and no launch is open: reads of it are of no further use, so
+ * ask the kernel to stop reporting them (libc, ld.so.cache and friends are read by every process). */
+static void manager_ignore_repeat(Manager *m, const FileKey *key) {
+        _cleanup_close_ int mfd = -EBADF, fd = -EBADF;
+        int r;
+
+        if (m->ignore_failures > 16)
+                return;   /* e.g. out of marks: stop trying, recording stays correct */
+        mfd = manager_open_mount_fd(m, key->fsid);
+        if (mfd < 0)
+                return;
+        fd = file_key_open(mfd, key, O_RDONLY | O_NONBLOCK);
+        if (fd < 0)
+                return;
+        r = recorder_ignore_file(m->recorder, fd, m->exec_seq_seen);
+        if (r < 0 && ++m->ignore_failures == 16)
+                log_warning_errno(r, "Failed to place ignore marks, recording every read from now on: %m");
+}
+
 static void mark_incomplete(Manager *m) {
         if (m->boot)
                 m->boot->incomplete = true;
@@ -576,8 +595,8 @@ static int on_open_events(sd_event_source *source, int fd, uint32_t revents, voi
                                 continue;
                         if (recorder_parse_fid(e, &key) <= 0)
                                 continue;
-                        if (m->boot)
-                                (void) session_add(m->boot, &key, now);
+                        if (m->boot && session_add(m->boot, &key, now) == 0 && !m->launches)
+                                manager_ignore_repeat(m, &key);
                         if (m->launches) {
                                 s = pidmap_lookup(&m->pidmap, m->launches, e->pid);
                                 if (s)
@@ -794,8 +813,6 @@ int manager_start(Manager *m) {
 }
 
 void manager_flush(Manager *m) {
-        if (m->optimizer)
-                optimizer_shutdown(m->optimizer);
         if (m->boot) {
                 m->boot->incomplete = true;
                 manager_end_session(m, m->boot);
@@ -804,6 +821,9 @@ void manager_flush(Manager *m) {
                 m->launches->incomplete = true;
                 manager_end_session(m, m->launches);
         }
+        /* after the sessions are safe: the mover may need a moment to stop */
+        if (m->optimizer)
+                optimizer_shutdown(m->optimizer);
 }
 
 char *manager_status_text(Manager *m) {

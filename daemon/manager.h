@@ -44,6 +44,7 @@ typedef struct Manager {
         size_t n_launch_counts;
 
         uint64_t events_received, overflows;
+        unsigned ignore_failures;
         unsigned n_profiles, n_sessions, n_files;
 } Manager;
 

@@ -382,8 +382,14 @@ int mover_run(const MoverOptions *o, const MoveItem *items, size_t n, MoveOutcom
         if (total > 0 && !(o->cancel && atomic_load(o->cancel))) {
                 unsigned attempts = 0;
 
-                r = donor_allocate(o->mount_fd, total * m.bsize, o->sysfs_dir, o->state_file, &stats.donor_runs,
-                                   &attempts);
+                /* Never dig into the blocks ext4 reserves for root (we run as root, fallocate would let
+                 * us): a donor that doesn't fit in what ordinary users may use is "no space". */
+                if (fstatfs(o->mount_fd, &sfs) >= 0 &&
+                    (uint64_t) sfs.f_bavail * (uint64_t) sfs.f_bsize < total * m.bsize)
+                        r = -ENOSPC;
+                else
+                                r = donor_allocate(o->mount_fd, total * m.bsize, o->sysfs_dir, o->state_file,
+                                           &stats.donor_runs, &attempts);
                 stats.donor_attempts = attempts;
                 if (r == -ENOSPC || r == -EDQUOT) {
                         stats.out_of_space = true;
@@ -435,8 +441,10 @@ int mover_run(const MoverOptions *o, const MoveItem *items, size_t n, MoveOutcom
         }
 
 finish:
-        /* the moved data on disk before the donor's close frees the old blocks */
-        (void) syncfs(o->mount_fd);
+        /* the moved data on disk before the donor's close frees the old blocks (nothing to wait for, and
+         * no reason to wait for other people's dirty data, when nothing moved) */
+        if (stats.bytes_moved > 0)
+                (void) syncfs(o->mount_fd);
         donor = safe_close(donor);
         if (ret_stats)
                 *ret_stats = stats;

@@ -28,6 +28,7 @@ typedef enum MsgType {
 
 typedef struct Msg {
         MsgType type;
+        int error;
         size_t job;
         size_t index;
         MoveOutcome outcome;
@@ -55,6 +56,10 @@ void opt_jobs_free(OptJob *jobs, size_t n) {
 Optimizer *optimizer_free(Optimizer *o) {
         if (!o)
                 return NULL;
+        if (o->abandoned) {
+                /* the worker still runs and uses o: leave everything to process exit */
+                return NULL;
+        }
         if (o->thread_started) {
                 atomic_store(&o->cancel, true);
                 /* the worker may be blocked writing to a full pipe: drain while we wait */
@@ -152,17 +157,21 @@ static void *optimizer_thread(void *userdata) {
                         .userdata = &ctx,
                 };
 
-                if (mfd < 0 || !outcomes) {
-                        done.stats.cancelled = true;
+                int r = mfd < 0 ? -errno : !outcomes ? -ENOMEM : 0;
+
+                if (r == 0)
+                        r = mover_run(&opts, job->items, job->n_items, outcomes, &done.stats);
+                if (r < 0) {
+                        /* nothing was moved: say so for every file, and fail the run (not "cancelled") */
+                        done.error = r;
                         for (size_t i = 0; i < job->n_items; i++) {
                                 Msg m = { .type = MSG_FILE, .job = j, .index = i,
                                           .outcome = { .result = MOVE_RETRY } };
-                                snprintf(m.outcome.reason, sizeof m.outcome.reason, "cannot open %s",
-                                         job->mount);
+                                snprintf(m.outcome.reason, sizeof m.outcome.reason, "run failed: %s",
+                                         strerror(-r));
                                 send_msg(o, &m);
                         }
-                } else if (mover_run(&opts, job->items, job->n_items, outcomes, &done.stats) < 0)
-                        done.stats.cancelled = true;
+                }
                 send_msg(o, &done);
         }
         send_msg(o, &(Msg) { .type = MSG_ALL_DONE });
@@ -216,6 +225,13 @@ static int on_msg(sd_event_source *s, int fd, uint32_t revents, void *userdata) 
                         if (!job)
                                 break;
                         job->stats = msg.stats;
+                        job->error = msg.error;
+                        if (msg.error < 0) {
+                                o->failed = true;
+                                log_error_errno(msg.error, "Run %" PRIi64 " on %s failed: %m", job->run_id, job->mount);
+                                (void) db_run_finish(m->db, job->run_id, "failed", 0, 0, 0);
+                                break;
+                        }
                         if (o->shutdown && msg.stats.cancelled) {
                                 log_info("Run %" PRIi64 " on %s interrupted by shutdown; it resumes at the next start",
                                          job->run_id, job->mount);
@@ -285,13 +301,24 @@ void optimizer_cancel(Optimizer *o) {
 
 void optimizer_shutdown(Optimizer *o) {
         Manager *m = o->manager;
+        uint64_t deadline = now_usec(CLOCK_MONOTONIC) + 10 * USEC_PER_SEC;
 
         o->shutdown = true;
         atomic_store(&o->cancel, true);
-        /* the mover stops within a second (between files or 8 MiB chunks) */
+        /* The mover stops between files or 8 MiB steps; a step (or the fdatasync before it) can take
+         * long on a busy disk. Wait a bounded time: a run left behind stays 'running' and resumes at the
+         * next start, and the kernel finishes the ioctl in progress even if we exit under it. */
         while (m->optimizer == o) {
                 (void) on_msg(NULL, o->pipe_fd[0], EPOLLIN, o);
-                if (m->optimizer == o)
-                        usleep(10000);
+                if (m->optimizer != o)
+                        break;
+                if (now_usec(CLOCK_MONOTONIC) > deadline) {
+                        log_warning("The mover did not stop within 10 s; leaving its run to be resumed at the next start");
+                        o->abandoned = true;
+                        m->optimizer = NULL;
+                        optimizer_free(o);
+                        return;
+                }
+                usleep(10000);
         }
 }

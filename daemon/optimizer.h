@@ -21,6 +21,7 @@ typedef struct OptJob {
         char **paths;           /* owned copies of items[].path */
         size_t n_items;
         MoverStats stats;
+        int error;              /* mover_run() failed before moving (negative errno), 0 otherwise */
 } OptJob;
 
 typedef struct SkipEntry {
@@ -39,8 +40,9 @@ typedef struct Optimizer {
         uint64_t moved_files, moved_bytes;
         SkipEntry *skipped;
         size_t n_skipped;
-        bool cancelled, out_of_space;
+        bool cancelled, out_of_space, failed;
         bool shutdown;                  /* stopping for daemon shutdown: leave the runs to be resumed */
+        bool abandoned;                 /* shutdown gave up waiting for the worker: don't join it */
 
         pthread_t thread;
         bool thread_started;

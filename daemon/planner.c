@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <linux/fs.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -81,6 +83,13 @@ int planner_check_fd(int fd, const PlanConfig *cfg, uint64_t now_realtime_usec, 
                 snprintf(reason, reason_size, "empty");
                 return 1;
         }
+        /* MOVE_EXT keeps holes as holes, but the donor must cover the whole size: a mostly-empty sparse
+         * file would claim its full size of free space for nothing. Profile files (programs, libraries,
+         * data) are not sparse; the rare one that is stays where it is. */
+        if ((uint64_t) st.st_blocks * 512 + (uint64_t) st.st_blksize < (uint64_t) st.st_size) {
+                snprintf(reason, reason_size, "sparse file");
+                return 1;
+        }
         if ((uint64_t) st.st_size > cfg->max_file_bytes) {
                 snprintf(reason, reason_size, "larger than MaxFileMiB=%" PRIu64, cfg->max_file_bytes >> 20);
                 return 1;
@@ -117,14 +126,16 @@ int planner_check_fd(int fd, const PlanConfig *cfg, uint64_t now_realtime_usec, 
                 snprintf(reason, reason_size, "data journaling");
                 return 1;
         }
-        /* A read lease is only granted when nobody has the file open for writing. */
+        /* A read lease is only granted when nobody has the file open for writing. Where leases are not
+         * available (fs.leases-enable=0, no CAP_LEASE for others' files) the probe tells nothing: the
+         * mover checks again and the kernel serializes the move against writers anyway. */
         if (fcntl(fd, F_SETLEASE, F_RDLCK) < 0) {
                 if (errno == EAGAIN || errno == EBUSY) {
                         snprintf(reason, reason_size, "open for writing");
                         *ret_retry = true;
                         return 1;
                 }
-                return -errno;
+                return 0;
         }
         (void) fcntl(fd, F_SETLEASE, F_UNLCK);
         return 0;
@@ -195,6 +206,32 @@ static void collect_swap_files(InoSet *s) {
                 if (sscanf(line, "%4095s", path) == 1 && path[0] == '/' && stat(path, &st) >= 0 && S_ISREG(st.st_mode))
                         ino_set_add(s, st.st_dev, st.st_ino);
         }
+}
+
+/* Without a journal, nothing orders the extent swap after the data write: a crash in the middle of a
+ * move could leave a file pointing at blocks that never received its data. jbd2 lists every journal it
+ * runs in /proc/fs/jbd2/<device>-<journal inode>. */
+static bool fs_has_journal(dev_t dev) {
+        _cleanup_(closedirp_) DIR *d = NULL;
+        char link[64], target[PATH_MAX];
+        const char *name;
+        struct dirent *de;
+        ssize_t n;
+
+        snprintf(link, sizeof link, "/sys/dev/block/%u:%u", major(dev), minor(dev));
+        n = readlink(link, target, sizeof target - 1);
+        if (n < 0)
+                return false;
+        target[n] = 0;
+        name = strrchr(target, '/');
+        name = name ? name + 1 : target;
+        d = opendir("/proc/fs/jbd2");
+        if (!d)
+                return false;
+        while ((de = readdir(d)))
+                if (strncmp(de->d_name, name, strlen(name)) == 0 && de->d_name[strlen(name)] == '-')
+                        return true;
+        return false;
 }
 
 static int add_skip(Plan *p, const char *path, const char *reason, bool retry) {
@@ -282,6 +319,7 @@ int planner_build(Db *db, const FilesystemList *fss, char *const *mounts, const 
                 if (mount_fds[i] >= 0 && fstatfs(mount_fds[i], &sfs) >= 0)
                         p.fs[i].device_bytes = (uint64_t) sfs.f_blocks * (uint64_t) sfs.f_bsize;
                 layout_walker_init(&fs_walkers[i], p.fs[i].device_bytes);
+                p.fs[i].journaled = fs_has_journal(fss->items[i].dev);
                 /* expected placement: the donor lands somewhere; assume the middle of the device */
                 slot_base[i] = p.fs[i].device_bytes / 2;
         }
@@ -326,9 +364,20 @@ int planner_build(Db *db, const FilesystemList *fss, char *const *mounts, const 
                         for (size_t q = 0; q < n_placed; q++)
                                 if (placed[q] == f->id)
                                         first_use = false;
+                        if (first_use) {
+                                r = grow_array((void **) &placed, &alloc_placed, n_placed, sizeof *placed);
+                                if (r < 0)
+                                        goto finish_profile;
+                                placed[n_placed++] = f->id;
+                        }
                         if (fi < 0) {
                                 if (first_use)
                                         (void) add_skip(&p, f->path, "not on a watched read-write ext4 filesystem", false);
+                                continue;
+                        }
+                        if (!p.fs[fi].journaled) {
+                                if (first_use)
+                                        (void) add_skip(&p, f->path, "filesystem has no journal: moving is not crash-safe there", false);
                                 continue;
                         }
                         before.device_bytes = expected.device_bytes = p.fs[fi].device_bytes;
@@ -358,11 +407,6 @@ int planner_build(Db *db, const FilesystemList *fss, char *const *mounts, const 
                                 continue;
                         }
 
-                        r = grow_array((void **) &placed, &alloc_placed, n_placed, sizeof *placed);
-                        if (r < 0)
-                                goto finish_profile;
-                        placed[n_placed++] = f->id;
-
                         if (fstat(fd, &st) < 0) {
                                 r = -errno;
                                 goto finish_profile;
@@ -388,7 +432,10 @@ int planner_build(Db *db, const FilesystemList *fss, char *const *mounts, const 
                                 continue;
                         }
                         uint64_t cap = MIN(cfg->max_hot_set_bytes, p.fs[fi].device_bytes / 20);
-                        if (p.fs[fi].bytes + (uint64_t) st.st_size > cap) {
+                        /* the donor takes each file rounded up to a page (and block) */
+                        uint64_t unit = MAX((uint64_t) sysconf(_SC_PAGESIZE), (uint64_t) st.st_blksize);
+                        uint64_t slice = ((uint64_t) st.st_size + unit - 1) / unit * unit;
+                        if (p.fs[fi].slices + slice > cap) {
                                 snprintf(reason, sizeof reason, "hot set full (MaxHotSetMiB=%" PRIu64 ", at most 5%% of the filesystem)",
                                          cfg->max_hot_set_bytes >> 20);
                                 (void) add_skip(&p, f->path, reason, false);
@@ -422,6 +469,7 @@ int planner_build(Db *db, const FilesystemList *fss, char *const *mounts, const 
                         nf[fp->n_files].n_extents = n_ext;
                         fp->n_files++;
                         fp->bytes += (uint64_t) st.st_size;
+                        fp->slices += slice;
                 }
                 layout_walker_finish(&before, &pp->before);
                 layout_walker_finish(&expected, &pp->expected);

@@ -53,6 +53,8 @@ typedef struct FsPlan {
         PlanFile *files;                /* layout order, movable files only */
         size_t n_files;
         uint64_t bytes;
+        uint64_t slices;                /* bytes the donor needs (each file rounded up to a page) */
+        bool journaled;                 /* only journaled ext4 is moved on */
         bool in_place;                  /* already contiguous in this order: nothing to do */
         LayoutQuality before;           /* the whole layout, now */
 } FsPlan;

@@ -114,6 +114,11 @@ static void handle_exec_event(Recorder *r, const struct fanotify_event_metadata 
                         strcpy(rec.path, path);
 
                 pthread_mutex_lock(&r->lock);
+                /* A launch must see every read, also of files the boot session already has and told
+                 * the kernel to stop reporting: drop those ignore marks (one call, no path walk). */
+                if (r->ignores &&
+                    fanotify_mark(r->open_fd, FAN_MARK_FLUSH, 0, AT_FDCWD, NULL) >= 0)
+                        r->ignores = false;
                 /* Arm the exec'd file's own filesystem through its fd (no path walk), and queue the
                  * record, both *before* allowing the exec: once allowed, the program runs and its reads
                  * can only be attributed if its exec is already queued. */
@@ -261,6 +266,27 @@ int recorder_disarm(Recorder *r, uint64_t seen_seq) {
                         ret = -errno;
                 else {
                         r->open_marked = false;
+                        ret = 1;
+                }
+                if (r->ignores && fanotify_mark(r->open_fd, FAN_MARK_FLUSH, 0, AT_FDCWD, NULL) >= 0)
+                        r->ignores = false;
+        }
+        pthread_mutex_unlock(&r->lock);
+        return ret;
+}
+
+int recorder_ignore_file(Recorder *r, int fd, uint64_t seen_seq) {
+        int ret = 0;
+
+        pthread_mutex_lock(&r->lock);
+        if (r->exec_seq == seen_seq) {
+                /* Evictable: the mark does not pin the inode in memory; if the inode is evicted, the next
+                 * read is reported again, which costs one more event, nothing else. */
+                if (fanotify_mark(r->open_fd, FAN_MARK_ADD | FAN_MARK_IGNORED_MASK | FAN_MARK_EVICTABLE,
+                                  RECORD_MASK, fd, NULL) < 0)
+                        ret = -errno;
+                else {
+                        r->ignores = true;
                         ret = 1;
                 }
         }

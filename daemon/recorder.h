@@ -58,6 +58,7 @@ typedef struct Recorder {
         char **mounts;          /* mount points of the filesystems we mark */
         size_t n_mounts;
         bool open_marked;       /* read marks armed (on some or all filesystems) */
+        bool ignores;           /* inode ignore marks may exist */
         bool launches_enabled;  /* arm on exec and forward execs */
         uint64_t exec_seq;      /* exec records queued to the main loop */
 } Recorder;
@@ -78,6 +79,12 @@ int recorder_arm(Recorder *r);
  * was queued (its launch needs them): returns 1 if disarmed, 0 if kept, negative errno on error. */
 int recorder_disarm(Recorder *r, uint64_t seen_seq);
 bool recorder_armed(Recorder *r);
+
+/* Stop reporting reads of this open file (an evictable inode ignore mark), unless an exec record newer
+ * than `seen_seq` is queued: a new launch must see every read. Returns 1 if placed, 0 if not now, negative
+ * errno on error. The exec thread removes all such marks before it allows any exec, and disarming removes
+ * them too. Used while only the boot session records: its first read of a file is all it needs. */
+int recorder_ignore_file(Recorder *r, int fd, uint64_t seen_seq);
 
 /* Parse one FID event. Returns 1 and the key for a file event, 0 for events to ignore, -EBADMSG for a
  * malformed record. */

@@ -60,34 +60,8 @@ sync
 du -sh "$MNT/usr" | sed 's/^/  /'
 
 step "Private D-Bus system bus and seeklessd"
-mkdir -p "$TMP/bus/system.d"
-cp dbus/org.seekless.Seekless1.conf "$TMP/bus/system.d/"
-cat > "$TMP/bus/bus.conf" <<EOC
-<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>system</type>
-  <listen>unix:path=$TMP/bus/socket</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow user="*"/>
-    <deny own="*"/>
-    <deny send_type="method_call"/>
-    <allow send_type="signal"/>
-    <allow send_requested_reply="true" send_type="method_return"/>
-    <allow send_requested_reply="true" send_type="error"/>
-    <allow receive_type="method_call"/>
-    <allow receive_type="method_return"/>
-    <allow receive_type="error"/>
-    <allow receive_type="signal"/>
-    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"/>
-    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Introspectable"/>
-  </policy>
-  <includedir>$TMP/bus/system.d</includedir>
-</busconfig>
-EOC
-BUS_PID=$(dbus-daemon --config-file="$TMP/bus/bus.conf" --fork --print-pid)
-export DBUS_SYSTEM_BUS_ADDRESS=unix:path=$TMP/bus/socket
+. tests/private-bus.sh
+start_private_bus "$TMP/bus" "$ROOT"
 # MinFileAgeSec=0: the program was copied a moment ago (the default waits 10 minutes for files to settle)
 printf '[Record]\nBootWindowSec=3\nLaunchWindowSec=5\n[Optimize]\nMinFileAgeSec=0\n' > "$TMP/seekless.conf"
 "$SEEKLESSD" --config="$TMP/seekless.conf" --state-dir="$TMP/state" --filesystem="$MNT" 2>"$TMP/daemon.log" &

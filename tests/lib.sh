@@ -14,6 +14,8 @@
 
 set -euo pipefail
 
+. "$(dirname "${BASH_SOURCE[0]}")/private-bus.sh"
+
 : "${SEEKLESSD:?run through meson test}" "${SEEKLESSCTL:?}" "${SOURCE_ROOT:?}"
 
 if [ "$(id -u)" != 0 ]; then
@@ -47,7 +49,7 @@ cleanup() {
         exit "$rc"
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+trap 'exit 130' INT TERM HUP PIPE
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 pass() { echo "ok: $*"; }
@@ -82,37 +84,8 @@ setup_image() {
 }
 
 start_bus() {
-        mkdir -p "$TMP/bus/system.d"
-        cp "$SOURCE_ROOT/dbus/org.seekless.Seekless1.conf" "$TMP/bus/system.d/"
-        # The stock system bus policy (default deny) plus the project's own policy file.
-        cat > "$TMP/bus/bus.conf" <<EOC
-<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>system</type>
-  <listen>unix:path=$TMP/bus/system_bus_socket</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow user="*"/>
-    <deny own="*"/>
-    <deny send_type="method_call"/>
-    <allow send_type="signal"/>
-    <allow send_requested_reply="true" send_type="method_return"/>
-    <allow send_requested_reply="true" send_type="error"/>
-    <allow receive_type="method_call"/>
-    <allow receive_type="method_return"/>
-    <allow receive_type="error"/>
-    <allow receive_type="signal"/>
-    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"/>
-    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Introspectable"/>
-    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Properties"/>
-  </policy>
-  <includedir>$TMP/bus/system.d</includedir>
-</busconfig>
-EOC
-        chmod 755 "$TMP" "$TMP/bus"
-        BUS_PID=$(dbus-daemon --config-file="$TMP/bus/bus.conf" --fork --print-pid)
-        export DBUS_SYSTEM_BUS_ADDRESS="unix:path=$TMP/bus/system_bus_socket"
+        chmod 755 "$TMP"
+        start_private_bus "$TMP/bus" "$SOURCE_ROOT"
 }
 
 write_config() {

@@ -14,7 +14,7 @@ as_nobody "$SEEKLESSCTL" --json status | jq -e '.version and (.filesystems | len
         fail "non-root status --json"
 pass "non-root may read status"
 
-for args in "show boot" "profiles" "sessions" "forget boot" "forget --all"; do
+for args in "show boot" "profiles" "sessions" "forget boot" "forget --all" "plan" "optimize" "cancel" "report"; do
         rc=0
         out=$(as_nobody "$SEEKLESSCTL" $args 2>&1) || rc=$?
         [ "$rc" = 1 ] || fail "non-root '$args' exited $rc"
