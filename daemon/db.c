@@ -97,7 +97,10 @@ static const char *const migrations[] = {
         "        seq INTEGER NOT NULL,"
         "        physical INTEGER NOT NULL,"
         "        length INTEGER NOT NULL,"
-        "        PRIMARY KEY (file_id, seq)) WITHOUT ROWID;",
+        "        PRIMARY KEY (file_id, seq)) WITHOUT ROWID;"
+        /* how often a profile was recorded, ever: orders applications by how often they launch */
+        "ALTER TABLE profiles ADD COLUMN recorded INTEGER NOT NULL DEFAULT 0;"
+        "UPDATE profiles SET recorded = (SELECT COUNT(*) FROM sessions s WHERE s.profile_id = profiles.id);",
 };
 
 typedef enum Stmt {
@@ -142,9 +145,9 @@ static const char *const stmt_sql[_STMT_MAX] = {
         [STMT_COMMIT] = "COMMIT",
         [STMT_ROLLBACK] = "ROLLBACK",
         [STMT_PROFILE_UPSERT] =
-                "INSERT INTO profiles (name, kind, updated) VALUES (?1, ?2, ?3) "
+                "INSERT INTO profiles (name, kind, updated, recorded) VALUES (?1, ?2, ?3, 1) "
                 "ON CONFLICT (name) DO UPDATE SET kind = excluded.kind, "
-                "updated = MAX(updated, excluded.updated) "
+                "updated = MAX(updated, excluded.updated), recorded = recorded + 1 "
                 "RETURNING id",
         [STMT_PROFILE_LOOKUP] = "SELECT id, kind FROM profiles WHERE name = ?1",
         [STMT_FILE_UPSERT] =
@@ -196,7 +199,7 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 "(SELECT COALESCE(SUM(f.size), 0) FROM profile_files pf JOIN files f ON f.id = pf.file_id "
                 " WHERE pf.profile_id = p.id), "
                 "(SELECT COALESCE(MAX(s.started_realtime + s.duration_usec), 0) FROM sessions s "
-                " WHERE s.profile_id = p.id) "
+                " WHERE s.profile_id = p.id), p.recorded "
                 "FROM profiles p ORDER BY p.kind <> 'boot', p.name",
         [STMT_PROFILE_FILES] =
                 "SELECT " FILE_COLUMNS ", pf.score, pf.seen FROM profile_files pf "
@@ -1106,6 +1109,7 @@ int db_list_profiles(Db *db, DbProfileInfo **ret, size_t *ret_n) {
                         .n_files = (unsigned) sqlite3_column_int64(st, 3),
                         .bytes = (uint64_t) sqlite3_column_int64(st, 4),
                         .updated_realtime_usec = (uint64_t) sqlite3_column_int64(st, 5),
+                        .n_launches = (unsigned) sqlite3_column_int64(st, 6),
                 };
                 r = column_kind(st, 1, &p->kind);
                 if (r < 0)

@@ -115,6 +115,7 @@ typedef struct DbProfileInfo {
         char *name;
         ProfileKind kind;
         unsigned n_sessions;
+        unsigned n_launches;       /* sessions ever recorded (not capped by pruning) */
         unsigned n_files;          /* files in the merged order */
         uint64_t bytes;            /* their total size */
         uint64_t updated_realtime_usec;

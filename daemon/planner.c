@@ -250,13 +250,40 @@ static int add_skip(Plan *p, const char *path, const char *reason, bool retry) {
         return 0;
 }
 
+/* Breaks a run could still remove: a run puts each file's data at base + logical offset (holes stay holes)
+ * and the next file at the next slice (this file's size rounded up to a page). Unlike the walker's
+ * discontinuities, neither the rounding gaps nor holes count, so a layout a run made is "in place" on any
+ * block and page size. */
+static uint64_t layout_breaks(const FsPlan *fp) {
+        uint64_t unit = (uint64_t) sysconf(_SC_PAGESIZE), breaks = 0, next_base = 0;
+        bool first = true;
+
+        for (size_t i = 0; i < fp->n_files; i++) {
+                const PlanFile *f = &fp->files[i];
+                uint64_t base;
+
+                if (f->n_extents == 0)
+                        continue;
+                base = f->extents[0].physical - f->extents[0].logical;
+                if (!first && base != next_base)
+                        breaks++;
+                for (size_t e = 1; e < f->n_extents; e++)
+                        if (f->extents[e].physical - f->extents[e].logical != base)
+                                breaks++;
+                next_base = base + (f->size + unit - 1) / unit * unit;
+                first = false;
+        }
+        return breaks;
+}
+
 static int cmp_profiles(const void *a, const void *b) {
         const DbProfileInfo *x = a, *y = b;
 
         if (x->kind != y->kind)
                 return x->kind == PROFILE_BOOT ? -1 : 1;
-        if (x->n_sessions != y->n_sessions)
-                return x->n_sessions > y->n_sessions ? -1 : 1;
+        /* launches ever recorded, not sessions kept (those are capped at KeepLaunches=) */
+        if (x->n_launches != y->n_launches)
+                return x->n_launches > y->n_launches ? -1 : 1;
         return strcmp(x->name, y->name);
 }
 
@@ -482,10 +509,10 @@ int planner_build(Db *db, const FilesystemList *fss, char *const *mounts, const 
 
         for (size_t i = 0; i < p.n_fs; i++) {
                 layout_walker_finish(&fs_walkers[i], &p.fs[i].before);
-                /* Already contiguous in this order (up to the breaks the last run could not avoid): moving
-                 * again would only rewrite data for nothing. */
+                /* Already laid out as a run would lay it out (up to the breaks the last run could not
+                 * avoid): moving again would only rewrite data for nothing. */
                 p.fs[i].in_place = p.fs[i].n_files > 0 &&
-                        p.fs[i].before.discontinuities <= (allowed_breaks ? allowed_breaks[i] : 0);
+                        layout_breaks(&p.fs[i]) <= (allowed_breaks ? allowed_breaks[i] : 0);
         }
         r = 0;
         *ret = p;

@@ -72,12 +72,13 @@ wait_until() {      # SECONDS CMD...
         return 1
 }
 
-setup_image() {
+setup_image() {    # [SIZE [extra mkfs.ext4 options...]]
         local size=${1:-256M}
+        shift || true
         IMG=$TMP/fs.img
         MNT=$TMP/mnt
         truncate -s "$size" "$IMG"
-        mkfs.ext4 -q -F -b 4096 -E lazy_itable_init=0,lazy_journal_init=0 "$IMG"
+        mkfs.ext4 -q -F -b 4096 -E lazy_itable_init=0,lazy_journal_init=0 "$@" "$IMG"
         LOOP=$(losetup --find --show "$IMG")
         mkdir -p "$MNT"
         mount -t ext4 "$LOOP" "$MNT"
@@ -95,7 +96,7 @@ write_config() {
 
 start_daemon() {
         [ -n "$CONF" ] || write_config < /dev/null
-        "$SEEKLESSD" --config="$CONF" --state-dir="$STATE" --log-level=debug "$@" >>"$DAEMON_LOG" 2>&1 &
+        ${DAEMON_WRAPPER:-} "$SEEKLESSD" --config="$CONF" --state-dir="$STATE" --log-level=debug "$@" >>"$DAEMON_LOG" 2>&1 &
         DAEMON_PID=$!
         if ! wait_until 20 busctl --system status org.seekless.Seekless1; then
                 fail "seeklessd did not appear on the bus"

@@ -302,12 +302,15 @@ static void test_store(const char *path) {
                 ASSERT_STREQ(l[0].name, "boot");
                 ASSERT_EQ(l[0].kind, PROFILE_BOOT);
                 ASSERT_EQ(l[0].n_sessions, 3);
+                /* five boots were recorded; pruning keeps three sessions but not the count */
+                ASSERT_EQ(l[0].n_launches, 5);
                 ASSERT_EQ(l[0].n_files, 3);
                 ASSERT_EQ(l[0].bytes, 4096ULL * (6 + 5 + 4));
                 ASSERT_EQ(l[0].updated_realtime_usec, 5100);
                 ASSERT_STREQ(l[1].name, APP2);
                 ASSERT_EQ(l[1].kind, PROFILE_APP);
                 ASSERT_EQ(l[1].n_sessions, 1);
+                ASSERT_EQ(l[1].n_launches, 1);
                 ASSERT_EQ(l[1].updated_realtime_usec, 7100);
                 ASSERT_STREQ(l[2].name, APP);
                 ASSERT_EQ(l[2].n_sessions, 1);

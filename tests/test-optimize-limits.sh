@@ -64,6 +64,11 @@ wait_until 30 optimizing || fail "optimization did not start"
 sleep 3
 kill -KILL "$DAEMON_PID"; wait "$DAEMON_PID" 2>/dev/null || true; DAEMON_PID=
 sync
+# the files the daemon checkpointed as done, and where they are now (filefrag, not the daemon's word)
+sqlite3 "$STATE/seekless.db" "SELECT f.path FROM run_files rf JOIN files f ON f.id = rf.file_id
+        WHERE rf.run_id = (SELECT MAX(id) FROM runs) AND rf.state = 'done'" > "$TMP/done.list"
+[ -s "$TMP/done.list" ] || fail "nothing was checkpointed before the kill"
+while read -r f; do filefrag -v "$f" | awk '/^ *[0-9]+:/'; done < "$TMP/done.list" > "$TMP/done.extents"
 within_1pct "$(free_blocks)" "$free0" || fail "space leaked after kill -9: $free0 -> $(free_blocks) free blocks"
 verify_checksums "$TMP/sums"
 pass "kill -9 mid-run: data intact, the donor's space was given back"
@@ -74,12 +79,14 @@ line=$(grep "Resuming interrupted run" "$DAEMON_LOG" | tail -n1)
 todo=$(sed -E 's/.*: ([0-9]+) of ([0-9]+) files.*/\1/' <<<"$line"); all=$(sed -E 's/.*: ([0-9]+) of ([0-9]+) files.*/\2/' <<<"$line")
 [ "$todo" -lt "$all" ] || fail "resume redoes finished work: $line"
 wait_until 120 not_optimizing || fail "the resumed run did not finish"
+while read -r f; do filefrag -v "$f" | awk '/^ *[0-9]+:/'; done < "$TMP/done.list" > "$TMP/done.extents.after"
+cmp -s "$TMP/done.extents" "$TMP/done.extents.after" || fail "the resume moved files that were already done"
 verify_checksums "$TMP/sums"
 sync
 within_1pct "$(free_blocks)" "$free0" || fail "space leaked after resume: $free0 -> $(free_blocks)"
 after=$(discontinuities_of "${order[@]}")
 [ "$after" -lt "$aged_disc" ] || fail "no improvement after resume: $aged_disc -> $after"
-pass "restart resumed the run ($todo of $all files left), layout $aged_disc -> $after discontinuities"
+pass "restart resumed the run ($todo of $all files left; the $(wc -l < "$TMP/done.list") done ones stayed put), layout $aged_disc -> $after discontinuities"
 
 stop_daemon
 fsck_clean

@@ -36,6 +36,7 @@ jq -e '.moved_files > 0 and .moved_bytes > 0 and .state == "done"' "$TMP/opt.jso
 jq -e '.skipped | length == 0' "$TMP/opt.json" >/dev/null || fail "files skipped: $(jq -c .skipped "$TMP/opt.json")"
 
 runs=$(donor_runs_of_last_run)
+[ "$runs" = 1 ] || fail "the donor on a fresh 1 GiB image should be one run, was $runs"
 after=$(discontinuities_of "${order[@]}")
 echo "  after: $after discontinuities (donor in $runs run(s)), moved $(jq .moved_files "$TMP/opt.json") files"
 [ "$after" -le $((runs - 1)) ] || fail "after optimize: $after discontinuities, donor had $runs run(s)"
