@@ -74,6 +74,25 @@ static int validate_name(const char *name, sd_bus_error *error) {
         return 0;
 }
 
+/* The common start of the methods taking a profile name: read it, check the caller, check the name.
+ * Returns 0 to go on, or what the handler should return. */
+static int read_profile_name(sd_bus_message *message, const char *what, const char **ret, sd_bus_error *error) {
+        const char *name;
+        int r;
+
+        r = sd_bus_message_read(message, "s", &name);
+        if (r < 0)
+                return r;
+        r = check_root(message, what, error);
+        if (r != 0)
+                return r;
+        r = validate_name(name, error);
+        if (r != 0)
+                return r;
+        *ret = name;
+        return 0;
+}
+
 static int method_get_profile(sd_bus_message *message, void *userdata, sd_bus_error *error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         Manager *m = userdata;
@@ -83,13 +102,7 @@ static int method_get_profile(sd_bus_message *message, void *userdata, sd_bus_er
         size_t n = 0;
         int r;
 
-        r = sd_bus_message_read(message, "s", &name);
-        if (r < 0)
-                return r;
-        r = check_root(message, "show profiles", error);
-        if (r != 0)
-                return r;
-        r = validate_name(name, error);
+        r = read_profile_name(message, "show profiles", &name, error);
         if (r != 0)
                 return r;
         r = db_get_profile(m->db, name, &kind, &f, &n);
@@ -147,13 +160,7 @@ static int method_forget_profile(sd_bus_message *message, void *userdata, sd_bus
         const char *name;
         int r;
 
-        r = sd_bus_message_read(message, "s", &name);
-        if (r < 0)
-                return r;
-        r = check_root(message, "forget profiles", error);
-        if (r != 0)
-                return r;
-        r = validate_name(name, error);
+        r = read_profile_name(message, "forget profiles", &name, error);
         if (r != 0)
                 return r;
         r = db_forget_profile(m->db, name);
@@ -387,13 +394,7 @@ static int method_get_layout(sd_bus_message *message, void *userdata, sd_bus_err
         uint64_t device = 0;
         int r;
 
-        r = sd_bus_message_read(message, "s", &name);
-        if (r < 0)
-                return r;
-        r = check_root(message, "show layouts", error);
-        if (r != 0)
-                return r;
-        r = validate_name(name, error);
+        r = read_profile_name(message, "show layouts", &name, error);
         if (r != 0)
                 return r;
         r = db_get_profile(m->db, name, NULL, &f, &n);

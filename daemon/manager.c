@@ -251,6 +251,9 @@ static int manager_save_session(Manager *m, Session *s) {
                         continue;
                 }
                 r = file_key_resolve(fd, &sf->key, &st, &paths[n]);
+                if (r >= 0 && !paths[n] && sf->path)
+                        /* the kernel can't name it any more, but it could shortly after the read */
+                        paths[n] = strdup(sf->path);
                 if (r < 0 || !paths[n]) {
                         /* gone, not a regular file, or no name we can trust */
                         log_debug_errno(r, "Session file %zu not stored (%s): %m", i, r < 0 ? "unresolvable" : "no trusted path");
@@ -351,10 +354,33 @@ static void manager_end_session(Manager *m, Session *s) {
         (void) malloc_trim(0);
 }
 
+/* Name the files read since the last pass while their dentries are surely cached: a file handle opened
+ * after the dentry was evicted can't be named any more ("disconnected"), and a long boot session under
+ * memory pressure would otherwise lose such files at the end. */
+static void session_resolve_new(Manager *m, Session *s) {
+        MountFds fds = {};
+
+        for (; s->n_resolved < s->n_files; s->n_resolved++) {
+                SessionFile *sf = &s->files[s->n_resolved];
+                int fd = mount_fds_get(m, &fds, sf->key.fsid);
+                if (fd >= 0)
+                        (void) file_key_resolve(fd, &sf->key, NULL, &sf->path);
+        }
+        mount_fds_done(&fds);
+}
+
+static void manager_resolve_sessions(Manager *m) {
+        if (m->boot)
+                session_resolve_new(m, m->boot);
+        for (Session *s = m->launches; s; s = s->next)
+                session_resolve_new(m, s);
+}
+
 static int on_timer(sd_event_source *source, uint64_t usec, void *userdata) {
         Manager *m = userdata;
         uint64_t now = now_usec(CLOCK_MONOTONIC);
 
+        manager_resolve_sessions(m);
         if (m->boot && m->boot->deadline_usec <= now)
                 manager_end_session(m, m->boot);
         for (Session *s = m->launches, *n; s; s = n) {
@@ -375,6 +401,9 @@ static int manager_schedule(Manager *m) {
                 next = m->boot->deadline_usec;
         for (Session *s = m->launches; s; s = s->next)
                 next = MIN(next, s->deadline_usec);
+        /* while anything records, wake up every second to name the newly read files */
+        if (next != UINT64_MAX)
+                next = MIN(next, now_usec(CLOCK_MONOTONIC) + USEC_PER_SEC);
 
         if (next == UINT64_MAX)
                 return m->timer_source ? sd_event_source_set_enabled(m->timer_source, SD_EVENT_OFF) : 0;

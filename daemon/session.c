@@ -30,6 +30,8 @@ Session *session_free(Session *s) {
                 return NULL;
         free(s->profile);
         free(s->cgroup);
+        for (size_t i = 0; i < s->n_files; i++)
+                free(s->files[i].path);
         free(s->files);
         free(s->index);
         free(s);
@@ -106,5 +108,10 @@ int session_add(Session *s, const FileKey *key, uint64_t now_usec) {
 }
 
 size_t session_memory(const Session *s) {
-        return sizeof *s + s->allocated * sizeof(SessionFile) + s->n_buckets * sizeof(uint32_t);
+        size_t m = sizeof *s + s->allocated * sizeof(SessionFile) + s->n_buckets * sizeof(uint32_t);
+
+        for (size_t i = 0; i < s->n_files; i++)
+                if (s->files[i].path)
+                        m += strlen(s->files[i].path) + 1;
+        return m;
 }

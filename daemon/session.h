@@ -13,6 +13,7 @@
 typedef struct SessionFile {
         FileKey key;
         uint64_t offset_usec;   /* first access relative to the session start */
+        char *path;             /* resolved soon after the read, while the kernel can still name it */
 } SessionFile;
 
 typedef struct Session Session;
@@ -30,6 +31,7 @@ struct Session {
         size_t n_files, allocated;
         uint32_t *index;        /* open addressing: file index + 1, 0 = empty */
         size_t n_buckets;
+        size_t n_resolved;      /* files[0..n_resolved) had their path resolution attempted */
 
         Session *next;
 };

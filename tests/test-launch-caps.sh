@@ -59,3 +59,25 @@ grep -q "/d/b$" <<<"$paths" && fail "deleted file still in the profile: $paths"
 grep -q "/d/a$" <<<"$paths" && grep -q "/d/c$" <<<"$paths" || fail "profile lost live files: $paths"
 pass "a deleted file dropped out of the profile"
 stop_daemon
+
+# Dentries evicted between the reads and the end of the launch window: the kernel can no longer name the
+# files from their handles then, so seeklessd must have named them shortly after the reads.
+write_config <<EOC
+[Record]
+BootWindowSec=1
+LaunchWindowSec=4
+EOC
+mkdir -p "$MNT/e"
+for f in x y z; do echo "$f" > "$MNT/e/$f"; done
+cp "$OPEN_FILES" "$MNT/bin/evict"
+sync
+start_daemon --filesystem="$MNT" --boot-id=fedcba9876543210fedcba9876543210
+wait_until 30 boot_recording_over || fail "boot window did not close"
+"$MNT/bin/evict" "$MNT/e/x" "$MNT/e/y" "$MNT/e/z"
+sleep 2
+sync; echo 2 > /proc/sys/vm/drop_caches      # dentries and inodes
+wait_until 30 has_profile "$MNT/bin/evict" || fail "launch not recorded"
+got=$(profile_paths "$MNT/bin/evict" | tr '\n' ' ')
+[ "$got" = "$MNT/bin/evict $MNT/e/x $MNT/e/y $MNT/e/z " ] || fail "after dentry eviction the profile is [$got]"
+pass "files whose dentries were evicted before the session ended keep their names"
+stop_daemon
