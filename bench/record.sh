@@ -5,23 +5,28 @@
 #   sudo bench/record.sh [BUILD_DIR]        (default: build/)
 #
 # Measures, on a scratch loop-mounted ext4 image and a private dbus-daemon:
-#   a. open+read+close throughput of 50k small files (hot cache), side by side in one run, with the
-#      three configurations interleaved round by round: no daemon / daemon idle / daemon in a window;
+#   a. open+read+close throughput (hot page cache), the three configurations interleaved round by round
+#      (no daemon / daemon idle / daemon in a window), medians:
+#      a1. repeated reads: 50k small files, each read many times per window (after a warm-up pass);
+#      a2. first reads: ONE pass over 20k files none of which was read before in that window (a fresh
+#          window daemon per measurement), i.e. the cost of each file's first read, what a boot does;
 #   b. daemon RSS while recording, and after storing, a boot of 100k distinct files;
 #   c. database growth per recorded boot of 5k files (first boot and later boots).
 # Prints PASS/FAIL against the targets; exits 0 whatever the verdicts, non-zero only if something broke
 # (setup failed, a daemon did not start or did not exit cleanly). Needs root (fanotify, loop devices).
 #
-# Knobs (environment): ROUNDS=9 SECS=2 NFILES=50000 NRSS=100000 NBOOT=5000 BOOTS=3
+# Knobs (environment): ROUNDS=9 SECS=2 NFILES=50000 NFIRST=20000 NRSS=100000 NBOOT=5000 BOOTS=3
 
 set -euo pipefail
 
 ROUNDS=${ROUNDS:-9}
 SECS=${SECS:-2}
 NFILES=${NFILES:-50000}
+NFIRST=${NFIRST:-20000}
 NRSS=${NRSS:-100000}
 NBOOT=${NBOOT:-5000}
 BOOTS=${BOOTS:-3}
+FIRST_DIRS=3            # disjoint directories of NFIRST files for (a2), one per configuration per round
 RSS_CHUNK=10000          # files read per burst in (b): below the 16384-event fanotify queue
 
 SRC=$(cd "$(dirname "$0")/.." && pwd)
@@ -143,7 +148,7 @@ OB=$TMP/openbench    # lives on /tmp, not on the watched image: running it start
 IMG=$TMP/fs.img
 MNT=$TMP/mnt
 truncate -s 1536M "$IMG"
-mkfs.ext4 -q -F -b 4096 -N 200000 -E lazy_itable_init=0,lazy_journal_init=0 "$IMG"
+mkfs.ext4 -q -F -b 4096 -N 300000 -E lazy_itable_init=0,lazy_journal_init=0 "$IMG"
 LOOP=$(losetup --find --show "$IMG")
 mkdir -p "$MNT"
 mount -t ext4 "$LOOP" "$MNT"
@@ -151,6 +156,10 @@ log "image: $IMG on $LOOP mounted at $MNT (ext4, 4 KiB blocks)"
 
 mkdir -p "$MNT/tput" "$MNT/boot5k"
 "$OB" --create "$MNT/tput" "$NFILES" 1024 4096
+for ((d = 0; d < FIRST_DIRS; d++)); do
+        mkdir -p "$MNT/first/$d"
+        "$OB" --create "$MNT/first/$d" "$NFIRST" 1024 4096
+done
 "$OB" --create "$MNT/boot5k" "$NBOOT" 1024 4096
 nchunks=$(( (NRSS + RSS_CHUNK - 1) / RSS_CHUNK ))
 for ((c = 0; c < nchunks; c++)); do
@@ -160,47 +169,27 @@ for ((c = 0; c < nchunks; c++)); do
 done
 # read everything once (first-read atime updates) and write it all back, so no writeback runs later
 "$OB" "$MNT/tput" "$NFILES" 0 >/dev/null
+for ((d = 0; d < FIRST_DIRS; d++)); do "$OB" --once "$MNT/first/$d" "$NFIRST" >/dev/null; done
 "$OB" "$MNT/boot5k" "$NBOOT" 0 >/dev/null
 for ((c = 0; c < nchunks; c++)); do "$OB" "$MNT/rss/$c" $(ls "$MNT/rss/$c" | wc -l) 0 >/dev/null; done
 sync
-log "files: $NFILES in tput/ (1-4 KiB), $NBOOT in boot5k/ (1-4 KiB), $NRSS in rss/*/ (1-512 B)"
+log "files: $NFILES in tput/ (1-4 KiB), $FIRST_DIRS x $NFIRST in first/*/ (1-4 KiB), $NBOOT in boot5k/ (1-4 KiB), $NRSS in rss/*/ (1-512 B)"
 
-mkdir -p "$TMP/bus/system.d"
-cp "$SRC/dbus/org.seekless.Seekless1.conf" "$TMP/bus/system.d/"
-cat > "$TMP/bus/bus.conf" <<EOC
-<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>system</type>
-  <listen>unix:path=$TMP/bus/system_bus_socket</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow user="*"/>
-    <deny own="*"/>
-    <deny send_type="method_call"/>
-    <allow send_type="signal"/>
-    <allow send_requested_reply="true" send_type="method_return"/>
-    <allow send_requested_reply="true" send_type="error"/>
-    <allow receive_type="method_call"/>
-    <allow receive_type="method_return"/>
-    <allow receive_type="error"/>
-    <allow receive_type="signal"/>
-    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"/>
-    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Introspectable"/>
-    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Properties"/>
-  </policy>
-  <includedir>$TMP/bus/system.d</includedir>
-</busconfig>
-EOC
-chmod 755 "$TMP" "$TMP/bus"
-BUS_PID=$(dbus-daemon --config-file="$TMP/bus/bus.conf" --fork --print-pid)
-export DBUS_SYSTEM_BUS_ADDRESS="unix:path=$TMP/bus/system_bus_socket"
+. "$SRC/tests/private-bus.sh"
+chmod 755 "$TMP"           # the helper opens up the bus directory; the socket's parent must be reachable too
+start_private_bus "$TMP/bus" "$SRC"
+[ -n "$BUS_PID" ] || die "cannot start the private dbus-daemon"
 
 printf '[Record]\nBootWindowSec=1\n' > "$TMP/idle.conf"
 printf '[Record]\nBootWindowSec=600\n' > "$TMP/window.conf"
 IDLE_BOOT=$(random_boot_id)
 
-# ---------------------------------------------------------------------- (a) throughput, interleaved
+# -------------------------------------------------- (a1) throughput, repeated reads, interleaved
+# Hot files, each read many times per window: openbench's warm-up pass reads every file once, so in a
+# window the daemon has every file in its session before the timed loop starts. The daemon places its
+# ignore mark when a read of a file that is already in the session reaches it, i.e. on the second read:
+# the timed loop's first pass over the files still produces one event per file, after that the files
+# are silenced, so the timed loop measures almost only repeat reads that cost no event.
 CONFIGS=(none idle window)
 declare -A OPS=()          # OPS[config,round]
 WINDOW_EVENTS=() WINDOW_OVERFLOWS=() WINDOW_RSS=() WINDOW_CPU=() IDLE_RSS=() IDLE_EVENTS=() IDLE_CPU=()
@@ -244,7 +233,7 @@ measure() {         # CONFIG ROUND
         log "  round $r  $(printf '%-6s' "$c") $(printf '%8s' "$ops") ops/s"
 }
 
-log "(a) throughput: $ROUNDS rounds x {none, idle, window}, ${SECS}s each, $NFILES files, order rotated per round"
+log "(a1) repeated reads: $ROUNDS rounds x {none, idle, window}, ${SECS}s each, $NFILES files, order rotated per round"
 for ((r = 1; r <= ROUNDS; r++)); do
         for ((k = 0; k < 3; k++)); do
                 measure "${CONFIGS[(k + r - 1) % 3]}" "$r"
@@ -262,6 +251,76 @@ WIN_RATIO=$(awk -v a="${MED[window]}" -v b="${MED[none]}" 'BEGIN { printf "%.4f"
 IDLE_PAIRED=$(paired idle | median); WIN_PAIRED=$(paired window | median)
 slowdown() { awk -v x="$1" 'BEGIN { printf "%.1f", (1 - x) * 100 }'; }
 verdict() { awk -v s="$(slowdown "$1")" -v t="$2" 'BEGIN { print (s <= t) ? "PASS" : "FAIL" }'; }
+
+# ------------------------------------------------------ (a2) throughput, first reads, interleaved
+# ONE timed pass (openbench --once) over NFIRST files that the observer has not seen: every read in it
+# is the first read of its file in the window, which the kernel reports (an ignore mark is only placed
+# after the event reached the daemon). Each window measurement starts a fresh daemon (new boot ID), and
+# its ignore marks die with its fanotify group, so no file was read before in that window. The
+# FIRST_DIRS directories are disjoint and rotate over the configurations round by round; all are re-read
+# with no daemon running at the start of each round, so each pass finds the same hot page, dentry and
+# inode caches and no atime to update.
+declare -A FOPS=()         # FOPS[config,round]
+FIRST_EVENTS=() FIRST_OVERFLOWS=() FIRST_CPU=() FIRST_IDLE_EVENTS=() FIRST_DIR_OF=()
+
+measure_first() {   # CONFIG ROUND DIR_INDEX
+        local c=$1 r=$2 d=$3 out ops
+        case $c in
+        none)
+                [ -z "$DAEMON_PID" ] || die "internal: a daemon is running during the no-daemon run"
+                ;;
+        idle)
+                start_daemon idle "$TMP/idle.conf" "$TMP/state-idle" "$IDLE_BOOT"
+                wait_until 30 boot_over || die "idle daemon: boot window did not close"
+                ;;
+        window)
+                start_daemon first "$TMP/window.conf" "$TMP/state-first" "$(random_boot_id)"
+                boot_recording || die "first-reads daemon: boot window not open"
+                ;;
+        esac
+        sleep 0.5
+        out=$("$OB" --once "$MNT/first/$d" "$NFIRST") || die "openbench --once failed ($c)"
+        ops=${out%% *}
+        FOPS[$c,$r]=$ops
+        FIRST_DIR_OF[$r]+="$c:$d "
+        case $c in
+        idle)
+                boot_over || die "idle daemon: a window opened during the measurement"
+                FIRST_IDLE_EVENTS+=("$(prop EventsReceived)")
+                stop_daemon
+                ;;
+        window)
+                sleep 0.3   # let the daemon drain its queue before reading its counters
+                boot_recording || die "first-reads daemon: window closed during the measurement"
+                FIRST_EVENTS+=("$(prop EventsReceived)")
+                FIRST_OVERFLOWS+=("$(prop Overflows)")
+                FIRST_CPU+=("$(awk '{ print $14 + $15 }' "/proc/$DAEMON_PID/stat")")
+                stop_daemon
+                ;;
+        esac
+        log "  round $r  $(printf '%-6s' "$c") $(printf '%8s' "$ops") ops/s  (first/$d, ${out#* ops/s })"
+}
+
+log "(a2) first reads: $ROUNDS rounds x {none, idle, window}, one pass over $NFIRST files each, order rotated per round"
+for ((r = 1; r <= ROUNDS; r++)); do
+        for ((d = 0; d < FIRST_DIRS; d++)); do "$OB" --once "$MNT/first/$d" "$NFIRST" >/dev/null; done
+        for ((k = 0; k < 3; k++)); do
+                ci=$(( (k + r - 1) % 3 ))
+                measure_first "${CONFIGS[ci]}" "$r" $(( (ci + r - 1) % FIRST_DIRS ))
+        done
+done
+declare -A FMED=()
+for c in "${CONFIGS[@]}"; do
+        FMED[$c]=$(for ((r = 1; r <= ROUNDS; r++)); do echo "${FOPS[$c,$r]}"; done | median)
+done
+fpaired() { for ((r = 1; r <= ROUNDS; r++)); do awk -v a="${FOPS[$1,$r]}" -v b="${FOPS[none,$r]}" 'BEGIN { print a / b }'; done; }
+FIDLE_RATIO=$(awk -v a="${FMED[idle]}" -v b="${FMED[none]}" 'BEGIN { printf "%.4f", a / b }')
+FWIN_RATIO=$(awk -v a="${FMED[window]}" -v b="${FMED[none]}" 'BEGIN { printf "%.4f", a / b }')
+FIDLE_PAIRED=$(fpaired idle | median); FWIN_PAIRED=$(fpaired window | median)
+for ((i = 0; i < ROUNDS; i++)); do
+        [ "${FIRST_OVERFLOWS[i]}" = 0 ] || echo "ANOMALY: first-reads round $((i + 1)): the fanotify queue overflowed" \
+                "(${FIRST_OVERFLOWS[i]}); events were lost, which makes that pass cheaper than a real one" >&2
+done
 
 # ------------------------------------------------------------------------------------ (b) RSS, 100k
 log "(b) RSS: one boot window, $NRSS distinct files read in bursts of $RSS_CHUNK"
@@ -334,7 +393,8 @@ echo
 echo "================ seekless recorder benchmark ================"
 echo "date $(date -u '+%Y-%m-%d %H:%M UTC'); kernel $(uname -r); $(nproc) CPU(s); $NFILES files, ${SECS}s x $ROUNDS rounds"
 echo
-echo "(a) open+read+close throughput, ops/s (hot cache, one process)"
+echo "(a1) open+read+close throughput, REPEATED READS (hot files, each file read many times per window),"
+echo "     ops/s, hot cache, one process, ${SECS}s after a warm-up pass over the $NFILES files"
 printf '%-8s' round; for c in "${CONFIGS[@]}"; do printf '%12s' "$c"; done; printf '%12s%12s\n' idle/none window/none
 for ((r = 1; r <= ROUNDS; r++)); do
         printf '%-8s' "$r"; for c in "${CONFIGS[@]}"; do printf '%12s' "${OPS[$c,$r]}"; done
@@ -350,6 +410,27 @@ printf '  %-34s ratio %s (slowdown %5s%%; median of per-round ratios %.4f)  targ
 echo "  window daemon per round: events received ${WINDOW_EVENTS[*]}; overflows ${WINDOW_OVERFLOWS[*]};" \
         "CPU ticks (utime+stime, 1/$(getconf CLK_TCK) s) ${WINDOW_CPU[*]}; VmRSS KiB ${WINDOW_RSS[*]}"
 echo "  idle daemon per round: events received ${IDLE_EVENTS[*]}; CPU ticks ${IDLE_CPU[*]}; VmRSS KiB ${IDLE_RSS[*]}"
+echo "  (in a window the warm-up pass is each file's first read, the timed loop's first pass its second read, on"
+echo "  which the daemon places the ignore mark; later reads cost no event: expect events ~= 2 x $NFILES per round)"
+echo
+echo "(a2) open+read+close throughput, FIRST READS (each file read once, none read before in that window),"
+echo "     ops/s of ONE pass over $NFIRST files (openbench --once), hot cache, one process"
+printf '%-8s' round; for c in "${CONFIGS[@]}"; do printf '%12s' "$c"; done; printf '%12s%12s  %s\n' idle/none window/none "dirs"
+for ((r = 1; r <= ROUNDS; r++)); do
+        printf '%-8s' "$r"; for c in "${CONFIGS[@]}"; do printf '%12s' "${FOPS[$c,$r]}"; done
+        awk -v i="${FOPS[idle,$r]}" -v w="${FOPS[window,$r]}" -v n="${FOPS[none,$r]}" 'BEGIN { printf "%12.3f%12.3f", i / n, w / n }'
+        printf '  %s\n' "${FIRST_DIR_OF[$r]% }"
+done
+printf '%-8s' median; for c in "${CONFIGS[@]}"; do printf '%12s' "${FMED[$c]}"; done
+printf '%12s%12s\n' "$FIDLE_RATIO" "$FWIN_RATIO"
+echo
+printf '  %-34s ratio %s (slowdown %5s%%; median of per-round ratios %.4f)  target <= 2%%   %s\n' \
+        "daemon idle vs no daemon:" "$FIDLE_RATIO" "$(slowdown "$FIDLE_RATIO")" "$FIDLE_PAIRED" "$(verdict "$FIDLE_RATIO" 2)"
+printf '  %-34s ratio %s (slowdown %5s%%; median of per-round ratios %.4f)  target <= 30%%  %s\n' \
+        "daemon in window vs no daemon:" "$FWIN_RATIO" "$(slowdown "$FWIN_RATIO")" "$FWIN_PAIRED" "$(verdict "$FWIN_RATIO" 30)"
+echo "  window daemon per round: events received ${FIRST_EVENTS[*]} (expected $NFIRST each); overflows ${FIRST_OVERFLOWS[*]};" \
+        "CPU ticks (incl. start-up) ${FIRST_CPU[*]}"
+echo "  idle daemon per round: events received ${FIRST_IDLE_EVENTS[*]}"
 echo
 echo "(b) daemon memory, one boot window recording $NRSS distinct files"
 echo "  at start:                     VmRSS $(mib "$RSS_START") MiB"

@@ -57,6 +57,7 @@ Manager *manager_free(Manager *m) {
         sd_event_source_disable_unref(m->fork_source);
         sd_event_source_disable_unref(m->mountinfo_source);
         sd_event_source_disable_unref(m->timer_source);
+        sd_event_source_disable_unref(m->resolve_source);
         sd_bus_slot_unref(m->startup_finished_slot);
         recorder_free(m->recorder);
         filesystem_list_clear(&m->filesystems);
@@ -354,33 +355,10 @@ static void manager_end_session(Manager *m, Session *s) {
         (void) malloc_trim(0);
 }
 
-/* Name the files read since the last pass while their dentries are surely cached: a file handle opened
- * after the dentry was evicted can't be named any more ("disconnected"), and a long boot session under
- * memory pressure would otherwise lose such files at the end. */
-static void session_resolve_new(Manager *m, Session *s) {
-        MountFds fds = {};
-
-        for (; s->n_resolved < s->n_files; s->n_resolved++) {
-                SessionFile *sf = &s->files[s->n_resolved];
-                int fd = mount_fds_get(m, &fds, sf->key.fsid);
-                if (fd >= 0)
-                        (void) file_key_resolve(fd, &sf->key, NULL, &sf->path);
-        }
-        mount_fds_done(&fds);
-}
-
-static void manager_resolve_sessions(Manager *m) {
-        if (m->boot)
-                session_resolve_new(m, m->boot);
-        for (Session *s = m->launches; s; s = s->next)
-                session_resolve_new(m, s);
-}
-
 static int on_timer(sd_event_source *source, uint64_t usec, void *userdata) {
         Manager *m = userdata;
         uint64_t now = now_usec(CLOCK_MONOTONIC);
 
-        manager_resolve_sessions(m);
         if (m->boot && m->boot->deadline_usec <= now)
                 manager_end_session(m, m->boot);
         for (Session *s = m->launches, *n; s; s = n) {
@@ -401,9 +379,6 @@ static int manager_schedule(Manager *m) {
                 next = m->boot->deadline_usec;
         for (Session *s = m->launches; s; s = s->next)
                 next = MIN(next, s->deadline_usec);
-        /* while anything records, wake up every second to name the newly read files */
-        if (next != UINT64_MAX)
-                next = MIN(next, now_usec(CLOCK_MONOTONIC) + USEC_PER_SEC);
 
         if (next == UINT64_MAX)
                 return m->timer_source ? sd_event_source_set_enabled(m->timer_source, SD_EVENT_OFF) : 0;
@@ -560,23 +535,61 @@ static int on_exec(sd_event_source *source, int fd, uint32_t revents, void *user
         return 0;
 }
 
-/* The boot session has this file already and no launch is open: reads of it are of no further use, so
- * ask the kernel to stop reporting them (libc, ld.so.cache and friends are read by every process). */
-static void manager_ignore_repeat(Manager *m, const FileKey *key) {
-        _cleanup_close_ int mfd = -EBADF, fd = -EBADF;
-        int r;
+/* Naming new session files, off the event path. A file handle opened after the file's dentry was evicted
+ * can't be named any more ("disconnected"), so files are named shortly after their first read rather than
+ * when the session ends; and while only the boot session records, each gets an evictable inode ignore
+ * mark, since its further reads are of no use (every process reads libc). This runs at idle priority, a
+ * chunk at a time, so reading the fanotify queue always comes first and a burst of new files never makes
+ * the queue overflow. */
+#define RESOLVE_CHUNK 256
 
-        if (m->ignore_failures > 16)
-                return;   /* e.g. out of marks: stop trying, recording stays correct */
-        mfd = manager_open_mount_fd(m, key->fsid);
-        if (mfd < 0)
+static bool session_resolve_some(Manager *m, Session *s, MountFds *fds, size_t *budget) {
+        for (; s->n_resolved < s->n_files && *budget > 0; s->n_resolved++, (*budget)--) {
+                SessionFile *sf = &s->files[s->n_resolved];
+                _cleanup_close_ int pfd = -EBADF, fd = -EBADF;
+                int mfd = mount_fds_get(m, fds, sf->key.fsid);
+                struct stat st;
+                char proc[64];
+
+                if (mfd < 0)
+                        continue;
+                pfd = file_key_open(mfd, &sf->key, O_PATH);
+                if (pfd < 0 || fstat(pfd, &st) < 0 || !S_ISREG(st.st_mode))
+                        continue;
+                (void) file_key_resolve(mfd, &sf->key, NULL, &sf->path);
+                if (s->kind != PROFILE_BOOT || m->launches || m->ignore_failures >= 16)
+                        continue;
+                /* a real (not O_PATH) fd for fanotify_mark; regular files only, so opening is harmless */
+                snprintf(proc, sizeof proc, "/proc/self/fd/%i", pfd);
+                fd = open(proc, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+                if (fd >= 0 && recorder_ignore_file(m->recorder, fd, m->exec_seq_seen) < 0 &&
+                    ++m->ignore_failures == 16)
+                        log_warning("Failed to place ignore marks, every read is reported from now on");
+        }
+        return s->n_resolved < s->n_files;
+}
+
+static int on_resolve(sd_event_source *source, void *userdata) {
+        Manager *m = userdata;
+        MountFds fds = {};
+        size_t budget = RESOLVE_CHUNK;
+        bool more = false;
+
+        if (m->boot)
+                more = session_resolve_some(m, m->boot, &fds, &budget) || more;
+        for (Session *s = m->launches; s; s = s->next)
+                more = session_resolve_some(m, s, &fds, &budget) || more;
+        mount_fds_done(&fds);
+        if (!more)
+                (void) sd_event_source_set_enabled(source, SD_EVENT_OFF);
+        return 0;
+}
+
+static void manager_want_resolve(Manager *m) {
+        if (!m->resolve_source)
                 return;
-        fd = file_key_open(mfd, key, O_RDONLY | O_NONBLOCK);
-        if (fd < 0)
-                return;
-        r = recorder_ignore_file(m->recorder, fd, m->exec_seq_seen);
-        if (r < 0 && ++m->ignore_failures == 16)
-                log_warning_errno(r, "Failed to place ignore marks, recording every read from now on: %m");
+        if (sd_event_source_set_enabled(m->resolve_source, SD_EVENT_ON) < 0)
+                log_debug("Failed to enable the resolver, files are named when their session ends");
 }
 
 static void mark_incomplete(Manager *m) {
@@ -624,12 +637,12 @@ static int on_open_events(sd_event_source *source, int fd, uint32_t revents, voi
                                 continue;
                         if (recorder_parse_fid(e, &key) <= 0)
                                 continue;
-                        if (m->boot && session_add(m->boot, &key, now) == 0 && !m->launches)
-                                manager_ignore_repeat(m, &key);
+                        if (m->boot && session_add(m->boot, &key, now) > 0)
+                                manager_want_resolve(m);
                         if (m->launches) {
                                 s = pidmap_lookup(&m->pidmap, m->launches, e->pid);
-                                if (s)
-                                        (void) session_add(s, &key, now);
+                                if (s && session_add(s, &key, now) > 0)
+                                        manager_want_resolve(m);
                         }
                 }
                 if ((size_t) n < sizeof u.buf - 4096)
@@ -805,6 +818,12 @@ int manager_start(Manager *m) {
                 (void) sd_event_source_set_io_fd_own(m->fork_source, true);
                 (void) sd_event_source_set_priority(m->fork_source, SD_EVENT_PRIORITY_IMPORTANT);
         }
+
+        r = sd_event_add_defer(m->event, &m->resolve_source, on_resolve, m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to add the resolver: %m");
+        (void) sd_event_source_set_priority(m->resolve_source, SD_EVENT_PRIORITY_IDLE);
+        (void) sd_event_source_set_enabled(m->resolve_source, SD_EVENT_OFF);
 
         mfd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
         if (mfd < 0)

@@ -29,6 +29,7 @@ typedef struct Manager {
         FilesystemList filesystems;
         Recorder *recorder;
         sd_event_source *open_source, *exec_source, *fork_source, *mountinfo_source, *timer_source;
+        sd_event_source *resolve_source;        /* idle priority: names new session files in small chunks */
         sd_bus_slot *startup_finished_slot;
 
         Session *boot;                  /* the boot session while its window is open */
