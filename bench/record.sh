@@ -410,8 +410,8 @@ printf '  %-34s ratio %s (slowdown %5s%%; median of per-round ratios %.4f)  targ
 echo "  window daemon per round: events received ${WINDOW_EVENTS[*]}; overflows ${WINDOW_OVERFLOWS[*]};" \
         "CPU ticks (utime+stime, 1/$(getconf CLK_TCK) s) ${WINDOW_CPU[*]}; VmRSS KiB ${WINDOW_RSS[*]}"
 echo "  idle daemon per round: events received ${IDLE_EVENTS[*]}; CPU ticks ${IDLE_CPU[*]}; VmRSS KiB ${IDLE_RSS[*]}"
-echo "  (in a window the warm-up pass is each file's first read, the timed loop's first pass its second read, on"
-echo "  which the daemon places the ignore mark; later reads cost no event: expect events ~= 2 x $NFILES per round)"
+echo "  (in a window the warm-up pass is each file's first read; the daemon names the new files and places their"
+echo "  ignore marks at idle priority, so reads before that still raise events: expect 1-2.5 x $NFILES per round)"
 echo
 echo "(a2) open+read+close throughput, FIRST READS (each file read once, none read before in that window),"
 echo "     ops/s of ONE pass over $NFIRST files (openbench --once), hot cache, one process"

@@ -45,10 +45,8 @@ static int on_subscribed(sd_bus_message *reply, void *userdata, sd_bus_error *re
 
         if (e && !sd_bus_error_has_name(e, "org.freedesktop.systemd1.AlreadySubscribed")) {
                 log_info("systemd is not on the bus (%s): the boot session lasts BootWindowSec=", e->name);
-                manager_no_systemd(m);
                 return 0;
         }
-        m->systemd = true;
         r = sd_bus_call_method_async(m->bus, NULL, SD_DEST, SD_PATH, "org.freedesktop.DBus.Properties", "Get",
                                      on_finish_timestamp, m, "ss", SD_IFACE, "FinishTimestampMonotonic");
         if (r < 0)

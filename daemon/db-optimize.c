@@ -36,11 +36,6 @@ const char *const opt_stmt_sql[_OPT_STMT_MAX] = {
         [OPT_STMT_QUALITY_GET] =
                 "SELECT q.taken, q.files, q.extents, q.discontinuities, q.span, q.modeled_ms FROM quality q "
                 "JOIN profiles p ON p.id = q.profile_id WHERE p.name = ?1 AND q.which = ?2",
-        /* the newest run entry of each file */
-        [OPT_STMT_RETRY_FILES] =
-                "SELECT " FILE_COLUMNS " FROM files f JOIN run_files rf ON rf.file_id = f.id "
-                "WHERE rf.state = 'retry' AND substr(rf.reason, 1, length(?1)) = ?1 "
-                "AND rf.run_id = (SELECT MAX(run_id) FROM run_files r2 WHERE r2.file_id = f.id) ORDER BY f.id",
         [OPT_STMT_EXTENTS_DELETE] = "DELETE FROM extents_before WHERE file_id = ?1",
         [OPT_STMT_EXTENT_INSERT] =
                 "INSERT INTO extents_before (file_id, seq, physical, length) VALUES (?1, ?2, ?3, ?4)",
@@ -255,35 +250,6 @@ int db_run_files(Db *db, int64_t run_id, DbRunFile **ret, size_t *ret_n) {
         }
         if (r < 0) {
                 db_run_files_free(a, n);
-                return r;
-        }
-        *ret = a;
-        *ret_n = n;
-        return 0;
-}
-
-int db_retry_files(Db *db, const char *reason_prefix, DbFile **ret, size_t *ret_n) {
-        _cleanup_reset_ sqlite3_stmt *st = db_opt_stmt(db, OPT_STMT_RETRY_FILES);
-        DbFile *a = NULL;
-        size_t n = 0, alloc = 0;
-        int r;
-
-        r = bind_text(db, st, 1, reason_prefix);
-        if (r < 0)
-                return r;
-        while ((r = db_step(db, st)) > 0) {
-                r = grow((void **) &a, &alloc, n, sizeof *a);
-                if (r < 0)
-                        break;
-                r = read_file_row(db, st, 0, &a[n]);
-                if (r < 0)
-                        break;
-                n++;
-        }
-        if (r < 0) {
-                for (size_t i = 0; i < n; i++)
-                        db_file_done(&a[i]);
-                free(a);
                 return r;
         }
         *ret = a;

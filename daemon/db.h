@@ -198,8 +198,6 @@ int db_runs_unfinished(Db *db, DbRunInfo **ret, size_t *ret_n);
 int db_run_files(Db *db, int64_t run_id, DbRunFile **ret, size_t *ret_n);
 /* The newest finished run on a filesystem; -ENOENT if none. */
 int db_run_last(Db *db, uint64_t fsid, DbRunInfo *ret);
-/* Files whose newest run state is RETRY with the given reason prefix (e.g. "running executable"). */
-int db_retry_files(Db *db, const char *reason_prefix, DbFile **ret, size_t *ret_n);
 
 /* Layout quality snapshots of a profile: "before" (taken when a run starts) and "after" (when it ends). */
 typedef struct DbQuality {

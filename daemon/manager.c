@@ -743,10 +743,6 @@ void manager_boot_finished(Manager *m, uint64_t finish_usec) {
         manager_notify_status(m);
 }
 
-void manager_no_systemd(Manager *m) {
-        m->systemd = false;
-}
-
 static int read_boot_id(char ret[static 33]) {
         _cleanup_fclose_ FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
         char buf[64];

@@ -36,7 +36,6 @@ typedef struct Manager {
         Session *launches;              /* open launch sessions */
         PidMap pidmap;
         uint64_t exec_seq_seen;
-        bool systemd;                   /* systemd answered on the bus */
         Optimizer *optimizer;           /* the optimization in progress, if any */
 
         /* launches stored this boot, per executable: the database keeps only KeepLaunches= of them */
@@ -61,7 +60,6 @@ void manager_flush(Manager *m);
 
 /* Boot end as learned from systemd (boot-watch.c). finish_usec is CLOCK_MONOTONIC. */
 void manager_boot_finished(Manager *m, uint64_t finish_usec);
-void manager_no_systemd(Manager *m);
 
 int manager_refresh_counts(Manager *m);
 char *manager_status_text(Manager *m);

@@ -294,15 +294,6 @@ int recorder_ignore_file(Recorder *r, int fd, uint64_t seen_seq) {
         return ret;
 }
 
-bool recorder_armed(Recorder *r) {
-        bool b;
-
-        pthread_mutex_lock(&r->lock);
-        b = r->open_marked;
-        pthread_mutex_unlock(&r->lock);
-        return b;
-}
-
 int recorder_parse_fid(const struct fanotify_event_metadata *m, FileKey *ret) {
         const char *p = (const char *) m + m->metadata_len, *end = (const char *) m + m->event_len;
 

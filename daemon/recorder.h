@@ -78,7 +78,6 @@ int recorder_arm(Recorder *r);
 /* Disarm the read marks (one FAN_MARK_FLUSH, no path walk), unless an exec record newer than `seen_seq`
  * was queued (its launch needs them): returns 1 if disarmed, 0 if kept, negative errno on error. */
 int recorder_disarm(Recorder *r, uint64_t seen_seq);
-bool recorder_armed(Recorder *r);
 
 /* Stop reporting reads of this open file (an evictable inode ignore mark), unless an exec record newer
  * than `seen_seq` is queued: a new launch must see every read. Returns 1 if placed, 0 if not now, negative
