@@ -160,9 +160,9 @@ typedef struct Filesystem {
 /* Strings point into the reply message. */
 typedef struct StatusInfo {
         const char *version, *status;
-        int boot_recording;
+        int boot_recording, optimizing;
         uint32_t active_launches, profiles, sessions, files;
-        uint64_t events_received, overflows, database_size;
+        uint64_t events_received, overflows, database_size, optimization_id;
         Filesystem *filesystems;
         size_t n_filesystems, allocated_filesystems;
 } StatusInfo;
@@ -207,6 +207,8 @@ static int read_status(sd_bus_message *m, StatusInfo *info) {
                 { "EventsReceived", 't', offsetof(StatusInfo, events_received) },
                 { "Overflows",      't', offsetof(StatusInfo, overflows)       },
                 { "DatabaseSize",   't', offsetof(StatusInfo, database_size)   },
+                { "Optimizing",     'b', offsetof(StatusInfo, optimizing)      },
+                { "OptimizationId", 't', offsetof(StatusInfo, optimization_id) },
         };
         int r;
 
@@ -269,6 +271,8 @@ static int status_json(const StatusInfo *info) {
             (r = json_key_uint(w, "database_bytes", info->database_size)) >= 0 &&
             (r = json_key_uint(w, "events_received", info->events_received)) >= 0 &&
             (r = json_key_uint(w, "overflows", info->overflows)) >= 0 &&
+            (r = json_key_bool(w, "optimizing", info->optimizing)) >= 0 &&
+            (r = json_key_uint(w, "optimization_id", info->optimization_id)) >= 0 &&
             (r = json_key(w, "filesystems")) >= 0 &&
             (r = json_begin_array(w)) >= 0) {
                 for (size_t i = 0; r >= 0 && i < info->n_filesystems; i++)
@@ -306,6 +310,11 @@ static void status_human(const StatusInfo *info) {
 
         print_field(stdout, STATUS_KEY_WIDTH, "Events", "%" PRIu64 " received, %" PRIu64 " overflows",
                     info->events_received, info->overflows);
+        if (info->optimizing)
+                print_field(stdout, STATUS_KEY_WIDTH, "Optimizing", "yes (optimization %" PRIu64 ")",
+                            info->optimization_id);
+        else
+                print_field(stdout, STATUS_KEY_WIDTH, "Optimizing", "no");
 }
 
 static int verb_status(int argc, char *argv[], void *userdata) {
