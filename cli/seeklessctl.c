@@ -159,13 +159,49 @@ typedef struct Filesystem {
 
 /* Strings point into the reply message. */
 typedef struct StatusInfo {
-        const char *version, *status;
+        const char *version, *status, *idle_status;
         int boot_recording, optimizing;
         uint32_t active_launches, profiles, sessions, files;
         uint64_t events_received, overflows, database_size, optimization_id;
         Filesystem *filesystems;
         size_t n_filesystems, allocated_filesystems;
+        /* (mount, why) pairs: relocation is off there */
+        const char *off_mount[16], *off_reason[16];
+        size_t n_off;
 } StatusInfo;
+
+static int write_relocation_off(JsonWriter *w, const StatusInfo *info) {
+        int r = 0;
+
+        for (size_t i = 0; r >= 0 && i < info->n_off; i++)
+                if ((r = json_begin_object(w)) >= 0 && (r = json_key_string(w, "mount", info->off_mount[i])) >= 0 &&
+                    (r = json_key_string(w, "reason", info->off_reason[i])) >= 0)
+                        r = json_end_object(w);
+        return r;
+}
+
+static int read_relocation_off(sd_bus_message *m, StatusInfo *info) {
+        const char *mount, *why;
+        int r;
+
+        r = sd_bus_message_enter_container(m, 'v', "a(ss)");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_enter_container(m, 'a', "(ss)");
+        if (r < 0)
+                return r;
+        while ((r = sd_bus_message_read(m, "(ss)", &mount, &why)) > 0)
+                if (info->n_off < ELEMENTSOF(info->off_mount)) {
+                        info->off_mount[info->n_off] = mount;
+                        info->off_reason[info->n_off++] = why;
+                }
+        if (r < 0)
+                return r;
+        r = sd_bus_message_exit_container(m);
+        if (r < 0)
+                return r;
+        return sd_bus_message_exit_container(m);
+}
 
 static int read_filesystems(sd_bus_message *m, StatusInfo *info) {
         const char *mount, *device, *fstype;
@@ -209,6 +245,7 @@ static int read_status(sd_bus_message *m, StatusInfo *info) {
                 { "DatabaseSize",   't', offsetof(StatusInfo, database_size)   },
                 { "Optimizing",     'b', offsetof(StatusInfo, optimizing)      },
                 { "OptimizationId", 't', offsetof(StatusInfo, optimization_id) },
+                { "IdleStatus",     's', offsetof(StatusInfo, idle_status)     },
         };
         int r;
 
@@ -236,6 +273,8 @@ static int read_status(sd_bus_message *m, StatusInfo *info) {
                 if (!known) {
                         if (streq(name, "Filesystems"))
                                 r = read_filesystems(m, info);
+                        else if (streq(name, "RelocationOff"))
+                                r = read_relocation_off(m, info);
                         else
                                 r = sd_bus_message_skip(m, "v"); /* newer daemon, newer property */
                 }
@@ -273,6 +312,9 @@ static int status_json(const StatusInfo *info) {
             (r = json_key_uint(w, "overflows", info->overflows)) >= 0 &&
             (r = json_key_bool(w, "optimizing", info->optimizing)) >= 0 &&
             (r = json_key_uint(w, "optimization_id", info->optimization_id)) >= 0 &&
+            (r = json_key_string(w, "idle", info->idle_status ?: "")) >= 0 &&
+            (r = json_key(w, "relocation_off")) >= 0 && (r = json_begin_array(w)) >= 0 &&
+            (r = write_relocation_off(w, info)) >= 0 && (r = json_end_array(w)) >= 0 &&
             (r = json_key(w, "filesystems")) >= 0 &&
             (r = json_begin_array(w)) >= 0) {
                 for (size_t i = 0; r >= 0 && i < info->n_filesystems; i++)
@@ -315,6 +357,11 @@ static void status_human(const StatusInfo *info) {
                             info->optimization_id);
         else
                 print_field(stdout, STATUS_KEY_WIDTH, "Optimizing", "no");
+        if (info->idle_status)
+                print_field(stdout, STATUS_KEY_WIDTH, "Idle policy", "%s", info->idle_status);
+        for (size_t i = 0; i < info->n_off; i++)
+                print_field(stdout, STATUS_KEY_WIDTH, i == 0 ? "Relocation" : NULL, "off on %s: %s",
+                            info->off_mount[i], info->off_reason[i]);
 }
 
 static int verb_status(int argc, char *argv[], void *userdata) {

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
@@ -23,6 +24,10 @@
 typedef enum ConfigValueType {
         CONFIG_SEC,
         CONFIG_UNSIGNED,
+        CONFIG_HOURS,    /* unsigned count of hours, stored as unsigned */
+        CONFIG_DOUBLE,   /* limits in dmin/dmax */
+        CONFIG_PERCENT,  /* a double with an optional '%'; limits in dmin/dmax */
+        CONFIG_BOOL,
 } ConfigValueType;
 
 /* One row per key, in the spirit of systemd's oomd-conf.c: the generic loop finds the row, the per-type
@@ -34,6 +39,8 @@ typedef struct ConfigItem {
         size_t offset;
         uint64_t min;
         uint64_t max;
+        double dmin;     /* CONFIG_DOUBLE, CONFIG_PERCENT */
+        double dmax;
 } ConfigItem;
 
 static const ConfigItem config_items[] = {
@@ -48,12 +55,19 @@ static const ConfigItem config_items[] = {
         { "Optimize", "MaxFileMiB",       CONFIG_UNSIGNED, offsetof(Config, max_file_mib),          1, 1048576 },
         { "Optimize", "MinFileAgeSec",    CONFIG_SEC,      offsetof(Config, min_file_age_usec),     0, 365 * USEC_PER_DAY },
         { "Optimize", "RateLimitMiBps",   CONFIG_UNSIGNED, offsetof(Config, rate_limit_mibps),      0, 100000 },
+        { "Idle", "IdleSec",              CONFIG_SEC,      offsetof(Config, idle_usec),             0, USEC_PER_DAY },
+        { "Idle", "MinIntervalHours",     CONFIG_HOURS,    offsetof(Config, min_interval_hours),    0, 8760 },
+        { "Idle", "BootQuietSec",         CONFIG_SEC,      offsetof(Config, boot_quiet_usec),       0, USEC_PER_DAY },
+        { "Idle", "MaxIOPressure",        CONFIG_PERCENT,  offsetof(Config, max_io_pressure),       0, 0, 0.0, 100.0 },
+        { "Idle", "MaxLoadPerCPU",        CONFIG_DOUBLE,   offsetof(Config, max_load_per_cpu),      0, 0, 0.0, 1000.0 },
+        { "Idle", "OptimizeNonRotational", CONFIG_BOOL,    offsetof(Config, optimize_non_rotational), 0, 1 },
 };
 
 /* Sections we know; keys in any other section are skipped silently after one warning for the header. */
 static const char *const config_sections[] = {
         "Record",
         "Optimize",
+        "Idle",
 };
 
 void config_set_defaults(Config *c) {
@@ -69,6 +83,12 @@ void config_set_defaults(Config *c) {
                 .max_file_mib = 128,
                 .min_file_age_usec = 600 * USEC_PER_SEC,
                 .rate_limit_mibps = 0,
+                .idle_usec = 300 * USEC_PER_SEC,
+                .min_interval_hours = 24,
+                .boot_quiet_usec = 600 * USEC_PER_SEC,
+                .max_io_pressure = 10.0,
+                .max_load_per_cpu = 0.5,
+                .optimize_non_rotational = false,
         };
 }
 
@@ -189,6 +209,78 @@ int config_parse_unsigned(const char *s, unsigned min, unsigned max, unsigned *r
         return 0;
 }
 
+/* Parses the n bytes at s as a decimal number. */
+static int parse_decimal(const char *s, size_t n, double min, double max, double *ret) {
+        const char *p = s, *e = s + n;
+        double v = 0, scale = 1;
+        bool have_digits = false;
+
+        /* By hand rather than strtod(): that one accepts signs, blanks, exponents, "inf", hex and the
+         * locale's decimal separator. */
+        for (; p < e && is_digit(*p); p++) {
+                have_digits = true;
+                v = v * 10 + (*p - '0');
+        }
+        if (p < e && *p == '.') {
+                p++;
+                if (p >= e || !is_digit(*p))
+                        return -EINVAL;
+                /* Digits into one mantissa, divided once at the end: exact when both fit in 53 bits, so
+                 * "0.75" is 0.75 and not 0.7 + 0.05. */
+                for (; p < e && is_digit(*p); p++) {
+                        scale *= 10;
+                        v = v * 10 + (*p - '0');
+                }
+                have_digits = true;
+        }
+        if (!have_digits || p != e)
+                return -EINVAL;
+        v /= scale;
+        if (!(v >= min && v <= max)) /* also catches an infinity from a very long digit string */
+                return -ERANGE;
+
+        *ret = v;
+        return 0;
+}
+
+int config_parse_double(const char *s, double min, double max, double *ret) {
+        if (!s)
+                return -EINVAL;
+        return parse_decimal(s, strlen(s), min, max, ret);
+}
+
+int config_parse_percent(const char *s, double min, double max, double *ret) {
+        size_t n;
+
+        if (!s)
+                return -EINVAL;
+
+        n = strlen(s);
+        if (n > 0 && s[n - 1] == '%')
+                n--;
+        return parse_decimal(s, n, min, max, ret);
+}
+
+int config_parse_bool(const char *s, bool *ret) {
+        static const char *const yes[] = { "1", "yes", "y", "true", "t", "on" };
+        static const char *const no[] = { "0", "no", "n", "false", "f", "off" };
+
+        if (!s)
+                return -EINVAL;
+
+        for (size_t i = 0; i < ELEMENTSOF(yes); i++)
+                if (strcasecmp(s, yes[i]) == 0) {
+                        *ret = true;
+                        return 0;
+                }
+        for (size_t i = 0; i < ELEMENTSOF(no); i++)
+                if (strcasecmp(s, no[i]) == 0) {
+                        *ret = false;
+                        return 0;
+                }
+        return -EINVAL;
+}
+
 /* "30s", "1d", "500ms": the largest unit that divides the value evenly, for warnings only. */
 static void format_timespan(char *buf, size_t n, uint64_t usec) {
         static const struct {
@@ -258,6 +350,56 @@ static void config_assign(const char *path, unsigned line, const ConfigItem *ite
                         return;
                 }
                 *(unsigned *) ((uint8_t *) c + item->offset) = u;
+                return;
+        }
+
+        case CONFIG_HOURS: {
+                unsigned u;
+
+                r = config_parse_unsigned(value, (unsigned) item->min, (unsigned) item->max, &u);
+                if (r < 0) {
+                        (void) log_syntax(path, line,
+                                          "%s for %s=: '%s' (expected a number of hours %" PRIu64 "..%" PRIu64 "), ignoring.",
+                                          r == -ERANGE ? "Value out of range" : "Invalid value",
+                                          item->key, value, item->min, item->max);
+                        return;
+                }
+                *(unsigned *) ((uint8_t *) c + item->offset) = u;
+                return;
+        }
+
+        case CONFIG_DOUBLE:
+        case CONFIG_PERCENT: {
+                double d;
+
+                if (item->type == CONFIG_PERCENT)
+                        r = config_parse_percent(value, item->dmin, item->dmax, &d);
+                else
+                        r = config_parse_double(value, item->dmin, item->dmax, &d);
+                if (r < 0) {
+                        (void) log_syntax(path, line,
+                                          item->type == CONFIG_PERCENT ?
+                                          "%s for %s=: '%s' (expected a percentage %g..%g, e.g. 10 or 2.5%%), ignoring." :
+                                          "%s for %s=: '%s' (expected a decimal number %g..%g, e.g. 0.5), ignoring.",
+                                          r == -ERANGE ? "Value out of range" : "Invalid value",
+                                          item->key, value, item->dmin, item->dmax);
+                        return;
+                }
+                *(double *) ((uint8_t *) c + item->offset) = d;
+                return;
+        }
+
+        case CONFIG_BOOL: {
+                bool b;
+
+                r = config_parse_bool(value, &b);
+                if (r < 0) {
+                        (void) log_syntax(path, line,
+                                          "Invalid value for %s=: '%s' (expected a boolean: yes or no), ignoring.",
+                                          item->key, value);
+                        return;
+                }
+                *(bool *) ((uint8_t *) c + item->offset) = b;
                 return;
         }
         }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* seekless.conf(5). Every key has a default that applies when the key is absent or its value is bad. */
@@ -19,6 +20,14 @@ typedef struct Config {
         unsigned max_file_mib;          /* MaxFileMiB=, default 128 */
         uint64_t min_file_age_usec;     /* MinFileAgeSec=, default 600 s */
         unsigned rate_limit_mibps;      /* RateLimitMiBps=, default 0 = unlimited */
+
+        /* [Idle] */
+        uint64_t idle_usec;             /* IdleSec=, default 300 s */
+        unsigned min_interval_hours;    /* MinIntervalHours=, default 24 */
+        uint64_t boot_quiet_usec;       /* BootQuietSec=, default 600 s */
+        double max_io_pressure;         /* MaxIOPressure=, percent, default 10 */
+        double max_load_per_cpu;        /* MaxLoadPerCPU=, default 0.5 */
+        bool optimize_non_rotational;   /* OptimizeNonRotational=, default no */
 } Config;
 
 void config_set_defaults(Config *c);
@@ -33,3 +42,9 @@ int config_load(Config *c, const char *main_path, const char *dropin_dir);
 /* Value parsers, exported for the unit test. Return 0 or -EINVAL/-ERANGE and never touch *ret on error. */
 int config_parse_sec(const char *s, uint64_t *ret_usec);  /* "30", "30s", "2min", "1h", "500ms" */
 int config_parse_unsigned(const char *s, unsigned min, unsigned max, unsigned *ret);
+/* "0.5", "10", ".25", "3." is not; no sign, exponent or blanks. Locale-independent. */
+int config_parse_double(const char *s, double min, double max, double *ret);
+/* Like config_parse_double(), with an optional "%" right after the number: "10", "2.5%". */
+int config_parse_percent(const char *s, double min, double max, double *ret);
+/* yes/no, true/false, on/off, 1/0, case-insensitive. */
+int config_parse_bool(const char *s, bool *ret);

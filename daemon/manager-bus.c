@@ -447,6 +447,28 @@ static int method_get_layout(sd_bus_message *message, void *userdata, sd_bus_err
         return sd_bus_send(NULL, reply, NULL);
 }
 
+static int property_get_idle_status(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                    sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        return sd_bus_message_append(reply, "s", m->idle_status);
+}
+
+static int property_get_relocation_off(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                       sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        int r;
+
+        r = sd_bus_message_open_container(reply, 'a', "(ss)");
+        for (size_t i = 0; r >= 0 && i < m->filesystems.n; i++) {
+                char why[128];
+                if (manager_relocation_refusal(m, &m->filesystems.items[i], why, sizeof why))
+                        r = sd_bus_message_append(reply, "(ss)", m->filesystems.items[i].mount, why);
+        }
+        if (r < 0)
+                return r;
+        return sd_bus_message_close_container(reply);
+}
+
 static int property_get_optimizing(sd_bus *bus, const char *path, const char *interface, const char *property,
                                    sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         Manager *m = userdata;
@@ -536,6 +558,8 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_PROPERTY("DatabaseSize", "t", property_get_database_size, 0, 0),
         SD_BUS_PROPERTY("Optimizing", "b", property_get_optimizing, 0, 0),
         SD_BUS_PROPERTY("OptimizationId", "t", property_get_optimization_id, 0, 0),
+        SD_BUS_PROPERTY("IdleStatus", "s", property_get_idle_status, 0, 0),
+        SD_BUS_PROPERTY("RelocationOff", "a(ss)", property_get_relocation_off, 0, 0),
 
         SD_BUS_METHOD_WITH_ARGS("ListProfiles", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(ssuutt)", profiles),
                                 method_list_profiles, SD_BUS_VTABLE_UNPRIVILEGED),

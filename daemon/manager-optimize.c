@@ -44,7 +44,19 @@ int manager_plan(Manager *m, char *const *mounts, Plan *ret) {
                         free(last.state);
                 }
         }
-        return planner_build(m->db, &m->filesystems, mounts, &cfg, breaks, ret);
+        char **refusals = calloc(m->filesystems.n + 1, sizeof *refusals);
+        if (!refusals)
+                return -ENOMEM;
+        for (size_t i = 0; i < m->filesystems.n; i++) {
+                char why[128];
+                if (manager_relocation_refusal(m, &m->filesystems.items[i], why, sizeof why))
+                        refusals[i] = strdup(why);
+        }
+        int r = planner_build(m->db, &m->filesystems, mounts, &cfg, breaks, refusals, ret);
+        for (size_t i = 0; i < m->filesystems.n; i++)
+                free(refusals[i]);
+        free(refusals);
+        return r;
 }
 
 static uint64_t now_realtime(void) {
@@ -129,6 +141,19 @@ int manager_optimize(Manager *m, char *const *mounts, uint64_t *ret_id, Plan *re
         r = manager_plan(m, mounts, &plan);
         if (r < 0)
                 return r;
+
+        /* A paused or interrupted run is superseded by this one, which plans the same files afresh:
+         * close it, or both would resume later. */
+        {
+                DbRunInfo *old = NULL;
+                size_t n_old = 0;
+                if (db_runs_unfinished(m->db, &old, &n_old) >= 0) {
+                        for (size_t i = 0; i < n_old; i++)
+                                (void) db_run_finish(m->db, old[i].id, "cancelled", old[i].donor_runs,
+                                                     old[i].moved_files, old[i].moved_bytes);
+                        db_run_infos_free(old, n_old);
+                }
+        }
 
         for (size_t i = 0; i < plan.n_profiles; i++)
                 store_quality(m, plan.profiles[i].name, "before", &plan.profiles[i].before);

@@ -38,6 +38,15 @@ typedef struct Manager {
         uint64_t exec_seq_seen;
         Optimizer *optimizer;           /* the optimization in progress, if any */
 
+        /* idle policy (manager-idle.c) */
+        sd_event_source *idle_source;
+        uint64_t busy_since_usec;       /* CLOCK_MONOTONIC: the last time the machine was busy */
+        uint64_t last_noop_realtime_usec; /* an idle check found nothing to move */
+        bool auto_run;                  /* the running optimization was started by the idle policy */
+        bool logind_idle;               /* logind's IdleHint, when there are graphical sessions */
+        char idle_status[192];          /* why a run would (not) start now, for status */
+        char **refused_mounts;          /* filesystems relocation is off for, and why (pairs) */
+
         /* launches stored this boot, per executable: the database keeps only KeepLaunches= of them */
         char **launch_paths;
         unsigned *launch_counts;
@@ -83,6 +92,11 @@ int manager_optimize(Manager *m, char *const *mounts, uint64_t *ret_id, Plan *re
 int manager_resume_runs(Manager *m);
 void manager_emit_progress(Manager *m, Optimizer *o);
 void manager_optimizer_finished(Manager *m);
+
+/* manager-idle.c */
+int manager_idle_start(Manager *m);
+/* NULL, or why relocation is off on this filesystem (non-rotational device). */
+const char *manager_relocation_refusal(Manager *m, const Filesystem *fs, char *buf, size_t n);
 
 /* boot-watch.c */
 int manager_watch_boot(Manager *m);

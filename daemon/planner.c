@@ -302,7 +302,7 @@ static ssize_t fs_index(const FilesystemList *fss, char *const *mounts, uint64_t
 }
 
 int planner_build(Db *db, const FilesystemList *fss, char *const *mounts, const PlanConfig *cfg,
-                  const uint64_t *allowed_breaks, Plan *ret) {
+                  const uint64_t *allowed_breaks, char *const *refusals, Plan *ret) {
         _cleanup_free_ DbProfileInfo *infos = NULL;
         _cleanup_free_ int *mount_fds = NULL;
         _cleanup_free_ int64_t *placed = NULL;        /* file ids already placed, with their fs index */
@@ -400,6 +400,11 @@ int planner_build(Db *db, const FilesystemList *fss, char *const *mounts, const 
                         if (fi < 0) {
                                 if (first_use)
                                         (void) add_skip(&p, f->path, "not on a watched read-write ext4 filesystem", false);
+                                continue;
+                        }
+                        if (refusals && refusals[fi]) {
+                                if (first_use)
+                                        (void) add_skip(&p, f->path, refusals[fi], false);
                                 continue;
                         }
                         if (!p.fs[fi].journaled) {

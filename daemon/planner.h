@@ -70,11 +70,13 @@ typedef struct Plan {
 
 void plan_done(Plan *p);
 
-/* Build the plan for the given filesystems (mounts: NULL = all of `fss`). allowed_breaks[i]: how many
+/* Build the plan for the given filesystems (mounts: NULL = all of `fss`). refusals[i] (may be NULL, or
+ * hold NULL entries): why relocation is off on fss->items[i], e.g. a non-rotational device; its files
+ * are skipped with that reason. allowed_breaks[i]: how many
  * discontinuities the last run on fss->items[i] could not avoid (its donor's runs - 1); a layout with no
  * more than that is "in place". */
 int planner_build(Db *db, const FilesystemList *fss, char *const *mounts, const PlanConfig *cfg,
-                  const uint64_t *allowed_breaks, Plan *ret);
+                  const uint64_t *allowed_breaks, char *const *refusals, Plan *ret);
 
 /* One file's check, exported for tests: 0 = movable; 1 = skip (reason set, *ret_retry if worth retrying
  * later); negative errno on internal errors. fd is an O_RDONLY fd of the file. */

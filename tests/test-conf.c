@@ -126,6 +126,12 @@ static void assert_defaults(const Config *c) {
         ASSERT_EQ(c->min_launch_files, 2);
         ASSERT_EQ(c->keep_boots, 10);
         ASSERT_EQ(c->keep_launches, 5);
+        ASSERT_EQ(c->idle_usec, 300 * USEC_PER_SEC);
+        ASSERT_EQ(c->min_interval_hours, 24);
+        ASSERT_EQ(c->boot_quiet_usec, 600 * USEC_PER_SEC);
+        ASSERT_TRUE(c->max_io_pressure == 10.0);
+        ASSERT_TRUE(c->max_load_per_cpu == 0.5);
+        ASSERT_TRUE(!c->optimize_non_rotational);
 }
 
 static void assert_sec(const char *s, uint64_t expected) {
@@ -229,6 +235,87 @@ TEST(parse_unsigned) {
         ASSERT_ERROR(config_parse_unsigned("99999999999999999999x", 0, UINT_MAX, &u), EINVAL);
         ASSERT_ERROR(config_parse_unsigned(NULL, 0, 1000, &u), EINVAL);
         ASSERT_EQ(u, 4711);
+}
+
+TEST(parse_double) {
+        double d = 4711;
+
+        ASSERT_OK(config_parse_double("0.5", 0, 1000, &d));
+        ASSERT_TRUE(d == 0.5);
+        ASSERT_OK(config_parse_double("10", 0, 1000, &d));
+        ASSERT_TRUE(d == 10);
+        ASSERT_OK(config_parse_double(".25", 0, 1000, &d));
+        ASSERT_TRUE(d == 0.25);
+        ASSERT_OK(config_parse_double("0", 0, 1000, &d));
+        ASSERT_TRUE(d == 0);
+        ASSERT_OK(config_parse_double("1000.0", 0, 1000, &d));
+        ASSERT_TRUE(d == 1000);
+
+        d = 4711;
+        ASSERT_ERROR(config_parse_double("1000.01", 0, 1000, &d), ERANGE);
+        ASSERT_ERROR(config_parse_double("0.5", 1, 1000, &d), ERANGE);
+        ASSERT_ERROR(config_parse_double("9999999999999999999999999999999999999999999999999999999999999999"
+                                         "9999999999999999999999999999999999999999999999999999999999999999"
+                                         "9999999999999999999999999999999999999999999999999999999999999999"
+                                         "9999999999999999999999999999999999999999999999999999999999999999"
+                                         "9999999999999999999999999999999999999999999999999999999999999999", 0, 1000, &d),
+                     ERANGE);
+        ASSERT_ERROR(config_parse_double("", 0, 1000, &d), EINVAL);
+        ASSERT_ERROR(config_parse_double(".", 0, 1000, &d), EINVAL);
+        ASSERT_ERROR(config_parse_double("1.", 0, 1000, &d), EINVAL);
+        ASSERT_ERROR(config_parse_double("-1", 0, 1000, &d), EINVAL);
+        ASSERT_ERROR(config_parse_double("+1", 0, 1000, &d), EINVAL);
+        ASSERT_ERROR(config_parse_double(" 1", 0, 1000, &d), EINVAL);
+        ASSERT_ERROR(config_parse_double("1 ", 0, 1000, &d), EINVAL);
+        ASSERT_ERROR(config_parse_double("1e3", 0, 1000, &d), EINVAL);
+        ASSERT_ERROR(config_parse_double("0,5", 0, 1000, &d), EINVAL);
+        ASSERT_ERROR(config_parse_double("inf", 0, 1000, &d), EINVAL);
+        ASSERT_ERROR(config_parse_double("nan", 0, 1000, &d), EINVAL);
+        ASSERT_ERROR(config_parse_double("0x1", 0, 1000, &d), EINVAL);
+        ASSERT_ERROR(config_parse_double("1.2.3", 0, 1000, &d), EINVAL);
+        ASSERT_ERROR(config_parse_double("5%", 0, 1000, &d), EINVAL);
+        ASSERT_ERROR(config_parse_double(NULL, 0, 1000, &d), EINVAL);
+        ASSERT_TRUE(d == 4711);
+
+        ASSERT_OK(config_parse_percent("10", 0, 100, &d));
+        ASSERT_TRUE(d == 10);
+        ASSERT_OK(config_parse_percent("2.5%", 0, 100, &d));
+        ASSERT_TRUE(d == 2.5);
+        ASSERT_OK(config_parse_percent("100%", 0, 100, &d));
+        ASSERT_TRUE(d == 100);
+        d = 4711;
+        ASSERT_ERROR(config_parse_percent("100.5%", 0, 100, &d), ERANGE);
+        ASSERT_ERROR(config_parse_percent("%", 0, 100, &d), EINVAL);
+        ASSERT_ERROR(config_parse_percent("5%%", 0, 100, &d), EINVAL);
+        ASSERT_ERROR(config_parse_percent("5 %", 0, 100, &d), EINVAL);
+        ASSERT_ERROR(config_parse_percent("%5", 0, 100, &d), EINVAL);
+        ASSERT_ERROR(config_parse_percent("", 0, 100, &d), EINVAL);
+        ASSERT_ERROR(config_parse_percent(NULL, 0, 100, &d), EINVAL);
+        ASSERT_TRUE(d == 4711);
+}
+
+TEST(parse_bool) {
+        static const char *const yes[] = { "yes", "YES", "Yes", "y", "true", "True", "t", "on", "ON", "1" };
+        static const char *const no[] = { "no", "NO", "n", "false", "FALSE", "f", "off", "Off", "0" };
+        static const char *const bad[] = { "", "2", "yess", "enable", " yes", "yes ", "00", "-1" };
+        bool b;
+
+        for (size_t i = 0; i < ELEMENTSOF(yes); i++) {
+                b = false;
+                ASSERT_OK(config_parse_bool(yes[i], &b));
+                ASSERT_TRUE(b);
+        }
+        for (size_t i = 0; i < ELEMENTSOF(no); i++) {
+                b = true;
+                ASSERT_OK(config_parse_bool(no[i], &b));
+                ASSERT_TRUE(!b);
+        }
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                b = true;
+                ASSERT_ERROR(config_parse_bool(bad[i], &b), EINVAL);
+                ASSERT_TRUE(b);
+        }
+        ASSERT_ERROR(config_parse_bool(NULL, &b), EINVAL);
 }
 
 TEST(defaults) {
@@ -357,7 +444,7 @@ TEST(unknown_section) {
                    "KeepBoots=99\n"                    /* not applied: wrong section */
                    "[Record]\n"
                    "KeepBoots=8\n"                     /* 5 */
-                   "[Idle]\n"                          /* 6 */
+                   "[Frobnicate2]\n"                   /* 6 */
                    "Bar=2\n"
                    "Baz=\n"
                    "[Record\n"                         /* 9: unterminated */
@@ -370,7 +457,7 @@ TEST(unknown_section) {
         ASSERT_EQ(c.keep_boots, 8);
         ASSERT_EQ(c.keep_launches, 4);
         assert_warned(log, p, 1, "Unknown section [Frobnicate], ignoring.");
-        assert_warned(log, p, 6, "Unknown section [Idle], ignoring.");
+        assert_warned(log, p, 6, "Unknown section [Frobnicate2], ignoring.");
         assert_warned(log, p, 9, "'[Record'");
         /* one warning per header, none for the keys below them */
         ASSERT_EQ(count_lines(log), 3);
@@ -401,6 +488,76 @@ TEST(optimize_section) {
         ASSERT_EQ(c.rate_limit_mibps, 20);
         assert_warned(log, p, 3, "MaxFileMiB=");
         ASSERT_EQ(count_lines(log), 1);
+}
+
+TEST(idle_section) {
+        _cleanup_free_ char *log = NULL, *log2 = NULL;
+        const char *p = tpath("idle.conf"), *p2 = tpath("idle-bad.conf");
+        Config c;
+        int r;
+
+        write_file(p,
+                   "[Idle]\n"
+                   "IdleSec=2min\n"
+                   "MinIntervalHours=0\n"
+                   "BootQuietSec=0\n"
+                   "MaxIOPressure=2.5%\n"
+                   "MaxLoadPerCPU=0.75\n"
+                   "OptimizeNonRotational=yes\n");
+        config_set_defaults(&c);
+        log = load_capture(&c, p, NULL, &r);
+        ASSERT_OK(r);
+        ASSERT_STREQ(log, "");
+        ASSERT_EQ(c.idle_usec, 2 * USEC_PER_MINUTE);
+        ASSERT_EQ(c.min_interval_hours, 0);
+        ASSERT_EQ(c.boot_quiet_usec, 0);
+        ASSERT_TRUE(c.max_io_pressure == 2.5);
+        ASSERT_TRUE(c.max_load_per_cpu == 0.75);
+        ASSERT_TRUE(c.optimize_non_rotational);
+
+        write_file(p2,
+                   "[Idle]\n"
+                   "IdleSec=-1\n"                       /* 2 */
+                   "IdleSec=2d\n"                       /* 3: > 1 day */
+                   "MinIntervalHours=8761\n"            /* 4 */
+                   "MinIntervalHours=1.5\n"             /* 5 */
+                   "BootQuietSec=soon\n"                /* 6 */
+                   "MaxIOPressure=101\n"                /* 7 */
+                   "MaxIOPressure=-1\n"                 /* 8 */
+                   "MaxIOPressure=ten\n"                /* 9 */
+                   "MaxLoadPerCPU=1001\n"               /* 10 */
+                   "MaxLoadPerCPU=0,5\n"                /* 11 */
+                   "OptimizeNonRotational=maybe\n"      /* 12 */
+                   "OptimizeNonRotational=\n"           /* 13 */
+                   "IdleSeconds=5\n"                    /* 14 */
+                   "MinIntervalHours=8760\n"            /* 15: fine */
+                   "MaxIOPressure=100%\n"               /* 16: fine */
+                   "MaxLoadPerCPU=0\n"                  /* 17: fine */
+                   "OptimizeNonRotational=off\n");      /* 18: fine */
+        config_set_defaults(&c);
+        c.optimize_non_rotational = true;
+        log2 = load_capture(&c, p2, NULL, &r);
+        ASSERT_OK(r);
+        ASSERT_EQ(c.idle_usec, 300 * USEC_PER_SEC);
+        ASSERT_EQ(c.boot_quiet_usec, 600 * USEC_PER_SEC);
+        ASSERT_EQ(c.min_interval_hours, 8760);
+        ASSERT_TRUE(c.max_io_pressure == 100);
+        ASSERT_TRUE(c.max_load_per_cpu == 0);
+        ASSERT_TRUE(!c.optimize_non_rotational);
+        assert_warned(log2, p2, 2, "Invalid value for IdleSec=: '-1'");
+        assert_warned(log2, p2, 3, "Value out of range for IdleSec=: '2d'");
+        assert_warned(log2, p2, 4, "Value out of range for MinIntervalHours=: '8761' (expected a number of hours 0..8760)");
+        assert_warned(log2, p2, 5, "Invalid value for MinIntervalHours=: '1.5'");
+        assert_warned(log2, p2, 6, "Invalid value for BootQuietSec=: 'soon'");
+        assert_warned(log2, p2, 7, "Value out of range for MaxIOPressure=: '101' (expected a percentage 0..100");
+        assert_warned(log2, p2, 8, "Invalid value for MaxIOPressure=: '-1'");
+        assert_warned(log2, p2, 9, "Invalid value for MaxIOPressure=: 'ten'");
+        assert_warned(log2, p2, 10, "Value out of range for MaxLoadPerCPU=: '1001' (expected a decimal number 0..1000");
+        assert_warned(log2, p2, 11, "Invalid value for MaxLoadPerCPU=: '0,5'");
+        assert_warned(log2, p2, 12, "Invalid value for OptimizeNonRotational=: 'maybe' (expected a boolean: yes or no)");
+        assert_warned(log2, p2, 13, "Empty value for OptimizeNonRotational=");
+        assert_warned(log2, p2, 14, "Unknown key 'IdleSeconds' in section [Idle]");
+        ASSERT_EQ(count_lines(log2), 13);
 }
 
 TEST(bad_lines) {
@@ -595,6 +752,8 @@ int main(void) {
 
         RUN(parse_sec);
         RUN(parse_unsigned);
+        RUN(parse_double);
+        RUN(parse_bool);
         RUN(defaults);
         RUN(full_file);
         RUN(bad_values);
@@ -602,6 +761,7 @@ int main(void) {
         RUN(unknown_key);
         RUN(unknown_section);
         RUN(optimize_section);
+        RUN(idle_section);
         RUN(bad_lines);
         RUN(comments_whitespace);
         RUN(dropin_order);
