@@ -233,7 +233,7 @@ static int on_msg(sd_event_source *s, int fd, uint32_t revents, void *userdata) 
                                 break;
                         }
                         if (o->shutdown && msg.stats.cancelled) {
-                                log_info("Run %" PRIi64 " on %s interrupted by shutdown; it resumes at the next start",
+                                log_info("Run %" PRIi64 " on %s stopped (shutdown or the machine got busy); it resumes later",
                                          job->run_id, job->mount);
                                 break;
                         }

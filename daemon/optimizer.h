@@ -41,7 +41,8 @@ typedef struct Optimizer {
         SkipEntry *skipped;
         size_t n_skipped;
         bool cancelled, out_of_space, failed;
-        bool shutdown;                  /* stopping for daemon shutdown: leave the runs to be resumed */
+        bool shutdown;                  /* stopping for shutdown or an idle-policy pause: leave the runs to
+                                         * be resumed (remaining files stay pending) */
         bool abandoned;                 /* shutdown gave up waiting for the worker: don't join it */
 
         pthread_t thread;
