@@ -36,6 +36,11 @@ const char *const opt_stmt_sql[_OPT_STMT_MAX] = {
         [OPT_STMT_QUALITY_GET] =
                 "SELECT q.taken, q.files, q.extents, q.discontinuities, q.span, q.modeled_ms FROM quality q "
                 "JOIN profiles p ON p.id = q.profile_id WHERE p.name = ?1 AND q.which = ?2",
+        /* files whose newest run entry is a retry with this reason prefix, with their planned size/mtime */
+        [OPT_STMT_RETRY_FILES] =
+                "SELECT " FILE_COLUMNS ", rf.size, rf.mtime_ns FROM files f JOIN run_files rf ON rf.file_id = f.id "
+                "WHERE rf.state = 'retry' AND substr(rf.reason, 1, length(?1)) = ?1 "
+                "AND rf.run_id = (SELECT MAX(run_id) FROM run_files r2 WHERE r2.file_id = f.id) ORDER BY f.id",
         [OPT_STMT_EXTENTS_DELETE] = "DELETE FROM extents_before WHERE file_id = ?1",
         [OPT_STMT_EXTENT_INSERT] =
                 "INSERT INTO extents_before (file_id, seq, physical, length) VALUES (?1, ?2, ?3, ?4)",
@@ -355,4 +360,53 @@ int db_extents_before_get(Db *db, int64_t file_id, uint64_t **ret_physical, uint
         *ret_length = TAKE_PTR(len);
         *ret_n = n;
         return 0;
+}
+
+int db_run_add_file(Db *db, int64_t run_id, size_t position, int64_t file_id, uint64_t size, int64_t mtime_ns) {
+        _cleanup_reset_ sqlite3_stmt *st = db_opt_stmt(db, OPT_STMT_RUN_FILE_INSERT);
+        int r;
+
+        if ((r = bind_i64(db, st, 1, run_id)) < 0 || (r = bind_i64(db, st, 2, (int64_t) position)) < 0 ||
+            (r = bind_i64(db, st, 3, file_id)) < 0 || (r = bind_i64(db, st, 4, (int64_t) size)) < 0 ||
+            (r = bind_i64(db, st, 5, mtime_ns)) < 0)
+                return r;
+        return db_step_done(db, st);
+}
+
+int db_retry_files(Db *db, const char *reason_prefix, DbFile **ret, size_t *ret_n) {
+        _cleanup_reset_ sqlite3_stmt *st = db_opt_stmt(db, OPT_STMT_RETRY_FILES);
+        DbFile *a = NULL;
+        size_t n = 0, alloc = 0;
+        int r;
+
+        r = bind_text(db, st, 1, reason_prefix);
+        if (r < 0)
+                return r;
+        while ((r = db_step(db, st)) > 0) {
+                r = grow((void **) &a, &alloc, n, sizeof *a);
+                if (r < 0)
+                        break;
+                r = read_file_row(db, st, 0, &a[n]);
+                if (r < 0)
+                        break;
+                /* the values at planning time: a file changed since then is not moved */
+                a[n].size = (uint64_t) sqlite3_column_int64(st, 9);
+                a[n].mtime_ns = sqlite3_column_int64(st, 10);
+                n++;
+        }
+        if (r < 0) {
+                for (size_t i = 0; i < n; i++)
+                        db_file_done(&a[i]);
+                free(a);
+                return r;
+        }
+        *ret = a;
+        *ret_n = n;
+        return 0;
+}
+
+void db_files_free(DbFile *f, size_t n) {
+        for (size_t i = 0; f && i < n; i++)
+                db_file_done(&f[i]);
+        free(f);
 }

@@ -211,3 +211,10 @@ int db_quality_get(Db *db, const char *profile, const char *which, DbQuality *re
 /* A file's extents as they were before the newest run that included it (for "before" pictures). */
 int db_extents_before_set(Db *db, int64_t file_id, const uint64_t *physical, const uint64_t *length, size_t n);
 int db_extents_before_get(Db *db, int64_t file_id, uint64_t **ret_physical, uint64_t **ret_length, size_t *ret_n);
+
+/* One more file in a run (state pending; set it with db_run_file_set()). */
+int db_run_add_file(Db *db, int64_t run_id, size_t position, int64_t file_id, uint64_t size, int64_t mtime_ns);
+/* Files whose newest run entry is "retry" with a reason starting with reason_prefix (e.g. "running
+ * executable"), for the early-boot pass. size and mtime_ns are the values when they were planned. */
+int db_retry_files(Db *db, const char *reason_prefix, DbFile **ret, size_t *ret_n);
+void db_files_free(DbFile *f, size_t n);

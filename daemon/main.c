@@ -12,6 +12,7 @@
 #include "bus-names.h"
 #include "config.h"
 #include "log.h"
+#include "early.h"
 #include "manager.h"
 
 static char *arg_config = NULL;
@@ -19,6 +20,7 @@ static char *arg_state_dir = NULL;
 static char **arg_filesystems = NULL;
 static size_t arg_n_filesystems = 0;
 static char *arg_boot_id = NULL;
+static bool arg_early_pass = false;
 
 static void help(void) {
         printf("%s [OPTIONS...]\n\n"
@@ -32,6 +34,8 @@ static void help(void) {
                "     --filesystem=PATH    Record only the filesystem containing PATH (repeatable)\n"
                "     --boot-id=ID         Use ID (32 hex digits) as the boot id (for tests)\n"
                "     --log-level=LEVEL    debug, info, notice, warning or err\n"
+               "     --early-pass         Move the files earlier runs left because they were running\n"
+               "                          executables, within EarlyBudgetSec=, then exit\n"
                "\nSee the seeklessd(8) man page for details.\n",
                program_invocation_short_name);
 }
@@ -53,6 +57,7 @@ static int parse_argv(int argc, char *argv[]) {
                 ARG_FILESYSTEM,
                 ARG_BOOT_ID,
                 ARG_LOG_LEVEL,
+                ARG_EARLY_PASS,
         };
         static const struct option options[] = {
                 { "help",       no_argument,       NULL, 'h'            },
@@ -62,6 +67,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "filesystem", required_argument, NULL, ARG_FILESYSTEM },
                 { "boot-id",    required_argument, NULL, ARG_BOOT_ID    },
                 { "log-level",  required_argument, NULL, ARG_LOG_LEVEL  },
+                { "early-pass", no_argument,       NULL, ARG_EARLY_PASS },
                 {}
         };
         int c, l;
@@ -102,6 +108,9 @@ static int parse_argv(int argc, char *argv[]) {
                         if (l < 0)
                                 return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "Unknown log level: %s", optarg);
                         log_set_max_level(l);
+                        break;
+                case ARG_EARLY_PASS:
+                        arg_early_pass = true;
                         break;
                 case '?':
                         return -EINVAL;
@@ -172,6 +181,10 @@ static int run(int argc, char *argv[]) {
         if (mkdir(m->state_dir, 0700) < 0 && errno != EEXIST)
                 return log_error_errno(-errno, "Failed to create state directory %s: %m", m->state_dir);
         m->only_filesystems = TAKE_PTR(arg_filesystems);
+        if (arg_early_pass) {
+                (void) sd_notify(false, "STATUS=Early-boot pass");
+                return early_pass_run(&m->config, m->db_path, m->state_dir, m->only_filesystems);
+        }
         if (arg_boot_id)
                 memcpy(m->boot_id, arg_boot_id, 33);
 

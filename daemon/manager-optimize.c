@@ -174,6 +174,17 @@ int manager_optimize(Manager *m, char *const *mounts, uint64_t *ret_id, Plan *re
                 }
                 r = job_from_plan(m, fp, &jobs[n_jobs]);
                 n_jobs++;
+                /* the running executables the planner skipped: queued for the early-boot pass */
+                for (size_t k = 0, pos = fp->n_files; r >= 0 && k < plan.n_skipped; k++) {
+                        const PlanSkip *sk = &plan.skipped[k];
+                        if (sk->file_id == 0 || sk->fs != i)
+                                continue;
+                        if (db_run_add_file(m->db, jobs[n_jobs - 1].run_id, pos, sk->file_id, sk->size,
+                                            sk->mtime_ns) >= 0)
+                                (void) db_run_file_set(m->db, jobs[n_jobs - 1].run_id, pos, RUN_FILE_RETRY,
+                                                       "running executable", 0);
+                        pos++;
+                }
                 if (r < 0) {
                         log_error_errno(r, "Failed to prepare the run on %s: %m", fp->mount);
                         fail_runs(m, jobs, n_jobs);

@@ -449,7 +449,13 @@ int planner_build(Db *db, const FilesystemList *fss, char *const *mounts, const 
                                 continue;
                         }
                         if (ino_set_has(&running, st.st_dev, st.st_ino)) {
-                                (void) add_skip(&p, f->path, "running executable (queued for a later pass)", true);
+                                if (add_skip(&p, f->path, "running executable (queued for a later pass)", true) >= 0) {
+                                        PlanSkip *ps = &p.skipped[p.n_skipped - 1];
+                                        ps->file_id = f->id;
+                                        ps->fs = (size_t) fi;
+                                        ps->size = (uint64_t) st.st_size;
+                                        ps->mtime_ns = (int64_t) st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+                                }
                                 layout_walker_add_file(&expected, ext, n_ext);
                                 continue;
                         }

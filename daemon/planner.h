@@ -36,6 +36,11 @@ typedef struct PlanSkip {
         char *path;
         char *reason;
         bool retry;                     /* busy now, worth retrying later (running executable, writer) */
+        /* for running executables, what the early-boot pass needs to move it later (file_id 0: unset) */
+        int64_t file_id;
+        size_t fs;                      /* index into Plan.fs */
+        uint64_t size;
+        int64_t mtime_ns;
 } PlanSkip;
 
 typedef struct PlanProfile {

@@ -9,8 +9,10 @@ trap 'rm -rf "$TMP"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 command -v systemd-analyze >/dev/null || { echo "SKIP: no systemd-analyze"; exit 77; }
-sed "s|@sbindir@|$BUILD_ROOT/daemon|" "$SOURCE_ROOT/units/seeklessd.service.in" > "$TMP/seeklessd.service"
-systemd-analyze verify --man=no "$TMP/seeklessd.service" || fail "systemd-analyze verify"
+for u in seeklessd.service seekless-early.service; do
+        sed "s|@sbindir@|$BUILD_ROOT/daemon|" "$SOURCE_ROOT/units/$u.in" > "$TMP/$u"
+done
+systemd-analyze verify --man=no "$TMP/seeklessd.service" "$TMP/seekless-early.service" || fail "systemd-analyze verify"
 echo "ok: systemd-analyze verify clean"
 
 DESTDIR="$TMP/root" meson install -C "$BUILD_ROOT" --quiet --no-rebuild
@@ -21,6 +23,7 @@ for f in usr/local/sbin/seeklessd usr/local/bin/seeklessctl \
         [ -e "$TMP/root/$f" ] || fail "meson install did not install /$f"
 done
 find "$TMP/root" -name seeklessd.service | grep -q . || fail "no unit installed"
+find "$TMP/root" -name seekless-early.service | grep -q . || fail "no early-boot unit installed"
 find "$TMP/root" -name 'seeklessd.8' | grep -q . || fail "no man page installed"
 alias=$(sed -n 's/^Alias=//p' "$SOURCE_ROOT/units/seeklessd.service.in")
 grep -q "^SystemdService=$alias$" "$TMP/root/usr/local/share/dbus-1/system-services/org.seekless.Seekless1.service" ||

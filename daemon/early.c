@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <stdatomic.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "db.h"
+#include "early.h"
+#include "log.h"
+#include "mounts.h"
+#include "mover.h"
+#include "optimizer.h"
+
+typedef struct Budget {
+        atomic_bool *cancel;
+        uint64_t usec;
+        pthread_mutex_t lock;
+        pthread_cond_t done;
+        bool finished;
+} Budget;
+
+/* Stops the mover (between files or 8 MiB steps) when the budget is spent. */
+static void *budget_thread(void *userdata) {
+        Budget *b = userdata;
+        struct timespec until;
+
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += (time_t) (b->usec / USEC_PER_SEC);
+        until.tv_nsec += (long) (b->usec % USEC_PER_SEC) * 1000;
+        if (until.tv_nsec >= 1000000000L) {
+                until.tv_sec++;
+                until.tv_nsec -= 1000000000L;
+        }
+        pthread_mutex_lock(&b->lock);
+        while (!b->finished)
+                if (pthread_cond_timedwait(&b->done, &b->lock, &until) == ETIMEDOUT) {
+                        atomic_store(b->cancel, true);
+                        break;
+                }
+        pthread_mutex_unlock(&b->lock);
+        return NULL;
+}
+
+typedef struct Progress {
+        Db *db;
+        int64_t run_id;
+        const DbFile *files;
+        uint64_t moved;
+} Progress;
+
+static void on_file(void *userdata, size_t index, const MoveOutcome *o) {
+        Progress *p = userdata;
+        RunFileState s = o->result == MOVE_DONE ? RUN_FILE_DONE :
+                         o->result == MOVE_IN_PLACE ? RUN_FILE_IN_PLACE :
+                         o->result == MOVE_SKIPPED ? RUN_FILE_SKIPPED : RUN_FILE_RETRY;
+        int r;
+
+        /* same thread as the mover: the checkpoint is written before the next file is touched */
+        r = db_run_file_set(p->db, p->run_id, index, s, o->reason, o->bytes);
+        if (r < 0)
+                log_warning_errno(r, "Failed to checkpoint %s: %m", p->files[index].path);
+        if (o->result == MOVE_DONE)
+                p->moved++;
+        log_info("early pass: %s: %s%s%s", p->files[index].path,
+                 o->result == MOVE_DONE ? "moved" : "not moved", o->reason[0] ? ": " : "", o->reason);
+}
+
+static int pass_on(Db *db, const Filesystem *fs, const DbFile *files, size_t n, const Config *c,
+                   const char *state_file, atomic_bool *cancel) {
+        _cleanup_free_ int64_t *ids = calloc(n + 1, sizeof *ids), *mtimes = calloc(n + 1, sizeof *mtimes);
+        _cleanup_free_ uint64_t *sizes = calloc(n + 1, sizeof *sizes);
+        _cleanup_free_ MoveItem *items = calloc(n + 1, sizeof *items);
+        _cleanup_free_ MoveOutcome *outcomes = calloc(n + 1, sizeof *outcomes);
+        _cleanup_free_ char *sysfs = ext4_sysfs_dir(fs->dev);
+        _cleanup_close_ int mfd = -EBADF;
+        MoverStats stats = {};
+        Progress p = { .db = db, .files = files };
+        int64_t run_id;
+        int r;
+
+        if (!ids || !mtimes || !sizes || !items || !outcomes)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                ids[i] = files[i].id;
+                sizes[i] = files[i].size;
+                mtimes[i] = files[i].mtime_ns;
+                items[i] = (MoveItem) { .file_id = files[i].id, .path = files[i].path, .key = files[i].key,
+                                        .size = files[i].size, .mtime_ns = files[i].mtime_ns };
+        }
+        mfd = open(fs->mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (mfd < 0)
+                return -errno;
+        r = db_run_create(db, fs->fsid, fs->mount, ids, sizes, mtimes, n, &run_id);
+        if (r < 0)
+                return r;
+        p.run_id = run_id;
+        MoverOptions o = {
+                .mount_fd = mfd,
+                .rate_limit_bps = 0,      /* early in the boot the budget is the limit */
+                .cancel = cancel,
+                .sysfs_dir = sysfs,
+                .state_file = state_file,
+                .progress = on_file,
+                .userdata = &p,
+        };
+        r = mover_run(&o, items, n, outcomes, &stats);
+        (void) db_run_finish(db, run_id, r < 0 ? "failed" : stats.cancelled ? "cancelled" : "done",
+                             stats.donor_runs, stats.files_moved, stats.bytes_moved);
+        if (r < 0)
+                return r;
+        log_info("early pass on %s: %" PRIu64 " of %zu files moved%s", fs->mount, p.moved, n,
+                 stats.cancelled ? " (EarlyBudgetSec= ran out; the rest waits for the next boot)" : "");
+        return 0;
+}
+
+int early_pass_run(const Config *c, const char *db_path, const char *state_dir, char *const *only_filesystems) {
+        _cleanup_(db_freep) Db *db = NULL;
+        _cleanup_free_ char *state_file = NULL;
+        FilesystemList fss = {};
+        DbFile *files = NULL;
+        size_t n = 0;
+        atomic_bool cancel;
+        Budget b = { .cancel = &cancel, .usec = c->early_budget_usec };
+        pthread_t t;
+        bool thread = false;
+        int r;
+
+        if (access(db_path, F_OK) < 0) {
+                log_info("early pass: no database yet, nothing to do");
+                return 0;
+        }
+        r = db_open(db_path, &db);
+        if (r < 0)
+                return log_error_errno(r, "early pass: failed to open %s: %m", db_path);
+        if (asprintf(&state_file, "%s/mb_stream_req.saved", state_dir) < 0)
+                return log_error_errno(SYNTHETIC_ERRNO(ENOMEM), "Out of memory");
+        (void) mover_restore_tunables(state_file);
+
+        r = db_retry_files(db, "running executable", &files, &n);
+        if (r < 0)
+                return log_error_errno(r, "early pass: failed to read the queue: %m");
+        if (n == 0) {
+                log_info("early pass: nothing queued");
+                return 0;
+        }
+        r = mounts_scan("/proc/self/mountinfo", only_filesystems, &fss);
+        if (r < 0) {
+                db_files_free(files, n);
+                return log_error_errno(r, "early pass: failed to enumerate filesystems: %m");
+        }
+
+        atomic_init(&cancel, false);
+        pthread_mutex_init(&b.lock, NULL);
+        pthread_cond_init(&b.done, NULL);
+        if (pthread_create(&t, NULL, budget_thread, &b) == 0)
+                thread = true;
+
+        for (size_t i = 0; i < fss.n && !atomic_load(&cancel); i++) {
+                _cleanup_free_ DbFile *mine = calloc(n + 1, sizeof *mine);
+                size_t k = 0;
+
+                if (!mine)
+                        break;
+                for (size_t j = 0; j < n; j++)
+                        if (files[j].key.fsid == fss.items[i].fsid)
+                                mine[k++] = files[j];   /* shallow: files[] owns the strings */
+                if (k == 0)
+                        continue;
+                r = pass_on(db, &fss.items[i], mine, k, c, state_file, &cancel);
+                if (r < 0)
+                        log_warning_errno(r, "early pass on %s failed, ignoring: %m", fss.items[i].mount);
+        }
+
+        if (thread) {
+                pthread_mutex_lock(&b.lock);
+                b.finished = true;
+                pthread_cond_signal(&b.done);
+                pthread_mutex_unlock(&b.lock);
+                pthread_join(t, NULL);
+        }
+        pthread_cond_destroy(&b.done);
+        pthread_mutex_destroy(&b.lock);
+        filesystem_list_clear(&fss);
+        db_files_free(files, n);
+        return 0;
+}

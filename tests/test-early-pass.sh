@@ -1,0 +1,55 @@
+#!/bin/bash
+# A file skipped by a run because it was a running executable is queued; once the program no longer
+# runs, `seeklessd --early-pass` (what seekless-early.service runs early in the boot) moves it, within
+# EarlyBudgetSec=, and a second pass finds nothing to do. Checked with filefrag and sha256sum.
+. "$(dirname "$0")/lib.sh"
+
+setup_image 1G
+start_bus
+write_config <<EOC
+[Record]
+BootWindowSec=1
+LaunchWindowSec=3
+[Optimize]
+MinFileAgeSec=0
+EarlyBudgetSec=30
+EOC
+start_daemon --filesystem="$MNT"
+wait_until 30 boot_recording_over || fail "boot window did not close"
+bash "$SOURCE_ROOT/tests/age-image.sh" "$MNT" 9 20 512 | sed 's/^/  /'
+mkdir -p "$MNT/bin"
+cp "$OPEN_FILES" "$MNT/bin/prog"
+# the sleeper is written in fragments so that moving it is visible
+for _ in $(seq 8); do head -c 8192 /bin/sleep >> "$MNT/aged/f000"; sync; done
+cat /bin/sleep > "$MNT/bin/sleeper"; chmod +x "$MNT/bin/sleeper"; sync
+"$MNT/bin/prog" "$MNT/bin/sleeper" "$MNT"/aged/f*
+wait_until 30 has_profile "$MNT/bin/prog" || fail "launch not recorded"
+
+"$MNT/bin/sleeper" 600 &
+SLEEPER=$!
+EXTRA_PIDS+=($SLEEPER)
+sleep 0.5
+ctl --json=short optimize > "$TMP/opt.json" || fail "optimize failed: $(cat "$TMP/opt.json")"
+jq -e --arg s "$MNT/bin/sleeper" 'any(.skipped[]; .path == $s and (.reason | test("running executable")))' \
+        "$TMP/opt.json" >/dev/null || fail "the running executable was not skipped: $(jq -c .skipped "$TMP/opt.json")"
+before=$(filefrag -v "$MNT/bin/sleeper" | awk '/^ *0:/ { print $4 }')
+sum=$(sha256sum < "$MNT/bin/sleeper")
+kill "$SLEEPER"; wait "$SLEEPER" 2>/dev/null || true
+stop_daemon
+pass "optimize skipped the running executable and queued it"
+
+"$SEEKLESSD" --early-pass --config="$CONF" --state-dir="$STATE" --filesystem="$MNT" > "$TMP/early.log" 2>&1 ||
+        fail "early pass failed: $(cat "$TMP/early.log")"
+grep -q "early pass: $MNT/bin/sleeper: moved" "$TMP/early.log" || fail "not moved: $(cat "$TMP/early.log")"
+after=$(filefrag -v "$MNT/bin/sleeper" | awk '/^ *0:/ { print $4 }')
+[ "$before" != "$after" ] || fail "filefrag shows the sleeper where it was ($before)"
+sync; echo 3 > /proc/sys/vm/drop_caches
+[ "$(sha256sum < "$MNT/bin/sleeper")" = "$sum" ] || fail "the sleeper's content changed"
+"$MNT/bin/sleeper" 0 || fail "the moved program does not run"
+pass "early pass moved it (physical start $before -> $after), content intact, it still runs"
+
+"$SEEKLESSD" --early-pass --config="$CONF" --state-dir="$STATE" --filesystem="$MNT" > "$TMP/early2.log" 2>&1 ||
+        fail "second early pass failed"
+grep -q "nothing queued" "$TMP/early2.log" || fail "second pass: $(cat "$TMP/early2.log")"
+pass "a second early pass finds nothing to do"
+fsck_clean
