@@ -21,6 +21,9 @@
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
 
 #define USEC_PER_SEC ((uint64_t) 1000000ULL)
+#define USEC_PER_MINUTE (60 * USEC_PER_SEC)
+#define USEC_PER_HOUR (60 * USEC_PER_MINUTE)
+#define USEC_PER_DAY (24 * USEC_PER_HOUR)
 #define USEC_PER_MSEC ((uint64_t) 1000ULL)
 #define NSEC_PER_USEC ((uint64_t) 1000ULL)
 

@@ -17,9 +17,6 @@
 #include "log.h"
 #include "macro.h"
 
-#define USEC_PER_MINUTE (60 * USEC_PER_SEC)
-#define USEC_PER_HOUR (60 * USEC_PER_MINUTE)
-#define USEC_PER_DAY (24 * USEC_PER_HOUR)
 
 typedef enum ConfigValueType {
         CONFIG_SEC,

@@ -18,9 +18,6 @@
 #include "idle.h"
 #include "macro.h"
 
-#define USEC_PER_MINUTE (60 * USEC_PER_SEC)
-#define USEC_PER_HOUR (60 * USEC_PER_MINUTE)
-#define USEC_PER_DAY (24 * USEC_PER_HOUR)
 
 /* Loop devices stacked on files on loop devices: enough for any sane setup, and no cycles. */
 #define ROTATIONAL_MAX_DEPTH 8

@@ -13,29 +13,10 @@
 #include "macro.h"
 #include "test-util.h"
 
-#define USEC_PER_MINUTE (60 * USEC_PER_SEC)
-#define USEC_PER_HOUR (60 * USEC_PER_MINUTE)
-#define USEC_PER_DAY (24 * USEC_PER_HOUR)
 
 static char tmpdir[] = "/tmp/test-conf-XXXXXX";
 
-/* Builds "<tmpdir>/<name>" in one of a few rotating static buffers, so a call can take several. */
-static const char *tpath(const char *name) {
-        static char bufs[4][PATH_MAX];
-        static unsigned i;
-        char *buf = bufs[i++ % ELEMENTSOF(bufs)];
 
-        snprintf(buf, PATH_MAX, "%s/%s", tmpdir, name);
-        return buf;
-}
-
-static void write_file(const char *path, const char *contents) {
-        FILE *f = fopen(path, "we");
-
-        ASSERT_TRUE(f);
-        ASSERT_TRUE(fputs(contents, f) >= 0);
-        ASSERT_TRUE(fclose(f) == 0);
-}
 
 /* Runs config_load() with stderr redirected to a file and returns everything it printed. */
 static char *load_capture(Config *c, const char *main_path, const char *dropin_dir, int *ret) {
@@ -328,11 +309,11 @@ TEST(defaults) {
 
 TEST(full_file) {
         _cleanup_free_ char *log = NULL;
-        const char *p = tpath("full.conf");
+        const char *p = test_path(tmpdir, "full.conf");
         Config c;
         int r;
 
-        write_file(p,
+        test_write_file(p,
                    "# seekless.conf\n"
                    "[Record]\n"
                    "BootTailSec=45s\n"
@@ -357,11 +338,11 @@ TEST(full_file) {
 
 TEST(bad_values) {
         _cleanup_free_ char *log = NULL;
-        const char *p = tpath("bad.conf");
+        const char *p = test_path(tmpdir, "bad.conf");
         Config c;
         int r;
 
-        write_file(p,
+        test_write_file(p,
                    "[Record]\n"
                    "BootTailSec=-5\n"                  /* 2 */
                    "BootWindowSec=0\n"                 /* 3: must be > 0 */
@@ -394,12 +375,12 @@ TEST(bad_values) {
 
 TEST(bad_values_keep_previous) {
         _cleanup_free_ char *log = NULL;
-        const char *p = tpath("prev.conf");
+        const char *p = test_path(tmpdir, "prev.conf");
         Config c;
         int r;
 
         /* A bad value keeps whatever was set before, not the built-in default. */
-        write_file(p,
+        test_write_file(p,
                    "[Record]\n"
                    "KeepBoots=7\n"
                    "KeepBoots=seven\n");
@@ -412,11 +393,11 @@ TEST(bad_values_keep_previous) {
 
 TEST(unknown_key) {
         _cleanup_free_ char *log = NULL;
-        const char *p = tpath("unknown-key.conf");
+        const char *p = test_path(tmpdir, "unknown-key.conf");
         Config c;
         int r;
 
-        write_file(p,
+        test_write_file(p,
                    "[Record]\n"
                    "KeepBoots=4\n"
                    "Foo=bar\n"
@@ -434,11 +415,11 @@ TEST(unknown_key) {
 
 TEST(unknown_section) {
         _cleanup_free_ char *log = NULL;
-        const char *p = tpath("unknown-section.conf");
+        const char *p = test_path(tmpdir, "unknown-section.conf");
         Config c;
         int r;
 
-        write_file(p,
+        test_write_file(p,
                    "[Frobnicate]\n"                    /* 1 */
                    "Foo=1\n"
                    "KeepBoots=99\n"                    /* not applied: wrong section */
@@ -465,11 +446,11 @@ TEST(unknown_section) {
 
 TEST(optimize_section) {
         _cleanup_free_ char *log = NULL;
-        const char *p = tpath("optimize.conf");
+        const char *p = test_path(tmpdir, "optimize.conf");
         Config c;
         int r;
 
-        write_file(p,
+        test_write_file(p,
                    "[Optimize]\n"
                    "MaxHotSetMiB=256\n"
                    "MaxFileMiB=0\n"                     /* 3: below the minimum */
@@ -492,11 +473,11 @@ TEST(optimize_section) {
 
 TEST(idle_section) {
         _cleanup_free_ char *log = NULL, *log2 = NULL;
-        const char *p = tpath("idle.conf"), *p2 = tpath("idle-bad.conf");
+        const char *p = test_path(tmpdir, "idle.conf"), *p2 = test_path(tmpdir, "idle-bad.conf");
         Config c;
         int r;
 
-        write_file(p,
+        test_write_file(p,
                    "[Idle]\n"
                    "IdleSec=2min\n"
                    "MinIntervalHours=0\n"
@@ -515,7 +496,7 @@ TEST(idle_section) {
         ASSERT_TRUE(c.max_load_per_cpu == 0.75);
         ASSERT_TRUE(c.optimize_non_rotational);
 
-        write_file(p2,
+        test_write_file(p2,
                    "[Idle]\n"
                    "IdleSec=-1\n"                       /* 2 */
                    "IdleSec=2d\n"                       /* 3: > 1 day */
@@ -562,11 +543,11 @@ TEST(idle_section) {
 
 TEST(bad_lines) {
         _cleanup_free_ char *log = NULL;
-        const char *p = tpath("bad-lines.conf");
+        const char *p = test_path(tmpdir, "bad-lines.conf");
         Config c;
         int r;
 
-        write_file(p,
+        test_write_file(p,
                    "KeepBoots=3\n"                     /* 1: outside any section */
                    "[Record]\n"
                    "KeepBoots\n"                       /* 3: no '=' */
@@ -590,7 +571,7 @@ TEST(bad_lines) {
 TEST(comments_whitespace) {
         _cleanup_free_ char *log = NULL;
         _cleanup_free_ char *longline = NULL;
-        const char *p = tpath("ws.conf");
+        const char *p = test_path(tmpdir, "ws.conf");
         _cleanup_fclose_ FILE *f = NULL;
         Config c;
         int r;
@@ -634,39 +615,39 @@ TEST(dropin_order) {
         Config c;
         int r;
 
-        snprintf(dir, sizeof dir, "%s", tpath("seekless.conf.d"));
+        snprintf(dir, sizeof dir, "%s", test_path(tmpdir, "seekless.conf.d"));
         ASSERT_TRUE(mkdir(dir, 0755) == 0);
 
-        write_file(tpath("main.conf"),
+        test_write_file(test_path(tmpdir, "main.conf"),
                    "[Record]\n"
                    "KeepBoots=20\n"
                    "KeepLaunches=20\n"
                    "MinLaunchFiles=20\n"
                    "MaxLaunchesPerBoot=20\n");
         /* Written in reverse order so directory order is unlikely to match lexical order by accident. */
-        write_file(tpath("seekless.conf.d/20-b.conf"),
+        test_write_file(test_path(tmpdir, "seekless.conf.d/20-b.conf"),
                    "[Record]\n"
                    "KeepLaunches=2\n"
                    "MinLaunchFiles=bad\n");
-        write_file(tpath("seekless.conf.d/10-a.conf"),
+        test_write_file(test_path(tmpdir, "seekless.conf.d/10-a.conf"),
                    "[Record]\n"
                    "KeepBoots=1\n"
                    "KeepLaunches=1\n"
                    "MinLaunchFiles=1\n");
-        write_file(tpath("seekless.conf.d/30-c.conf.disabled"), "[Record]\nKeepBoots=999\n");
-        write_file(tpath("seekless.conf.d/.99-hidden.conf"), "[Record]\nKeepBoots=998\n");
-        ASSERT_TRUE(mkdir(tpath("seekless.conf.d/40-dir.conf"), 0755) == 0);
-        ASSERT_TRUE(symlink("/dev/null", tpath("seekless.conf.d/50-masked.conf")) == 0);
-        ASSERT_TRUE(symlink("/nonexistent/seekless", tpath("seekless.conf.d/60-dangling.conf")) == 0);
+        test_write_file(test_path(tmpdir, "seekless.conf.d/30-c.conf.disabled"), "[Record]\nKeepBoots=999\n");
+        test_write_file(test_path(tmpdir, "seekless.conf.d/.99-hidden.conf"), "[Record]\nKeepBoots=998\n");
+        ASSERT_TRUE(mkdir(test_path(tmpdir, "seekless.conf.d/40-dir.conf"), 0755) == 0);
+        ASSERT_TRUE(symlink("/dev/null", test_path(tmpdir, "seekless.conf.d/50-masked.conf")) == 0);
+        ASSERT_TRUE(symlink("/nonexistent/seekless", test_path(tmpdir, "seekless.conf.d/60-dangling.conf")) == 0);
 
         config_set_defaults(&c);
-        log = load_capture(&c, tpath("main.conf"), dir, &r);
+        log = load_capture(&c, test_path(tmpdir, "main.conf"), dir, &r);
         ASSERT_OK(r);
         ASSERT_EQ(c.keep_boots, 1);           /* 10-a overrides main */
         ASSERT_EQ(c.keep_launches, 2);        /* 20-b overrides 10-a */
         ASSERT_EQ(c.min_launch_files, 1);     /* bad value in 20-b keeps 10-a's */
         ASSERT_EQ(c.max_launches_per_boot, 20); /* only main sets it */
-        assert_warned(log, tpath("seekless.conf.d/20-b.conf"), 3, "MinLaunchFiles=: 'bad'");
+        assert_warned(log, test_path(tmpdir, "seekless.conf.d/20-b.conf"), 3, "MinLaunchFiles=: 'bad'");
         ASSERT_EQ(count_lines(log), 1);
 }
 
@@ -676,15 +657,15 @@ TEST(missing_files) {
         int r;
 
         config_set_defaults(&c);
-        log = load_capture(&c, tpath("does-not-exist.conf"), tpath("does-not-exist.conf.d"), &r);
+        log = load_capture(&c, test_path(tmpdir, "does-not-exist.conf"), test_path(tmpdir, "does-not-exist.conf.d"), &r);
         ASSERT_OK(r);
         ASSERT_STREQ(log, "");
         assert_defaults(&c);
 
         /* Missing main file, drop-ins still apply. */
-        ASSERT_TRUE(mkdir(tpath("only-dropins.d"), 0755) == 0);
-        write_file(tpath("only-dropins.d/x.conf"), "[Record]\nKeepBoots=2\n");
-        log2 = load_capture(&c, tpath("does-not-exist.conf"), tpath("only-dropins.d"), &r);
+        ASSERT_TRUE(mkdir(test_path(tmpdir, "only-dropins.d"), 0755) == 0);
+        test_write_file(test_path(tmpdir, "only-dropins.d/x.conf"), "[Record]\nKeepBoots=2\n");
+        log2 = load_capture(&c, test_path(tmpdir, "does-not-exist.conf"), test_path(tmpdir, "only-dropins.d"), &r);
         ASSERT_OK(r);
         ASSERT_STREQ(log2, "");
         ASSERT_EQ(c.keep_boots, 2);
@@ -700,14 +681,14 @@ TEST(unreadable_file) {
         int r;
 
         /* A directory where the main file should be: warn naming the file, go on with the drop-ins. */
-        ASSERT_TRUE(mkdir(tpath("isdir.conf"), 0755) == 0);
-        ASSERT_TRUE(mkdir(tpath("isdir.conf.d"), 0755) == 0);
-        write_file(tpath("isdir.conf.d/a.conf"), "[Record]\nKeepLaunches=3\n");
+        ASSERT_TRUE(mkdir(test_path(tmpdir, "isdir.conf"), 0755) == 0);
+        ASSERT_TRUE(mkdir(test_path(tmpdir, "isdir.conf.d"), 0755) == 0);
+        test_write_file(test_path(tmpdir, "isdir.conf.d/a.conf"), "[Record]\nKeepLaunches=3\n");
 
         config_set_defaults(&c);
-        log = load_capture(&c, tpath("isdir.conf"), tpath("isdir.conf.d"), &r);
+        log = load_capture(&c, test_path(tmpdir, "isdir.conf"), test_path(tmpdir, "isdir.conf.d"), &r);
         ASSERT_OK(r);
-        ASSERT_TRUE(strstr(log, tpath("isdir.conf")));
+        ASSERT_TRUE(strstr(log, test_path(tmpdir, "isdir.conf")));
         ASSERT_TRUE(strstr(log, strerror(EISDIR)));
         ASSERT_EQ(c.keep_launches, 3);
 
@@ -715,17 +696,17 @@ TEST(unreadable_file) {
         {
                 _cleanup_free_ char *log2 = NULL;
 
-                write_file(tpath("plain.conf"), "[Record]\n");
-                log2 = load_capture(&c, tpath("plain.conf/sub.conf"), NULL, &r);
+                test_write_file(test_path(tmpdir, "plain.conf"), "[Record]\n");
+                log2 = load_capture(&c, test_path(tmpdir, "plain.conf/sub.conf"), NULL, &r);
                 ASSERT_OK(r);
-                ASSERT_TRUE(strstr(log2, tpath("plain.conf/sub.conf")));
+                ASSERT_TRUE(strstr(log2, test_path(tmpdir, "plain.conf/sub.conf")));
                 ASSERT_TRUE(strstr(log2, strerror(ENOTDIR)));
 
                 /* a drop-in directory that is not a directory */
                 free(log2);
-                log2 = load_capture(&c, NULL, tpath("plain.conf"), &r);
+                log2 = load_capture(&c, NULL, test_path(tmpdir, "plain.conf"), &r);
                 ASSERT_OK(r);
-                ASSERT_TRUE(strstr(log2, tpath("plain.conf")));
+                ASSERT_TRUE(strstr(log2, test_path(tmpdir, "plain.conf")));
                 ASSERT_TRUE(strstr(log2, strerror(ENOTDIR)));
                 ASSERT_EQ(c.keep_launches, 3);
         }
@@ -734,11 +715,11 @@ TEST(unreadable_file) {
         if (geteuid() != 0) {
                 _cleanup_free_ char *log2 = NULL;
 
-                write_file(tpath("noperm.conf"), "[Record]\nKeepLaunches=9\n");
-                ASSERT_TRUE(chmod(tpath("noperm.conf"), 0) == 0);
-                log2 = load_capture(&c, tpath("noperm.conf"), NULL, &r);
+                test_write_file(test_path(tmpdir, "noperm.conf"), "[Record]\nKeepLaunches=9\n");
+                ASSERT_TRUE(chmod(test_path(tmpdir, "noperm.conf"), 0) == 0);
+                log2 = load_capture(&c, test_path(tmpdir, "noperm.conf"), NULL, &r);
                 ASSERT_OK(r);
-                ASSERT_TRUE(strstr(log2, tpath("noperm.conf")));
+                ASSERT_TRUE(strstr(log2, test_path(tmpdir, "noperm.conf")));
                 ASSERT_TRUE(strstr(log2, strerror(EACCES)));
                 ASSERT_EQ(c.keep_launches, 3);
         }

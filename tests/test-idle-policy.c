@@ -18,28 +18,10 @@
 /* The table below overrides fields of a base initializer, which is what designated initializers allow. */
 #pragma GCC diagnostic ignored "-Woverride-init"
 
-#define USEC_PER_MINUTE (60 * USEC_PER_SEC)
-#define USEC_PER_HOUR (60 * USEC_PER_MINUTE)
-#define USEC_PER_DAY (24 * USEC_PER_HOUR)
 
 static char tmpdir[] = "/tmp/test-idle-policy-XXXXXX";
 
-static const char *tpath(const char *name) {
-        static char bufs[4][PATH_MAX];
-        static unsigned i;
-        char *buf = bufs[i++ % ELEMENTSOF(bufs)];
 
-        snprintf(buf, PATH_MAX, "%s/%s", tmpdir, name);
-        return buf;
-}
-
-static void write_file(const char *path, const char *contents) {
-        FILE *f = fopen(path, "we");
-
-        ASSERT_TRUE(f);
-        ASSERT_TRUE(fputs(contents, f) >= 0);
-        ASSERT_TRUE(fclose(f) == 0);
-}
 
 /* mkdir -p for fixture trees. */
 static void mkdir_p(const char *path) {
@@ -71,13 +53,13 @@ static void make_supply(const char *dir, const char *name, ...) {
                 ASSERT_TRUE(eq);
                 snprintf(p, sizeof p, "%s/%.*s", d, (int) (eq - kv), kv);
                 snprintf(v, sizeof v, "%s\n", eq + 1);
-                write_file(p, v);
+                test_write_file(p, v);
         }
         va_end(ap);
 }
 
 static int on_ac(const char *dir, bool *ret) {
-        return power_on_ac(tpath(dir), ret);
+        return power_on_ac(test_path(tmpdir, dir), ret);
 }
 
 static void assert_ac(const char *dir, bool expected) {
@@ -93,7 +75,7 @@ static void assert_ac(const char *dir, bool expected) {
 
 TEST(power_supply) {
         /* No supplies at all (desktop, VM) and no directory at all (container). */
-        mkdir_p(tpath("ps-empty"));
+        mkdir_p(test_path(tmpdir, "ps-empty"));
         assert_ac("ps-empty", true);
         assert_ac("ps-missing", true);
 
@@ -154,7 +136,7 @@ TEST(power_supply) {
         assert_ac("ps-odd", true);
 
         /* Not a directory. */
-        write_file(tpath("ps-file"), "x\n");
+        test_write_file(test_path(tmpdir, "ps-file"), "x\n");
         ASSERT_ERROR(on_ac("ps-file", &(bool) { false }), ENOTDIR);
 }
 
@@ -162,36 +144,36 @@ TEST(psi) {
         double d = -1;
         uint64_t t = 0;
 
-        write_file(tpath("io"),
+        test_write_file(test_path(tmpdir, "io"),
                    "some avg10=12.34 avg60=0.50 avg300=0.10 total=123456789\n"
                    "full avg10=99.00 avg60=0.00 avg300=0.00 total=5\n");
-        ASSERT_OK(psi_read_some_avg10(tpath("io"), &d));
+        ASSERT_OK(psi_read_some_avg10(test_path(tmpdir, "io"), &d));
         ASSERT_TRUE(d > 12.339 && d < 12.341);
-        ASSERT_OK(psi_read_some_total(tpath("io"), &t));
+        ASSERT_OK(psi_read_some_total(test_path(tmpdir, "io"), &t));
         ASSERT_EQ(t, 123456789);
 
         /* "full" first, no trailing newline. */
-        write_file(tpath("io2"),
+        test_write_file(test_path(tmpdir, "io2"),
                    "full avg10=50.00 avg60=0.00 avg300=0.00 total=5\n"
                    "some avg10=0.00 avg60=0.00 avg300=0.00 total=0");
-        ASSERT_OK(psi_read_some_avg10(tpath("io2"), &d));
+        ASSERT_OK(psi_read_some_avg10(test_path(tmpdir, "io2"), &d));
         ASSERT_TRUE(d == 0.0);
-        ASSERT_OK(psi_read_some_total(tpath("io2"), &t));
+        ASSERT_OK(psi_read_some_total(test_path(tmpdir, "io2"), &t));
         ASSERT_EQ(t, 0);
 
         d = 4711;
         t = 4711;
-        write_file(tpath("io-full-only"), "full avg10=1.00 avg60=0.00 avg300=0.00 total=5\n");
-        ASSERT_ERROR(psi_read_some_avg10(tpath("io-full-only"), &d), EBADMSG);
-        write_file(tpath("io-bad"), "some avg10=abc avg60=0.00 avg300=0.00 total=-5\n");
-        ASSERT_ERROR(psi_read_some_avg10(tpath("io-bad"), &d), EBADMSG);
-        ASSERT_ERROR(psi_read_some_total(tpath("io-bad"), &t), EBADMSG);
-        write_file(tpath("io-nofield"), "some avg60=0.00\n");
-        ASSERT_ERROR(psi_read_some_avg10(tpath("io-nofield"), &d), EBADMSG);
-        ASSERT_ERROR(psi_read_some_total(tpath("io-nofield"), &t), EBADMSG);
-        write_file(tpath("io-empty"), "");
-        ASSERT_ERROR(psi_read_some_avg10(tpath("io-empty"), &d), EBADMSG);
-        ASSERT_ERROR(psi_read_some_avg10(tpath("io-missing"), &d), ENOENT);
+        test_write_file(test_path(tmpdir, "io-full-only"), "full avg10=1.00 avg60=0.00 avg300=0.00 total=5\n");
+        ASSERT_ERROR(psi_read_some_avg10(test_path(tmpdir, "io-full-only"), &d), EBADMSG);
+        test_write_file(test_path(tmpdir, "io-bad"), "some avg10=abc avg60=0.00 avg300=0.00 total=-5\n");
+        ASSERT_ERROR(psi_read_some_avg10(test_path(tmpdir, "io-bad"), &d), EBADMSG);
+        ASSERT_ERROR(psi_read_some_total(test_path(tmpdir, "io-bad"), &t), EBADMSG);
+        test_write_file(test_path(tmpdir, "io-nofield"), "some avg60=0.00\n");
+        ASSERT_ERROR(psi_read_some_avg10(test_path(tmpdir, "io-nofield"), &d), EBADMSG);
+        ASSERT_ERROR(psi_read_some_total(test_path(tmpdir, "io-nofield"), &t), EBADMSG);
+        test_write_file(test_path(tmpdir, "io-empty"), "");
+        ASSERT_ERROR(psi_read_some_avg10(test_path(tmpdir, "io-empty"), &d), EBADMSG);
+        ASSERT_ERROR(psi_read_some_avg10(test_path(tmpdir, "io-missing"), &d), ENOENT);
         ASSERT_TRUE(d == 4711);
         ASSERT_EQ(t, 4711);
 }
@@ -199,19 +181,19 @@ TEST(psi) {
 TEST(loadavg) {
         double d = -1;
 
-        write_file(tpath("loadavg"), "0.52 0.58 0.59 1/467 12345\n");
-        ASSERT_OK(loadavg_read(tpath("loadavg"), &d));
+        test_write_file(test_path(tmpdir, "loadavg"), "0.52 0.58 0.59 1/467 12345\n");
+        ASSERT_OK(loadavg_read(test_path(tmpdir, "loadavg"), &d));
         ASSERT_TRUE(d > 0.519 && d < 0.521);
-        write_file(tpath("loadavg2"), "13.00 0.58 0.59 1/467 12345\n");
-        ASSERT_OK(loadavg_read(tpath("loadavg2"), &d));
+        test_write_file(test_path(tmpdir, "loadavg2"), "13.00 0.58 0.59 1/467 12345\n");
+        ASSERT_OK(loadavg_read(test_path(tmpdir, "loadavg2"), &d));
         ASSERT_TRUE(d == 13.0);
 
         d = 4711;
-        write_file(tpath("loadavg-bad"), "x 0.58\n");
-        ASSERT_ERROR(loadavg_read(tpath("loadavg-bad"), &d), EBADMSG);
-        write_file(tpath("loadavg-empty"), "\n");
-        ASSERT_ERROR(loadavg_read(tpath("loadavg-empty"), &d), EBADMSG);
-        ASSERT_ERROR(loadavg_read(tpath("loadavg-missing"), &d), ENOENT);
+        test_write_file(test_path(tmpdir, "loadavg-bad"), "x 0.58\n");
+        ASSERT_ERROR(loadavg_read(test_path(tmpdir, "loadavg-bad"), &d), EBADMSG);
+        test_write_file(test_path(tmpdir, "loadavg-empty"), "\n");
+        ASSERT_ERROR(loadavg_read(test_path(tmpdir, "loadavg-empty"), &d), EBADMSG);
+        ASSERT_ERROR(loadavg_read(test_path(tmpdir, "loadavg-missing"), &d), ENOENT);
         ASSERT_TRUE(d == 4711);
 }
 
@@ -224,13 +206,13 @@ static void make_block(const char *majmin, const char *devpath, const char *flag
         mkdir_p(p);
         if (partition) {
                 snprintf(p, sizeof p, "%s/sysfs/devices/%s/partition", tmpdir, devpath);
-                write_file(p, "1\n");
+                test_write_file(p, "1\n");
         }
         if (flag) {
                 snprintf(p, sizeof p, "%s/sysfs/devices/%s/queue", tmpdir, devpath);
                 mkdir_p(p);
                 snprintf(p, sizeof p, "%s/sysfs/devices/%s/queue/rotational", tmpdir, devpath);
-                write_file(p, flag);
+                test_write_file(p, flag);
         }
         snprintf(p, sizeof p, "%s/sysfs/dev/block", tmpdir);
         mkdir_p(p);
@@ -246,11 +228,11 @@ static void set_backing_file(const char *devpath, const char *file) {
         mkdir_p(p);
         snprintf(p, sizeof p, "%s/sysfs/devices/%s/loop/backing_file", tmpdir, devpath);
         snprintf(v, sizeof v, "%s\n", file);
-        write_file(p, v);
+        test_write_file(p, v);
 }
 
 static int rot(unsigned maj, unsigned min, bool *ret) {
-        return block_device_rotational(tpath("sysfs"), makedev(maj, min), ret);
+        return block_device_rotational(test_path(tmpdir, "sysfs"), makedev(maj, min), ret);
 }
 
 static void assert_rot(unsigned maj, unsigned min, bool expected) {
@@ -294,10 +276,10 @@ TEST(rotational) {
 
         /* Loop device backed by a file in our tmpdir: the answer is that of the tmpdir's device, which we
          * put into the fake sysfs as an SSD, while the loop device itself claims to be rotational. */
-        write_file(tpath("image"), "");
-        ASSERT_TRUE(stat(tpath("image"), &st) == 0);
+        test_write_file(test_path(tmpdir, "image"), "");
+        ASSERT_TRUE(stat(test_path(tmpdir, "image"), &st) == 0);
         make_block("7:3", "virtual/block/loop3", "1", false);
-        set_backing_file("virtual/block/loop3", tpath("image"));
+        set_backing_file("virtual/block/loop3", test_path(tmpdir, "image"));
         if (major(st.st_dev) != 0) {
                 char majmin[32];
 

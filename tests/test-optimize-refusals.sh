@@ -23,7 +23,10 @@ LaunchWindowSec=3
 MinFileAgeSec=0
 EOC
 start_daemon --filesystem="$MNT"
-grep -q "^CapBnd:" /proc/"$DAEMON_PID"/status
+# the daemon really runs with the restricted set: CAP_SYS_ADMIN (21) in, CAP_CHOWN (0) and CAP_SYS_BOOT (22) out
+capbnd=$((16#$(awk '/^CapBnd:/ {print $2}' /proc/"$DAEMON_PID"/status)))
+(( (capbnd >> 21) & 1 )) && ! (( capbnd & 1 )) && ! (( (capbnd >> 22) & 1 )) ||
+        fail "seeklessd does not run with the unit's bounding set (CapBnd $(printf %x $capbnd))"
 wait_until 30 boot_recording_over || fail "boot window did not close"
 
 bash "$SOURCE_ROOT/tests/age-image.sh" "$MNT" 3 20 512 | sed 's/^/  /'

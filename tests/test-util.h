@@ -5,6 +5,7 @@
  * assertion, or 77 (skip) via test_skip(). */
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,3 +66,23 @@
         } while (0)
 
 #define EXIT_TEST_SKIP 77
+
+#define TEST_ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
+
+/* "<dir>/<name>" in one of a few rotating static buffers, so one call can take several. */
+static inline const char *test_path(const char *dir, const char *name) {
+        static char bufs[4][PATH_MAX];
+        static unsigned i;
+        char *buf = bufs[i++ % TEST_ELEMENTSOF(bufs)];
+
+        snprintf(buf, PATH_MAX, "%s/%s", dir, name);
+        return buf;
+}
+
+static inline void test_write_file(const char *path, const char *contents) {
+        FILE *f = fopen(path, "we");
+
+        ASSERT_TRUE(f);
+        ASSERT_TRUE(fputs(contents, f) >= 0);
+        ASSERT_TRUE(fclose(f) == 0);
+}
