@@ -640,22 +640,6 @@ void manager_emit_run_finished(Manager *m, uint64_t id, const char *state, uint6
                 log_warning_errno(r, "Failed to emit RunFinished, ignoring: %m");
 }
 
-int manager_connect_bus(Manager *m) {
-        int r;
-
-        r = sd_bus_open_system(&m->bus);
-        if (r < 0)
-                return log_error_errno(r, "Failed to connect to the system bus: %m");
-        r = sd_bus_add_object_vtable(m->bus, NULL, SEEKLESS_BUS_PATH, SEEKLESS_BUS_INTERFACE, manager_vtable, m);
-        if (r < 0)
-                return log_error_errno(r, "Failed to add the manager object: %m");
-        r = sd_bus_request_name(m->bus, SEEKLESS_BUS_NAME, 0);
-        if (r == -EEXIST)
-                return log_error_errno(r, "Another seeklessd already owns %s", SEEKLESS_BUS_NAME);
-        if (r < 0)
-                return log_error_errno(r, "Failed to acquire bus name %s: %m", SEEKLESS_BUS_NAME);
-        r = sd_bus_attach_event(m->bus, m->event, SD_EVENT_PRIORITY_NORMAL);
-        if (r < 0)
-                return log_error_errno(r, "Failed to attach bus to event loop: %m");
-        return 0;
+int manager_bus_add_objects(Manager *m, sd_bus *bus) {
+        return sd_bus_add_object_vtable(bus, NULL, SEEKLESS_BUS_PATH, SEEKLESS_BUS_INTERFACE, manager_vtable, m);
 }

@@ -60,6 +60,7 @@ Manager *manager_free(Manager *m) {
         sd_event_source_disable_unref(m->resolve_source);
         sd_event_source_disable_unref(m->idle_source);
         sd_bus_slot_unref(m->startup_finished_slot);
+        sd_event_source_disable_unref(m->bus_retry_source);
         recorder_free(m->recorder);
         filesystem_list_clear(&m->filesystems);
         sd_bus_flush_close_unref(m->bus);
@@ -854,9 +855,6 @@ int manager_start(Manager *m) {
         r = manager_idle_start(m);
         if (r < 0)
                 return log_error_errno(r, "Failed to start the idle policy: %m");
-        r = manager_watch_boot(m);
-        if (r < 0)
-                log_warning_errno(r, "Failed to ask systemd about boot progress, using BootWindowSec=: %m");
         return 0;
 }
 

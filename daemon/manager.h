@@ -31,6 +31,8 @@ typedef struct Manager {
         sd_event_source *open_source, *exec_source, *fork_source, *mountinfo_source, *timer_source;
         sd_event_source *resolve_source;        /* idle priority: names new session files in small chunks */
         sd_bus_slot *startup_finished_slot;
+        sd_event_source *bus_retry_source;      /* the system bus is not there (yet): try again soon */
+        bool bus_waiting_logged;
 
         Session *boot;                  /* the boot session while its window is open */
         Session *launches;              /* open launch sessions */
@@ -77,6 +79,11 @@ int manager_merge_profile(Manager *m, const char *profile, ProfileKind kind);
 int manager_open_mount_fd(Manager *m, uint64_t fsid);
 
 /* manager-bus.c */
+int manager_bus_add_objects(Manager *m, sd_bus *bus);
+
+/* manager-connect.c: connect to the system bus without ever waiting for it. Early in the boot the bus
+ * does not exist yet; recording goes on meanwhile and the connection is retried every second (also after
+ * the bus went away). Fails only for errors that retrying cannot mend. */
 int manager_connect_bus(Manager *m);
 void manager_emit_session_recorded(Manager *m, const char *profile, ProfileKind kind, unsigned n_files);
 void manager_emit_progress_signal(Manager *m, uint64_t id, uint64_t files_done, uint64_t files_total,
