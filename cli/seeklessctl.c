@@ -34,6 +34,7 @@ static bool arg_legend = true;
 static bool arg_all = false;
 static bool arg_dry_run = false;
 static bool arg_no_block = false;
+static bool arg_when_idle = false;
 static const char *arg_svg = NULL;
 
 /* ---------------------------------------------------------------------------------------------------- */
@@ -168,7 +169,16 @@ typedef struct StatusInfo {
         /* (mount, why) pairs: relocation is off there */
         const char *off_mount[16], *off_reason[16];
         size_t n_off;
+        /* QueuedOptimization: when (0 = nothing queued) and which mount points (none = every one) */
+        uint64_t queued_usec;
+        const char **queued_mounts;
+        size_t n_queued_mounts, allocated_queued_mounts;
 } StatusInfo;
+
+static void status_info_done(StatusInfo *info) {
+        free(info->filesystems);
+        free(info->queued_mounts);
+}
 
 static int write_relocation_off(JsonWriter *w, const StatusInfo *info) {
         int r = 0;
@@ -201,6 +211,38 @@ static int read_relocation_off(sd_bus_message *m, StatusInfo *info) {
         if (r < 0)
                 return r;
         return sd_bus_message_exit_container(m);
+}
+
+static int read_queued(sd_bus_message *m, StatusInfo *info) {
+        const char *mount;
+        int r;
+
+        r = sd_bus_message_enter_container(m, 'v', "(tas)");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_enter_container(m, 'r', "tas");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_read(m, "t", &info->queued_usec);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_enter_container(m, 'a', "s");
+        if (r < 0)
+                return r;
+        while ((r = sd_bus_message_read(m, "s", &mount)) > 0) {
+                if (grow_array(&info->queued_mounts, &info->allocated_queued_mounts, info->n_queued_mounts + 1,
+                               sizeof *info->queued_mounts) < 0)
+                        return -ENOMEM;
+                info->queued_mounts[info->n_queued_mounts++] = mount;
+        }
+        if (r < 0)
+                return r;
+        for (int i = 0; i < 3; i++) {
+                r = sd_bus_message_exit_container(m);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
 }
 
 static int read_filesystems(sd_bus_message *m, StatusInfo *info) {
@@ -275,6 +317,8 @@ static int read_status(sd_bus_message *m, StatusInfo *info) {
                                 r = read_filesystems(m, info);
                         else if (streq(name, "RelocationOff"))
                                 r = read_relocation_off(m, info);
+                        else if (streq(name, "QueuedOptimization"))
+                                r = read_queued(m, info);
                         else
                                 r = sd_bus_message_skip(m, "v"); /* newer daemon, newer property */
                 }
@@ -289,6 +333,22 @@ static int read_status(sd_bus_message *m, StatusInfo *info) {
                 return r;
 
         return sd_bus_message_exit_container(m);
+}
+
+/* null, or {"queued_usec": N, "mounts": [...]} */
+static int write_queued(JsonWriter *w, const StatusInfo *info) {
+        int r;
+
+        if (info->queued_usec == 0)
+                return json_null(w);
+        if ((r = json_begin_object(w)) < 0 || (r = json_key_uint(w, "queued_usec", info->queued_usec)) < 0 ||
+            (r = json_key(w, "mounts")) < 0 || (r = json_begin_array(w)) < 0)
+                return r;
+        for (size_t i = 0; r >= 0 && i < info->n_queued_mounts; i++)
+                r = json_string(w, info->queued_mounts[i]);
+        if (r < 0 || (r = json_end_array(w)) < 0)
+                return r;
+        return json_end_object(w);
 }
 
 static int status_json(const StatusInfo *info) {
@@ -313,6 +373,7 @@ static int status_json(const StatusInfo *info) {
             (r = json_key_bool(w, "optimizing", info->optimizing)) >= 0 &&
             (r = json_key_uint(w, "optimization_id", info->optimization_id)) >= 0 &&
             (r = json_key_string(w, "idle", info->idle_status ?: "")) >= 0 &&
+            (r = json_key(w, "queued")) >= 0 && (r = write_queued(w, info)) >= 0 &&
             (r = json_key(w, "relocation_off")) >= 0 && (r = json_begin_array(w)) >= 0 &&
             (r = write_relocation_off(w, info)) >= 0 && (r = json_end_array(w)) >= 0 &&
             (r = json_key(w, "filesystems")) >= 0 &&
@@ -328,6 +389,23 @@ static int status_json(const StatusInfo *info) {
         }
 
         return json_done(w, r);
+}
+
+/* "every watched filesystem" or "/, /home"; NULL on allocation failure. */
+static char *join_mounts(const char *const *mounts, size_t n) {
+        size_t len = 1;
+        char *s, *p;
+
+        if (n == 0)
+                return strdup("every watched filesystem");
+        for (size_t i = 0; i < n; i++)
+                len += strlen(mounts[i]) + 2;
+        s = p = malloc(len);
+        if (!s)
+                return NULL;
+        for (size_t i = 0; i < n; i++)
+                p = stpcpy(stpcpy(p, i > 0 ? ", " : ""), mounts[i]);
+        return s;
 }
 
 static void status_human(const StatusInfo *info) {
@@ -359,6 +437,14 @@ static void status_human(const StatusInfo *info) {
                 print_field(stdout, STATUS_KEY_WIDTH, "Optimizing", "no");
         if (info->idle_status)
                 print_field(stdout, STATUS_KEY_WIDTH, "Idle policy", "%s", info->idle_status);
+        if (info->queued_usec != 0) {
+                char when[FORMAT_TIMESTAMP_MAX];
+                _cleanup_free_ char *mounts = NULL;
+
+                mounts = join_mounts(info->queued_mounts, info->n_queued_mounts);
+                print_field(stdout, STATUS_KEY_WIDTH, "Queued", "optimization of %s since %s, starts when idle",
+                            mounts ?: "the given filesystems", format_timestamp(when, sizeof when, info->queued_usec));
+        }
         for (size_t i = 0; i < info->n_off; i++)
                 print_field(stdout, STATUS_KEY_WIDTH, i == 0 ? "Relocation" : NULL, "off on %s: %s",
                             info->off_mount[i], info->off_reason[i]);
@@ -381,8 +467,8 @@ static int verb_status(int argc, char *argv[], void *userdata) {
 
         r = read_status(reply, &info);
         if (r < 0) {
-                free(info.filesystems);
-                return log_parse_error(r);
+                status_info_done(&info);
+                return r == -ENOMEM ? log_oom() : log_parse_error(r);
         }
 
         if (arg_json != JSON_OFF)
@@ -390,7 +476,7 @@ static int verb_status(int argc, char *argv[], void *userdata) {
         else
                 status_human(&info);
 
-        free(info.filesystems);
+        status_info_done(&info);
         return r;
 }
 
@@ -1454,6 +1540,42 @@ static int optimize_print(uint64_t id, const char *state, uint64_t files, uint64
         return json_done(w, r);
 }
 
+/* optimize --when-idle: queue it in the daemon and return. */
+static int optimize_when_idle(sd_bus *bus, char **mounts, const char *command) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(json_writer_freep) JsonWriter *w = NULL;
+        const char *idle;
+        uint64_t id;
+        int queued;
+        int r;
+
+        r = call_with_mounts(bus, "OptimizeWhenIdle", command, "queue the optimization", mounts, &reply);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_read(reply, "bts", &queued, &id, &idle);
+        if (r < 0)
+                return log_parse_error(r);
+
+        if (arg_json == JSON_OFF) {
+                if (queued)
+                        puts("Optimization queued: it starts by itself when the machine is idle.");
+                else if (id > 0)
+                        printf("Optimization %" PRIu64 " started at once: the machine is idle.\n", id);
+                else
+                        puts("Nothing to move: the layout is already in place.");
+                print_field(stdout, STATUS_KEY_WIDTH, "Idle policy", "%s", idle);
+                return 0;
+        }
+
+        r = json_writer_new_stdout(&w);
+        if (r < 0)
+                return r;
+        if ((r = json_begin_object(w)) >= 0 && (r = json_key_bool(w, "queued", queued)) >= 0 &&
+            (r = json_key_uint(w, "id", id)) >= 0 && (r = json_key_string(w, "idle", idle)) >= 0)
+                r = json_end_object(w);
+        return json_done(w, r);
+}
+
 static int verb_optimize(int argc, char *argv[], void *userdata) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
@@ -1475,6 +1597,8 @@ static int verb_optimize(int argc, char *argv[], void *userdata) {
 
         if (arg_dry_run)
                 return run_plan(bus, argv + 1, argv[0]);
+        if (arg_when_idle)
+                return optimize_when_idle(bus, argv + 1, argv[0]);
 
         if (!arg_no_block) {
                 r = add_optimize_matches(bus, &w);
@@ -1537,15 +1661,16 @@ static int verb_optimize(int argc, char *argv[], void *userdata) {
 
 static int verb_cancel(int argc, char *argv[], void *userdata) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL, *reply_queued = NULL;
         _cleanup_(json_writer_freep) JsonWriter *w = NULL;
-        int cancelled;
+        int cancelled, dropped;
         int r;
 
         r = acquire_bus(&bus);
         if (r < 0)
                 return r;
 
+        /* the running one first: while it stops, the queued request and paused runs go */
         r = call_daemon(bus, SEEKLESS_BUS_INTERFACE, "Cancel", argv[0], "cancel the optimization", NULL, &reply,
                         NULL);
         if (r < 0)
@@ -1553,16 +1678,29 @@ static int verb_cancel(int argc, char *argv[], void *userdata) {
         r = sd_bus_message_read(reply, "b", &cancelled);
         if (r < 0)
                 return log_parse_error(r);
+        r = call_daemon(bus, SEEKLESS_BUS_INTERFACE, "CancelQueued", argv[0], "drop the queued optimization", NULL,
+                        &reply_queued, NULL);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_read(reply_queued, "b", &dropped);
+        if (r < 0)
+                return log_parse_error(r);
 
         if (arg_json == JSON_OFF) {
-                puts(cancelled ? "Cancelling the running optimization." : "No optimization is running.");
+                if (cancelled)
+                        puts("Cancelling the running optimization.");
+                if (dropped)
+                        puts("Dropped the queued optimization.");
+                if (!cancelled && !dropped)
+                        puts("No optimization is running or queued.");
                 return 0;
         }
 
         r = json_writer_new_stdout(&w);
         if (r < 0)
                 return r;
-        if ((r = json_begin_object(w)) >= 0 && (r = json_key_bool(w, "cancelled", cancelled)) >= 0)
+        if ((r = json_begin_object(w)) >= 0 && (r = json_key_bool(w, "cancelled", cancelled)) >= 0 &&
+            (r = json_key_bool(w, "dropped", dropped)) >= 0)
                 r = json_end_object(w);
         return json_done(w, r);
 }
@@ -1841,7 +1979,9 @@ static int help(void) {
                "                       quality expected after it\n"
                "  optimize [MOUNT...]  Lay each profile's files out contiguously, and wait\n"
                "                       for it to finish\n"
-               "  cancel               Stop the running optimization\n"
+               "  optimize --when-idle [MOUNT...]\n"
+               "                       Queue it to start by itself when the machine is idle\n"
+               "  cancel               Stop the running optimization, drop a queued one\n"
                "  report [NAME]        Show the layout quality of profiles\n"
                "  report NAME --svg=FILE\n"
                "                       Draw the profile's layout before and after the last\n"
@@ -1857,6 +1997,7 @@ static int help(void) {
                "  -a --all             With 'forget': delete every profile\n"
                "     --dry-run         With 'optimize': only show the plan, move nothing\n"
                "     --no-block        With 'optimize': start it and return at once\n"
+               "     --when-idle       With 'optimize': queue it until the machine is idle\n"
                "     --svg=FILE        With 'report NAME': write the layout picture to FILE\n"
                "\n"
                "'status' works for every user; the other commands need root.\n"
@@ -1872,6 +2013,7 @@ static int parse_argv(int argc, char *argv[]) {
                 ARG_NO_LEGEND,
                 ARG_DRY_RUN,
                 ARG_NO_BLOCK,
+                ARG_WHEN_IDLE,
                 ARG_SVG,
         };
         static const struct option options[] = {
@@ -1882,6 +2024,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "all",       no_argument,       NULL, 'a'           },
                 { "dry-run",   no_argument,       NULL, ARG_DRY_RUN   },
                 { "no-block",  no_argument,       NULL, ARG_NO_BLOCK  },
+                { "when-idle", no_argument,       NULL, ARG_WHEN_IDLE },
                 { "svg",       required_argument, NULL, ARG_SVG       },
                 {}
         };
@@ -1918,6 +2061,9 @@ static int parse_argv(int argc, char *argv[]) {
                 case ARG_NO_BLOCK:
                         arg_no_block = true;
                         break;
+                case ARG_WHEN_IDLE:
+                        arg_when_idle = true;
+                        break;
                 case ARG_SVG:
                         if (isempty(optarg)) {
                                 log_error("--svg= needs a file name.");
@@ -1939,8 +2085,14 @@ static int parse_argv(int argc, char *argv[]) {
                 verb_usage_hint();
                 return -EUSAGE;
         }
-        if ((arg_dry_run || arg_no_block) && !(optind < argc && streq(argv[optind], "optimize"))) {
-                log_error("--%s is only valid with 'optimize'.", arg_dry_run ? "dry-run" : "no-block");
+        if ((arg_dry_run || arg_no_block || arg_when_idle) && !(optind < argc && streq(argv[optind], "optimize"))) {
+                log_error("--%s is only valid with 'optimize'.",
+                          arg_dry_run ? "dry-run" : arg_no_block ? "no-block" : "when-idle");
+                verb_usage_hint();
+                return -EUSAGE;
+        }
+        if (arg_dry_run && arg_when_idle) {
+                log_error("--dry-run and --when-idle cannot be combined: --dry-run starts nothing.");
                 verb_usage_hint();
                 return -EUSAGE;
         }

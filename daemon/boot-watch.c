@@ -1,13 +1,21 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* When did boot finish? Ask systemd: subscribe (StartupFinished is only sent to subscribed clients), then
- * read FinishTimestampMonotonic, which is already set if boot finished before we asked. Without systemd
- * on the bus the boot window is simply BootWindowSec= from daemon start. */
+/* When did boot finish? Ask systemd. seeklessd connects to the bus early, often before PID 1 itself is on
+ * it, so a single Subscribe can fail or come too early; hence both: the StartupFinished signal (only sent
+ * to subscribed clients; Subscribe is retried) and, while the boot session is open, a cheap poll of
+ * FinishTimestampMonotonic every BOOT_POLL_USEC (0 until the boot finished). Whichever sees it first wins
+ * (manager_boot_finished() acts once). Without systemd on the bus the boot window is simply
+ * BootWindowSec= from daemon start. */
+#include <inttypes.h>
+#include <stdarg.h>
+
 #include "log.h"
+#include "macro.h"
 #include "manager.h"
 
 #define SD_DEST "org.freedesktop.systemd1"
 #define SD_PATH "/org/freedesktop/systemd1"
 #define SD_IFACE "org.freedesktop.systemd1.Manager"
+#define BOOT_POLL_USEC (2 * USEC_PER_SEC)
 
 static int on_startup_finished(sd_bus_message *message, void *userdata, sd_bus_error *ret_error) {
         Manager *m = userdata;
@@ -24,8 +32,8 @@ static int on_finish_timestamp(sd_bus_message *reply, void *userdata, sd_bus_err
         int r;
 
         if (e) {
-                log_warning("Failed to read systemd's FinishTimestampMonotonic, assuming boot still running: %s",
-                            e->message);
+                /* early in the boot PID 1 may not be on the bus yet: the poll asks again */
+                log_debug("Reading systemd's FinishTimestampMonotonic failed: %s", e->message ?: e->name);
                 return 0;
         }
         r = sd_bus_message_read(reply, "v", "t", &ts);
@@ -33,42 +41,96 @@ static int on_finish_timestamp(sd_bus_message *reply, void *userdata, sd_bus_err
                 log_warning_errno(r, "Failed to parse FinishTimestampMonotonic, ignoring: %m");
                 return 0;
         }
-        if (ts > 0)
+        if (ts > 0) {
+                log_debug("systemd's FinishTimestampMonotonic is %" PRIu64, ts);
                 manager_boot_finished(m, ts);
-        return 0;
-}
-
-static int on_subscribed(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
-        Manager *m = userdata;
-        const sd_bus_error *e = sd_bus_message_get_error(reply);
-        int r;
-
-        if (e && !sd_bus_error_has_name(e, "org.freedesktop.systemd1.AlreadySubscribed")) {
-                log_info("systemd is not on the bus (%s): the boot session lasts BootWindowSec=", e->name);
-                return 0;
         }
-        r = sd_bus_call_method_async(m->bus, NULL, SD_DEST, SD_PATH, "org.freedesktop.DBus.Properties", "Get",
-                                     on_finish_timestamp, m, "ss", SD_IFACE, "FinishTimestampMonotonic");
-        if (r < 0)
-                log_warning_errno(r, "Failed to query systemd's boot state, ignoring: %m");
         return 0;
 }
 
-int manager_watch_boot(Manager *m) {
+static int call_systemd(Manager *m, const char *iface, const char *method, sd_bus_message_handler_t cb,
+                        const char *types, ...) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL;
+        va_list ap;
         int r;
 
-        /* match first, then Subscribe, then read the timestamp: no window in which the signal is missed */
-        r = sd_bus_match_signal_async(m->bus, &m->startup_finished_slot, SD_DEST, SD_PATH, SD_IFACE,
-                                      "StartupFinished", on_startup_finished, NULL, m);
-        if (r < 0)
-                return r;
-        r = sd_bus_message_new_method_call(m->bus, &call, SD_DEST, SD_PATH, SD_IFACE, "Subscribe");
+        r = sd_bus_message_new_method_call(m->bus, &call, SD_DEST, SD_PATH, iface, method);
         if (r < 0)
                 return r;
         /* never activate systemd1 through the bus: if it is not there, it is not there */
         r = sd_bus_message_set_auto_start(call, false);
         if (r < 0)
                 return r;
-        return sd_bus_call_async(m->bus, NULL, call, on_subscribed, m, 0);
+        if (types) {
+                va_start(ap, types);
+                r = sd_bus_message_appendv(call, types, ap);
+                va_end(ap);
+                if (r < 0)
+                        return r;
+        }
+        return sd_bus_call_async(m->bus, NULL, call, cb, m, 0);
+}
+
+static int on_subscribed(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        const sd_bus_error *e = sd_bus_message_get_error(reply);
+
+        if (e && !sd_bus_error_has_name(e, "org.freedesktop.systemd1.AlreadySubscribed"))
+                log_debug("Subscribing to systemd failed (%s), asking again", e->name);
+        else
+                ((Manager *) userdata)->boot_subscribed = true;
+        return 0;
+}
+
+static int ask_systemd(Manager *m) {
+        int r = 0;
+
+        if (!m->bus || !m->boot || m->boot_finish_known)
+                return 0;
+        if (!m->boot_subscribed)
+                r = call_systemd(m, SD_IFACE, "Subscribe", on_subscribed, NULL);
+        if (r >= 0)
+                r = call_systemd(m, "org.freedesktop.DBus.Properties", "Get", on_finish_timestamp, "ss", SD_IFACE,
+                                 "FinishTimestampMonotonic");
+        return r;
+}
+
+static int on_boot_poll(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+        int r;
+
+        if (!m->boot || m->boot_finish_known) {
+                m->boot_poll_source = sd_event_source_disable_unref(m->boot_poll_source);
+                return 0;
+        }
+        r = ask_systemd(m);
+        if (r < 0)
+                log_debug_errno(r, "Failed to ask systemd about boot progress, asking again: %m");
+        r = sd_event_source_set_time_relative(s, BOOT_POLL_USEC);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+        return r;
+}
+
+int manager_watch_boot(Manager *m) {
+        int r;
+
+        if (!m->boot || m->boot_finish_known)
+                return 0;
+        /* match first, then Subscribe, then read the timestamp: no window in which the signal is missed */
+        m->startup_finished_slot = sd_bus_slot_unref(m->startup_finished_slot);
+        m->boot_subscribed = false;
+        r = sd_bus_match_signal_async(m->bus, &m->startup_finished_slot, SD_DEST, SD_PATH, SD_IFACE,
+                                      "StartupFinished", on_startup_finished, NULL, m);
+        if (r < 0)
+                return r;
+        r = ask_systemd(m);
+        if (r < 0)
+                return r;
+        if (!m->boot_poll_source) {
+                r = sd_event_add_time_relative(m->event, &m->boot_poll_source, CLOCK_MONOTONIC, BOOT_POLL_USEC, 0,
+                                               on_boot_poll, m);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
 }

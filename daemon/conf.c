@@ -58,6 +58,7 @@ static const ConfigItem config_items[] = {
         { "Idle", "BootQuietSec",         CONFIG_SEC,      offsetof(Config, boot_quiet_usec),       0, USEC_PER_DAY },
         { "Idle", "MaxIOPressure",        CONFIG_PERCENT,  offsetof(Config, max_io_pressure),       0, 0, 0.0, 100.0 },
         { "Idle", "MaxLoadPerCPU",        CONFIG_DOUBLE,   offsetof(Config, max_load_per_cpu),      0, 0, 0.0, 1000.0 },
+        { "Idle", "MaxQualityLossPercent", CONFIG_PERCENT, offsetof(Config, max_quality_loss_percent), 0, 0, 0.0, 10000.0 },
         { "Idle", "OptimizeNonRotational", CONFIG_BOOL,    offsetof(Config, optimize_non_rotational), 0, 1 },
 };
 
@@ -87,6 +88,7 @@ void config_set_defaults(Config *c) {
                 .boot_quiet_usec = 600 * USEC_PER_SEC,
                 .max_io_pressure = 10.0,
                 .max_load_per_cpu = 0.5,
+                .max_quality_loss_percent = 25.0,
                 .optimize_non_rotational = false,
         };
 }

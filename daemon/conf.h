@@ -28,6 +28,7 @@ typedef struct Config {
         uint64_t boot_quiet_usec;       /* BootQuietSec=, default 600 s */
         double max_io_pressure;         /* MaxIOPressure=, percent, default 10 */
         double max_load_per_cpu;        /* MaxLoadPerCPU=, default 0.5 */
+        double max_quality_loss_percent; /* MaxQualityLossPercent=, default 25, 0 = off */
         bool optimize_non_rotational;   /* OptimizeNonRotational=, default no */
 } Config;
 

@@ -316,6 +316,7 @@ void idle_config_from_config(IdleConfig *ic, const Config *c) {
                 .boot_quiet_usec = c->boot_quiet_usec,
                 .max_io_pressure = c->max_io_pressure,
                 .max_load_per_cpu = c->max_load_per_cpu,
+                .max_quality_loss_percent = c->max_quality_loss_percent,
                 .optimize_non_rotational = c->optimize_non_rotational,
         };
 }
@@ -391,25 +392,51 @@ bool idle_inputs_busy(const IdleConfig *c, const IdleInputs *in, char *reason, s
         return idle_busy_reason(c, in, reason, reason_size) != IDLE_REASON_NONE;
 }
 
+double idle_quality_loss_percent(double after_ms, double now_ms) {
+        if (!(after_ms > 0) || !(now_ms > after_ms))   /* also NaN */
+                return 0;
+        return (now_ms - after_ms) / after_ms * 100.0;
+}
+
+static bool quality_degraded(const IdleConfig *c, const IdleInputs *in) {
+        return c->max_quality_loss_percent > 0 && in->worst_profile &&
+               in->worst_loss_percent > c->max_quality_loss_percent;
+}
+
+/* MinIntervalHours= has not passed since the last run. A last run in the future means the clock was wrong
+ * then or is wrong now; it must not block runs until the clock catches up, so it counts as long ago. */
+static bool interval_pending(const IdleConfig *c, const IdleInputs *in) {
+        return in->last_run_realtime_usec != 0 && c->min_interval_usec > 0 &&
+               in->last_run_realtime_usec <= in->now_realtime_usec &&
+               in->now_realtime_usec - in->last_run_realtime_usec < c->min_interval_usec;
+}
+
+/* The interval applies to runs the policy starts on its own: not to an administrator's request, nor to a
+ * paused run waiting to finish. */
+static bool interval_applies(const IdleConfig *c, const IdleInputs *in) {
+        return !in->requested && !in->run_paused && interval_pending(c, in);
+}
+
 IdleReason idle_check(const IdleConfig *c, const IdleInputs *in, char *reason, size_t reason_size) {
         char a[32], b[32];
         IdleReason r;
         uint64_t idle_for;
+        bool lifted_by_changes = false, lifted_by_quality = false;
 
         /* 1. Power first: it is the one the user is most likely to wonder about. */
         if (!in->on_ac)
                 return idle_busy_reason(c, in, reason, reason_size);
 
-        /* 2. The interval since the last run. A last run in the future means the clock was wrong then or
-         * is wrong now; it must not block runs until the clock catches up, so it counts as long ago. */
-        if (in->last_run_realtime_usec != 0 && c->min_interval_usec > 0 &&
-            in->last_run_realtime_usec <= in->now_realtime_usec &&
-            in->now_realtime_usec - in->last_run_realtime_usec < c->min_interval_usec &&
-            !in->profiles_changed && !in->quality_degraded) {
-                idle_format_timespan(a, sizeof a, in->now_realtime_usec - in->last_run_realtime_usec);
-                reason_set(reason, reason_size, "ran %s ago (MinIntervalHours=%" PRIu64 ")", a,
-                           c->min_interval_usec / USEC_PER_HOUR);
-                return IDLE_REASON_RECENT_RUN;
+        /* 2. The interval since the last run, unless the profiles or their layouts changed since. */
+        if (interval_applies(c, in)) {
+                lifted_by_changes = in->profiles_changed;
+                lifted_by_quality = !lifted_by_changes && quality_degraded(c, in);
+                if (!lifted_by_changes && !lifted_by_quality) {
+                        idle_format_timespan(a, sizeof a, in->now_realtime_usec - in->last_run_realtime_usec);
+                        reason_set(reason, reason_size, "ran %s ago (MinIntervalHours=%" PRIu64 ")", a,
+                                   c->min_interval_usec / USEC_PER_HOUR);
+                        return IDLE_REASON_RECENT_RUN;
+                }
         }
 
         /* 3. Boot quiet time: the page cache is cold and the desktop is still settling. */
@@ -434,8 +461,26 @@ IdleReason idle_check(const IdleConfig *c, const IdleInputs *in, char *reason, s
                 return IDLE_REASON_NOT_IDLE_LONG;
         }
 
-        reason_set(reason, reason_size, "idle for %s", idle_format_timespan(a, sizeof a, idle_for));
+        /* Go; say why before MinIntervalHours=, so that status explains an early run. */
+        idle_format_timespan(a, sizeof a, idle_for);
+        if (lifted_by_changes)
+                reason_set(reason, reason_size, "idle for %s; profiles changed since the last run", a);
+        else if (lifted_by_quality)
+                reason_set(reason, reason_size,
+                           "idle for %s; layout of '%s' degraded %.1f%% since the last run (MaxQualityLossPercent=%g)",
+                           a, in->worst_profile, in->worst_loss_percent, c->max_quality_loss_percent);
+        else
+                reason_set(reason, reason_size, "idle for %s", a);
         return IDLE_REASON_NONE;
+}
+
+bool idle_only_interval_blocks(const IdleConfig *c, const IdleInputs *in) {
+        IdleInputs without = *in;
+
+        if (idle_check(c, in, NULL, 0) != IDLE_REASON_RECENT_RUN)
+                return false;
+        without.requested = true;   /* the same conditions, minus the interval */
+        return idle_check(c, &without, NULL, 0) == IDLE_REASON_NONE;
 }
 
 IdleVerdict idle_decide(const IdleConfig *c, const IdleInputs *in, char *reason, size_t reason_size) {

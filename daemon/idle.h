@@ -79,7 +79,15 @@ typedef struct IdleInputs {
         uint64_t last_run_realtime_usec; /* 0 = never */
         uint64_t now_realtime_usec;
         bool profiles_changed;           /* profiles changed since the last run */
-        bool quality_degraded;           /* the layout quality degraded past the threshold */
+        /* The profile whose layout degraded most since the last run (NULL: none, or not checked), and by
+         * how much its modeled read time grew over the "after" snapshot of that run, in percent (see
+         * idle_quality_loss_percent()). Past MaxQualityLossPercent= it lifts MinIntervalHours=. */
+        const char *worst_profile;
+        double worst_loss_percent;
+        bool requested;                  /* an administrator queued a run (optimize --when-idle): MinIntervalHours=
+                                          * and profile changes do not matter, the other conditions do */
+        bool run_paused;                 /* a run that was paused waits to be resumed: MinIntervalHours= is about
+                                          * starting runs, not finishing them */
 } IdleInputs;
 
 typedef struct IdleConfig {
@@ -88,6 +96,7 @@ typedef struct IdleConfig {
         uint64_t boot_quiet_usec;        /* BootQuietSec= */
         double max_io_pressure;          /* MaxIOPressure=, percent */
         double max_load_per_cpu;         /* MaxLoadPerCPU= */
+        double max_quality_loss_percent; /* MaxQualityLossPercent=, 0 = off */
         bool optimize_non_rotational;    /* OptimizeNonRotational= */
 } IdleConfig;
 
@@ -105,8 +114,9 @@ typedef enum IdleVerdict {
 typedef enum IdleReason {
         IDLE_REASON_NONE,          /* all conditions hold: go */
         IDLE_REASON_ON_BATTERY,    /* 1. "on battery" */
-        IDLE_REASON_RECENT_RUN,    /* 2. "ran 3 h ago (MinIntervalHours=24)", unless profiles changed or
-                                    *    the layout quality degraded */
+        IDLE_REASON_RECENT_RUN,    /* 2. "ran 3 h ago (MinIntervalHours=24)", unless profiles changed, the
+                                    *    layout quality degraded past MaxQualityLossPercent=, a run is
+                                    *    paused, or the run was requested */
         IDLE_REASON_BOOT_QUIET,    /* 3. "booted 4 min ago (BootQuietSec=10 min)" */
         IDLE_REASON_IO_BUSY,       /* 4. "I/O busy (some avg10 12.3% > 10%)" */
         IDLE_REASON_LOAD,          /* 5. "load 3.1 > 1.0 (MaxLoadPerCPU=0.5, 2 CPUs)" */
@@ -121,8 +131,18 @@ typedef enum IdleReason {
 const char *idle_reason_to_string(IdleReason r);
 
 /* The decision with its reason code; reason (may be NULL) gets the human text, or "idle for 6 min" on
- * IDLE_REASON_NONE. */
+ * IDLE_REASON_NONE. When the run may start only because something lifted MinIntervalHours=, the text
+ * says what: "idle for 6 min; profiles changed since the last run" or "idle for 6 min; layout of 'boot'
+ * degraded 40.0% since the last run (MaxQualityLossPercent=25)". */
 IdleReason idle_check(const IdleConfig *c, const IdleInputs *in, char *reason, size_t reason_size);
+
+/* True when MinIntervalHours= is the one thing keeping a run from starting: every other condition holds.
+ * That is when the layout quality is worth checking (it costs a FIEMAP of every profile file). */
+bool idle_only_interval_blocks(const IdleConfig *c, const IdleInputs *in);
+
+/* How much worse a layout's modeled read time now_ms is than after_ms (right after the last run), in
+ * percent; 0 when it is not worse or after_ms is not positive (no usable snapshot). */
+double idle_quality_loss_percent(double after_ms, double now_ms);
 
 /* IDLE_GO, or IDLE_WAIT with a human reason (see IdleReason for the order and the texts). */
 IdleVerdict idle_decide(const IdleConfig *c, const IdleInputs *in, char *reason, size_t reason_size);

@@ -305,6 +305,11 @@ static int method_optimize(sd_bus_message *message, void *userdata, sd_bus_error
         r = manager_optimize(m, mounts, &id, &p);
         if (r < 0)
                 return plan_error(error, r);
+        /* done now what a queued request would have done later */
+        if (m->request_realtime_usec != 0) {
+                log_info("Optimize supersedes the queued optimization");
+                (void) manager_idle_drop(m);
+        }
         if (m->optimizer) {
                 files = m->optimizer->files_total;
                 bytes = m->optimizer->bytes_total;
@@ -319,6 +324,44 @@ static int method_optimize(sd_bus_message *message, void *userdata, sd_bus_error
         return sd_bus_send(NULL, reply, NULL);
 }
 
+static int method_optimize_when_idle(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+        _cleanup_strv_free_ char **mounts = NULL;
+        Manager *m = userdata;
+        uint64_t id = 0;
+        int r;
+
+        r = read_mounts(message, &mounts, error);
+        if (r != 0)
+                return r;
+        r = check_root(message, "optimize", error);
+        if (r != 0)
+                return r;
+        /* checked now: the admin is there to read the error, later nobody is */
+        for (size_t i = 0; mounts && mounts[i]; i++) {
+                bool found = false;
+                for (size_t k = 0; k < m->filesystems.n && !found; k++)
+                        found = streq(mounts[i], m->filesystems.items[k].mount);
+                if (!found)
+                        return sd_bus_error_setf(error, SEEKLESS_ERROR_NOT_WATCHED,
+                                                 "'%s' is not a watched read-write ext4 filesystem (see seeklessctl status).",
+                                                 mounts[i]);
+        }
+        r = manager_idle_queue(m, TAKE_PTR(mounts), &id);
+        if (r < 0)
+                return plan_error(error, r);
+        return sd_bus_reply_method_return(message, "bts", (int) (r == 0), id, m->idle_status);
+}
+
+static int method_cancel_queued(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        int r;
+
+        r = check_root(message, "cancel", error);
+        if (r != 0)
+                return r;
+        return sd_bus_reply_method_return(message, "b", (int) manager_idle_drop(m));
+}
+
 static int method_cancel(sd_bus_message *message, void *userdata, sd_bus_error *error) {
         Manager *m = userdata;
         int r;
@@ -328,6 +371,9 @@ static int method_cancel(sd_bus_message *message, void *userdata, sd_bus_error *
                 return r;
         if (m->optimizer) {
                 log_info("Cancelling optimization %" PRIu64, m->optimizer->id);
+                /* an idle-policy pause under way becomes a cancel: the run must not resume later */
+                if (m->auto_run)
+                        m->optimizer->shutdown = false;
                 optimizer_cancel(m->optimizer);
         }
         return sd_bus_reply_method_return(message, "b", (int) !!m->optimizer);
@@ -453,6 +499,22 @@ static int property_get_idle_status(sd_bus *bus, const char *path, const char *i
         return sd_bus_message_append(reply, "s", m->idle_status);
 }
 
+static int property_get_queued_optimization(sd_bus *bus, const char *path, const char *interface,
+                                           const char *property, sd_bus_message *reply, void *userdata,
+                                           sd_bus_error *error) {
+        Manager *m = userdata;
+        int r;
+
+        r = sd_bus_message_open_container(reply, 'r', "tas");
+        if (r >= 0)
+                r = sd_bus_message_append(reply, "t", m->request_realtime_usec);
+        if (r >= 0)
+                r = sd_bus_message_append_strv(reply, m->request_mounts);
+        if (r < 0)
+                return r;
+        return sd_bus_message_close_container(reply);
+}
+
 static int property_get_relocation_off(sd_bus *bus, const char *path, const char *interface, const char *property,
                                        sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         Manager *m = userdata;
@@ -560,6 +622,7 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_PROPERTY("OptimizationId", "t", property_get_optimization_id, 0, 0),
         SD_BUS_PROPERTY("IdleStatus", "s", property_get_idle_status, 0, 0),
         SD_BUS_PROPERTY("RelocationOff", "a(ss)", property_get_relocation_off, 0, 0),
+        SD_BUS_PROPERTY("QueuedOptimization", "(tas)", property_get_queued_optimization, 0, 0),
 
         SD_BUS_METHOD_WITH_ARGS("ListProfiles", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(ssuutt)", profiles),
                                 method_list_profiles, SD_BUS_VTABLE_UNPRIVILEGED),
@@ -579,8 +642,13 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_METHOD_WITH_ARGS("Optimize", SD_BUS_ARGS("as", mounts),
                                 SD_BUS_RESULT("t", id, "u", files, "t", bytes, "a(ssb)", skipped),
                                 method_optimize, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("OptimizeWhenIdle", SD_BUS_ARGS("as", mounts),
+                                SD_BUS_RESULT("b", queued, "t", id, "s", idle),
+                                method_optimize_when_idle, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Cancel", SD_BUS_NO_ARGS, SD_BUS_RESULT("b", cancelled),
                                 method_cancel, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("CancelQueued", SD_BUS_NO_ARGS, SD_BUS_RESULT("b", dropped),
+                                method_cancel_queued, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Report", SD_BUS_ARGS("s", name), SD_BUS_RESULT("a(sttttdttttdt)", profiles),
                                 method_report, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetLayout", SD_BUS_ARGS("s", name),

@@ -2,9 +2,13 @@
 /* The idle policy in the main loop: every 10 s (every second while a run it started is going) read the
  * machine's state, decide with idle.c whether an optimization may start, start or resume one, and pause
  * it (leaving it resumable) as soon as the machine gets busy. An administrator's `seeklessctl optimize`
- * is not paused: it runs regardless of idleness. */
+ * is not paused: it runs regardless of idleness. `seeklessctl optimize --when-idle` queues a request
+ * here instead: it starts when the machine is idle, whatever MinIntervalHours= says, and its run pauses
+ * and resumes like one the policy started. When MinIntervalHours= is all that holds a run back, the
+ * layout of every profile is compared with how it was right after the last run (at most hourly). */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,6 +98,26 @@ static bool profiles_changed_since(Manager *m, uint64_t since) {
         return changed;
 }
 
+/* A run was paused (or interrupted) on a filesystem we watch and waits to be resumed. */
+static bool run_paused(Manager *m) {
+        DbRunInfo *runs = NULL;
+        size_t n = 0;
+        bool found = false;
+
+        if (m->optimizer || db_runs_unfinished(m->db, &runs, &n) < 0)
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (filesystem_list_find_fsid(&m->filesystems, runs[i].fsid))
+                        found = true;
+        db_run_infos_free(runs, n);
+        return found;
+}
+
+static void quality_forget(Manager *m) {
+        m->quality_worst_profile = mfree(m->quality_worst_profile);
+        m->quality_worst_percent = 0;
+}
+
 static void gather(Manager *m, IdleInputs *in) {
         struct timespec ts;
         long n_cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -116,8 +140,96 @@ static void gather(Manager *m, IdleInputs *in) {
         in->seats_idle = m->logind_idle;
         in->last_run_realtime_usec = last_run_realtime(m);
         in->profiles_changed = profiles_changed_since(m, in->last_run_realtime_usec);
-        /* Degradation of an optimized layout is only noticed at the next MinIntervalHours= check. */
-        in->quality_degraded = false;
+        in->requested = m->request_realtime_usec != 0;
+        in->run_paused = run_paused(m);
+
+        /* A run ended (or found nothing to move) since the last layout check: its "after" snapshot is the
+         * layout now, so there is nothing to compare for a while. */
+        if (in->last_run_realtime_usec != m->quality_last_run) {
+                m->quality_last_run = in->last_run_realtime_usec;
+                m->quality_checked_usec = in->now_usec;
+                quality_forget(m);
+        }
+        in->worst_profile = m->quality_worst_profile;
+        in->worst_loss_percent = m->quality_worst_percent;
+}
+
+/* Reads the machine's state into in; a busy machine restarts the IdleSec= clock. */
+static bool observe(Manager *m, const IdleConfig *ic, IdleInputs *in, char *busy, size_t busy_size) {
+        bool is_busy;
+
+        gather(m, in);
+        is_busy = idle_inputs_busy(ic, in, busy, busy_size);
+        if (is_busy) {
+                m->busy_since_usec = in->now_usec;
+                in->busy_since_usec = in->now_usec;
+        }
+        return is_busy;
+}
+
+#define QUALITY_CHECK_USEC USEC_PER_HOUR
+
+/* MaxQualityLossPercent=: each profile's modeled read time now against its "after" snapshot, taken when
+ * the last run ended. Planning reads the extents of every profile file, so this runs only when the
+ * interval is all that keeps a run from starting (the machine is idle then), and at most hourly. */
+static bool quality_check_due(Manager *m, const IdleConfig *ic, const IdleInputs *in) {
+        if (ic->max_quality_loss_percent <= 0 || m->boot)
+                return false;
+        if (m->quality_checked_usec != 0 && in->now_usec - m->quality_checked_usec < QUALITY_CHECK_USEC)
+                return false;
+        return idle_only_interval_blocks(ic, in);
+}
+
+static void check_quality(Manager *m) {
+        _cleanup_(plan_done) Plan plan = {};
+        int r;
+
+        m->quality_checked_usec = now_usec(CLOCK_MONOTONIC);
+        quality_forget(m);
+
+        r = manager_plan(m, NULL, &plan);
+        if (r < 0) {
+                log_warning_errno(r, "Idle: failed to check the layout quality, ignoring: %m");
+                return;
+        }
+        for (size_t i = 0; i < plan.n_profiles; i++) {
+                DbQuality after = {};
+                double loss;
+                char *name;
+
+                if (db_quality_get(m->db, plan.profiles[i].name, "after", &after) < 0)
+                        continue;   /* never optimized: a new profile counts as a changed one */
+                loss = idle_quality_loss_percent(after.modeled_ms, plan.profiles[i].before.modeled_read_ms);
+                if (loss <= m->quality_worst_percent)
+                        continue;
+                name = strdup(plan.profiles[i].name);
+                if (!name)
+                        break;
+                free(m->quality_worst_profile);
+                m->quality_worst_profile = name;
+                m->quality_worst_percent = loss;
+        }
+        if (m->quality_worst_profile)
+                log_info("Idle: layout check: '%s' reads %.1f%% slower (modeled) than after the last run",
+                         m->quality_worst_profile, m->quality_worst_percent);
+        else
+                log_info("Idle: layout check: no profile reads slower (modeled) than after the last run");
+}
+
+/* The decision about starting a run now, with the layout check when it is due. why gets the reason. */
+static bool may_start(Manager *m, const IdleConfig *ic, IdleInputs *in, char *why, size_t n) {
+        if (quality_check_due(m, ic, in)) {
+                check_quality(m);
+                in->worst_profile = m->quality_worst_profile;
+                in->worst_loss_percent = m->quality_worst_percent;
+        }
+        if (idle_decide(ic, in, why, n) != IDLE_GO)
+                return false;
+        if (m->boot) {
+                snprintf(why, n, "the boot is being recorded");
+                return false;
+        }
+        return true;
 }
 
 /* The watched filesystems relocation is allowed on; NULL-terminated. */
@@ -133,17 +245,29 @@ static char **allowed_mounts(Manager *m) {
         return l;
 }
 
-static void start_when_idle(Manager *m) {
+/* The run that just started is the policy's: it pauses when the machine gets busy. */
+_printf_(2, 3)
+static void set_running(Manager *m, const char *format, ...) {
+        va_list ap;
+
+        m->auto_run = true;
+        va_start(ap, format);
+        (void) vsnprintf(m->auto_run_why, sizeof m->auto_run_why, format, ap);
+        va_end(ap);
+        snprintf(m->idle_status, sizeof m->idle_status, "optimizing (%s)", m->auto_run_why);
+}
+
+/* why: idle_check()'s text, "idle for 6 min" with what lifted MinIntervalHours= after a "; ". */
+static void start_when_idle(Manager *m, const char *why) {
         _cleanup_strv_free_ char **mounts = NULL;
+        const char *lifted = strstr(why, "; ");
         Plan plan = {};
         uint64_t id = 0;
         int r;
 
-        if (m->boot)
-                return;   /* recording the boot: not now */
         r = manager_resume_runs(m);
         if (r > 0) {
-                m->auto_run = true;
+                set_running(m, "resumed when idle");
                 log_info("Idle: resuming the interrupted optimization");
                 return;
         }
@@ -162,24 +286,69 @@ static void start_when_idle(Manager *m) {
                 m->last_noop_realtime_usec = now_usec(CLOCK_REALTIME);
                 return;
         }
-        m->auto_run = true;
-        log_info("Idle: started optimization %" PRIu64, id);
+        if (lifted) {
+                set_running(m, "started when idle: %s", lifted + 2);
+                log_info("Idle: started optimization %" PRIu64 " (%s)", id, lifted + 2);
+        } else {
+                set_running(m, "started when idle");
+                log_info("Idle: started optimization %" PRIu64, id);
+        }
 }
 
-static int on_idle_check(sd_event_source *s, uint64_t usec, void *userdata) {
-        Manager *m = userdata;
+/* "every watched filesystem" or "/, /home". */
+static const char *mounts_text(char *const *mounts, char *buf, size_t n) {
+        size_t k = 0;
+
+        if (!mounts || !mounts[0])
+                return "every watched filesystem";
+        buf[0] = '\0';
+        for (size_t i = 0; mounts[i] && k < n; i++)
+                k += (size_t) snprintf(buf + k, n - k, "%s%s", i > 0 ? ", " : "", mounts[i]);
+        return buf;
+}
+
+static void request_clear(Manager *m) {
+        m->request_realtime_usec = 0;
+        strv_free(m->request_mounts);
+        m->request_mounts = NULL;
+}
+
+/* The queued request's turn: run it as an administrator's optimize would, but pausable. */
+static int start_request(Manager *m, uint64_t *ret_id) {
+        _cleanup_strv_free_ char **mounts = TAKE_PTR(m->request_mounts);
+        _cleanup_(plan_done) Plan plan = {};
+        uint64_t id = 0;
+        int r;
+
+        request_clear(m);
+        r = manager_optimize(m, mounts, &id, &plan);
+        if (r < 0)
+                return log_warning_errno(r, "Idle: failed to start the queued optimization, dropping it: %m");
+        if (id == 0)
+                log_info("Idle: the queued optimization found nothing to move");
+        else {
+                set_running(m, "queued by an administrator, started when idle");
+                log_info("Idle: started the queued optimization %" PRIu64, id);
+        }
+        *ret_id = id;
+        return 0;
+}
+
+static void schedule_next(Manager *m, uint64_t usec) {
+        if (!m->idle_source)
+                return;
+        (void) sd_event_source_set_time_relative(m->idle_source, usec);
+        (void) sd_event_source_set_enabled(m->idle_source, SD_EVENT_ONESHOT);
+}
+
+static void idle_tick(Manager *m) {
         IdleConfig ic;
         IdleInputs in;
-        char why[160], busy[160];
+        char why[384], busy[160];
         bool is_busy;
 
         idle_config_from_config(&ic, &m->config);
-        gather(m, &in);
-        is_busy = idle_inputs_busy(&ic, &in, busy, sizeof busy);
-        if (is_busy) {
-                m->busy_since_usec = in.now_usec;
-                in.busy_since_usec = in.now_usec;
-        }
+        is_busy = observe(m, &ic, &in, busy, sizeof busy);
 
         if (m->optimizer) {
                 if (!m->auto_run)
@@ -191,26 +360,93 @@ static int on_idle_check(sd_event_source *s, uint64_t usec, void *userdata) {
                         optimizer_cancel(m->optimizer);
                         snprintf(m->idle_status, sizeof m->idle_status, "pausing: %s", busy);
                 } else if (!m->optimizer->shutdown)
-                        snprintf(m->idle_status, sizeof m->idle_status, "optimizing (started when idle)");
-        } else {
-                m->auto_run = false;
-                if (idle_decide(&ic, &in, why, sizeof why) == IDLE_GO) {
-                        snprintf(m->idle_status, sizeof m->idle_status, "idle: %s", why);
-                        start_when_idle(m);
-                } else
-                        snprintf(m->idle_status, sizeof m->idle_status, "waiting: %s", why);
+                        snprintf(m->idle_status, sizeof m->idle_status, "optimizing (%s)", m->auto_run_why);
+                return;
         }
 
-        (void) sd_event_source_set_time_relative(s, m->optimizer && m->auto_run ? IDLE_CHECK_RUNNING_USEC
-                                                                                : IDLE_CHECK_USEC);
-        (void) sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+        m->auto_run = false;
+        if (!may_start(m, &ic, &in, why, sizeof why)) {
+                snprintf(m->idle_status, sizeof m->idle_status, "waiting: %s", why);
+                return;
+        }
+        snprintf(m->idle_status, sizeof m->idle_status, "idle: %s", why);
+        if (in.requested) {
+                uint64_t id = 0;
+                (void) start_request(m, &id);
+        } else
+                start_when_idle(m, why);
+}
+
+static int on_idle_check(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+
+        idle_tick(m);
+        schedule_next(m, m->optimizer && m->auto_run ? IDLE_CHECK_RUNNING_USEC : IDLE_CHECK_USEC);
         return 0;
+}
+
+int manager_idle_queue(Manager *m, char **mounts, uint64_t *ret_id) {
+        IdleConfig ic;
+        IdleInputs in;
+        char why[384], busy[160], text[256];
+        int r;
+
+        strv_free(m->request_mounts);
+        m->request_mounts = mounts;
+        m->request_realtime_usec = now_usec(CLOCK_REALTIME);
+        log_info("Queued an optimization of %s for when the machine is idle",
+                 mounts_text(m->request_mounts, text, sizeof text));
+
+        if (m->optimizer)
+                return 0;   /* after this one, when idle; status says what runs now */
+
+        idle_config_from_config(&ic, &m->config);
+        (void) observe(m, &ic, &in, busy, sizeof busy);
+        if (!may_start(m, &ic, &in, why, sizeof why)) {
+                snprintf(m->idle_status, sizeof m->idle_status, "waiting: %s", why);
+                return 0;
+        }
+        snprintf(m->idle_status, sizeof m->idle_status, "idle: %s", why);
+        r = start_request(m, ret_id);
+        if (r < 0)
+                return r;
+        if (m->optimizer)
+                schedule_next(m, IDLE_CHECK_RUNNING_USEC);
+        return 1;
+}
+
+bool manager_idle_drop(Manager *m) {
+        DbRunInfo *runs = NULL;
+        size_t n = 0;
+        bool dropped = false;
+
+        if (m->request_realtime_usec != 0) {
+                request_clear(m);
+                log_info("Dropped the queued optimization");
+                dropped = true;
+        }
+        /* Paused runs would resume by themselves. While a run is going there are none: Cancel stops it. */
+        if (!m->optimizer && db_runs_unfinished(m->db, &runs, &n) >= 0) {
+                for (size_t i = 0; i < n; i++) {
+                        (void) db_run_finish(m->db, runs[i].id, "cancelled", runs[i].donor_runs,
+                                             runs[i].moved_files, runs[i].moved_bytes);
+                        log_info("Closed paused run %" PRIi64 " on %s", runs[i].id, runs[i].mount);
+                        dropped = true;
+                }
+                db_run_infos_free(runs, n);
+        }
+        if (dropped)
+                schedule_next(m, 0);   /* status says what happens now */
+        return dropped;
 }
 
 int manager_idle_start(Manager *m) {
         int r;
 
         m->busy_since_usec = now_usec(CLOCK_MONOTONIC);
+        /* the first layout check may come as soon as only MinIntervalHours= holds a run back */
+        m->quality_last_run = last_run_realtime(m);
+        m->quality_checked_usec = 0;
         snprintf(m->idle_status, sizeof m->idle_status, "starting");
         r = sd_event_add_time_relative(m->event, &m->idle_source, CLOCK_MONOTONIC, IDLE_CHECK_RUNNING_USEC, 0,
                                        on_idle_check, m);
@@ -218,4 +454,10 @@ int manager_idle_start(Manager *m) {
                 return r;
         /* below the recorder's sources: reading fanotify always comes first */
         return sd_event_source_set_priority(m->idle_source, SD_EVENT_PRIORITY_IDLE);
+}
+
+void manager_idle_done(Manager *m) {
+        m->idle_source = sd_event_source_disable_unref(m->idle_source);
+        request_clear(m);
+        quality_forget(m);
 }

@@ -58,9 +58,10 @@ Manager *manager_free(Manager *m) {
         sd_event_source_disable_unref(m->mountinfo_source);
         sd_event_source_disable_unref(m->timer_source);
         sd_event_source_disable_unref(m->resolve_source);
-        sd_event_source_disable_unref(m->idle_source);
+        manager_idle_done(m);
         sd_bus_slot_unref(m->startup_finished_slot);
         sd_event_source_disable_unref(m->bus_retry_source);
+        sd_event_source_disable_unref(m->boot_poll_source);
         recorder_free(m->recorder);
         filesystem_list_clear(&m->filesystems);
         sd_bus_flush_close_unref(m->bus);
@@ -728,8 +729,10 @@ static int manager_start_boot_session(Manager *m) {
 void manager_boot_finished(Manager *m, uint64_t finish_usec) {
         uint64_t now = now_usec(CLOCK_MONOTONIC), end;
 
-        if (!m->boot)
+        if (!m->boot || m->boot_finish_known)
                 return;
+        m->boot_finish_known = true;
+        m->boot_poll_source = sd_event_source_disable_unref(m->boot_poll_source);
         end = MIN(finish_usec + m->config.boot_tail_usec, m->boot->deadline_usec);
         if (end < m->boot->start_usec) {
                 log_info("Boot had finished before seeklessd started: no boot session this time");

@@ -31,6 +31,8 @@ typedef struct Manager {
         sd_event_source *open_source, *exec_source, *fork_source, *mountinfo_source, *timer_source;
         sd_event_source *resolve_source;        /* idle priority: names new session files in small chunks */
         sd_bus_slot *startup_finished_slot;
+        sd_event_source *boot_poll_source;      /* asks systemd for FinishTimestampMonotonic until it is set */
+        bool boot_finish_known, boot_subscribed;
         sd_event_source *bus_retry_source;      /* the system bus is not there (yet): try again soon */
         bool bus_waiting_logged;
 
@@ -46,8 +48,17 @@ typedef struct Manager {
         uint64_t last_noop_realtime_usec; /* an idle check found nothing to move */
         bool auto_run;                  /* the running optimization was started by the idle policy */
         bool logind_idle;               /* logind's IdleHint, when there are graphical sessions */
-        char idle_status[192];          /* why a run would (not) start now, for status */
+        char idle_status[512];          /* why a run would (not) start now, for status */
+        char auto_run_why[384];         /* why the idle policy started the running optimization */
         char **refused_mounts;          /* filesystems relocation is off for, and why (pairs) */
+        /* an administrator's `optimize --when-idle`, until its run starts (in memory only) */
+        uint64_t request_realtime_usec; /* when it was queued; 0 = nothing queued */
+        char **request_mounts;          /* NULL = every watched filesystem */
+        /* MaxQualityLossPercent=: the last layout check (a FIEMAP of every profile file, so at most hourly) */
+        uint64_t quality_checked_usec;  /* CLOCK_MONOTONIC; 0 = not since the daemon started */
+        uint64_t quality_last_run;      /* the last run (realtime) the check is against */
+        char *quality_worst_profile;    /* the profile that degraded most, NULL if none did */
+        double quality_worst_percent;
 
         /* launches stored this boot, per executable: the database keeps only KeepLaunches= of them */
         char **launch_paths;
@@ -102,6 +113,15 @@ void manager_optimizer_finished(Manager *m);
 
 /* manager-idle.c */
 int manager_idle_start(Manager *m);
+void manager_idle_done(Manager *m);
+/* Queue an administrator's run of mounts (taken over; NULL = every watched filesystem) for when the machine
+ * is idle, replacing one already queued, and decide at once. Returns 0 if it stays queued, 1 if it was
+ * dealt with at once (*ret_id: the run started, or 0 when there was nothing to move), or a negative errno
+ * from planning (the request is dropped then). */
+int manager_idle_queue(Manager *m, char **mounts, uint64_t *ret_id);
+/* Drop the queued request and close paused runs, so that nothing the administrator started or queued
+ * starts or resumes by itself. Returns whether there was anything to drop. */
+bool manager_idle_drop(Manager *m);
 /* NULL, or why relocation is off on this filesystem (non-rotational device). */
 const char *manager_relocation_refusal(Manager *m, const Filesystem *fs, char *buf, size_t n);
 

@@ -89,6 +89,8 @@ Optimizer *optimizer_free(Optimizer *o) {
 int optimizer_add_skip(Optimizer *o, const char *path, const char *reason) {
         SkipEntry *n = realloc(o->skipped, (o->n_skipped + 1) * sizeof *n);
 
+        /* every file a run leaves alone, whether the planner or the mover decided so */
+        log_info("%s: not moved: %s", path, reason);
         if (!n)
                 return -ENOMEM;
         o->skipped = n;
@@ -216,7 +218,6 @@ static int on_msg(sd_event_source *s, int fd, uint32_t revents, void *userdata) 
                                 o->moved_files++;
                                 o->moved_bytes += msg.outcome.bytes;
                         } else if (msg.outcome.result == MOVE_SKIPPED || msg.outcome.result == MOVE_RETRY) {
-                                log_info("%s: not moved: %s", job->items[msg.index].path, msg.outcome.reason);
                                 (void) optimizer_add_skip(o, job->items[msg.index].path, msg.outcome.reason);
                         }
                         manager_emit_progress(m, o);

@@ -112,6 +112,7 @@ static void assert_defaults(const Config *c) {
         ASSERT_EQ(c->boot_quiet_usec, 600 * USEC_PER_SEC);
         ASSERT_TRUE(c->max_io_pressure == 10.0);
         ASSERT_TRUE(c->max_load_per_cpu == 0.5);
+        ASSERT_TRUE(c->max_quality_loss_percent == 25.0);
         ASSERT_TRUE(!c->optimize_non_rotational);
 }
 
@@ -484,6 +485,7 @@ TEST(idle_section) {
                    "BootQuietSec=0\n"
                    "MaxIOPressure=2.5%\n"
                    "MaxLoadPerCPU=0.75\n"
+                   "MaxQualityLossPercent=40%\n"
                    "OptimizeNonRotational=yes\n");
         config_set_defaults(&c);
         log = load_capture(&c, p, NULL, &r);
@@ -494,6 +496,7 @@ TEST(idle_section) {
         ASSERT_EQ(c.boot_quiet_usec, 0);
         ASSERT_TRUE(c.max_io_pressure == 2.5);
         ASSERT_TRUE(c.max_load_per_cpu == 0.75);
+        ASSERT_TRUE(c.max_quality_loss_percent == 40.0);
         ASSERT_TRUE(c.optimize_non_rotational);
 
         test_write_file(p2,
@@ -514,7 +517,10 @@ TEST(idle_section) {
                    "MinIntervalHours=8760\n"            /* 15: fine */
                    "MaxIOPressure=100%\n"               /* 16: fine */
                    "MaxLoadPerCPU=0\n"                  /* 17: fine */
-                   "OptimizeNonRotational=off\n");      /* 18: fine */
+                   "OptimizeNonRotational=off\n"        /* 18: fine */
+                   "MaxQualityLossPercent=10001\n"      /* 19 */
+                   "MaxQualityLossPercent=-5\n"         /* 20 */
+                   "MaxQualityLossPercent=0\n");        /* 21: fine, turns the trigger off */
         config_set_defaults(&c);
         c.optimize_non_rotational = true;
         log2 = load_capture(&c, p2, NULL, &r);
@@ -525,6 +531,7 @@ TEST(idle_section) {
         ASSERT_TRUE(c.max_io_pressure == 100);
         ASSERT_TRUE(c.max_load_per_cpu == 0);
         ASSERT_TRUE(!c.optimize_non_rotational);
+        ASSERT_TRUE(c.max_quality_loss_percent == 0);
         assert_warned(log2, p2, 2, "Invalid value for IdleSec=: '-1'");
         assert_warned(log2, p2, 3, "Value out of range for IdleSec=: '2d'");
         assert_warned(log2, p2, 4, "Value out of range for MinIntervalHours=: '8761' (expected a number of hours 0..8760)");
@@ -538,7 +545,10 @@ TEST(idle_section) {
         assert_warned(log2, p2, 12, "Invalid value for OptimizeNonRotational=: 'maybe' (expected a boolean: yes or no)");
         assert_warned(log2, p2, 13, "Empty value for OptimizeNonRotational=");
         assert_warned(log2, p2, 14, "Unknown key 'IdleSeconds' in section [Idle]");
-        ASSERT_EQ(count_lines(log2), 13);
+        assert_warned(log2, p2, 19,
+                      "Value out of range for MaxQualityLossPercent=: '10001' (expected a percentage 0..10000");
+        assert_warned(log2, p2, 20, "Invalid value for MaxQualityLossPercent=: '-5'");
+        ASSERT_EQ(count_lines(log2), 15);
 }
 
 TEST(bad_lines) {

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <limits.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -323,6 +324,7 @@ static const IdleConfig config_default = {
         .boot_quiet_usec = 600 * USEC_PER_SEC,
         .max_io_pressure = 10.0,
         .max_load_per_cpu = 0.5,
+        .max_quality_loss_percent = 25.0,
         .optimize_non_rotational = false,
 };
 
@@ -344,12 +346,16 @@ static const IdleConfig config_default = {
                 .last_run_realtime_usec = 0,                                    \
                 .now_realtime_usec = NOW_RT,                                    \
                 .profiles_changed = false,                                      \
-                .quality_degraded = false,                                      \
+                .worst_profile = NULL,                                          \
+                .worst_loss_percent = 0,                                        \
+                .requested = false,                                             \
+                .run_paused = false,                                            \
                 __VA_ARGS__                                                     \
         })
 
 #define BUSY .io_some_avg10 = 50, .load1 = 100, .graphical_sessions = true, .seats_idle = false
 #define RECENT .last_run_realtime_usec = NOW_RT - 3 * USEC_PER_HOUR
+#define DEGRADED(name, pct) .worst_profile = (name), .worst_loss_percent = (pct)
 
 typedef struct Row {
         const char *name;
@@ -365,6 +371,15 @@ static const IdleConfig config_no_interval = {
         .boot_quiet_usec = 600 * USEC_PER_SEC,
         .max_io_pressure = 10.0,
         .max_load_per_cpu = 0.5,
+};
+
+static const IdleConfig config_quality_off = {
+        .idle_usec = 300 * USEC_PER_SEC,
+        .min_interval_usec = 24 * USEC_PER_HOUR,
+        .boot_quiet_usec = 600 * USEC_PER_SEC,
+        .max_io_pressure = 10.0,
+        .max_load_per_cpu = 0.5,
+        .max_quality_loss_percent = 0,
 };
 
 static const IdleConfig config_zero = {
@@ -396,15 +411,69 @@ TEST(decide) {
                   INPUTS(RECENT, BUSY, .uptime_usec = 0, .busy_since_usec = NOW),
                   IDLE_REASON_RECENT_RUN, "ran 3 h ago (MinIntervalHours=24)" },
                 { "profiles changed overrides MinIntervalHours", NULL, INPUTS(RECENT, .profiles_changed = true),
-                  IDLE_REASON_NONE, "idle for 10 min" },
-                { "quality degraded overrides MinIntervalHours", NULL, INPUTS(RECENT, .quality_degraded = true),
+                  IDLE_REASON_NONE, "idle for 10 min; profiles changed since the last run" },
+                { "profiles changed after the interval: nothing to explain", NULL, INPUTS(.profiles_changed = true),
                   IDLE_REASON_NONE, "idle for 10 min" },
                 { "profiles changed does not override being busy", NULL,
                   INPUTS(RECENT, .profiles_changed = true, .io_some_avg10 = 12.3),
                   IDLE_REASON_IO_BUSY, "I/O busy (some avg10 12.3% > 10%)" },
+
+                /* 2b. layout quality (MaxQualityLossPercent=25) */
+                { "quality degraded overrides MinIntervalHours", NULL, INPUTS(RECENT, DEGRADED("boot", 40)),
+                  IDLE_REASON_NONE,
+                  "idle for 10 min; layout of 'boot' degraded 40.0% since the last run (MaxQualityLossPercent=25)" },
+                { "an application profile", NULL, INPUTS(RECENT, DEGRADED("/usr/bin/gimp", 1523.44)),
+                  IDLE_REASON_NONE,
+                  "idle for 10 min; layout of '/usr/bin/gimp' degraded 1523.4% since the last run "
+                  "(MaxQualityLossPercent=25)" },
+                { "just over the threshold", NULL, INPUTS(RECENT, DEGRADED("boot", 25.5)), IDLE_REASON_NONE,
+                  "idle for 10 min; layout of 'boot' degraded 25.5% since the last run (MaxQualityLossPercent=25)" },
+                { "exactly the threshold is not past it", NULL, INPUTS(RECENT, DEGRADED("boot", 25)),
+                  IDLE_REASON_RECENT_RUN, "ran 3 h ago (MinIntervalHours=24)" },
+                { "below the threshold", NULL, INPUTS(RECENT, DEGRADED("boot", 10)), IDLE_REASON_RECENT_RUN,
+                  "ran 3 h ago (MinIntervalHours=24)" },
+                { "a loss without a profile (not checked) counts for nothing", NULL,
+                  INPUTS(RECENT, DEGRADED(NULL, 400)), IDLE_REASON_RECENT_RUN, "ran 3 h ago (MinIntervalHours=24)" },
+                { "MaxQualityLossPercent=0 turns the trigger off", &config_quality_off,
+                  INPUTS(RECENT, DEGRADED("boot", 5000)), IDLE_REASON_RECENT_RUN, "ran 3 h ago (MinIntervalHours=24)" },
+                { "profiles changed is named before the layout", NULL,
+                  INPUTS(RECENT, .profiles_changed = true, DEGRADED("boot", 40)), IDLE_REASON_NONE,
+                  "idle for 10 min; profiles changed since the last run" },
+                { "degraded after the interval: nothing to explain", NULL, INPUTS(DEGRADED("boot", 40)),
+                  IDLE_REASON_NONE, "idle for 10 min" },
                 { "quality degraded does not override boot quiet", NULL,
-                  INPUTS(RECENT, .quality_degraded = true, .uptime_usec = 4 * USEC_PER_MINUTE),
+                  INPUTS(RECENT, DEGRADED("boot", 40), .uptime_usec = 4 * USEC_PER_MINUTE),
                   IDLE_REASON_BOOT_QUIET, "booted 4 min ago (BootQuietSec=10 min)" },
+                { "quality degraded does not override IdleSec", NULL,
+                  INPUTS(RECENT, DEGRADED("boot", 40), .busy_since_usec = NOW - USEC_PER_MINUTE),
+                  IDLE_REASON_NOT_IDLE_LONG, "idle for 1 min of 5 min (IdleSec=)" },
+
+                /* 2c. an administrator's queued request; a paused run */
+                { "requested: MinIntervalHours does not apply", NULL, INPUTS(RECENT, .requested = true),
+                  IDLE_REASON_NONE, "idle for 10 min" },
+                { "requested: ran a minute ago", NULL,
+                  INPUTS(.last_run_realtime_usec = NOW_RT - 60 * USEC_PER_SEC, .requested = true),
+                  IDLE_REASON_NONE, "idle for 10 min" },
+                { "requested: still not on battery", NULL, INPUTS(RECENT, .requested = true, .on_ac = false),
+                  IDLE_REASON_ON_BATTERY, "on battery" },
+                { "requested: still not during BootQuietSec", NULL,
+                  INPUTS(RECENT, .requested = true, .uptime_usec = 4 * USEC_PER_MINUTE),
+                  IDLE_REASON_BOOT_QUIET, "booted 4 min ago (BootQuietSec=10 min)" },
+                { "requested: still not when I/O is busy", NULL, INPUTS(.requested = true, .io_some_avg10 = 12.34),
+                  IDLE_REASON_IO_BUSY, "I/O busy (some avg10 12.3% > 10%)" },
+                { "requested: still not under load", NULL, INPUTS(.requested = true, .load1 = 3.1, .n_cpus = 2),
+                  IDLE_REASON_LOAD, "load 3.1 > 1.0 (MaxLoadPerCPU=0.5, 2 CPUs)" },
+                { "requested: still not while the user is active", NULL,
+                  INPUTS(.requested = true, .graphical_sessions = true), IDLE_REASON_USER_ACTIVE,
+                  "user active (logind)" },
+                { "requested: still waits for IdleSec", NULL,
+                  INPUTS(RECENT, .requested = true, .busy_since_usec = NOW - 45 * USEC_PER_SEC),
+                  IDLE_REASON_NOT_IDLE_LONG, "idle for 45 s of 5 min (IdleSec=)" },
+                { "paused run: resumes within MinIntervalHours", NULL, INPUTS(RECENT, .run_paused = true),
+                  IDLE_REASON_NONE, "idle for 10 min" },
+                { "paused run: still waits for IdleSec", NULL,
+                  INPUTS(RECENT, .run_paused = true, .busy_since_usec = NOW - 2 * USEC_PER_MINUTE),
+                  IDLE_REASON_NOT_IDLE_LONG, "idle for 2 min of 5 min (IdleSec=)" },
                 { "last run in the future (clock was wrong)", NULL,
                   INPUTS(.last_run_realtime_usec = NOW_RT + USEC_PER_HOUR), IDLE_REASON_NONE, "idle for 10 min" },
                 { "MinIntervalHours=0", &config_no_interval, INPUTS(.last_run_realtime_usec = NOW_RT),
@@ -485,6 +554,40 @@ TEST(decide) {
         }
 }
 
+TEST(only_interval_blocks) {
+        const IdleConfig *c = &config_default;
+
+        ASSERT_TRUE(idle_only_interval_blocks(c, &INPUTS(RECENT)));
+        ASSERT_TRUE(idle_only_interval_blocks(c, &INPUTS(RECENT, DEGRADED("boot", 10))));
+
+        /* nothing holds it back, or something else does as well */
+        ASSERT_TRUE(!idle_only_interval_blocks(c, &INPUTS()));
+        ASSERT_TRUE(!idle_only_interval_blocks(c, &INPUTS(RECENT, .on_ac = false)));
+        ASSERT_TRUE(!idle_only_interval_blocks(c, &INPUTS(RECENT, .uptime_usec = USEC_PER_MINUTE)));
+        ASSERT_TRUE(!idle_only_interval_blocks(c, &INPUTS(RECENT, .io_some_avg10 = 50)));
+        ASSERT_TRUE(!idle_only_interval_blocks(c, &INPUTS(RECENT, .load1 = 100)));
+        ASSERT_TRUE(!idle_only_interval_blocks(c, &INPUTS(RECENT, .graphical_sessions = true)));
+        ASSERT_TRUE(!idle_only_interval_blocks(c, &INPUTS(RECENT, .busy_since_usec = NOW - USEC_PER_MINUTE)));
+
+        /* the interval is lifted already */
+        ASSERT_TRUE(!idle_only_interval_blocks(c, &INPUTS(RECENT, .profiles_changed = true)));
+        ASSERT_TRUE(!idle_only_interval_blocks(c, &INPUTS(RECENT, DEGRADED("boot", 40))));
+        ASSERT_TRUE(!idle_only_interval_blocks(c, &INPUTS(RECENT, .requested = true)));
+        ASSERT_TRUE(!idle_only_interval_blocks(c, &INPUTS(RECENT, .run_paused = true)));
+}
+
+TEST(quality_loss) {
+        ASSERT_TRUE(idle_quality_loss_percent(10.0, 14.0) > 39.999 && idle_quality_loss_percent(10.0, 14.0) < 40.001);
+        ASSERT_TRUE(idle_quality_loss_percent(100.0, 125.0) == 25.0);
+        ASSERT_TRUE(idle_quality_loss_percent(8.0, 80.0) == 900.0);
+        ASSERT_TRUE(idle_quality_loss_percent(10.0, 10.0) == 0);
+        ASSERT_TRUE(idle_quality_loss_percent(10.0, 5.0) == 0);      /* better is not a loss */
+        ASSERT_TRUE(idle_quality_loss_percent(0, 5.0) == 0);         /* no usable snapshot */
+        ASSERT_TRUE(idle_quality_loss_percent(-1.0, 5.0) == 0);
+        ASSERT_TRUE(idle_quality_loss_percent(NAN, 5.0) == 0);
+        ASSERT_TRUE(idle_quality_loss_percent(10.0, NAN) == 0);
+}
+
 TEST(busy) {
         char text[128];
 
@@ -546,6 +649,7 @@ TEST(from_config) {
                 .boot_quiet_usec = 9 * USEC_PER_SEC,
                 .max_io_pressure = 2.5,
                 .max_load_per_cpu = 0.75,
+                .max_quality_loss_percent = 12.5,
                 .optimize_non_rotational = true,
         };
         IdleConfig ic;
@@ -556,6 +660,7 @@ TEST(from_config) {
         ASSERT_EQ(ic.boot_quiet_usec, 9 * USEC_PER_SEC);
         ASSERT_TRUE(ic.max_io_pressure == 2.5);
         ASSERT_TRUE(ic.max_load_per_cpu == 0.75);
+        ASSERT_TRUE(ic.max_quality_loss_percent == 12.5);
         ASSERT_TRUE(ic.optimize_non_rotational);
 }
 
@@ -571,6 +676,8 @@ int main(void) {
         RUN(rotational);
         RUN(format_timespan);
         RUN(decide);
+        RUN(only_interval_blocks);
+        RUN(quality_loss);
         RUN(busy);
         RUN(reason_names);
         RUN(device_allowed);
