@@ -1,0 +1,149 @@
+#!/bin/bash
+# Guest side of test-vm-boots.sh (run.sh on the data disk; runs in /mnt/vmtest after each boot, keeps its own
+# boot counter and state there). Three boots of a real systemd system with seekless installed from the
+# package layout:
+#   boot 1: seeklessd started before dbus.service, the boot profile is recorded (systemd's StartupFinished
+#           ends the window), no failed units; then the profile's files are checksummed and scattered on disk
+#           in place (scatter: MOVE_EXT into fragmented donors), a test config with short idle thresholds is
+#           dropped in, reboot.
+#   boot 2: the idle policy starts a run by itself and it finishes; running executables are skipped and
+#           queued for the early-boot pass; reboot.
+#   boot 3: the files the run moved lie back to back in profile order (filefrag, independent of the daemon),
+#           every checksum matches, the daemon's state survived, a file skipped as a running executable was
+#           moved by seekless-early.service, no failed units.
+# Prints "ok: ..." per check; the first failure prints "FAIL: ..." and exits 1 (the VM then powers off).
+set -uo pipefail
+cd "$(dirname "$0")"
+PATH=/usr/sbin:/usr/bin:/sbin:/bin
+n=$(( $(cat bootcount 2>/dev/null || echo 0) + 1 ))
+echo "$n" > bootcount
+echo "== boot $n ($(cut -d' ' -f1 /proc/uptime) s since boot)"
+
+fail() { echo "FAIL (boot $n): $*"; journalctl -b --no-pager -u seeklessd -u seekless-early | tail -n 40; exit 1; }
+ok() { echo "ok: $*"; }
+wait_for() {            # SECONDS CMD...
+        local i
+        for ((i = 0; i < $1; i += 2)); do "${@:2}" && return 0; sleep 2; done
+        return 1
+}
+journal() { journalctl -b --no-pager -o cat -u "$1"; }
+boot_stored_this_boot() { journal seeklessd | grep -q "Recorded boot session"; }
+no_failed_units() {
+        local f
+        f=$(systemctl --failed --no-legend --plain)
+        [ -z "$f" ] || fail "failed units: $f"
+        ok "no failed units"
+}
+# files of the boot profile on the root filesystem, in read order (the data disk is not ours to judge)
+root_profile() { seeklessctl --json=short show boot | jq -r '.files[].path' | grep -v '^/mnt/vmtest/'; }
+# discontinuities of files read whole in the given order (filefrag -v, 4 KiB blocks)
+discontinuities() {
+        local f
+        while read -r f; do
+                filefrag -v "$f" | awk '/^ *[0-9]+:/ { gsub(/\.\./, " "); gsub(/:/, " "); print $4, $6 }'
+        done | awk 'NR > 1 && $1 != next_start { d++ } { next_start = $1 + $2 } END { print d + 0 }'
+}
+
+case $n in
+1)
+        s=$(systemctl show -P ActiveEnterTimestampMonotonic seeklessd.service)
+        d0=$(systemctl show -P InactiveExitTimestampMonotonic dbus.service)
+        d=$(systemctl show -P ActiveEnterTimestampMonotonic dbus.service)
+        echo "seeklessd active at ${s} us; dbus.service started at ${d0} us, active at ${d} us"
+        [ "$s" -gt 0 ] && [ "$s" -lt "$d" ] || fail "seeklessd.service was not up before dbus.service"
+        ok "seeklessd.service was ready before dbus.service finished starting"
+        journal seeklessd | grep -q "System bus not available yet" &&
+                ok "it started without the bus and connected later: $(journal seeklessd | grep -m1 'Connected to the system bus')"
+        wait_for 150 boot_stored_this_boot || fail "no boot session stored within 150 s"
+        journal seeklessd | grep -q "Boot finished; recording" ||
+                fail "the boot window was not ended by systemd's StartupFinished"
+        ok "boot window ended by StartupFinished: $(journal seeklessd | grep -m1 'Boot finished; recording')"
+        seeklessctl profiles
+        root_profile > profile1.txt
+        [ -s profile1.txt ] || fail "empty boot profile"
+        ok "boot profile: $(wc -l < profile1.txt) files on /"
+        no_failed_units
+        echo "rotational: $(cat /sys/block/vda/queue/rotational)"
+
+        xargs -d '\n' sha256sum < profile1.txt > sums.txt || fail "checksumming the profile's files"
+        mkdir -p /var/tmp/scatter
+        before=$(discontinuities < profile1.txt)
+        ./scatter /var/tmp/scatter 1 < profile1.txt > scatter.log || fail "scatter: $(tail -n1 scatter.log)"
+        sync
+        echo "aged: $(tail -n1 scatter.log); discontinuities in profile order: $before -> $(discontinuities < profile1.txt)"
+        grep ': skipped:' scatter.log | head -n 20
+
+        mkdir -p /etc/seekless/seekless.conf.d
+        cp vmtest.conf /etc/seekless/seekless.conf.d/90-vmtest.conf
+        [ "$(cat /sys/block/vda/queue/rotational)" = 1 ] ||
+                printf '# the virtio disk reports non-rotational here\n[Idle]\nOptimizeNonRotational=yes\n' \
+                        >> /etc/seekless/seekless.conf.d/90-vmtest.conf
+        touch reboot-requested
+        ;;
+2)
+        no_failed_units
+        wait_for 60 boot_stored_this_boot || fail "boot 2 not recorded"
+        root_profile > profile2.txt
+        echo "profile now: $(wc -l < profile2.txt) files on /; discontinuities in order: $(discontinuities < profile2.txt)"
+        seeklessctl status | grep -i idle
+        wait_for 400 eval 'journal seeklessd | grep -q "Idle: started optimization"' ||
+                { seeklessctl status; fail "the idle policy did not start a run within 400 s"; }
+        ok "the idle policy started a run by itself: $(journal seeklessd | grep -m1 'Idle: started optimization')"
+        wait_for 600 eval 'journal seeklessd | grep -Eq "^Optimization [0-9]+ (done|failed|cancelled)"' ||
+                fail "the run did not finish within 600 s"
+        journal seeklessd | grep -E "^Optimization [0-9]+ |^Run [0-9]+ on " | tee run.log
+        grep -q "^Optimization [0-9]* done" run.log || fail "the run did not complete"
+        journal seeklessd | sed -n 's/^\(.*\): not moved: \(.*\)$/\1\t\2/p' > skipped.txt
+        echo "not moved: $(wc -l < skipped.txt) files; reasons:"; cut -f2 skipped.txt | sort | uniq -c | sort -rn | head
+        grep -P '\trunning executable' skipped.txt | cut -f1 | grep -v '^/mnt/vmtest/' > running.txt
+        [ -s running.txt ] || fail "no running executable was skipped: nothing for the early-boot pass to do"
+        while read -r f; do filefrag -v "$f" | awk '/^ *[0-9]+:/' > "fiemap.$(echo "$f" | tr / _)"; done < running.txt
+        ok "$(wc -l < running.txt) running executables skipped and queued for the early-boot pass"
+        no_failed_units
+        touch reboot-requested
+        ;;
+3)
+        no_failed_units
+        systemctl is-active -q seeklessd.service || fail "seeklessd.service not active"
+        # the state survived two reboots: three boot sessions (the third may still be recording)
+        wait_for 60 boot_stored_this_boot || fail "boot 3 not recorded"
+        sessions=$(seeklessctl --json=short sessions | jq '[.[] | select(.kind == "boot")] | length')
+        [ "$sessions" -ge 3 ] || fail "expected 3 boot sessions in the database, found $sessions"
+        ok "database kept every boot: $sessions boot sessions"
+
+        sync; echo 3 > /proc/sys/vm/drop_caches
+        sha256sum --quiet -c sums.txt || fail "checksums differ"
+        ok "all $(wc -l < sums.txt) files of the first boot profile have their original contents"
+
+        journal seekless-early | grep "early pass" | tail -n 20
+        moved_early=0
+        while read -r f; do
+                if journal seekless-early | grep -qF "early pass: $f: moved"; then
+                        now=$(filefrag -v "$f" | awk '/^ *[0-9]+:/')
+                        [ "$now" != "$(cat "fiemap.$(echo "$f" | tr / _)")" ] ||
+                                fail "$f: the early pass says moved but its extents are unchanged"
+                        moved_early=$((moved_early + 1))
+                        echo "early pass moved $f (running executable in boot 2); extents now: $(echo "$now" | wc -l)"
+                fi
+        done < running.txt
+        [ "$moved_early" -gt 0 ] || fail "the early-boot pass moved none of the running executables skipped in boot 2"
+        ok "$moved_early of $(wc -l < running.txt) files skipped as running executables were moved by the early-boot pass"
+
+        # Independent check of the live run: the files it moved, in the profile order it used, lie back to
+        # back (no discontinuity beyond the donor's own runs).
+        cut -f1 skipped.txt > not-moved.txt
+        grep -vxF -f not-moved.txt profile2.txt > moved.txt || true
+        runs=$(sed -n 's/.*donor in \([0-9]*\) run.*/\1/p' run.log | head -n1)
+        dm=$(discontinuities < moved.txt)
+        echo "live run: $(wc -l < moved.txt) files moved, donor in ${runs:-?} run(s), discontinuities among them in order: $dm"
+        echo "whole root profile: discontinuities in order now $(discontinuities < profile2.txt)"
+        [ -s moved.txt ] || fail "the run moved nothing"
+        [ "$dm" -le $(( ${runs:-1} - 1 )) ] || fail "moved files are not contiguous in profile order ($dm discontinuities)"
+        ok "the boot profile's files the run moved are contiguous in read order (filefrag)"
+        seeklessctl report boot
+        ;;
+*)
+        echo "nothing to do in boot $n"
+        ;;
+esac
+exit 0

@@ -1,0 +1,17 @@
+#!/bin/bash
+# Make a copy of the base rootfs bootable headless for tests: fstab, hostname, fixed machine-id, passwordless
+# root on the serial console, and the test harness (guest/vmtest-harness{,.service}, enabled).
+#   usage: prep-rootfs.sh ROOTFS
+set -euo pipefail
+R=${1:?usage: prep-rootfs.sh ROOTFS}
+HERE=$(cd "$(dirname "$0")" && pwd)
+echo '/dev/vda / ext4 rw,errors=remount-ro 0 1' >"$R/etc/fstab"
+echo seekless-vm >"$R/etc/hostname"
+printf '127.0.0.1 localhost\n127.0.1.1 seekless-vm\n' >"$R/etc/hosts"
+echo 0123456789abcdef0123456789abcdef >"$R/etc/machine-id"     # fixed: reproducible journals and paths
+sed -i 's/^root:[^:]*:/root::/' "$R/etc/shadow"
+install -D -m755 "$HERE/guest/vmtest-harness" "$R/usr/local/sbin/vmtest-harness"
+install -D -m644 "$HERE/guest/vmtest-harness.service" "$R/etc/systemd/system/vmtest-harness.service"
+mkdir -p "$R/etc/systemd/system/multi-user.target.wants"
+ln -sfn /etc/systemd/system/vmtest-harness.service \
+        "$R/etc/systemd/system/multi-user.target.wants/vmtest-harness.service"

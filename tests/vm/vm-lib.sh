@@ -1,0 +1,147 @@
+# Host side of the VM tests (sourced by bash scripts using set -euo pipefail). Boots the image made by
+# build-image.sh under QEMU; files go in and out through a small ext4 data disk (no loop devices, no mounts).
+# Everything started here is removed on exit by vm_cleanup (an EXIT trap set when this file is sourced;
+# a script with its own EXIT trap must call vm_cleanup from it).
+#
+#   vm_skip_unless_able                exit 77 (skip) unless root with qemu, qemu-img, debootstrap, e2fsprogs
+#   vm_image WORK_DIR                  build/refresh WORK_DIR/disk.img (build-image.sh; VM_NO_BUILD=1 reuses it)
+#   vm_data_disk DIR IMG [SIZE]        ext4 image (label vmdata, no journal) filled from DIR; DIR/run.sh is what
+#                                      the guest runs
+#   vm_boot WORK_DIR DATA_IMG LOG [QEMU_ARGS...]
+#                                      boot WORK_DIR/disk.img through a fresh qcow2 overlay ($VM_OVERLAY) with
+#                                      DATA_IMG ("" = none) as /dev/vdb until the guest powers off; serial console
+#                                      -> LOG, each line prefixed with host seconds since start. Guest reboots stay
+#                                      in the same QEMU and keep the root disk's writes. Returns QEMU's status
+#                                      (0 = guest powered off, 124 = timed out).
+#   vm_out DATA_IMG FILE               print /FILE of a data disk (after the VM is off); 1 if it doesn't exist
+#   vm_root_out FILE                   print /FILE of the last boot's root disk (overlay + base image)
+#
+# env: VM_TIMEOUT (s, default 300) VM_ACCEL (kvm|tcg; default kvm only with kvm_intel/kvm_amd loaded)
+#      VM_MEM (MiB, 1024) VM_SMP (2) VM_APPEND (extra kernel cmdline) VM_CONSOLE=1 (also echo the console to
+#      stderr) VM_KEEP=1 (keep $VM_TMP: overlays, pid files)
+
+VM_TMP=$(mktemp -d "${TMPDIR:-/var/tmp}/seekless-vm-run.XXXXXX")
+VM_OVERLAY=
+VM_JOB=
+VM_NBOOT=0
+
+vm_cleanup() {
+        local rc=$? p
+        set +e
+        for p in "$VM_TMP"/qemu.*.pid; do
+                [ -s "$p" ] || continue
+                p=$(cat "$p")
+                kill -0 "$p" 2>/dev/null && { kill "$p"; sleep 0.5; kill -9 "$p" 2>/dev/null; }
+        done
+        [ -n "$VM_JOB" ] && { kill "$VM_JOB" 2>/dev/null; wait "$VM_JOB" 2>/dev/null; }
+        if [ "${VM_KEEP:-0}" = 1 ]; then
+                echo "vm-lib: kept $VM_TMP" >&2
+        else
+                rm -rf "$VM_TMP"
+        fi
+        return "$rc"
+}
+trap 'vm_cleanup' EXIT
+trap 'exit 130' INT TERM HUP
+
+VM_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+vm_skip_unless_able() { # exit 77 (meson's "skipped") without root or the tools
+        local t
+        [ "$(id -u)" = 0 ] || { echo "SKIP: needs root (debootstrap, chroot)"; exit 77; }
+        for t in qemu-system-x86_64 qemu-img debootstrap mkfs.ext4 debugfs; do
+                command -v "$t" >/dev/null || { echo "SKIP: $t not installed"; exit 77; }
+        done
+}
+
+vm_image() {            # WORK_DIR: build or refresh WORK_DIR/disk.img from $SOURCE_ROOT (VM_NO_BUILD=1 reuses it)
+        if [ "${VM_NO_BUILD:-0}" != 1 ] || [ ! -e "$1/disk.img" ]; then
+                "$VM_LIB_DIR/build-image.sh" "${SOURCE_ROOT:-$VM_LIB_DIR/../..}" "$1"
+        fi
+}
+
+vm_data_disk() {        # DIR IMG [SIZE]
+        rm -f "$2"
+        # without a journal: seeklessd records reads there but never relocates on unjournaled ext4, so the
+        # data disk (our scripts and results) is never moved under the harness's feet nor kept busy at umount
+        mkfs.ext4 -q -F -L vmdata -O ^has_journal -d "$1" "$2" "${3:-64M}" >/dev/null
+}
+
+_vm_accel() {
+        case ${VM_ACCEL:-} in
+        kvm) echo "-accel kvm -cpu host" ;;
+        tcg) echo "-accel tcg" ;;
+        *)      # /dev/kvm alone is not enough: kvm_pvm (nested PVM) can't run a stock kernel usefully
+                if { [ -d /sys/module/kvm_intel ] || [ -d /sys/module/kvm_amd ]; } && [ -w /dev/kvm ]; then
+                        echo "-accel kvm -cpu host"
+                else
+                        echo "-accel tcg"
+                fi ;;
+        esac
+}
+
+_vm_stamp() {           # START_USEC: prefix each line with the seconds since START; strip the console's CRs
+        local t0=$1 line d
+        while IFS= read -r line || [ -n "$line" ]; do
+                d=$(( (${EPOCHREALTIME//[!0-9]/} - t0) / 10000 ))
+                printf '%4d.%02d %s\n' $((d / 100)) $((d % 100)) "${line//$'\r'/}"
+                [ "${VM_CONSOLE:-0}" = 1 ] && printf '%4d.%02d %s\n' $((d / 100)) $((d % 100)) "${line//$'\r'/}" >&2
+        done
+        return 0
+}
+
+vm_boot() {             # WORK_DIR DATA_IMG LOG [QEMU_ARGS...]
+        local w=$1 data=$2 log=$3 base n rc t0 d
+        shift 3
+        base=$(realpath "$w/disk.img")
+        for f in "$base" "$w/kernel/vmlinux" "$w/kernel/initrd.img"; do
+                [ -e "$f" ] || { echo "vm_boot: $f missing (run tests/vm/build-image.sh)" >&2; return 1; }
+        done
+        # one VM at a time on this machine: two TCG guests on 2 cores would each take twice as long and
+        # run into their timeouts (the lock goes when this script exits)
+        if [ -z "${VM_LOCK_FD:-}" ]; then
+                exec {VM_LOCK_FD}>/var/tmp/seekless-vm-boot.lock
+                flock "$VM_LOCK_FD"
+        fi
+        n=$((VM_NBOOT += 1))
+        VM_OVERLAY=$VM_TMP/root.$n.qcow2
+        qemu-img create -q -f qcow2 -b "$base" -F raw "$VM_OVERLAY"
+        local drives=(-drive "file=$VM_OVERLAY,if=virtio,format=qcow2")
+        [ -n "$data" ] && drives+=(-drive "file=$data,if=virtio,format=raw")
+        t0=${EPOCHREALTIME//[!0-9]/}
+        # in the background + wait: a signal to this script runs the traps at once instead of after QEMU
+        (
+                set +e
+                # shellcheck disable=SC2046
+                timeout -k 10 "${VM_TIMEOUT:-300}" qemu-system-x86_64 $(_vm_accel) \
+                        -m "${VM_MEM:-1024}" -smp "${VM_SMP:-2}" \
+                        -display none -no-user-config -nodefaults -serial stdio -pidfile "$VM_TMP/qemu.$n.pid" \
+                        -kernel "$w/kernel/vmlinux" -initrd "$w/kernel/initrd.img" \
+                        -append "root=/dev/vda rw console=ttyS0 panic=-1 systemd.getty_auto=0 vmtest.run quiet ${VM_APPEND:-}" \
+                        "${drives[@]}" -device virtio-rng-pci "$@" </dev/null 2>&1 | _vm_stamp "$t0" >"$log"
+                echo "${PIPESTATUS[0]}" >"$VM_TMP/qemu.$n.rc"
+        ) &
+        VM_JOB=$!
+        wait "$VM_JOB" || true
+        VM_JOB=
+        rc=$(cat "$VM_TMP/qemu.$n.rc" 2>/dev/null || echo 255)
+        d=$(( (${EPOCHREALTIME//[!0-9]/} - t0) / 10000 ))
+        printf 'vm_boot: qemu exit %s after %d.%02ds\n' "$rc" $((d / 100)) $((d % 100)) >>"$log"
+        return "$rc"
+}
+
+vm_out() {              # DATA_IMG FILE
+        local err
+        err=$(debugfs -R "stat /${2#/}" "$1" 2>&1 >/dev/null | grep -v '^debugfs ') || true
+        [ -z "$err" ] || { echo "vm_out: /${2#/} not on $1: $err" >&2; return 1; }
+        debugfs -R "cat /${2#/}" "$1" 2>/dev/null
+}
+
+vm_root_out() {         # FILE   (the root disk of the last vm_boot, after it ended)
+        [ -n "$VM_OVERLAY" ] || { echo "vm_root_out: no boot yet" >&2; return 1; }
+        local raw=$VM_TMP/root-flat.img rc=0
+        qemu-img convert -O raw "$VM_OVERLAY" "$raw"
+        vm_out "$raw" "$1" || rc=$?
+        rm -f "$raw"
+        return "$rc"
+}
