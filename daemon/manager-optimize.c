@@ -172,6 +172,9 @@ int manager_optimize(Manager *m, char *const *mounts, uint64_t *ret_id, Plan *re
                                  fp->mount, fp->before.discontinuities);
                         continue;
                 }
+                if (fp->n_in_place > 0)
+                        log_info("%s: %zu files of profiles already in place stay where they are", fp->mount,
+                                 fp->n_in_place);
                 r = job_from_plan(m, fp, &jobs[n_jobs]);
                 n_jobs++;
                 /* the running executables the planner skipped: queued for the early-boot pass */

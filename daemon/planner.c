@@ -276,6 +276,40 @@ static uint64_t layout_breaks(const FsPlan *fp) {
         return breaks;
 }
 
+/* Profiles are read separately (the boot at boot, each program at its launch): what matters is each
+ * profile's own run of files. A profile whose files already lie as a run would put them (up to `allowed`
+ * breaks) is left where it is and only the others move, so a new or changed profile does not make every
+ * other one be rewritten. Returns how many files were dropped from the plan. */
+static size_t drop_in_place_profiles(FsPlan *fp, uint64_t allowed) {
+        uint64_t unit = (uint64_t) sysconf(_SC_PAGESIZE);
+        size_t kept = 0, dropped = 0;
+
+        for (size_t s = 0, e; s < fp->n_files; s = e) {
+                FsPlan group;
+
+                for (e = s + 1; e < fp->n_files && fp->files[e].profile == fp->files[s].profile; e++)
+                        ;
+                group = (FsPlan) { .files = fp->files + s, .n_files = e - s };
+                if (layout_breaks(&group) <= allowed) {
+                        for (size_t k = s; k < e; k++) {
+                                free(fp->files[k].path);
+                                free(fp->files[k].extents);
+                        }
+                        dropped += e - s;
+                        continue;
+                }
+                for (size_t k = s; k < e; k++)
+                        fp->files[kept++] = fp->files[k];
+        }
+        fp->n_files = kept;
+        fp->bytes = fp->slices = 0;
+        for (size_t k = 0; k < kept; k++) {
+                fp->bytes += fp->files[k].size;
+                fp->slices += (fp->files[k].size + unit - 1) / unit * unit;
+        }
+        return dropped;
+}
+
 static int cmp_profiles(const void *a, const void *b) {
         const DbProfileInfo *x = a, *y = b;
 
@@ -522,8 +556,15 @@ int planner_build(Db *db, const FilesystemList *fss, char *const *mounts, const 
                 layout_walker_finish(&fs_walkers[i], &p.fs[i].before);
                 /* Already laid out as a run would lay it out (up to the breaks the last run could not
                  * avoid): moving again would only rewrite data for nothing. */
-                p.fs[i].in_place = p.fs[i].n_files > 0 &&
-                        layout_breaks(&p.fs[i]) <= (allowed_breaks ? allowed_breaks[i] : 0);
+                uint64_t allowed = allowed_breaks ? allowed_breaks[i] : 0;
+
+                if (p.fs[i].n_files == 0)
+                        continue;
+                p.fs[i].in_place = layout_breaks(&p.fs[i]) <= allowed;
+                if (!p.fs[i].in_place) {
+                        p.fs[i].n_in_place = drop_in_place_profiles(&p.fs[i], allowed);
+                        p.fs[i].in_place = p.fs[i].n_files == 0;
+                }
         }
         r = 0;
         *ret = p;

@@ -61,6 +61,7 @@ typedef struct FsPlan {
         uint64_t slices;                /* bytes the donor needs (each file rounded up to a page) */
         bool journaled;                 /* only journaled ext4 is moved on */
         bool in_place;                  /* already contiguous in this order: nothing to do */
+        size_t n_in_place;              /* files of profiles already in place, left out of files[] */
         LayoutQuality before;           /* the whole layout, now */
 } FsPlan;
 

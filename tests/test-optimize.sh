@@ -60,6 +60,30 @@ ctl --json=short optimize > "$TMP/opt2.json" || rc=$?
 [ "$(discontinuities_of "${order[@]}")" = "$after" ] || fail "second optimize changed the layout"
 pass "second optimize moves nothing"
 
+# A new profile must not make the one already in place be rewritten: a second program reads other files
+# (and one of the first profile's, which stays with the first profile); only its own files move.
+mkdir -p "$MNT/other"
+for i in 1 2 3 4 5 6; do head -c $((i * 40960)) /dev/urandom > "$MNT/other/o$i"; sync; done
+cp "$OPEN_FILES" "$MNT/bin/prog2"
+sync
+checksum_all "$TMP/sums2"
+fiemap_of() { local f; for f in "$@"; do filefrag -v "$f" | awk '/^ *[0-9]+:/'; done; }
+fiemap_of "${order[@]}" > "$TMP/first.fiemap"
+"$MNT/bin/prog2" "$MNT/other/o4" "$MNT/other/o1" "${order[0]}" "$MNT/other/o6" "$MNT/other/o2" "$MNT/other/o5" "$MNT/other/o3"
+wait_until 30 has_profile "$MNT/bin/prog2" || fail "second launch not recorded"
+rc=0
+ctl --json=short optimize > "$TMP/opt3.json" || rc=$?
+[ "$rc" = 0 ] || fail "third optimize exited $rc: $(cat "$TMP/opt3.json")"
+jq -e '.moved_files == 7' "$TMP/opt3.json" >/dev/null ||
+        fail "expected only the new profile's 6 files and its program to move: $(cat "$TMP/opt3.json")"
+fiemap_of "${order[@]}" | cmp -s - "$TMP/first.fiemap" || fail "the profile already in place was moved again"
+grep -q "files of profiles already in place stay where they are" "$DAEMON_LOG" || fail "not logged"
+mapfile -t order2 < <(profile_paths "$MNT/bin/prog2" | grep "/other/")
+[ "$(discontinuities_of "${order2[@]}")" -le $(($(donor_runs_of_last_run) - 1)) ] ||
+        fail "the new profile's files are not back to back"
+verify_checksums "$TMP/sums2"
+pass "a new profile moves only its own files; the one in place keeps every extent"
+
 stop_daemon
 fsck_clean
 pass "e2fsck -fn clean"
