@@ -464,7 +464,7 @@ IdleReason idle_check(const IdleConfig *c, const IdleInputs *in, char *reason, s
         /* Go; say why before MinIntervalHours=, so that status explains an early run. */
         idle_format_timespan(a, sizeof a, idle_for);
         if (lifted_by_changes)
-                reason_set(reason, reason_size, "idle for %s; profiles changed since the last run", a);
+                reason_set(reason, reason_size, "idle for %s; new profiles since the last run", a);
         else if (lifted_by_quality)
                 reason_set(reason, reason_size,
                            "idle for %s; layout of '%s' degraded %.1f%% since the last run (MaxQualityLossPercent=%g)",

@@ -78,7 +78,7 @@ typedef struct IdleInputs {
                                           * watching started, so that IdleSec= is always observed */
         uint64_t last_run_realtime_usec; /* 0 = never */
         uint64_t now_realtime_usec;
-        bool profiles_changed;           /* profiles changed since the last run */
+        bool profiles_changed;           /* new profiles (never laid out) recorded since the last run */
         /* The profile whose layout degraded most since the last run (NULL: none, or not checked), and by
          * how much its modeled read time grew over the "after" snapshot of that run, in percent (see
          * idle_quality_loss_percent()). Past MaxQualityLossPercent= it lifts MinIntervalHours=. */
@@ -132,7 +132,7 @@ const char *idle_reason_to_string(IdleReason r);
 
 /* The decision with its reason code; reason (may be NULL) gets the human text, or "idle for 6 min" on
  * IDLE_REASON_NONE. When the run may start only because something lifted MinIntervalHours=, the text
- * says what: "idle for 6 min; profiles changed since the last run" or "idle for 6 min; layout of 'boot'
+ * says what: "idle for 6 min; new profiles since the last run" or "idle for 6 min; layout of 'boot'
  * degraded 40.0% since the last run (MaxQualityLossPercent=25)". */
 IdleReason idle_check(const IdleConfig *c, const IdleInputs *in, char *reason, size_t reason_size);
 

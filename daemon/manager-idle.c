@@ -84,6 +84,10 @@ static uint64_t last_run_realtime(Manager *m) {
         return last;
 }
 
+/* A profile recorded since the last run that no run has laid out yet (no "after" snapshot). A new
+ * session merged into a profile that was laid out before is not enough: sessions reorder a few files all
+ * the time, and rewriting the profile for that would cost more than it gains. Real drift shows in the
+ * layout check (MaxQualityLossPercent=). */
 static bool profiles_changed_since(Manager *m, uint64_t since) {
         DbProfileInfo *p = NULL;
         size_t n = 0;
@@ -91,9 +95,11 @@ static bool profiles_changed_since(Manager *m, uint64_t since) {
 
         if (db_list_profiles(m->db, &p, &n) < 0)
                 return false;
-        for (size_t i = 0; i < n; i++)
-                if (p[i].updated_realtime_usec > since)
+        for (size_t i = 0; i < n && !changed; i++) {
+                DbQuality after = {};
+                if (p[i].updated_realtime_usec > since && db_quality_get(m->db, p[i].name, "after", &after) < 0)
                         changed = true;
+        }
         db_profile_infos_free(p, n);
         return changed;
 }

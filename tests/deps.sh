@@ -5,7 +5,9 @@ install_deps() {
         local pkgs=(gcc libc6-dev meson ninja-build pkg-config scdoc
                     libsystemd-dev libsqlite3-dev
                     dbus dbus-daemon systemd jq sqlite3 e2fsprogs util-linux mount
-                    python3 "$@")
+                    python3
+                    # the VM suite (tests/vm): QEMU, qemu-img, debootstrap; xz-utils/gzip for the kernel+initramfs
+                    qemu-system-x86 qemu-utils debootstrap xz-utils gzip "$@")
         local missing=()
         for p in "${pkgs[@]}"; do
                 dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

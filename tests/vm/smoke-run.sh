@@ -5,7 +5,7 @@ section() { echo; echo "== $*"; }
 section "systemctl is-active seeklessd.service"
 systemctl is-active seeklessd.service | tee active
 section "systemctl --failed --no-legend"
-systemctl --failed --no-legend
+systemctl --failed --no-legend --plain | tee failed
 section "systemctl show -P ActiveEnterTimestampMonotonic seeklessd.service dbus.service"
 systemctl show -P ActiveEnterTimestampMonotonic seeklessd.service dbus.service
 echo "(us since boot; start began = InactiveExitTimestampMonotonic, active = ActiveEnterTimestampMonotonic)"
@@ -25,8 +25,10 @@ systemd-analyze verify seeklessd.service seekless-early.service
 echo "(exit $?)"
 section "systemd-analyze verify --man=no seeklessd.service seekless-early.service"
 echo "(the same without the Documentation= check: the guest has no man command and no man pages)"
-systemd-analyze verify --man=no seeklessd.service seekless-early.service
-echo "(exit $?)"
+systemd-analyze verify --man=no seeklessd.service seekless-early.service > verify 2>&1
+echo "$?" >> verify
+cat verify
 section "systemd-analyze security seeklessd.service | tail -3"
 systemd-analyze security seeklessd.service | tail -3
+systemd-analyze security seeklessd.service | sed -n 's/.*Overall exposure level for seeklessd.service: \([0-9.]*\).*/\1/p' > exposure
 exit 0

@@ -26,3 +26,10 @@ guest_rc=$(vm_out "$VM_TMP/data.img" rc) || { echo "FAIL: run.sh did not run in 
 active=$(vm_out "$VM_TMP/data.img" active)
 [ "$active" = active ] || { echo "FAIL: seeklessd.service is '$active' after the boot"; exit 1; }
 echo "ok: seeklessd.service is active after a real systemd boot"
+failed=$(vm_out "$VM_TMP/data.img" failed)
+[ -z "$failed" ] || { echo "FAIL: failed units: $failed"; exit 1; }
+echo "ok: no failed units"
+verify=$(vm_out "$VM_TMP/data.img" verify)
+[ "$verify" = 0 ] || { echo "FAIL: systemd-analyze verify (--man=no; the guest has no man pages): $verify"; exit 1; }
+echo "ok: systemd-analyze verify is clean"
+echo "systemd-analyze security seeklessd.service: exposure $(vm_out "$VM_TMP/data.img" exposure)"
