@@ -852,9 +852,8 @@ int manager_start(Manager *m) {
                                 log_warning_errno(r, "Failed to restore mb_stream_req saved in %s: %m", state_file);
                 }
         }
-        r = manager_resume_runs(m);
-        if (r < 0)
-                log_warning_errno(r, "Failed to resume interrupted runs, ignoring: %m");
+        /* A run interrupted by a crash, a shutdown or a busy machine is not resumed here, at start (often
+         * during the boot, the worst moment), but by the idle policy once the machine is idle. */
         r = manager_idle_start(m);
         if (r < 0)
                 return log_error_errno(r, "Failed to start the idle policy: %m");

@@ -73,8 +73,32 @@ within_1pct "$(free_blocks)" "$free0" || fail "space leaked after kill -9: $free
 verify_checksums "$TMP/sums"
 pass "kill -9 mid-run: data intact, the donor's space was given back"
 
+# resumed by the idle policy, not at start: with a long IdleSec= nothing moves at start ...
+write_config <<EOC
+[Optimize]
+MinFileAgeSec=0
+RateLimitMiBps=1
+[Idle]
+IdleSec=3600
+EOC
 start_daemon --filesystem="$MNT"
-grep -q "Resuming interrupted run" "$DAEMON_LOG" || fail "the interrupted run was not resumed"
+sleep 3
+! grep -q "Resuming interrupted run" "$DAEMON_LOG" || fail "the interrupted run was resumed at start, not when idle"
+not_optimizing || fail "a run started at daemon start"
+stop_daemon
+# ... and with a short one it resumes once the machine has been idle that long
+write_config <<EOC
+[Optimize]
+MinFileAgeSec=0
+RateLimitMiBps=1
+[Idle]
+IdleSec=2
+BootQuietSec=0
+MaxLoadPerCPU=100
+MaxIOPressure=100
+EOC
+start_daemon --filesystem="$MNT"
+wait_until 60 grep -q "Resuming interrupted run" "$DAEMON_LOG" || fail "the interrupted run was not resumed when idle"
 line=$(grep "Resuming interrupted run" "$DAEMON_LOG" | tail -n1)
 todo=$(sed -E 's/.*: ([0-9]+) of ([0-9]+) files.*/\1/' <<<"$line"); all=$(sed -E 's/.*: ([0-9]+) of ([0-9]+) files.*/\2/' <<<"$line")
 [ "$todo" -lt "$all" ] || fail "resume redoes finished work: $line"
