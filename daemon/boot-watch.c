@@ -32,8 +32,10 @@ static int on_finish_timestamp(sd_bus_message *reply, void *userdata, sd_bus_err
         int r;
 
         if (e) {
-                /* early in the boot PID 1 may not be on the bus yet: the poll asks again */
-                log_debug("Reading systemd's FinishTimestampMonotonic failed: %s", e->message ?: e->name);
+                /* early in the boot PID 1 may not be on the bus yet: the poll asks again (said once) */
+                if (m->boot_poll_failures++ == 0)
+                        log_debug("Reading systemd's FinishTimestampMonotonic failed, asking every 2 s: %s",
+                                  e->message ?: e->name);
                 return 0;
         }
         r = sd_bus_message_read(reply, "v", "t", &ts);
@@ -74,9 +76,8 @@ static int call_systemd(Manager *m, const char *iface, const char *method, sd_bu
 static int on_subscribed(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
         const sd_bus_error *e = sd_bus_message_get_error(reply);
 
-        if (e && !sd_bus_error_has_name(e, "org.freedesktop.systemd1.AlreadySubscribed"))
-                log_debug("Subscribing to systemd failed (%s), asking again", e->name);
-        else
+        /* a failure is retried by the poll; reading the timestamp logs that once */
+        if (!e || sd_bus_error_has_name(e, "org.freedesktop.systemd1.AlreadySubscribed"))
                 ((Manager *) userdata)->boot_subscribed = true;
         return 0;
 }

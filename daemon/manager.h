@@ -33,6 +33,7 @@ typedef struct Manager {
         sd_bus_slot *startup_finished_slot;
         sd_event_source *boot_poll_source;      /* asks systemd for FinishTimestampMonotonic until it is set */
         bool boot_finish_known, boot_subscribed;
+        unsigned boot_poll_failures;
         sd_event_source *bus_retry_source;      /* the system bus is not there (yet): try again soon */
         bool bus_waiting_logged;
 

@@ -75,6 +75,8 @@ pass "kill -9 mid-run: data intact, the donor's space was given back"
 
 # resumed by the idle policy, not at start: with a long IdleSec= nothing moves at start ...
 write_config <<EOC
+[Record]
+BootWindowSec=1
 [Optimize]
 MinFileAgeSec=0
 RateLimitMiBps=1
@@ -88,6 +90,8 @@ not_optimizing || fail "a run started at daemon start"
 stop_daemon
 # ... and with a short one it resumes once the machine has been idle that long
 write_config <<EOC
+[Record]
+BootWindowSec=1
 [Optimize]
 MinFileAgeSec=0
 RateLimitMiBps=1
