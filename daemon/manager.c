@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
+#include <poll.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <malloc.h>
@@ -358,9 +359,22 @@ static void manager_end_session(Manager *m, Session *s) {
         (void) malloc_trim(0);
 }
 
+static int on_open_events(sd_event_source *source, int fd, uint32_t revents, void *userdata);
+
 static int on_timer(sd_event_source *source, uint64_t usec, void *userdata) {
         Manager *m = userdata;
         uint64_t now = now_usec(CLOCK_MONOTONIC);
+
+        /* Reads made inside a window may still wait in the fanotify queue (a busy or stopped daemon):
+         * take them before the window closes, so they count for it. Bounded: a reader that never stops
+         * must not keep the window open. */
+        if (m->recorder)
+                for (unsigned i = 0; i < 64; i++) {
+                        struct pollfd p = { .fd = m->recorder->open_fd, .events = POLLIN };
+                        if (poll(&p, 1, 0) <= 0 || !(p.revents & POLLIN))
+                                break;
+                        (void) on_open_events(NULL, m->recorder->open_fd, EPOLLIN, m);
+                }
 
         if (m->boot && m->boot->deadline_usec <= now)
                 manager_end_session(m, m->boot);
