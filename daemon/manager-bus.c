@@ -337,15 +337,11 @@ static int method_optimize_when_idle(sd_bus_message *message, void *userdata, sd
         if (r != 0)
                 return r;
         /* checked now: the admin is there to read the error, later nobody is */
-        for (size_t i = 0; mounts && mounts[i]; i++) {
-                bool found = false;
-                for (size_t k = 0; k < m->filesystems.n && !found; k++)
-                        found = streq(mounts[i], m->filesystems.items[k].mount);
-                if (!found)
-                        return sd_bus_error_setf(error, SEEKLESS_ERROR_NOT_WATCHED,
-                                                 "'%s' is not a watched read-write ext4 filesystem (see seeklessctl status).",
-                                                 mounts[i]);
-        }
+        const char *unwatched = manager_unwatched_mount(m, mounts);
+        if (unwatched)
+                return sd_bus_error_setf(error, SEEKLESS_ERROR_NOT_WATCHED,
+                                         "'%s' is not a watched read-write ext4 filesystem (see seeklessctl status).",
+                                         unwatched);
         r = manager_idle_queue(m, TAKE_PTR(mounts), &id);
         if (r < 0)
                 return plan_error(error, r);

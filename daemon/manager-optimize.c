@@ -21,19 +21,25 @@ PlanConfig manager_plan_config(Manager *m) {
         };
 }
 
+const char *manager_unwatched_mount(Manager *m, char *const *mounts) {
+        for (size_t i = 0; mounts && mounts[i]; i++) {
+                bool found = false;
+                for (size_t k = 0; k < m->filesystems.n && !found; k++)
+                        found = streq(mounts[i], m->filesystems.items[k].mount);
+                if (!found)
+                        return mounts[i];
+        }
+        return NULL;
+}
+
 int manager_plan(Manager *m, char *const *mounts, Plan *ret) {
         _cleanup_free_ uint64_t *breaks = calloc(m->filesystems.n + 1, sizeof *breaks);
         PlanConfig cfg = manager_plan_config(m);
 
         if (!breaks)
                 return -ENOMEM;
-        for (size_t i = 0; mounts && mounts[i]; i++) {
-                bool found = false;
-                for (size_t k = 0; k < m->filesystems.n; k++)
-                        found = found || streq(mounts[i], m->filesystems.items[k].mount);
-                if (!found)
-                        return -ENODEV;
-        }
+        if (manager_unwatched_mount(m, mounts))
+                return -ENODEV;
         /* Breaks the last run on a filesystem could not avoid (its donor's runs - 1) don't make a layout
          * "not in place": otherwise every later run would rewrite the same files again. */
         for (size_t i = 0; i < m->filesystems.n; i++) {

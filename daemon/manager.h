@@ -106,6 +106,8 @@ void manager_emit_run_finished(Manager *m, uint64_t id, const char *state, uint6
 /* manager-optimize.c */
 PlanConfig manager_plan_config(Manager *m);
 int manager_plan(Manager *m, char *const *mounts, Plan *ret);
+/* The first of mounts that is not a watched filesystem, NULL if all are. */
+const char *manager_unwatched_mount(Manager *m, char *const *mounts);
 /* Start an optimization; *ret_id 0 when there is nothing to move. *ret_plan gets the plan (skips). */
 int manager_optimize(Manager *m, char *const *mounts, uint64_t *ret_id, Plan *ret_plan);
 int manager_resume_runs(Manager *m);
