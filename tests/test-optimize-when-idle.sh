@@ -37,6 +37,10 @@ unmoved() { [ "$(discontinuities_of "${order[@]}")" = "$1" ] || fail "$2: the la
 conf 1h 1
 start_daemon --filesystem="$MNT"
 wait_until 30 boot_recording_over || fail "boot window did not close"
+rc=0; out=$(ctl optimize --when-idle /nonexistent 2>&1) || rc=$?
+[ "$rc" != 0 ] && grep -q "'/nonexistent' is not a watched" <<<"$out" && nothing_queued ||
+        fail "queueing an unwatched mount: exit $rc: $out"
+pass "an unwatched mount is refused at once, nothing queued"
 setup_aged_profile 11 30 512
 mapfile -t order < <(profile_paths "$P")
 checksum_all "$TMP/sums"
