@@ -66,6 +66,12 @@ void plan_done(Plan *p) {
         *p = (Plan) {};
 }
 
+/* More than a quarter of the size is holes. The allocated bytes include extent tree blocks, which only
+ * makes a file look a little less sparse than it is. */
+static bool sparse_too_much(uint64_t size, uint64_t allocated) {
+        return allocated < size && (size - allocated) > size / 4;
+}
+
 int planner_check_fd(int fd, const PlanConfig *cfg, uint64_t now_realtime_usec, char *reason, size_t reason_size,
                      bool *ret_retry) {
         struct stat st;
@@ -83,11 +89,12 @@ int planner_check_fd(int fd, const PlanConfig *cfg, uint64_t now_realtime_usec, 
                 snprintf(reason, reason_size, "empty");
                 return 1;
         }
-        /* MOVE_EXT keeps holes as holes, but the donor must cover the whole size: a mostly-empty sparse
-         * file would claim its full size of free space for nothing. Profile files (programs, libraries,
-         * data) are not sparse; the rare one that is stays where it is. */
-        if ((uint64_t) st.st_blocks * 512 + (uint64_t) st.st_blksize < (uint64_t) st.st_size) {
-                snprintf(reason, reason_size, "sparse file");
+        /* MOVE_EXT keeps holes as holes (the data lands at slice start + logical offset, so a moved file
+         * reads as one run with gaps where its holes are), but the slice must cover the whole size. A file
+         * with a few holes (zero pages that `cp --sparse`, `mkfs.ext4 -d` or a package tool left out of a
+         * library) is moved; a mostly empty one would claim its full size of free space for nothing. */
+        if (sparse_too_much((uint64_t) st.st_size, (uint64_t) st.st_blocks * 512)) {
+                snprintf(reason, reason_size, "sparse file (more than a quarter holes)");
                 return 1;
         }
         if ((uint64_t) st.st_size > cfg->max_file_bytes) {

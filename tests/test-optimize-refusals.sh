@@ -2,11 +2,24 @@
 # What the relocation must refuse or survive:
 #  - the daemon runs with exactly the unit's CapabilityBoundingSet= and still moves files owned by another
 #    user (read-write open, read lease, O_NOATIME need more than fanotify does);
-#  - sparse files are skipped (the donor would claim their full size);
+#  - mostly sparse files are skipped (the donor would claim their full size); a file with a few holes (a
+#    library as mkfs.ext4 -d or cp --sparse leave it) is moved: same bytes, the holes stay holes, its data
+#    lies at one base + logical offset (FIEMAP);
 #  - a process opening profile files for writing in a tight loop while plans probe them with read leases
 #    must not kill the daemon (a lease break sends SIGIO, whose default action kills);
 #  - an ext4 filesystem without a journal is refused (nothing orders the swap after the data write there).
 . "$(dirname "$0")/lib.sh"
+
+# FIEMAP extents of a file as "LOGICAL PHYSICAL LENGTH" lines (4 KiB blocks), from filefrag -v
+extents_of() {
+        filefrag -v "$1" | awk '$1 ~ /^[0-9]+:$/ { gsub(/[.:]/, " "); print $2, $4, $6 }'
+}
+# the logical block ranges that have data ("START-END ..."), adjacent extents merged: holes are the gaps
+mapped_ranges() {
+        extents_of "$1" | awk '{ if (NR > 1 && $1 == e + 1) { e = $1 + $3 - 1; next }
+                                 if (NR > 1) printf "%d-%d ", s, e; s = $1; e = $1 + $3 - 1 }
+                               END { if (NR) printf "%d-%d", s, e }'
+}
 
 caps=$(sed -n 's/^CapabilityBoundingSet=//p' "$SOURCE_ROOT/units/seeklessd.service.in" |
         tr 'A-Z' 'a-z' | sed 's/cap_/+/g; s/ /,/g')
@@ -33,16 +46,27 @@ bash "$SOURCE_ROOT/tests/age-image.sh" "$MNT" 3 20 512 | sed 's/^/  /'
 chown -R 1000:1000 "$MNT/aged"
 chmod 0444 "$MNT"/aged/f00*        # read-only for everyone, owner not root
 truncate -s 8M "$MNT/aged/sparse"; echo data >> "$MNT/aged/sparse"
+# 1 MiB written in 64 KiB pieces interleaved with a filler (fragmented), then 4 KiB holes punched at 5 places
+for i in $(seq 0 15); do
+        head -c 65536 /dev/urandom | dd of="$MNT/aged/holes" bs=64k seek="$i" conv=notrunc,fsync status=none
+        head -c 65536 /dev/urandom >> "$MNT/aged/filler"; sync "$MNT/aged/filler"
+done
+for off in 8 100 101 130 255; do fallocate -p -o $((off * 4096)) -l 4096 "$MNT/aged/holes"; done
+rm "$MNT/aged/filler"
+holes_before=$(mapped_ranges "$MNT/aged/holes")
+phys_before=$(extents_of "$MNT/aged/holes" | tr '\n' ' ')
 mkdir -p "$MNT/bin"; cp "$OPEN_FILES" "$MNT/bin/prog"; P=$MNT/bin/prog
 sync
-"$P" "$MNT"/aged/f* "$MNT/aged/sparse"
+"$P" "$MNT"/aged/f* "$MNT/aged/sparse" "$MNT/aged/holes"
 wait_until 30 has_profile "$P" || fail "launch not recorded"
 checksum_all "$TMP/sums"
 
 ctl --json=short plan > "$TMP/plan.json"
-jq -e --arg s "$MNT/aged/sparse" 'any(.skipped[]; .path == $s and .reason == "sparse file")' "$TMP/plan.json" >/dev/null ||
-        fail "sparse file not skipped: $(jq -c .skipped "$TMP/plan.json")"
-pass "sparse file skipped"
+jq -e --arg s "$MNT/aged/sparse" 'any(.skipped[]; .path == $s and (.reason | startswith("sparse file")))' "$TMP/plan.json" >/dev/null ||
+        fail "mostly sparse file not skipped: $(jq -c .skipped "$TMP/plan.json")"
+jq -e --arg s "$MNT/aged/holes" 'any(.files[]; .path == $s)' "$TMP/plan.json" >/dev/null ||
+        fail "file with a few holes not planned: $(jq -c --arg s "$MNT/aged/holes" '.skipped[] | select(.path == $s)' "$TMP/plan.json")"
+pass "mostly sparse file skipped, a file with 5 holes of 4 KiB planned"
 
 # a writer hammering opens-for-write on profile files while plans take read leases on them
 victims=("$MNT"/aged/f01*)
@@ -62,6 +86,21 @@ jq -e 'all(.skipped[]; .reason | test("cannot|Permission") | not)' "$TMP/opt.jso
         fail "permission problems: $(jq -c .skipped "$TMP/opt.json")"
 verify_checksums "$TMP/sums"
 pass "with the unit's capabilities ($caps): $moved files of uid 1000 moved, data intact"
+
+# the file with holes: moved (its extents changed), the same logical ranges are mapped (holes stay holes),
+# and every extent lies at the same base + logical offset (one run with gaps where the holes are)
+jq -e --arg s "$MNT/aged/holes" 'all(.skipped[]; .path != $s)' "$TMP/opt.json" >/dev/null ||
+        fail "file with holes not moved: $(jq -c .skipped "$TMP/opt.json")"
+holes_after=$(mapped_ranges "$MNT/aged/holes")
+phys_after=$(extents_of "$MNT/aged/holes" | tr '\n' ' ')
+echo "  extents before (logical physical length): $phys_before"
+echo "  extents after  (logical physical length): $phys_after"
+[ "$holes_after" = "$holes_before" ] ||
+        fail "the mapped logical ranges changed: before $holes_before, after $holes_after"
+[ "$phys_after" != "$phys_before" ] || fail "the file with holes did not move"
+bases=$(extents_of "$MNT/aged/holes" | awk '{print $2 - $1}' | sort -u | wc -l)
+[ "$bases" = 1 ] || fail "the file with holes is not one run modulo its holes: $phys_after"
+pass "file with 5 holes moved: holes kept, data at one base + logical offset, checksums intact"
 stop_daemon
 fsck_clean
 
