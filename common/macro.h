@@ -3,6 +3,7 @@
 
 /* The handful of helpers both binaries use. Written for seekless; libsystemd does not export these. */
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,6 +65,12 @@ static inline void fclosep(FILE **f) {
                 (void) fclose(*f);
 }
 #define _cleanup_fclose_ _cleanup_(fclosep)
+
+static inline void closedirp(DIR **d) {
+        if (*d)
+                (void) closedir(*d);
+}
+#define _cleanup_closedir_ _cleanup_(closedirp)
 
 /* Define "funcp(type *p)" calling func(*p) if non-NULL, for use with _cleanup_(). */
 #define DEFINE_TRIVIAL_CLEANUP_FUNC(type, func)         \

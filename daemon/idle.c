@@ -22,11 +22,6 @@
 /* Loop devices stacked on files on loop devices: enough for any sane setup, and no cycles. */
 #define ROTATIONAL_MAX_DEPTH 8
 
-static void dirp_close(DIR **d) {
-        if (*d)
-                (void) closedir(*d);
-}
-
 /* Reads a small file (a sysfs attribute, a /proc file) relative to dfd into buf, NUL-terminated, with
  * trailing newlines and blanks removed. Returns the length or a negative errno; -EFBIG if it does not fit. */
 static ssize_t read_small_file_at(int dfd, const char *path, char *buf, size_t size) {
@@ -73,7 +68,7 @@ static ssize_t read_attr_at(int dfd, const char *name, const char *attr, char *b
 }
 
 int power_on_ac(const char *sysfs_power_supply_dir, bool *ret) {
-        _cleanup_(dirp_close) DIR *d = NULL;
+        _cleanup_closedir_ DIR *d = NULL;
         bool ac_online = false, ac_offline = false, discharging = false;
         struct dirent *de;
 

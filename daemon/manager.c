@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "boot-seed.h"
 #include "fid-util.h"
 #include "log.h"
 #include "manager.h"
@@ -737,6 +738,15 @@ static int manager_start_boot_session(Manager *m) {
         r = recorder_arm(m->recorder);
         if (r < 0)
                 log_warning_errno(r, "Failed to arm fanotify on every filesystem, recording what we can: %m");
+        /* before the first event is read: what was loaded before we watched comes first */
+        r = boot_seed_from_maps(m->boot, &m->filesystems, "/proc", now_usec(CLOCK_MONOTONIC));
+        if (r < 0)
+                log_warning_errno(r, "Failed to list the files running processes map, the boot session starts empty: %m");
+        else if (r > 0) {
+                log_info("Boot session starts with %i file%s mapped by processes started before seeklessd", r,
+                         r == 1 ? "" : "s");
+                manager_want_resolve(m);
+        }
         return manager_schedule(m);
 }
 

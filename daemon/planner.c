@@ -27,11 +27,6 @@
 #define FS_ENCRYPT_FL 0x00000800
 #endif
 
-static void closedirp_(DIR **d) {
-        if (*d)
-                (void) closedir(*d);
-}
-
 static int grow_array(void **p, size_t *alloc, size_t n, size_t sz) {
         void *q;
 
@@ -186,7 +181,7 @@ static void ino_set_done(InoSet *s) {
 
 /* Executables being run can't be opened for writing (ETXTBSY), so MOVE_EXT can't take them. */
 static void collect_running_executables(InoSet *s) {
-        _cleanup_(closedirp_) DIR *d = opendir("/proc");
+        _cleanup_closedir_ DIR *d = opendir("/proc");
         struct dirent *de;
 
         if (!d)
@@ -219,7 +214,7 @@ static void collect_swap_files(InoSet *s) {
  * move could leave a file pointing at blocks that never received its data. jbd2 lists every journal it
  * runs in /proc/fs/jbd2/<device>-<journal inode>. */
 static bool fs_has_journal(dev_t dev) {
-        _cleanup_(closedirp_) DIR *d = NULL;
+        _cleanup_closedir_ DIR *d = NULL;
         char link[64], target[PATH_MAX];
         const char *name;
         struct dirent *de;

@@ -1,12 +1,22 @@
 #!/bin/bash
 # The boot session captures opens made inside its window (here: no systemd on the private bus, so the
-# window is BootWindowSec= from daemon start) and none after it.
+# window is BootWindowSec= from daemon start) and none after it. What processes started before the daemon
+# still map (their program, their libraries) opens the session, before the first read the daemon saw;
+# files they only read, and mapped files on other filesystems, are not in it.
 . "$(dirname "$0")/lib.sh"
 
 setup_image
 mkdir -p "$MNT/in" "$MNT/out"
 for f in in1 in2 in3; do echo "$f" > "$MNT/in/$f"; done
 for f in out1 out2; do echo "$f" > "$MNT/out/$f"; done
+# A process started before the daemon, running from the image with a library from the image preloaded
+mkdir -p "$MNT/early"
+cp /bin/sleep "$MNT/early/sleeper"
+cp "$(ldd /bin/sleep | awk '/libc\.so/ {print $3}' | sed 's/libc\.so\.6/libm.so.6/')" "$MNT/early/libearly.so"
+cat "$MNT/out/out1" > /dev/null      # read but not mapped: nothing can tell it was read
+LD_PRELOAD=$MNT/early/libearly.so "$MNT/early/sleeper" 300 &
+EXTRA_PIDS+=($!)
+wait_until 10 grep -q libearly.so /proc/"${EXTRA_PIDS[-1]}"/maps || fail "the early process did not map its library"
 start_bus
 write_config <<EOC
 [Record]
@@ -28,8 +38,13 @@ stop_daemon
 start_daemon --filesystem="$MNT"
 
 got=$(profile_paths boot | tr '\n' ' ')
-want="$MNT/in/in2 $MNT/in/in1 $MNT/in/in3 "
-[ "$got" = "$want" ] || fail "boot profile: got [$got], want [$want]"
+# the early process's files first (their order is that of its address space), then the reads in order
+want1="$MNT/early/sleeper $MNT/early/libearly.so $MNT/in/in2 $MNT/in/in1 $MNT/in/in3 "
+want2="$MNT/early/libearly.so $MNT/early/sleeper $MNT/in/in2 $MNT/in/in1 $MNT/in/in3 "
+[ "$got" = "$want1" ] || [ "$got" = "$want2" ] || fail "boot profile: got [$got], want [$want1]"
+grep -q "Boot session starts with 2 files mapped by processes started before seeklessd" "$DAEMON_LOG" ||
+        fail "the daemon did not say what it took from running processes"
+pass "the boot session opens with the files a process started before the daemon maps"
 ctl --json=short sessions | jq -e '[.[] | select(.kind == "boot")] | length == 1 and .[0].complete' >/dev/null ||
         fail "expected exactly one complete boot session: $(ctl --json=short sessions)"
 ctl --json=short profiles | jq -e '.[] | select(.name == "boot") | .kind == "boot" and .sessions == 1' >/dev/null ||

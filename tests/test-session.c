@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the recording building blocks: session file sets, pid attribution (against a fixture
  * /proc tree), mountinfo parsing (fixture) and FID record parsing (a buffer laid out as the kernel does). */
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "boot-seed.h"
+#include "fid-util.h"
 #include "mounts.h"
 #include "pidmap.h"
 #include "recorder.h"
@@ -135,6 +138,88 @@ TEST(pidmap_attribution) {
         ASSERT_EQ(system(cmd), 0);
 }
 
+/* A maps line for a real file, with its real device and inode (or a wrong inode). */
+static void maps_line(char *buf, size_t size, const char *perms, const char *path, int ino_delta) {
+        struct stat st;
+
+        ASSERT_TRUE(stat(path, &st) == 0);
+        snprintf(buf, size, "7f0000000000-7f0000001000 %s 00000000 %02x:%02x %lu                %s\n", perms,
+                 major(st.st_dev), minor(st.st_dev), (unsigned long) st.st_ino + ino_delta, path);
+}
+
+static FileKey key_of(const char *path) {
+        FileKey k;
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_OK(file_key_from_fd(fd, &k));
+        close(fd);
+        return k;
+}
+
+TEST(boot_seed_from_maps) {
+        char root[] = "/tmp/test-session-seed.XXXXXX", files[] = "/tmp/test-session-files.XXXXXX";
+        char exe[PATH_MAX], lib[PATH_MAX], shm[PATH_MAX], gone[PATH_MAX], dir[PATH_MAX], l[4 * PATH_MAX + 512];
+        char a[PATH_MAX + 128], b[PATH_MAX + 128], c[PATH_MAX + 128], d[PATH_MAX + 128], e[PATH_MAX + 128];
+        Filesystem fs = {};
+        FilesystemList watched = { .items = &fs, .n = 1 }, none = {};
+        Session *s = NULL;
+
+        ASSERT_TRUE(mkdtemp(root));
+        ASSERT_TRUE(mkdtemp(files));
+        snprintf(exe, sizeof exe, "%s/prog", files);
+        snprintf(lib, sizeof lib, "%s/lib.so", files);
+        snprintf(shm, sizeof shm, "%s/db-shm", files);
+        snprintf(gone, sizeof gone, "%s/gone", files);
+        write_file(files, "prog", "x");
+        write_file(files, "lib.so", "x");
+        write_file(files, "db-shm", "x");
+        write_file(files, "gone", "x");
+        ASSERT_OK(fsid_of_path(files, &fs.fsid));
+
+        /* pid 10 started after pid 9: 9's files come first although "10" sorts first as a name */
+        snprintf(dir, sizeof dir, "%s/10", root);
+        ASSERT_TRUE(mkdir(dir, 0755) == 0);
+        maps_line(a, sizeof a, "r--p", exe, 0);         /* already seeded by pid 9 */
+        maps_line(b, sizeof b, "rw-s", shm, 0);         /* shared writable: being written */
+        maps_line(c, sizeof c, "r-xp", lib, 0);
+        snprintf(l, sizeof l, "%s%s%s%s", a, b, c,
+                 "7ffd00000000-7ffd00021000 rw-p 00000000 00:00 0                          [stack]\n");
+        write_file(dir, "maps", l);
+
+        snprintf(dir, sizeof dir, "%s/9", root);
+        ASSERT_TRUE(mkdir(dir, 0755) == 0);
+        maps_line(a, sizeof a, "r--p", exe, 0);
+        maps_line(b, sizeof b, "r-xp", exe, 0);         /* the same file in several pieces */
+        maps_line(c, sizeof c, "r--p", gone, 1);        /* the path now names another inode */
+        maps_line(d, sizeof d, "r--p", gone, 0);
+        memcpy(d + strlen(d) - 1, " (deleted)\n", 12);  /* a deleted file */
+        maps_line(e, sizeof e, "r--p", "/proc/self/status", 0);  /* not regular, not watched */
+        snprintf(l, sizeof l, "%s%s%s%s%s", a, b, c, d, e);
+        write_file(dir, "maps", l);
+        snprintf(dir, sizeof dir, "%s/self", root);     /* not a pid */
+        ASSERT_TRUE(mkdir(dir, 0755) == 0);
+
+        ASSERT_OK(session_new(PROFILE_BOOT, "boot", 0, USEC_PER_SEC, &s));
+        ASSERT_EQ(boot_seed_from_maps(s, &watched, root, 5), 2);
+        ASSERT_EQ(s->n_files, 2);
+        FileKey k_exe = key_of(exe), k_lib = key_of(lib);
+        ASSERT_TRUE(file_key_equal(&s->files[0].key, &k_exe));
+        ASSERT_TRUE(file_key_equal(&s->files[1].key, &k_lib));
+        /* seeding again adds nothing; a filesystem that is not watched gives nothing */
+        ASSERT_EQ(boot_seed_from_maps(s, &watched, root, 6), 0);
+        session_free(s);
+        ASSERT_OK(session_new(PROFILE_BOOT, "boot", 0, USEC_PER_SEC, &s));
+        ASSERT_EQ(boot_seed_from_maps(s, &none, root, 5), 0);
+        ASSERT_EQ(s->n_files, 0);
+        ASSERT_ERROR(boot_seed_from_maps(s, &watched, "/nonexistent-proc", 5), ENOENT);
+        session_free(s);
+
+        char cmd[3 * PATH_MAX];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s'", root, files);
+        ASSERT_EQ(system(cmd), 0);
+}
+
 TEST(mountinfo) {
         char dir[] = "/tmp/test-session-mi.XXXXXX";
         char path[PATH_MAX];
@@ -206,6 +291,7 @@ int main(void) {
         RUN(session_order_and_dedupe);
         RUN(session_many_files);
         RUN(pidmap_attribution);
+        RUN(boot_seed_from_maps);
         RUN(mountinfo);
         RUN(parse_fid);
         return 0;
