@@ -98,6 +98,7 @@ static inline int negative_errno(void) {
 }
 
 #define streq(a, b) (strcmp((a), (b)) == 0)
+#define startswith(s, prefix) (strncmp((s), (prefix), strlen(prefix)) == 0)
 
 static inline int isempty(const char *s) {
         return !s || !s[0];

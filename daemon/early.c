@@ -59,16 +59,24 @@ static void on_file(void *userdata, size_t index, const MoveOutcome *o) {
         RunFileState s = o->result == MOVE_DONE ? RUN_FILE_DONE :
                          o->result == MOVE_IN_PLACE ? RUN_FILE_IN_PLACE :
                          o->result == MOVE_SKIPPED ? RUN_FILE_SKIPPED : RUN_FILE_RETRY;
+        const char *reason = o->reason;
         int r;
 
+        /* A program that already runs this early (PID 1, journald, udevd) runs for as long as the system is
+         * up: no pass of ours can move it. Recorded as skipped, so the next boots' passes don't queue it
+         * again; the next live run that meets it running queues it once more (one failed open). */
+        if (o->result == MOVE_RETRY && startswith(o->reason, "running executable")) {
+                s = RUN_FILE_SKIPPED;
+                reason = "running since before the early pass (cannot be moved while the system is up)";
+        }
         /* same thread as the mover: the checkpoint is written before the next file is touched */
-        r = db_run_file_set(p->db, p->run_id, index, s, o->reason, o->bytes);
+        r = db_run_file_set(p->db, p->run_id, index, s, reason, o->bytes);
         if (r < 0)
                 log_warning_errno(r, "Failed to checkpoint %s: %m", p->files[index].path);
         if (o->result == MOVE_DONE)
                 p->moved++;
         log_info("early pass: %s: %s%s%s", p->files[index].path,
-                 o->result == MOVE_DONE ? "moved" : "not moved", o->reason[0] ? ": " : "", o->reason);
+                 o->result == MOVE_DONE ? "moved" : "not moved", reason[0] ? ": " : "", reason);
 }
 
 static int pass_on(Db *db, const Filesystem *fs, const DbFile *files, size_t n, const Config *c,
