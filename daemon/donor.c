@@ -212,38 +212,28 @@ bad:
         return -EBADMSG;
 }
 
-int donor_allocate(int dir_fd, uint64_t bytes, const char *sysfs_dir, const char *state_file,
-                   uint64_t *ret_runs, unsigned *ret_attempts) {
-        _cleanup_close_ int fd = -EBADF, fd2 = -EBADF;
+/* The donor fallocated with mb_stream_req raised for the moment of the fallocate: then it counts as a
+ * "small" file, whose goal is its inode's block group (the first data group of the flex group of dir_fd's
+ * group), instead of the global stream goal, which is wherever the last large allocation ended. Returns the
+ * fd, or a negative errno; -EAGAIN when the tunable could not be set (nothing was allocated then). */
+static int donor_create_steered(int dir_fd, uint64_t bytes, const char *sysfs_dir, const char *state_file) {
+        _cleanup_close_ int fd = -EBADF;
         char path[PATH_MAX], orig[64];
-        uint64_t runs = 0, runs2 = 0;
         int r, r2;
-
-        *ret_attempts = 1;
-        fd = donor_create(dir_fd, bytes);
-        if (fd < 0)
-                return fd;
-        r = donor_count_runs(fd, &runs);
-        if (r < 0)
-                return r;
-        if (runs <= donor_acceptable_runs(bytes) || !sysfs_dir || !state_file)
-                goto done;
 
         if ((size_t) snprintf(path, sizeof path, "%s/" STREAM_REQ_NAME, sysfs_dir) >= sizeof path ||
             !valid_tunable_path(path))
-                goto done;
+                return -EAGAIN;
         /* a state file left by a crash means the current value is not the original one */
         if (donor_restore_tunables(state_file) < 0 && access(state_file, F_OK) == 0)
-                goto done;
+                return -EAGAIN;
         if (read_small_file(path, orig, sizeof orig) < 0 || !valid_value(orig))
-                goto done;
+                return -EAGAIN;
         if (write_state_file(state_file, path, orig) < 0)
-                goto done;
+                return -EAGAIN;
         r = write_sysfs(path, STREAM_REQ_RAISED);
-        if (r >= 0) {
-                *ret_attempts = 2;
-                fd2 = donor_create(dir_fd, bytes);      /* may well fail with ENOSPC: we still hold the first */
-        }
+        if (r >= 0)
+                fd = donor_create(dir_fd, bytes);
         /* restore first, whatever happened */
         r2 = write_sysfs(path, orig);
         if (r2 >= 0 || r < 0) {
@@ -252,8 +242,43 @@ int donor_allocate(int dir_fd, uint64_t bytes, const char *sysfs_dir, const char
                         (void) fsync_parent_dir(state_file);
         }
         /* else: the state file stays for donor_restore_tunables() */
+        if (r < 0)
+                return -EAGAIN;
+        return TAKE_FD(fd);
+}
 
-        if (fd2 >= 0 && donor_count_runs(fd2, &runs2) >= 0 && runs2 < runs) {
+int donor_allocate(int dir_fd, uint64_t bytes, const char *sysfs_dir, const char *state_file,
+                   uint64_t *ret_runs, unsigned *ret_attempts) {
+        _cleanup_close_ int fd = -EBADF, fd2 = -EBADF;
+        uint64_t runs = 0, runs2 = 0;
+        int r;
+
+        *ret_attempts = 0;
+        if (sysfs_dir && state_file) {
+                (*ret_attempts)++;
+                fd = donor_create_steered(dir_fd, bytes, sysfs_dir, state_file);
+                if (fd >= 0) {
+                        r = donor_count_runs(fd, &runs);
+                        if (r < 0)
+                                return r;
+                        if (runs <= donor_acceptable_runs(bytes))
+                                goto done;
+                }
+                /* ENOSPC too: the stream allocation below may still find room elsewhere */
+        }
+
+        /* the allocator's own choice, while we still hold the steered donor (so it can't take its blocks) */
+        (*ret_attempts)++;
+        fd2 = donor_create(dir_fd, bytes);
+        if (fd2 < 0) {
+                if (fd >= 0)
+                        goto done;      /* no room for a second one: keep the first */
+                return fd2;
+        }
+        r = donor_count_runs(fd2, &runs2);
+        if (r < 0)
+                return r;
+        if (fd < 0 || runs2 < runs) {
                 fd = safe_close(fd);
                 fd = TAKE_FD(fd2);
                 runs = runs2;

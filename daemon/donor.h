@@ -23,10 +23,15 @@ uint64_t donor_acceptable_runs(uint64_t bytes);
  * (-ENOSPC/-EDQUOT when the space is not there: nothing is left allocated). */
 int donor_create(int dir_fd, uint64_t bytes);
 
-/* Create the donor; if it is in more than donor_acceptable_runs() runs and sysfs_dir and state_file are
- * set, try once more with <sysfs_dir>/mb_stream_req raised to 1000000 (global for the filesystem: the
- * original value is saved to state_file first, crash-safe, and restored right after the fallocate; the
- * state file is then removed), and keep the donor with fewer runs. *ret_attempts: 1 or 2.
+/* Create the donor. Where it lands matters as much as being one run: by default ext4 puts a large file
+ * where the last large allocation ended (the global stream goal), anywhere on the disk. So when sysfs_dir
+ * and state_file are set, the donor is first created with <sysfs_dir>/mb_stream_req raised to 1000000
+ * (global for the filesystem: the original value is saved to state_file first, crash-safe, and restored
+ * right after the fallocate; the state file is then removed): ext4 then aims at the donor inode's own flex
+ * group, i.e. for dir_fd = the mount's root, the start of the filesystem, where the first flex group's
+ * inode tables and the top directories are, and where a rotational disk is fastest. If that donor is in
+ * more than donor_acceptable_runs() runs (or can't be made), one is made the default way as well and the
+ * one with fewer runs is kept (the steered one on a tie). *ret_attempts: 1 or 2 (1 without sysfs_dir).
  * Returns the donor fd or a negative errno. Never leaves mb_stream_req changed unless restoring it failed,
  * in which case the state file stays for donor_restore_tunables(). Not safe against a concurrent second
  * mover on the same filesystem (the daemon runs one mover at a time). */

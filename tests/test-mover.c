@@ -37,7 +37,7 @@ typedef struct Fs {
 
 static char tmpdir[256];
 static char state_file[512];
-static Fs fs_main = { .mount_fd = -1 }, fs_small = { .mount_fd = -1 };
+static Fs fs_main = { .mount_fd = -1 }, fs_small = { .mount_fd = -1 }, fs_place = { .mount_fd = -1 };
 static pid_t child = -1;
 
 /* ---------------------------------------------------------------------------------------------------- */
@@ -82,6 +82,7 @@ static void cleanup(void) {
         }
         fs_teardown(&fs_main);
         fs_teardown(&fs_small);
+        fs_teardown(&fs_place);
         if (tmpdir[0]) {
                 run("rm -rf '%s'", tmpdir);
                 tmpdir[0] = 0;
@@ -689,6 +690,76 @@ static void fsck(Fs *fs) {
         printf("  e2fsck -fn %s: clean\n", fs->img);
 }
 
+/* Where the donor lands: by default ext4 puts a large allocation where the last large one ended (the
+ * stream goal); the mover steers it to the start of the filesystem (the root's flex group). Big files
+ * written one after the other and deleted move the stream goal past 500 MiB while the start is free. */
+TEST(placement) {
+        Fs *fs = &fs_place;
+        char *paths[4], *big[4];
+        uint64_t sizes[4] = { 300 * KiB, 200 * KiB, 500 * KiB, 100 * KiB }, sums[4], phys, steered = 0, plain = 0;
+        MoveItem items[4];
+        MoveOutcome out[4];
+        MoverStats st;
+        MoverOptions o;
+        int fd;
+
+        fs_setup(fs, "place", 1024);
+        char sp[300];
+        snprintf(sp, sizeof sp, "%s/mb_stream_req", fs->sysfs);
+        uint64_t orig_stream = read_uint_file(sp);
+        for (size_t i = 0; i < 4; i++) {
+                char name[16];
+                snprintf(name, sizeof name, "big%zu", i);
+                big[i] = path_in(fs, name);
+                fd = open(big[i], O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+                ASSERT_TRUE(fd >= 0);
+                ASSERT_EQ(fallocate(fd, 0, 0, 150 * 1024 * KiB), 0);
+                ASSERT_EQ(fsync(fd), 0);
+                close(fd);
+                ASSERT_TRUE(count_extents(big[i], &phys) >= 1);
+                printf("  big%zu at %llu MiB\n", i, (unsigned long long) (phys >> 20));
+        }
+        for (size_t i = 0; i < 4; i++) {
+                ASSERT_EQ(unlink(big[i]), 0);
+                free(big[i]);
+        }
+        sync();
+
+        for (int round = 0; round < 2; round++) {
+                for (size_t i = 0; i < 4; i++) {
+                        char name[16];
+                        snprintf(name, sizeof name, "p%d-%zu", round, i);
+                        paths[i] = path_in(fs, name);
+                }
+                write_interleaved(paths, sizes, 4, 16 * KiB);
+                for (size_t i = 0; i < 4; i++) {
+                        sums[i] = fnv_file(paths[i]);
+                        make_item(paths[i], (int64_t) i, &items[i]);
+                }
+                o = options(fs, items);
+                if (round == 0)
+                        o.sysfs_dir = NULL;     /* the allocator's own choice */
+                ASSERT_OK(mover_run(&o, items, 4, out, &st));
+                ASSERT_EQ(st.files_moved, 4);
+                ASSERT_EQ(st.donor_runs, 1);
+                drop_caches();
+                for (size_t i = 0; i < 4; i++) {
+                        ASSERT_EQ(fnv_file(paths[i]), sums[i]);
+                        ASSERT_EQ(count_extents(paths[i], &phys), 1);
+                        if (i == 0)
+                                *(round == 0 ? &plain : &steered) = phys;
+                        free(paths[i]);
+                }
+                printf("  %s: donor at %llu MiB, attempts %u\n", round == 0 ? "default" : "steered",
+                       (unsigned long long) (phys >> 20), st.donor_attempts);
+        }
+        /* the first data group of the only flex group: block group 1 (128-256 MiB) */
+        ASSERT_TRUE(steered < 256ull << 20);
+        ASSERT_TRUE(plain > steered);
+        stream_req_unchanged(fs, orig_stream);
+        fsck(fs);
+}
+
 int main(void) {
         if (geteuid() != 0) {
                 fprintf(stderr, "needs root (loop devices, mount)\n");
@@ -715,6 +786,7 @@ int main(void) {
         RUN(cancel_before_start);
         RUN(big_file);
         RUN(small_fs);
+        RUN(placement);
 
         fsck(&fs_main);
         fsck(&fs_small);
