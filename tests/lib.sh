@@ -155,15 +155,24 @@ verify_checksums() {
         (cd "$MNT" && sha256sum --quiet -c "$1") || fail "checksums differ after relocation"
 }
 
-# Discontinuities of a list of files read whole in order, from filefrag -v (4 KiB blocks): times the next
-# extent does not start where the previous one ended.
+# FIEMAP extents of one file as "LOGICAL PHYSICAL LENGTH" lines (4 KiB blocks), from filefrag -v.
+file_extents() {
+        filefrag -v "$1" | awk '$1 ~ /^[0-9]+:$/ { gsub(/[.:]/, " ");
+                # fields: ext logical_start logical_end physical_start physical_end length
+                print $2, $4, $6 }'
+}
+
+# Discontinuities of a list of files read whole in order: times the next extent does not start where the
+# previous one ended. Inside a file, a physical jump as long as the logical one is a hole (the data after it
+# at the same base + logical offset): nothing is read there, so it does not count.
 discontinuities_of() {
-        local f
+        local f i=0
         for f in "$@"; do
-                filefrag -v "$f" | awk '/^ *[0-9]+:/ { gsub(/\.\./, " "); gsub(/:/, " ");
-                        # fields: ext logical_start logical_end physical_start physical_end length
-                        print $4, $6 }'
-        done | awk 'NR > 1 && $1 != next_start { d++ } { next_start = $1 + $2 } END { print d + 0 }'
+                i=$((i + 1))
+                file_extents "$f" | sed "s/^/$i /"
+        done | awk 'NR > 1 && $3 != next_start && !($1 == file && $3 - next_start == $2 - next_logical) { d++ }
+                    { file = $1; next_start = $3 + $4; next_logical = $2 + $4 }
+                    END { print d + 0 }'
 }
 
 free_blocks() {

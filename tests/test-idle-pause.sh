@@ -44,7 +44,7 @@ extents_of() {
         local f
         for f in "$@"; do
                 printf '%s' "$f"
-                filefrag -v "$f" | awk '/^ *[0-9]+:/ { gsub(/[.:]+/, " "); printf " %s+%s", $4, $6 }'
+                file_extents "$f" | awk '{ printf " %s+%s", $2, $3 }'
                 echo
         done
 }

@@ -10,13 +10,9 @@
 #  - an ext4 filesystem without a journal is refused (nothing orders the swap after the data write there).
 . "$(dirname "$0")/lib.sh"
 
-# FIEMAP extents of a file as "LOGICAL PHYSICAL LENGTH" lines (4 KiB blocks), from filefrag -v
-extents_of() {
-        filefrag -v "$1" | awk '$1 ~ /^[0-9]+:$/ { gsub(/[.:]/, " "); print $2, $4, $6 }'
-}
 # the logical block ranges that have data ("START-END ..."), adjacent extents merged: holes are the gaps
 mapped_ranges() {
-        extents_of "$1" | awk '{ if (NR > 1 && $1 == e + 1) { e = $1 + $3 - 1; next }
+        file_extents "$1" | awk '{ if (NR > 1 && $1 == e + 1) { e = $1 + $3 - 1; next }
                                  if (NR > 1) printf "%d-%d ", s, e; s = $1; e = $1 + $3 - 1 }
                                END { if (NR) printf "%d-%d", s, e }'
 }
@@ -54,7 +50,7 @@ done
 for off in 8 100 101 130 255; do fallocate -p -o $((off * 4096)) -l 4096 "$MNT/aged/holes"; done
 rm "$MNT/aged/filler"
 holes_before=$(mapped_ranges "$MNT/aged/holes")
-phys_before=$(extents_of "$MNT/aged/holes" | tr '\n' ' ')
+phys_before=$(file_extents "$MNT/aged/holes" | tr '\n' ' ')
 mkdir -p "$MNT/bin"; cp "$OPEN_FILES" "$MNT/bin/prog"; P=$MNT/bin/prog
 sync
 "$P" "$MNT"/aged/f* "$MNT/aged/sparse" "$MNT/aged/holes"
@@ -92,13 +88,13 @@ pass "with the unit's capabilities ($caps): $moved files of uid 1000 moved, data
 jq -e --arg s "$MNT/aged/holes" 'all(.skipped[]; .path != $s)' "$TMP/opt.json" >/dev/null ||
         fail "file with holes not moved: $(jq -c .skipped "$TMP/opt.json")"
 holes_after=$(mapped_ranges "$MNT/aged/holes")
-phys_after=$(extents_of "$MNT/aged/holes" | tr '\n' ' ')
+phys_after=$(file_extents "$MNT/aged/holes" | tr '\n' ' ')
 echo "  extents before (logical physical length): $phys_before"
 echo "  extents after  (logical physical length): $phys_after"
 [ "$holes_after" = "$holes_before" ] ||
         fail "the mapped logical ranges changed: before $holes_before, after $holes_after"
 [ "$phys_after" != "$phys_before" ] || fail "the file with holes did not move"
-bases=$(extents_of "$MNT/aged/holes" | awk '{print $2 - $1}' | sort -u | wc -l)
+bases=$(file_extents "$MNT/aged/holes" | awk '{print $2 - $1}' | sort -u | wc -l)
 [ "$bases" = 1 ] || fail "the file with holes is not one run modulo its holes: $phys_after"
 pass "file with 5 holes moved: holes kept, data at one base + logical offset, checksums intact"
 stop_daemon
