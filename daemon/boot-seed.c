@@ -39,11 +39,13 @@ static int list_pids(const char *proc, pid_t **ret, size_t *ret_n) {
                 if (errno != 0 || *end || v <= 0)
                         continue;
                 if (n == allocated) {
-                        pid_t *p = reallocarray(pids, allocated ? allocated * 2 : 256, sizeof *p);
+                        size_t na = allocated ? allocated * 2 : 256;
+                        pid_t *p = reallocarray(pids, na, sizeof *p);
+
                         if (!p)
                                 return -ENOMEM;
                         pids = p;
-                        allocated = allocated ? allocated * 2 : 256;
+                        allocated = na;
                 }
                 pids[n++] = (pid_t) v;
         }

@@ -11,5 +11,5 @@
  * is added to the session first, in pid order (the order they started in) and within a process in the
  * order of /proc/PID/maps. Only files on the watched filesystems count, and only if the path still names
  * the mapped inode. `proc` is "/proc" (a parameter for tests). Returns the number of files added, or a
- * negative errno if `proc` can't be listed. */
+ * negative errno if `proc` can't be listed (or -ENOMEM). */
 int boot_seed_from_maps(Session *s, const FilesystemList *watched, const char *proc, uint64_t now_usec);
