@@ -16,80 +16,14 @@
  * gives the model over the whole sequence (what trace-cost prints) and the sum of the per-request figures;
  * the two agree up to rounding.
  *
- *   cc -O2 -I common -I daemon bench/boot-cost.c daemon/layout.c -lm -o boot-cost
+ *   cc -O2 -I common -I daemon bench/boot-cost.c daemon/layout.c -lm -o boot-cost   (parser: block-trace.h)
  */
-#include <errno.h>
-#include <inttypes.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
+#include "block-trace.h"
 #include "layout.h"
 
-static int parse_u64(const char *s, uint64_t *ret) {
-        char *end;
-
-        errno = 0;
-        *ret = strtoull(s, &end, 10);
-        return (errno || *end || end == s) ? -EINVAL : 0;
-}
-
-/* As trace-cost.c: 0 = parsed, -1 = not this event, -2 = malformed. comm = the trailing "[comm]", ts = the
- * timestamp in front of the event name ("... 95.123456: block_rq_issue: ..."). */
-static int parse_line(const char *line, unsigned *maj, unsigned *min, char rwbs[16], uint64_t *sector, uint64_t *nr,
-                      char comm[64], char ts[32]) {
-        const char *p, *q, *c, *e, *t;
-        unsigned long long s;
-        unsigned n, bytes;
-        size_t len;
-
-        p = strstr(line, "block_rq_issue: ");
-        if (!p)
-                return -1;
-        strcpy(ts, "-");
-        if (p - line >= 3 && p[-1] == ' ' && p[-2] == ':') {
-                t = p - 2;
-                while (t > line && ((t[-1] >= '0' && t[-1] <= '9') || t[-1] == '.'))
-                        t--;
-                len = (size_t) (p - 2 - t);
-                if (len > 0 && len < 32) {
-                        memcpy(ts, t, len);
-                        ts[len] = 0;
-                }
-        }
-        p += strlen("block_rq_issue: ");
-        if (sscanf(p, "%u,%u %15s %u", maj, min, rwbs, &bytes) != 4)
-                return -2;
-        q = strchr(p, '(');
-        if (!q)
-                return -2;
-        q = strchr(q, ')');
-        if (!q)
-                return -2;
-        if (sscanf(q + 1, " %llu + %u", &s, &n) != 2)
-                return -2;
-        *sector = s;
-        *nr = n;
-        strcpy(comm, "?");
-        c = strrchr(q, '[');
-        e = c ? strchr(c, ']') : NULL;
-        if (c && e && e > c + 1) {
-                len = (size_t) (e - c - 1);
-                if (len > 63)
-                        len = 63;
-                memcpy(comm, c + 1, len);
-                comm[len] = 0;
-                for (char *x = comm; *x; x++)
-                        if (*x == ' ' || *x == '\t')
-                                *x = '_';
-        }
-        return 0;
-}
-
 int main(int argc, char **argv) {
-        uint64_t want_maj, want_min, device_bytes, bytes = 0, prev_off = 0, prev_len = 0;
-        uint64_t *offsets = NULL, *lengths = NULL;
-        size_t n = 0, allocated = 0;
+        uint64_t want_maj, want_min, device_bytes, bytes = 0;
+        RqList l = {};
         double sum = 0;
         char line[4096];
 
@@ -100,48 +34,28 @@ int main(int argc, char **argv) {
         }
 
         while (fgets(line, sizeof line, stdin)) {
-                unsigned maj, min;
-                char rwbs[16], comm[64], ts[32];
-                uint64_t sector, nr, o[2], l[2];
+                BlockRq rq;
+                size_t i;
                 double ms;
 
-                if (parse_line(line, &maj, &min, rwbs, &sector, &nr, comm, ts) < 0)
+                if (block_rq_parse(line, &rq) < 0 || !block_rq_is_read_of(&rq, want_maj, want_min))
                         continue;
-                if (maj != want_maj || min != want_min || !strchr(rwbs, 'R') || nr == 0)
-                        continue;
-                if (n == allocated) {
-                        size_t want = allocated ? allocated * 2 : 1024;
-                        uint64_t *no, *nl;
-
-                        no = realloc(offsets, want * sizeof *offsets);
-                        if (!no)
-                                return 1;
-                        offsets = no;
-                        nl = realloc(lengths, want * sizeof *lengths);
-                        if (!nl)
-                                return 1;
-                        lengths = nl;
-                        allocated = want;
-                }
-                offsets[n] = sector * 512;
-                lengths[n] = nr * 512;
-                if (n == 0)
-                        ms = layout_model_requests_ms(&offsets[0], &lengths[0], 1, device_bytes);
-                else {
-                        o[0] = prev_off, l[0] = prev_len, o[1] = offsets[n], l[1] = lengths[n];
-                        ms = layout_model_requests_ms(o, l, 2, device_bytes) -
-                             layout_model_requests_ms(o, l, 1, device_bytes);
-                }
-                prev_off = offsets[n], prev_len = lengths[n];
-                bytes += lengths[n];
+                if (rq_list_push(&l, &rq) < 0)
+                        return 1;
+                i = l.n - 1;
+                /* the model of [previous, this] minus that of [previous]: the step this request adds */
+                if (i == 0)
+                        ms = layout_model_requests_ms(&l.offsets[0], &l.lengths[0], 1, device_bytes);
+                else
+                        ms = layout_model_requests_ms(&l.offsets[i - 1], &l.lengths[i - 1], 2, device_bytes) -
+                             layout_model_requests_ms(&l.offsets[i - 1], &l.lengths[i - 1], 1, device_bytes);
+                bytes += l.lengths[i];
                 sum += ms;
-                n++;
-                printf("%s %" PRIu64 " %" PRIu64 " %s %.4f %s\n", ts, sector, nr, rwbs, ms, comm);
+                printf("%s %" PRIu64 " %" PRIu64 " %s %.4f %s\n", rq.ts, rq.sector, rq.nr, rq.rwbs, ms, rq.comm);
         }
 
-        printf("total requests=%zu bytes=%" PRIu64 " modeled_ms=%.1f sum_ms=%.1f\n", n, bytes,
-               layout_model_requests_ms(offsets, lengths, n, device_bytes), sum);
-        free(offsets);
-        free(lengths);
+        printf("total requests=%zu bytes=%" PRIu64 " modeled_ms=%.1f sum_ms=%.1f\n", l.n, bytes,
+               layout_model_requests_ms(l.offsets, l.lengths, l.n, device_bytes), sum);
+        rq_list_free(&l);
         return 0;
 }
