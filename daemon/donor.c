@@ -4,19 +4,26 @@
 #include <limits.h>
 #include <linux/fiemap.h>
 #include <linux/fs.h>
+#include <linux/fsmap.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include "donor.h"
 #include "macro.h"
 
 #define DONOR_RUN_BYTES (UINT64_C(128) * 1024 * 1024)
-#define STREAM_REQ_RAISED "1000000"
+/* above any logical block (< 2^32), so even the targeted donor's far pilot block counts as "small" */
+#define STREAM_REQ_RAISED "4294967295"
+/* the pilot's logical block: half the extent format's range, so that a goal below or above it can be
+ * reached by logical offsets on filesystems of up to PILOT_BLOCK blocks */
+#define PILOT_BLOCK (UINT64_C(1) << 31)
+#define EXT_MAX_BLOCKS UINT64_C(0xffffffff)
 #define SYSFS_EXT4_PREFIX "/sys/fs/ext4/"
 #define STREAM_REQ_NAME "mb_stream_req"
 
@@ -72,6 +79,125 @@ int donor_create(int dir_fd, uint64_t bytes) {
         /* mode 0: i_size must cover every donor_start + len (the kernel clamps len to both files' EOF) */
         if (fallocate(fd, 0, 0, (off_t) bytes) < 0)
                 return -errno;  /* closing frees whatever was allocated */
+        return TAKE_FD(fd);
+}
+
+int donor_lowest_free(int fd, uint64_t bytes, uint64_t *ret_physical) {
+        enum { BATCH = 256 };
+        _cleanup_free_ struct fsmap_head *h = NULL;
+        uint64_t run_start = 0, run_len = 0;
+        uint32_t run_dev = 0;
+
+        h = calloc(1, sizeof(struct fsmap_head) + BATCH * sizeof(struct fsmap));
+        if (!h)
+                return -ENOMEM;
+        h->fmh_keys[1] = (struct fsmap) {
+                .fmr_device = UINT32_MAX,
+                .fmr_flags = UINT32_MAX,
+                .fmr_physical = UINT64_MAX,
+                .fmr_owner = UINT64_MAX,
+                .fmr_offset = UINT64_MAX,
+        };
+        for (;;) {
+                h->fmh_count = BATCH;
+                if (ioctl(fd, FS_IOC_GETFSMAP, h) < 0)
+                        return -errno;
+                if (h->fmh_entries == 0)
+                        break;
+                for (uint32_t i = 0; i < h->fmh_entries; i++) {
+                        const struct fsmap *r = &h->fmh_recs[i];
+
+                        if (r->fmr_owner != FMR_OWN_FREE) {
+                                run_len = 0;
+                        } else if (run_len > 0 && r->fmr_device == run_dev &&
+                                   r->fmr_physical == run_start + run_len) {
+                                /* free space is reported per block group: join what touches */
+                                run_len += r->fmr_length;
+                        } else {
+                                run_dev = r->fmr_device;
+                                run_start = r->fmr_physical;
+                                run_len = r->fmr_length;
+                        }
+                        if (run_len >= bytes) {
+                                *ret_physical = run_start;
+                                return 0;
+                        }
+                        if (r->fmr_flags & FMR_OF_LAST)
+                                return -ENOSPC;
+                }
+                h->fmh_keys[0] = h->fmh_recs[h->fmh_entries - 1];
+        }
+        return -ENOSPC;
+}
+
+/* Physical byte address of the block at logical byte `offset` of fd, or a negative errno. */
+static int physical_of(int fd, uint64_t offset, uint64_t *ret) {
+        union {
+                struct fiemap fm;
+                uint8_t buf[sizeof(struct fiemap) + sizeof(struct fiemap_extent)];
+        } u = {};
+
+        u.fm.fm_start = offset;
+        u.fm.fm_length = 1;
+        u.fm.fm_extent_count = 1;
+        if (ioctl(fd, FS_IOC_FIEMAP, &u.fm) < 0)
+                return -errno;
+        if (u.fm.fm_mapped_extents != 1 || u.fm.fm_extents[0].fe_logical > offset)
+                return -ENODATA;
+        *ret = u.fm.fm_extents[0].fe_physical + (offset - u.fm.fm_extents[0].fe_logical);
+        return 0;
+}
+
+/* The donor aimed at the lowest free range that holds it (see donor.h). ext4 has no call to allocate at
+ * a given block, but it aims an allocation at the block where the file's nearest extent would continue:
+ * goal = that extent's physical start + the logical distance to it (ext4_ext_find_goal). So a one-block
+ * pilot extent is allocated first, far out at logical PILOT_BLOCK, wherever it lands (physical p); the
+ * donor's blocks are then allocated at logical PILOT_BLOCK + (target - p), which makes the target the
+ * goal; the pilot is punched out again. Only while mb_stream_req is raised does the goal count: for a
+ * "stream" allocation ext4 uses its global goal instead. ext4 may still put the donor elsewhere when the
+ * target's block group does not suit the request; the caller judges the result. */
+static int donor_create_targeted(int dir_fd, uint64_t bytes, uint64_t *ret_base) {
+        _cleanup_close_ int fd = -EBADF;
+        uint64_t bs, per_page, blocks, pilot = 0, target = 0, base;
+        struct statfs sfs;
+        long page = sysconf(_SC_PAGESIZE);
+        int r;
+
+        if (fstatfs(dir_fd, &sfs) < 0)
+                return -errno;
+        bs = (uint64_t) sfs.f_bsize;
+        if (bs == 0 || bytes == 0 || bytes % bs != 0)
+                return -EINVAL;
+        blocks = bytes / bs;
+        per_page = page > 0 && (uint64_t) page > bs ? (uint64_t) page / bs : 1;
+        /* every physical block number and the donor's range must fit below the pilot's logical block */
+        if ((uint64_t) sfs.f_blocks + blocks + per_page >= PILOT_BLOCK)
+                return -EFBIG;
+
+        fd = openat(dir_fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+        if (fd < 0)
+                return -errno;
+        if (fallocate(fd, 0, (off_t) (PILOT_BLOCK * bs), (off_t) bs) < 0)
+                return -errno;
+        r = physical_of(fd, PILOT_BLOCK * bs, &pilot);
+        if (r < 0)
+                return r;
+        /* a page of slack: the donor's logical start must be page aligned, like the files' */
+        r = donor_lowest_free(fd, bytes + (per_page - 1) * bs, &target);
+        if (r < 0)
+                return r;
+        pilot /= bs;
+        target /= bs;
+        base = PILOT_BLOCK + target - pilot;
+        if (base % per_page != 0)
+                base += per_page - base % per_page;
+        if (base + blocks >= EXT_MAX_BLOCKS)
+                return -EFBIG;
+        if (fallocate(fd, 0, (off_t) (base * bs), (off_t) bytes) < 0)
+                return -errno;  /* closing frees whatever was allocated */
+        if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t) (PILOT_BLOCK * bs), (off_t) bs) < 0)
+                return -errno;
+        *ret_base = base * bs;
         return TAKE_FD(fd);
 }
 
@@ -212,11 +338,14 @@ bad:
         return -EBADMSG;
 }
 
-/* The donor fallocated with mb_stream_req raised for the moment of the fallocate: then it counts as a
- * "small" file, whose goal is its inode's block group (the first data group of the flex group of dir_fd's
- * group), instead of the global stream goal, which is wherever the last large allocation ended. Returns the
- * fd, or a negative errno; -EAGAIN when the tunable could not be set (nothing was allocated then). */
-static int donor_create_steered(int dir_fd, uint64_t bytes, const char *sysfs_dir, const char *state_file) {
+/* The donor made with mb_stream_req raised for the moment of its fallocates: then it counts as a "small"
+ * file, whose allocation goes to the goal its extents or its inode give, instead of the global stream goal,
+ * which is wherever the last large allocation ended. First aimed at the lowest free range that holds it
+ * (donor_create_targeted()); when there is none (or that fails) without a pilot, so that the goal is the
+ * inode's block group (the first data group of the flex group of dir_fd's group). Returns the fd, or a
+ * negative errno; -EAGAIN when the tunable could not be set (nothing was allocated then). */
+static int donor_create_steered(int dir_fd, uint64_t bytes, const char *sysfs_dir, const char *state_file,
+                                uint64_t *ret_base) {
         _cleanup_close_ int fd = -EBADF;
         char path[PATH_MAX], orig[64];
         int r, r2;
@@ -232,8 +361,14 @@ static int donor_create_steered(int dir_fd, uint64_t bytes, const char *sysfs_di
         if (write_state_file(state_file, path, orig) < 0)
                 return -EAGAIN;
         r = write_sysfs(path, STREAM_REQ_RAISED);
-        if (r >= 0)
-                fd = donor_create(dir_fd, bytes);
+        if (r >= 0) {
+                *ret_base = 0;
+                fd = donor_create_targeted(dir_fd, bytes, ret_base);
+                if (fd < 0) {
+                        *ret_base = 0;
+                        fd = donor_create(dir_fd, bytes);
+                }
+        }
         /* restore first, whatever happened */
         r2 = write_sysfs(path, orig);
         if (r2 >= 0 || r < 0) {
@@ -248,15 +383,15 @@ static int donor_create_steered(int dir_fd, uint64_t bytes, const char *sysfs_di
 }
 
 int donor_allocate(int dir_fd, uint64_t bytes, const char *sysfs_dir, const char *state_file,
-                   uint64_t *ret_runs, unsigned *ret_attempts) {
+                   uint64_t *ret_runs, uint64_t *ret_base, unsigned *ret_attempts) {
         _cleanup_close_ int fd = -EBADF, fd2 = -EBADF;
-        uint64_t runs = 0, runs2 = 0;
+        uint64_t runs = 0, runs2 = 0, base = 0;
         int r;
 
         *ret_attempts = 0;
         if (sysfs_dir && state_file) {
                 (*ret_attempts)++;
-                fd = donor_create_steered(dir_fd, bytes, sysfs_dir, state_file);
+                fd = donor_create_steered(dir_fd, bytes, sysfs_dir, state_file, &base);
                 if (fd >= 0) {
                         r = donor_count_runs(fd, &runs);
                         if (r < 0)
@@ -282,8 +417,10 @@ int donor_allocate(int dir_fd, uint64_t bytes, const char *sysfs_dir, const char
                 fd = safe_close(fd);
                 fd = TAKE_FD(fd2);
                 runs = runs2;
+                base = 0;
         }
 done:
         *ret_runs = runs;
+        *ret_base = base;
         return TAKE_FD(fd);
 }

@@ -23,20 +23,29 @@ uint64_t donor_acceptable_runs(uint64_t bytes);
  * (-ENOSPC/-EDQUOT when the space is not there: nothing is left allocated). */
 int donor_create(int dir_fd, uint64_t bytes);
 
+/* The start (physical byte address) of the lowest free range of the filesystem of fd that holds `bytes`,
+ * from FS_IOC_GETFSMAP (free space as ext4's allocator sees it, preallocations included; ranges that
+ * touch across block groups are joined). -ENOSPC when there is none. */
+int donor_lowest_free(int fd, uint64_t bytes, uint64_t *ret_physical);
+
 /* Create the donor. Where it lands matters as much as being one run: by default ext4 puts a large file
- * where the last large allocation ended (the global stream goal), anywhere on the disk. So when sysfs_dir
- * and state_file are set, the donor is first created with <sysfs_dir>/mb_stream_req raised to 1000000
- * (global for the filesystem: the original value is saved to state_file first, crash-safe, and restored
- * right after the fallocate; the state file is then removed): ext4 then aims at the donor inode's own flex
- * group, i.e. for dir_fd = the mount's root, the start of the filesystem, where the first flex group's
- * inode tables and the top directories are, and where a rotational disk is fastest. If that donor is in
- * more than donor_acceptable_runs() runs (or can't be made), one is made the default way as well and the
- * one with fewer runs is kept (the steered one on a tie). *ret_attempts: 1 or 2 (1 without sysfs_dir).
- * Returns the donor fd or a negative errno. Never leaves mb_stream_req changed unless restoring it failed,
- * in which case the state file stays for donor_restore_tunables(). Not safe against a concurrent second
- * mover on the same filesystem (the daemon runs one mover at a time). */
+ * where the last large allocation ended (the global stream goal), anywhere on the disk, and a rotational
+ * disk reads it fastest close to the start, where the first flex group's inode tables and the top
+ * directories are, which a boot reads in between. So when sysfs_dir and state_file are set, the donor is
+ * first made with <sysfs_dir>/mb_stream_req raised to 4294967295 (global for the filesystem: the original
+ * value is saved to state_file first, crash-safe, and restored right after; the state file is then
+ * removed), which makes ext4 honour a goal: it is aimed at the lowest free range that holds it
+ * (donor_lowest_free()), reached through a one-block pilot extent at a far logical offset (see donor.c);
+ * its blocks then start at logical byte *ret_base instead of 0. With no such range, it is made without
+ * the pilot, so ext4 aims at the donor inode's own flex group (for dir_fd = the mount's root, the start of
+ * the filesystem). If that donor is in more than donor_acceptable_runs() runs (or can't be made), one is
+ * made the default way as well (*ret_base 0) and the one with fewer runs is kept (the first on a tie).
+ * *ret_attempts: 1 or 2 (1 without sysfs_dir). Returns the donor fd or a negative errno. Never leaves
+ * mb_stream_req changed unless restoring it failed, in which case the state file stays for
+ * donor_restore_tunables(). Not safe against a concurrent second mover on the same filesystem (the daemon
+ * runs one mover at a time). */
 int donor_allocate(int dir_fd, uint64_t bytes, const char *sysfs_dir, const char *state_file,
-                   uint64_t *ret_runs, unsigned *ret_attempts);
+                   uint64_t *ret_runs, uint64_t *ret_base, unsigned *ret_attempts);
 
 /* If state_file exists: parse "PATH VALUE", write VALUE to PATH (only /sys/fs/ext4/<dev>/mb_stream_req
  * paths are accepted), then remove it. Returns 0 when nothing was to do or it was restored. */

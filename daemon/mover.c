@@ -56,7 +56,8 @@ typedef struct Mover {
         uint64_t bsize;                 /* filesystem block size */
         uint64_t unit;                  /* slice granularity: max(page, block) */
         uint64_t chunk_blocks;
-        uint64_t next_block;            /* running donor offset */
+        uint64_t donor_base;            /* the donor's first logical block (see donor_allocate()) */
+        uint64_t next_block;            /* running offset from donor_base */
         uint64_t t_start;               /* CLOCK_MONOTONIC usec, for the rate limit */
         uint64_t throttled_bytes;
         uint8_t *buf;                   /* PREFETCH_BYTES, NULL: no prefetch */
@@ -265,7 +266,7 @@ static Next move_item(Mover *m, const MoveItem *it, uint64_t slice_blocks, MoveO
                 struct move_extent me = {
                         .donor_fd = (uint32_t) m->donor_fd,
                         .orig_start = done,
-                        .donor_start = slice_start + done,
+                        .donor_start = m->donor_base + slice_start + done,
                         .len = MIN(file_blocks - done, m->chunk_blocks),
                 };
                 int r, e;
@@ -381,6 +382,7 @@ int mover_run(const MoverOptions *o, const MoveItem *items, size_t n, MoveOutcom
 
         if (total > 0 && !(o->cancel && atomic_load(o->cancel))) {
                 unsigned attempts = 0;
+                uint64_t base = 0;
 
                 /* Never dig into the blocks ext4 reserves for root (we run as root, fallocate would let
                  * us): a donor that doesn't fit in what ordinary users may use is "no space". */
@@ -388,8 +390,8 @@ int mover_run(const MoverOptions *o, const MoveItem *items, size_t n, MoveOutcom
                     (uint64_t) sfs.f_bavail * (uint64_t) sfs.f_bsize < total * m.bsize)
                         r = -ENOSPC;
                 else
-                                r = donor_allocate(o->mount_fd, total * m.bsize, o->sysfs_dir, o->state_file,
-                                           &stats.donor_runs, &attempts);
+                        r = donor_allocate(o->mount_fd, total * m.bsize, o->sysfs_dir, o->state_file,
+                                           &stats.donor_runs, &base, &attempts);
                 stats.donor_attempts = attempts;
                 if (r == -ENOSPC || r == -EDQUOT) {
                         stats.out_of_space = true;
@@ -404,6 +406,7 @@ int mover_run(const MoverOptions *o, const MoveItem *items, size_t n, MoveOutcom
                         return r;
                 donor = r;
                 m.donor_fd = donor;
+                m.donor_base = base / m.bsize;
         }
 
         buf = malloc(PREFETCH_BYTES);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The mover on scratch ext4 images (needs root, loop devices, mkfs.ext4, e2fsck): layout, data integrity
  * after dropping caches, every skip/retry reason, cancel, rate limit, out of space, the mb_stream_req
- * fallback and its crash recovery. Everything it creates is torn down by an atexit handler, also when an
+ * fallback and its crash recovery, where the donor lands. Everything it creates is torn down by an atexit handler, also when an
  * assertion fails. */
 #include <fcntl.h>
 #include <linux/fs.h>
@@ -37,7 +37,8 @@ typedef struct Fs {
 
 static char tmpdir[256];
 static char state_file[512];
-static Fs fs_main = { .mount_fd = -1 }, fs_small = { .mount_fd = -1 }, fs_place = { .mount_fd = -1 };
+static Fs fs_main = { .mount_fd = -1 }, fs_small = { .mount_fd = -1 }, fs_place = { .mount_fd = -1 },
+          fs_target = { .mount_fd = -1 };
 static pid_t child = -1;
 
 /* ---------------------------------------------------------------------------------------------------- */
@@ -83,6 +84,7 @@ static void cleanup(void) {
         fs_teardown(&fs_main);
         fs_teardown(&fs_small);
         fs_teardown(&fs_place);
+        fs_teardown(&fs_target);
         if (tmpdir[0]) {
                 run("rm -rf '%s'", tmpdir);
                 tmpdir[0] = 0;
@@ -760,6 +762,142 @@ TEST(placement) {
         fsck(fs);
 }
 
+/* Where ext4 puts an O_TMPFILE of `bytes` by itself, with mb_stream_req as it is or raised (the donor's
+ * allocation before it was aimed): physical byte address of its first block. Closed (and committed) again. */
+static uint64_t probe_allocation(Fs *fs, uint64_t bytes, bool raised) {
+        char sp[300], orig[32];
+        uint64_t phys;
+        int fd;
+
+        snprintf(sp, sizeof sp, "%s/mb_stream_req", fs->sysfs);
+        snprintf(orig, sizeof orig, "%llu", (unsigned long long) read_uint_file(sp));
+        if (raised)
+                write_str_file(sp, "4294967295");
+        fd = openat(fs->mount_fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_EQ(fallocate(fd, 0, 0, (off_t) bytes), 0);
+        if (raised)
+                write_str_file(sp, orig);
+        {
+                Extent *e = NULL;
+                size_t n = 0;
+                ASSERT_OK(fiemap_get(fd, &e, &n));
+                ASSERT_TRUE(n >= 1);
+                phys = e[0].physical;
+                free(e);
+        }
+        close(fd);
+        sync();
+        return phys;
+}
+
+/* The donor aimed at the lowest free range that holds it, where ext4 would not put it by itself: the
+ * filesystem is filled with files of 40 and 8 MiB in turn (leaving root's reserve alone), then the lowest
+ * 40 MiB file and the highest 8 MiB file above it are deleted. Both gaps hold the 3 MiB donor; the lower
+ * one is the target. */
+TEST(target) {
+        Fs *fs = &fs_target;
+        enum { NF = 3, MAXFILL = 64 };
+        char *paths[NF], *fill[MAXFILL];
+        uint64_t sizes[NF] = { 1024 * KiB, 512 * KiB, 1536 * KiB }, sums[NF], phys, low = 0, high = 0;
+        uint64_t fill_phys[MAXFILL], fill_size[MAXFILL], by_default, by_inode_group, lowest = 0;
+        size_t nfill = 0, ilow = SIZE_MAX, ihigh = SIZE_MAX;
+        MoveItem items[NF];
+        MoveOutcome out[NF];
+        MoverStats st;
+        MoverOptions o;
+        struct statfs sfs;
+
+        fs_setup(fs, "target", 1024);
+        char sp[300];
+        snprintf(sp, sizeof sp, "%s/mb_stream_req", fs->sysfs);
+        uint64_t orig_stream = read_uint_file(sp);
+        for (size_t i = 0; i < NF; i++) {
+                char name[16];
+                snprintf(name, sizeof name, "t%zu", i);
+                paths[i] = path_in(fs, name);
+        }
+        write_interleaved(paths, sizes, NF, 16 * KiB);
+
+        for (;;) {
+                uint64_t want = nfill % 2 == 0 ? 40 * MiB : 8 * MiB, avail;
+                char name[16];
+                int fd;
+
+                ASSERT_EQ(fstatfs(fs->mount_fd, &sfs), 0);
+                avail = (uint64_t) sfs.f_bavail * (uint64_t) sfs.f_bsize;
+                if (avail < 64 * KiB)
+                        break;
+                ASSERT_TRUE(nfill < MAXFILL);
+                want = MIN(want, avail / (64 * KiB) * (64 * KiB));
+                snprintf(name, sizeof name, "fill%02zu", nfill);
+                fill[nfill] = path_in(fs, name);
+                fd = open(fill[nfill], O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+                ASSERT_TRUE(fd >= 0);
+                ASSERT_EQ(fallocate(fd, 0, 0, (off_t) want), 0);
+                close(fd);
+                fill_size[nfill] = want;
+                nfill++;
+        }
+        sync();
+        for (size_t i = 0; i < nfill; i++) {
+                if (count_extents(fill[i], &fill_phys[i]) != 1)
+                        continue;
+                if (fill_size[i] == 40 * MiB && (ilow == SIZE_MAX || fill_phys[i] < fill_phys[ilow]))
+                        ilow = i;
+        }
+        ASSERT_TRUE(ilow != SIZE_MAX);
+        for (size_t i = 0; i < nfill; i++)
+                if (fill_size[i] == 8 * MiB && fill_phys[i] > fill_phys[ilow] &&
+                    count_extents(fill[i], &phys) == 1 && (ihigh == SIZE_MAX || fill_phys[i] > fill_phys[ihigh]))
+                        ihigh = i;
+        ASSERT_TRUE(ihigh != SIZE_MAX);
+        low = fill_phys[ilow];
+        high = fill_phys[ihigh];
+        ASSERT_EQ(unlink(fill[ilow]), 0);
+        ASSERT_EQ(unlink(fill[ihigh]), 0);
+        sync();
+        printf("  %zu fillers; gaps: 40 MiB at %llu MiB, 8 MiB at %llu MiB\n", nfill,
+               (unsigned long long) (low >> 20), (unsigned long long) (high >> 20));
+        ASSERT_OK(donor_lowest_free(fs->mount_fd, 3 * MiB, &lowest));
+        ASSERT_EQ(lowest, low);
+
+        /* the scenario means something only if ext4 left to itself goes elsewhere */
+        by_default = probe_allocation(fs, 3 * MiB, false);
+        by_inode_group = probe_allocation(fs, 3 * MiB, true);
+        printf("  by itself ext4 puts 3 MiB at %llu MiB (default), %llu MiB (mb_stream_req raised)\n",
+               (unsigned long long) (by_default >> 20), (unsigned long long) (by_inode_group >> 20));
+        ASSERT_TRUE(by_default < low || by_default >= low + 40 * MiB ||
+                    by_inode_group < low || by_inode_group >= low + 40 * MiB);
+
+        for (size_t i = 0; i < NF; i++) {
+                sums[i] = fnv_file(paths[i]);
+                make_item(paths[i], (int64_t) i, &items[i]);
+        }
+        o = options(fs, items);
+        ASSERT_OK(mover_run(&o, items, NF, out, &st));
+        ASSERT_EQ(st.files_moved, NF);
+        ASSERT_EQ(st.donor_runs, 1);
+        ASSERT_EQ(st.donor_attempts, 1);
+        drop_caches();
+        uint64_t next = 0;
+        for (size_t i = 0; i < NF; i++) {
+                ASSERT_EQ(fnv_file(paths[i]), sums[i]);
+                ASSERT_EQ(count_extents(paths[i], &phys), 1);
+                if (i == 0) {
+                        ASSERT_TRUE(phys >= low && phys + 3 * MiB <= low + 40 * MiB);
+                        printf("  donor at %llu MiB: in the lower gap\n", (unsigned long long) (phys >> 20));
+                } else
+                        ASSERT_EQ(phys, next);  /* back to back in item order */
+                next = phys + sizes[i];
+                free(paths[i]);
+        }
+        stream_req_unchanged(fs, orig_stream);
+        for (size_t i = 0; i < nfill; i++)
+                free(fill[i]);
+        fsck(fs);
+}
+
 int main(void) {
         if (geteuid() != 0) {
                 fprintf(stderr, "needs root (loop devices, mount)\n");
@@ -787,6 +925,7 @@ int main(void) {
         RUN(big_file);
         RUN(small_fs);
         RUN(placement);
+        RUN(target);
 
         fsck(&fs_main);
         fsck(&fs_small);
