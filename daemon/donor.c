@@ -33,19 +33,22 @@ uint64_t donor_acceptable_runs(uint64_t bytes) {
 }
 
 /* Our own small FIEMAP walk (daemon/fiemap.c belongs to the layout code; the donor only needs a count). */
-int donor_count_runs(int fd, uint64_t *ret_runs) {
+int donor_count_runs(int fd, uint64_t offset, uint64_t length, uint64_t *ret_runs) {
         enum { BATCH = 128 };
         union {
                 struct fiemap fm;
                 uint8_t buf[sizeof(struct fiemap) + BATCH * sizeof(struct fiemap_extent)];
         } u;
-        uint64_t start = 0, runs = 0, next_phys = 0, next_log = 0;
+        uint64_t start = offset, end, runs = 0, next_phys = 0, next_log = 0;
         bool have_prev = false, last = false;
 
-        while (!last) {
+        if (length > FIEMAP_MAX_OFFSET - offset)
+                return -EINVAL;
+        end = offset + length;
+        while (!last && start < end) {
                 memset(&u, 0, sizeof u);
                 u.fm.fm_start = start;
-                u.fm.fm_length = FIEMAP_MAX_OFFSET - start;
+                u.fm.fm_length = end - start;
                 u.fm.fm_extent_count = BATCH;
                 if (ioctl(fd, FS_IOC_FIEMAP, &u.fm) < 0)
                         return -errno;
@@ -153,7 +156,10 @@ static int physical_of(int fd, uint64_t offset, uint64_t *ret) {
  * goal = that extent's physical start + the logical distance to it (ext4_ext_find_goal). So a one-block
  * pilot extent is allocated first, far out at logical PILOT_BLOCK, wherever it lands (physical p); the
  * donor's blocks are then allocated at logical PILOT_BLOCK + (target - p), which makes the target the
- * goal; the pilot is punched out again. Only while mb_stream_req is raised does the goal count: for a
+ * goal; the pilot is removed again: cut off by truncating the file to the donor's end when it lies
+ * beyond the donor, punched out when it lies before it. (Punching it out at the end of the file left it
+ * allocated on Debian 12's 6.1 kernel, FIEMAP showed; a pilot left over is one block, freed with the
+ * donor, and runs are counted over the donor's range only.) Only while mb_stream_req is raised does the goal count: for a
  * "stream" allocation ext4 uses its global goal instead. ext4 may still put the donor elsewhere when the
  * target's block group does not suit the request; the caller judges the result. */
 static int donor_create_targeted(int dir_fd, uint64_t bytes, uint64_t *ret_base) {
@@ -195,7 +201,12 @@ static int donor_create_targeted(int dir_fd, uint64_t bytes, uint64_t *ret_base)
                 return -EFBIG;
         if (fallocate(fd, 0, (off_t) (base * bs), (off_t) bytes) < 0)
                 return -errno;  /* closing frees whatever was allocated */
-        if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t) (PILOT_BLOCK * bs), (off_t) bs) < 0)
+        if (base > PILOT_BLOCK) {
+                if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t) (PILOT_BLOCK * bs),
+                              (off_t) bs) < 0)
+                        return -errno;
+        } else if (ftruncate(fd, (off_t) ((base + blocks) * bs)) < 0)
+                /* i_size = the donor's end: still covers every donor_start + len the mover uses */
                 return -errno;
         *ret_base = base * bs;
         return TAKE_FD(fd);
@@ -393,7 +404,7 @@ int donor_allocate(int dir_fd, uint64_t bytes, const char *sysfs_dir, const char
                 (*ret_attempts)++;
                 fd = donor_create_steered(dir_fd, bytes, sysfs_dir, state_file, &base);
                 if (fd >= 0) {
-                        r = donor_count_runs(fd, &runs);
+                        r = donor_count_runs(fd, base, bytes, &runs);
                         if (r < 0)
                                 return r;
                         if (runs <= donor_acceptable_runs(bytes))
@@ -410,7 +421,7 @@ int donor_allocate(int dir_fd, uint64_t bytes, const char *sysfs_dir, const char
                         goto done;      /* no room for a second one: keep the first */
                 return fd2;
         }
-        r = donor_count_runs(fd2, &runs2);
+        r = donor_count_runs(fd2, 0, bytes, &runs2);
         if (r < 0)
                 return r;
         if (fd < 0 || runs2 < runs) {

@@ -9,9 +9,10 @@
  * (after the moves: the files' old blocks) are freed when it is closed, or by orphan processing at the
  * next mount after a crash. */
 
-/* Physical runs of an open file: FIEMAP extents, counting a new run wherever the next extent does not
- * start physically (or logically) where the previous one ended. 0 for a file without blocks. */
-int donor_count_runs(int fd, uint64_t *ret_runs);
+/* Physical runs of the byte range [offset, offset + length) of an open file: FIEMAP extents, counting a
+ * new run wherever the next extent does not start physically (or logically) where the previous one
+ * ended. 0 for a range without blocks. */
+int donor_count_runs(int fd, uint64_t offset, uint64_t length, uint64_t *ret_runs);
 
 /* How many runs a donor of `bytes` may have before the mb_stream_req fallback is tried:
  * max(1, ceil(bytes / 128 MiB)). 128 MiB is the largest on-disk extent (32768 blocks of 4 KiB) and about
