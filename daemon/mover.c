@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "donor.h"
+#include "fiemap.h"
 #include "macro.h"
 #include "mounts.h"
 #include "mover.h"
@@ -37,13 +38,14 @@ struct move_extent {
 
 /* Layout rules (what the slices are):
  *   - every item gets a slice of round_up(planned size, max(page size, block size)) bytes; the donor is the
- *     sum of all slices, so donor_start is always page aligned and congruent with orig_start;
+ *     sum of all slices (an upper bound: holes take no room), and slices start page aligned;
  *   - slices are handed out in item order from a running offset, but only to files of which at least one
  *     block was actually moved: skipped files consume nothing, so the moved files sit back to back. A file
- *     with a hole keeps it (MOVE_EXT skips holes), so the next file starts a slice later, not right after
- *     the previous file's last block;
- *   - a file moved only partly (EBUSY or cancel in a later chunk) consumes its slice too, so that nobody
- *     else is moved on top of the blocks it left in the donor.
+ *     with holes takes only the blocks it has: its allocated runs go to consecutive donor blocks (at the
+ *     same offset inside a page as in the file, which costs nothing when a block is a page), and the next
+ *     file starts right after its last block, rounded up to the slice granularity;
+ *   - a file moved only partly (EBUSY or cancel in a later chunk) consumes what it reached, the failed
+ *     chunk included, so that nobody else is moved on top of the blocks it left in the donor.
  * Outcome conventions: size 0 is MOVE_IN_PLACE "empty"; progress is called exactly once per item, also for
  * the items left MOVE_RETRY after a cancel or ENOSPC. bytes_moved counts partial moves too; files_moved
  * counts MOVE_DONE only. */
@@ -242,17 +244,30 @@ static int open_item(Mover *m, const MoveItem *it, MoveOutcome *out, int *ret_ro
         return TAKE_FD(rw);
 }
 
+/* Blocks to skip from the donor position `at` so that a run starting at the file's block `orig` lands on
+ * the same offset inside a page (MOVE_EXT's rule; always 0 when a block is a page). */
+static uint64_t page_skew(const Mover *m, uint64_t orig, uint64_t at) {
+        uint64_t k = m->unit / m->bsize;
+
+        return k <= 1 ? 0 : (orig % k + k - (m->donor_base + at) % k) % k;
+}
+
 static Next move_item(Mover *m, const MoveItem *it, uint64_t slice_blocks, MoveOutcome *out) {
         _cleanup_close_ int fd = -EBADF, ro = -EBADF;
-        uint64_t file_blocks, done = 0, moved = 0, slice_start = m->next_block;
+        _cleanup_free_ Extent *ext = NULL;
+        uint64_t file_blocks, moved = 0, at = m->next_block;
         Next next = NEXT_CONTINUE;
         unsigned interrupted = 0;
+        bool failed = false;
+        size_t n_ext = 0;
+        int r;
 
         fd = open_item(m, it, out, &ro);
         if (fd < 0)
                 return NEXT_CONTINUE;
 
-        /* delalloc data is invisible to the <= 6.18 walk (ENODATA): flush it; drop large folios */
+        /* delalloc data is invisible to the <= 6.18 walk (ENODATA) and to FIEMAP: flush it; drop large
+         * folios */
         if (fdatasync(fd) < 0) {
                 set_outcome(out, MOVE_RETRY, "fdatasync: %s", strerror(errno));
                 return NEXT_CONTINUE;
@@ -260,62 +275,94 @@ static Next move_item(Mover *m, const MoveItem *it, uint64_t slice_blocks, MoveO
         (void) posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
         (void) posix_fadvise(ro, 0, 0, POSIX_FADV_RANDOM);     /* for prefetch(): order-0 pages */
 
+        /* The file's allocated runs, moved one after the other to consecutive donor blocks: holes take no
+         * room in the new layout (mkfs.ext4 -d, cp --sparse and the like leave files with holes whose
+         * data lies back to back; keeping the holes' room would split reads that were one request). A block
+         * written into a hole after this look stays where it is: its data is the file's either way. */
+        r = fiemap_get(fd, &ext, &n_ext);
+        if (r < 0) {
+                set_outcome(out, MOVE_RETRY, "FIEMAP: %s", strerror(-r));
+                return NEXT_CONTINUE;
+        }
         file_blocks = it->size / m->bsize + (it->size % m->bsize != 0);
         set_outcome(out, MOVE_DONE, NULL);
-        while (done < file_blocks) {
-                struct move_extent me = {
-                        .donor_fd = (uint32_t) m->donor_fd,
-                        .orig_start = done,
-                        .donor_start = m->donor_base + slice_start + done,
-                        .len = MIN(file_blocks - done, m->chunk_blocks),
-                };
-                int r, e;
+        for (size_t i = 0, j; i < n_ext && !failed; i = j) {
+                uint64_t l = ext[i].logical / m->bsize, end;
 
-                if (is_cancelled(m)) {
-                        set_outcome(out, MOVE_RETRY, "cancelled");
-                        next = NEXT_STOP_CANCEL;
+                /* a run: extents that follow each other logically, however scattered on disk (a file
+                 * without holes is one run, moved in as few calls as before) */
+                for (j = i + 1; j < n_ext && ext[j].logical == ext[j - 1].logical + ext[j - 1].length; j++)
+                        ;
+                end = MIN((ext[j - 1].logical + ext[j - 1].length + m->bsize - 1) / m->bsize, file_blocks);
+                if (l >= end)
+                        continue;       /* allocated past the end of the file: not read, not moved */
+                at += page_skew(m, l, at);
+                while (l < end) {
+                        struct move_extent me = {
+                                .donor_fd = (uint32_t) m->donor_fd,
+                                .orig_start = l,
+                                .donor_start = m->donor_base + at,
+                                .len = MIN(end - l, m->chunk_blocks),
+                        };
+                        int e;
+
+                        if (is_cancelled(m)) {
+                                set_outcome(out, MOVE_RETRY, "cancelled");
+                                next = NEXT_STOP_CANCEL;
+                                failed = true;
+                                break;
+                        }
+                        prefetch(m, ro, l * m->bsize, me.len * m->bsize);
+                        r = ioctl(fd, EXT4_IOC_MOVE_EXT, &me);
+                        e = errno;
+                        moved += me.moved_len;
+                        if (r >= 0) {
+                                /* The whole range was walked; a hole that appeared since FIEMAP is skipped
+                                 * and not counted in moved_len, so advance by len, not moved_len. */
+                                l += me.len;
+                                at += me.len;
+                                throttle(m, me.moved_len * m->bsize);
+                                continue;
+                        }
+                        if (e == EINTR && ++interrupted < 100) {
+                                l += me.moved_len;   /* at worst redoes a few blocks: harmless */
+                                at += me.moved_len;
+                                continue;
+                        }
+                        /* what the failed call may have touched in the donor stays this file's */
+                        at += me.len;
+                        failed = true;
+                        if (e == ENODATA) {
+                                /* nothing allocated from here on: truncated since FIEMAP */
+                                if (moved == 0)
+                                        set_outcome(out, MOVE_SKIPPED, "unflushed or sparse");
+                                break;
+                        }
+                        if (e == EBUSY)
+                                set_outcome(out, MOVE_RETRY, "busy (being written or mapped)");
+                        else if (e == ETXTBSY)
+                                set_outcome(out, MOVE_RETRY, "running executable or swap");
+                        else if (e == EOPNOTSUPP)
+                                set_outcome(out, MOVE_SKIPPED,
+                                            "not movable (not extent-mapped, encrypted, data=journal, ...)");
+                        else if (e == ENOSPC || e == EDQUOT) {
+                                set_outcome(out, MOVE_RETRY, "no space");
+                                next = NEXT_STOP_NOSPC;
+                        } else
+                                set_outcome(out, MOVE_SKIPPED, "move failed: %s", strerror(e));
                         break;
                 }
-                prefetch(m, ro, done * m->bsize, me.len * m->bsize);
-                r = ioctl(fd, EXT4_IOC_MOVE_EXT, &me);
-                e = errno;
-                moved += me.moved_len;
-                if (r >= 0) {
-                        /* The whole requested range was walked; holes are skipped and not counted in
-                         * moved_len, so advance by len, not moved_len. */
-                        done += me.len;
-                        throttle(m, me.moved_len * m->bsize);
-                        continue;
-                }
-                if (e == EINTR && ++interrupted < 100) {
-                        done += me.moved_len;   /* at worst redoes a few blocks: harmless */
-                        continue;
-                }
-                if (e == ENODATA) {
-                        /* nothing allocated from here on: a trailing hole (or unflushed data) */
-                        if (moved == 0)
-                                set_outcome(out, MOVE_SKIPPED, "unflushed or sparse");
-                        break;
-                }
-                if (e == EBUSY)
-                        set_outcome(out, MOVE_RETRY, "busy (being written or mapped)");
-                else if (e == ETXTBSY)
-                        set_outcome(out, MOVE_RETRY, "running executable or swap");
-                else if (e == EOPNOTSUPP)
-                        set_outcome(out, MOVE_SKIPPED,
-                                    "not movable (not extent-mapped, encrypted, data=journal, ...)");
-                else if (e == ENOSPC || e == EDQUOT) {
-                        set_outcome(out, MOVE_RETRY, "no space");
-                        next = NEXT_STOP_NOSPC;
-                } else
-                        set_outcome(out, MOVE_SKIPPED, "move failed: %s", strerror(e));
-                break;
         }
+        if (moved == 0 && !failed)
+                set_outcome(out, MOVE_SKIPPED, "unflushed or sparse");
 
         drop_cache(fd);
         out->bytes = MIN(moved * m->bsize, it->size);
-        if (moved > 0)
-                m->next_block += slice_blocks;  /* consumed, even if only partly (see top) */
+        if (moved > 0) {
+                /* consumed, even if only partly (see top); never more than the slice the donor holds */
+                uint64_t k = m->unit / m->bsize;
+                m->next_block = MIN((at + k - 1) / k * k, m->next_block + slice_blocks);
+        }
         return next;
 }
 

@@ -84,10 +84,10 @@ int planner_check_fd(int fd, const PlanConfig *cfg, uint64_t now_realtime_usec, 
                 snprintf(reason, reason_size, "empty");
                 return 1;
         }
-        /* MOVE_EXT keeps holes as holes (the data lands at slice start + logical offset, so a moved file
-         * reads as one run with gaps where its holes are), but the slice must cover the whole size. A file
-         * with a few holes (zero pages that `cp --sparse`, `mkfs.ext4 -d` or a package tool left out of a
-         * library) is moved; a mostly empty one would claim its full size of free space for nothing. */
+        /* MOVE_EXT keeps holes as holes and the mover packs a file's data across them, but the donor is
+         * sized by the files' sizes (a slice per file). A file with a few holes (zero pages that
+         * `cp --sparse`, `mkfs.ext4 -d` or a package tool left out of a library) is moved; a mostly empty
+         * one would claim its full size of free space for nothing. */
         if (sparse_too_much((uint64_t) st.st_size, (uint64_t) st.st_blocks * 512)) {
                 snprintf(reason, reason_size, "sparse file (more than a quarter holes)");
                 return 1;
@@ -252,27 +252,31 @@ static int add_skip(Plan *p, const char *path, const char *reason, bool retry) {
         return 0;
 }
 
-/* Breaks a run could still remove: a run puts each file's data at base + logical offset (holes stay holes)
- * and the next file at the next slice (this file's size rounded up to a page). Unlike the walker's
- * discontinuities, neither the rounding gaps nor holes count, so a layout a run made is "in place" on any
- * block and page size. */
+/* Breaks a run could still remove: a run puts each file's allocated runs one after the other (holes take
+ * no room; with blocks smaller than a page a run keeps its offset inside the page, a gap of less than a
+ * page) and the next file after its last block, rounded up to a page from where the file began. Unlike the
+ * walker's discontinuities, neither the rounding gaps nor holes count, so a layout a run made is "in
+ * place" on any block and page size. */
 static uint64_t layout_breaks(const FsPlan *fp) {
         uint64_t unit = (uint64_t) sysconf(_SC_PAGESIZE), breaks = 0, next_base = 0;
         bool first = true;
 
         for (size_t i = 0; i < fp->n_files; i++) {
                 const PlanFile *f = &fp->files[i];
-                uint64_t base;
+                uint64_t base, end;
 
                 if (f->n_extents == 0)
                         continue;
-                base = f->extents[0].physical - f->extents[0].logical;
+                base = f->extents[0].physical - f->extents[0].logical % unit;
                 if (!first && base != next_base)
                         breaks++;
-                for (size_t e = 1; e < f->n_extents; e++)
-                        if (f->extents[e].physical - f->extents[e].logical != base)
+                end = f->extents[0].physical + f->extents[0].length;
+                for (size_t e = 1; e < f->n_extents; e++) {
+                        if (f->extents[e].physical < end || f->extents[e].physical - end >= unit)
                                 breaks++;
-                next_base = base + (f->size + unit - 1) / unit * unit;
+                        end = f->extents[e].physical + f->extents[e].length;
+                }
+                next_base = base + (end - base + unit - 1) / unit * unit;
                 first = false;
         }
         return breaks;

@@ -164,7 +164,8 @@ file_extents() {
 
 # Discontinuities of a list of files read whole in order: times the next extent does not start where the
 # previous one ended. Inside a file, a physical jump as long as the logical one is a hole (the data after it
-# at the same base + logical offset): nothing is read there, so it does not count.
+# at the same base + logical offset, as seekless laid files out before it packed data across holes):
+# nothing is read there, so it does not count.
 discontinuities_of() {
         local f i=0
         for f in "$@"; do

@@ -32,6 +32,9 @@ writer=${late[0]} deleted=${late[1]} truncated=${late[2]} renamed=${late[3]} rep
 
 "$MNT/bin-sleeper" 300 &
 EXTRA_PIDS+=($!)
+# the fork runs the shell until it has exec'd: a plan before that sees no running executable
+sleeper_running() { [ "$(readlink "/proc/${EXTRA_PIDS[-1]}/exe" 2>/dev/null)" = "$MNT/bin-sleeper" ]; }
+wait_until 10 sleeper_running || fail "bin-sleeper did not start"
 ctl --json=short plan | jq -e 'any(.skipped[]; (.path | endswith("/bin-sleeper")) and (.reason | test("running executable")) and .retry)' \
         >/dev/null || fail "plan does not skip the running executable"
 pass "plan skips the running executable, to retry later"
