@@ -124,11 +124,13 @@ static int seed_one(Session *s, const FilesystemList *watched, const char *proc,
         return added;
 }
 
-int boot_seed_from_maps(Session *s, const FilesystemList *watched, const char *proc, uint64_t now_usec) {
+int boot_seed_from_maps(Session *s, const FilesystemList *watched, const char *proc, pid_t only_pid, uint64_t now_usec) {
         _cleanup_free_ pid_t *pids = NULL;
         size_t n = 0;
         int r, added = 0;
 
+        if (only_pid > 0)
+                return seed_one(s, watched, proc, only_pid, now_usec);
         r = list_pids(proc, &pids, &n);
         if (r < 0)
                 return r;

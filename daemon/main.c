@@ -17,6 +17,7 @@
 
 static char *arg_config = NULL;
 static char *arg_state_dir = NULL;
+static const char *arg_run_dir = RUN_DIR;
 static char **arg_filesystems = NULL;
 static size_t arg_n_filesystems = 0;
 static char *arg_boot_id = NULL;
@@ -31,6 +32,8 @@ static void help(void) {
                "                          " CONFIG_FILE "\n"
                "     --state-dir=DIR      Keep the database in DIR (default: $STATE_DIRECTORY,\n"
                "                          else " STATE_DIR ")\n"
+               "     --run-dir=DIR        Take the boot collector's record from DIR (default\n"
+               "                          " RUN_DIR ")\n"
                "     --filesystem=PATH    Record only the filesystem containing PATH (repeatable)\n"
                "     --boot-id=ID         Use ID (32 hex digits) as the boot id (for tests)\n"
                "     --log-level=LEVEL    debug, info, notice, warning or err\n"
@@ -54,6 +57,7 @@ static int parse_argv(int argc, char *argv[]) {
                 ARG_VERSION = 0x100,
                 ARG_CONFIG,
                 ARG_STATE_DIR,
+                ARG_RUN_DIR,
                 ARG_FILESYSTEM,
                 ARG_BOOT_ID,
                 ARG_LOG_LEVEL,
@@ -64,6 +68,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "version",    no_argument,       NULL, ARG_VERSION    },
                 { "config",     required_argument, NULL, ARG_CONFIG     },
                 { "state-dir",  required_argument, NULL, ARG_STATE_DIR  },
+                { "run-dir",    required_argument, NULL, ARG_RUN_DIR    },
                 { "filesystem", required_argument, NULL, ARG_FILESYSTEM },
                 { "boot-id",    required_argument, NULL, ARG_BOOT_ID    },
                 { "log-level",  required_argument, NULL, ARG_LOG_LEVEL  },
@@ -85,6 +90,9 @@ static int parse_argv(int argc, char *argv[]) {
                         break;
                 case ARG_STATE_DIR:
                         arg_state_dir = optarg;
+                        break;
+                case ARG_RUN_DIR:
+                        arg_run_dir = optarg;
                         break;
                 case ARG_FILESYSTEM: {
                         char **n = realloc(arg_filesystems, (arg_n_filesystems + 2) * sizeof *n);
@@ -181,6 +189,9 @@ static int run(int argc, char *argv[]) {
         if (mkdir(m->state_dir, 0700) < 0 && errno != EEXIST)
                 return log_error_errno(-errno, "Failed to create state directory %s: %m", m->state_dir);
         m->only_filesystems = TAKE_PTR(arg_filesystems);
+        m->run_dir = strdup(arg_run_dir);
+        if (!m->run_dir)
+                return log_error_errno(SYNTHETIC_ERRNO(ENOMEM), "Out of memory");
         if (arg_early_pass) {
                 (void) sd_notify(false, "STATUS=Early-boot pass");
                 return early_pass_run(&m->config, m->db_path, m->state_dir, m->only_filesystems);

@@ -14,7 +14,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "boot-collect.h"
 #include "boot-seed.h"
+#include "fid-event.h"
 #include "fid-util.h"
 #include "log.h"
 #include "manager.h"
@@ -74,6 +76,7 @@ Manager *manager_free(Manager *m) {
         free(m->launch_paths);
         free(m->launch_counts);
         free(m->state_dir);
+        free(m->run_dir);
         free(m->db_path);
         strv_free(m->only_filesystems);
         free(m);
@@ -653,7 +656,7 @@ static int on_open_events(sd_event_source *source, int fd, uint32_t revents, voi
                         }
                         if (e->pid == self)
                                 continue;
-                        if (recorder_parse_fid(e, &key) <= 0)
+                        if (fanotify_event_file_key(e, &key) <= 0)
                                 continue;
                         if (m->boot && session_add(m->boot, &key, now) > 0)
                                 manager_want_resolve(m);
@@ -721,6 +724,26 @@ static int manager_open_db(Manager *m) {
         return 0;
 }
 
+/* The boot collector (a generator, see boot-collect.h) watched the boot from before PID 1 loaded its units:
+ * stop it and put what it saw at the head of the boot session. */
+static void manager_take_collected(Manager *m) {
+        int r;
+
+        r = boot_collect_stop(m->run_dir, 2 * USEC_PER_SEC);
+        if (r < 0)
+                log_warning_errno(r, "Failed to stop the boot collector: %m");
+        if (!m->boot)
+                return;
+        r = boot_collect_take(m->run_dir, m->boot, &m->filesystems, now_usec(CLOCK_MONOTONIC));
+        if (r == -EBADMSG)
+                log_warning("%s/" BOOT_COLLECT_KEYS_FILE " is not a complete boot collector file, ignored", m->run_dir);
+        else if (r < 0)
+                log_warning_errno(r, "Failed to read the boot collector's files, ignored: %m");
+        else if (r > 0)
+                log_info("Boot session starts with %i file%s the boot read before seeklessd started", r,
+                         r == 1 ? "" : "s");
+}
+
 static int manager_start_boot_session(Manager *m) {
         unsigned n = 0;
         int r;
@@ -730,6 +753,7 @@ static int manager_start_boot_session(Manager *m) {
                 return log_error_errno(r, "Failed to look up boot sessions: %m");
         if (n > 0) {
                 log_info("This boot (%s) is already recorded; not recording it again", m->boot_id);
+                manager_take_collected(m);
                 return 0;
         }
         r = session_new(PROFILE_BOOT, "boot", now_usec(CLOCK_MONOTONIC), m->config.boot_window_usec, &m->boot);
@@ -738,15 +762,22 @@ static int manager_start_boot_session(Manager *m) {
         r = recorder_arm(m->recorder);
         if (r < 0)
                 log_warning_errno(r, "Failed to arm fanotify on every filesystem, recording what we can: %m");
-        /* before the first event is read: what was loaded before we watched comes first */
-        r = boot_seed_from_maps(m->boot, &m->filesystems, "/proc", now_usec(CLOCK_MONOTONIC));
-        if (r < 0)
-                log_warning_errno(r, "Failed to list the files running processes map, the boot session starts empty: %m");
-        else if (r > 0) {
-                log_info("Boot session starts with %i file%s mapped by processes started before seeklessd", r,
-                         r == 1 ? "" : "s");
-                manager_want_resolve(m);
+        /* Before the first event is read, what was read before we watched comes first: PID 1's program and
+         * libraries (loaded before anything could watch), then the collector's record, then what the other
+         * running processes map. */
+        r = boot_seed_from_maps(m->boot, &m->filesystems, "/proc", 1, now_usec(CLOCK_MONOTONIC));
+        manager_take_collected(m);
+        if (r >= 0) {
+                int k = boot_seed_from_maps(m->boot, &m->filesystems, "/proc", 0, now_usec(CLOCK_MONOTONIC));
+                r = k < 0 ? k : r + k;
         }
+        if (r < 0)
+                log_warning_errno(r, "Failed to list the files running processes map: %m");
+        else if (r > 0)
+                log_info("Boot session adds %i file%s mapped by processes started before seeklessd", r,
+                         r == 1 ? "" : "s");
+        if (m->boot->n_files > 0)
+                manager_want_resolve(m);
         return manager_schedule(m);
 }
 

@@ -293,34 +293,3 @@ int recorder_ignore_file(Recorder *r, int fd, uint64_t seen_seq) {
         pthread_mutex_unlock(&r->lock);
         return ret;
 }
-
-int recorder_parse_fid(const struct fanotify_event_metadata *m, FileKey *ret) {
-        const char *p = (const char *) m + m->metadata_len, *end = (const char *) m + m->event_len;
-
-        while (p + sizeof(struct fanotify_event_info_header) <= end) {
-                const struct fanotify_event_info_header *h = (const void *) p;
-                const struct fanotify_event_info_fid *fid;
-                const struct file_handle *fh;
-
-                if (h->len < sizeof *h || p + h->len > end)
-                        return -EBADMSG;
-                if (h->info_type != FAN_EVENT_INFO_TYPE_FID) {
-                        p += h->len;
-                        continue;
-                }
-                if (h->len < sizeof *fid + sizeof *fh)
-                        return -EBADMSG;
-                fid = (const void *) p;
-                fh = (const struct file_handle *) fid->handle;
-                if (sizeof *fid + sizeof *fh + fh->handle_bytes > h->len)
-                        return -EBADMSG;
-                if (fh->handle_bytes > FID_HANDLE_MAX)
-                        return 0;     /* not an ext4-sized handle; we don't record such filesystems */
-                FileKey k = { .handle_type = fh->handle_type, .handle_len = fh->handle_bytes };
-                memcpy(&k.fsid, &fid->fsid, sizeof k.fsid);
-                memcpy(k.handle, fh->f_handle, fh->handle_bytes);
-                *ret = k;
-                return 1;
-        }
-        return 0;
-}

@@ -85,6 +85,3 @@ int recorder_disarm(Recorder *r, uint64_t seen_seq);
  * them too. Used while only the boot session records: its first read of a file is all it needs. */
 int recorder_ignore_file(Recorder *r, int fd, uint64_t seen_seq);
 
-/* Parse one FID event. Returns 1 and the key for a file event, 0 for events to ignore, -EBADMSG for a
- * malformed record. */
-int recorder_parse_fid(const struct fanotify_event_metadata *m, FileKey *ret);

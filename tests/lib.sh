@@ -28,6 +28,7 @@ TMP=$(mktemp -d "/tmp/seekless-$TEST_NAME.XXXXXX")
 LOOP= MNT= IMG= BUS_PID= DAEMON_PID= CONF=
 DAEMON_LOG=$TMP/daemon.log
 STATE=$TMP/state
+RUN_DIR=$TMP/run          # the boot collector's directory (never the host's /run/seekless)
 EXTRA_PIDS=()
 
 cleanup() {
@@ -96,7 +97,7 @@ write_config() {
 
 start_daemon() {
         [ -n "$CONF" ] || write_config < /dev/null
-        ${DAEMON_WRAPPER:-} "$SEEKLESSD" --config="$CONF" --state-dir="$STATE" --log-level=debug "$@" >>"$DAEMON_LOG" 2>&1 &
+        ${DAEMON_WRAPPER:-} "$SEEKLESSD" --config="$CONF" --state-dir="$STATE" --run-dir="$RUN_DIR" --log-level=debug "$@" >>"$DAEMON_LOG" 2>&1 &
         DAEMON_PID=$!
         if ! wait_until 20 busctl --system status org.seekless.Seekless1; then
                 fail "seeklessd did not appear on the bus"

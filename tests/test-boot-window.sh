@@ -42,7 +42,7 @@ got=$(profile_paths boot | tr '\n' ' ')
 want1="$MNT/early/sleeper $MNT/early/libearly.so $MNT/in/in2 $MNT/in/in1 $MNT/in/in3 "
 want2="$MNT/early/libearly.so $MNT/early/sleeper $MNT/in/in2 $MNT/in/in1 $MNT/in/in3 "
 [ "$got" = "$want1" ] || [ "$got" = "$want2" ] || fail "boot profile: got [$got], want [$want1]"
-grep -q "Boot session starts with 2 files mapped by processes started before seeklessd" "$DAEMON_LOG" ||
+grep -q "Boot session adds 2 files mapped by processes started before seeklessd" "$DAEMON_LOG" ||
         fail "the daemon did not say what it took from running processes"
 pass "the boot session opens with the files a process started before the daemon maps"
 ctl --json=short sessions | jq -e '[.[] | select(.kind == "boot")] | length == 1 and .[0].complete' >/dev/null ||

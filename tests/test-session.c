@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "boot-seed.h"
+#include "fid-event.h"
 #include "fid-util.h"
 #include "mounts.h"
 #include "pidmap.h"
@@ -201,18 +202,18 @@ TEST(boot_seed_from_maps) {
         ASSERT_TRUE(mkdir(dir, 0755) == 0);
 
         ASSERT_OK(session_new(PROFILE_BOOT, "boot", 0, USEC_PER_SEC, &s));
-        ASSERT_EQ(boot_seed_from_maps(s, &watched, root, 5), 2);
+        ASSERT_EQ(boot_seed_from_maps(s, &watched, root, 0, 5), 2);
         ASSERT_EQ(s->n_files, 2);
         FileKey k_exe = key_of(exe), k_lib = key_of(lib);
         ASSERT_TRUE(file_key_equal(&s->files[0].key, &k_exe));
         ASSERT_TRUE(file_key_equal(&s->files[1].key, &k_lib));
         /* seeding again adds nothing; a filesystem that is not watched gives nothing */
-        ASSERT_EQ(boot_seed_from_maps(s, &watched, root, 6), 0);
+        ASSERT_EQ(boot_seed_from_maps(s, &watched, root, 0, 6), 0);
         session_free(s);
         ASSERT_OK(session_new(PROFILE_BOOT, "boot", 0, USEC_PER_SEC, &s));
-        ASSERT_EQ(boot_seed_from_maps(s, &none, root, 5), 0);
+        ASSERT_EQ(boot_seed_from_maps(s, &none, root, 0, 5), 0);
         ASSERT_EQ(s->n_files, 0);
-        ASSERT_ERROR(boot_seed_from_maps(s, &watched, "/nonexistent-proc", 5), ENOENT);
+        ASSERT_ERROR(boot_seed_from_maps(s, &watched, "/nonexistent-proc", 0, 5), ENOENT);
         session_free(s);
 
         char cmd[3 * PATH_MAX];
@@ -273,7 +274,7 @@ TEST(parse_fid) {
         memcpy(fh->f_handle, v, sizeof v);
         u.m.event_len = sizeof u.m + fid->hdr.len;
 
-        ASSERT_EQ(recorder_parse_fid(&u.m, &k), 1);
+        ASSERT_EQ(fanotify_event_file_key(&u.m, &k), 1);
         ASSERT_EQ(k.handle_type, 1);
         ASSERT_EQ(k.handle_len, 8);
         ASSERT_TRUE(k.fsid == 0xababababababababULL);
@@ -281,10 +282,10 @@ TEST(parse_fid) {
 
         /* a record claiming more bytes than the event holds is rejected, not read past */
         fh->handle_bytes = 200;
-        ASSERT_EQ(recorder_parse_fid(&u.m, &k), -EBADMSG);
+        ASSERT_EQ(fanotify_event_file_key(&u.m, &k), -EBADMSG);
         /* no info record at all (e.g. overflow event) */
         u.m.event_len = sizeof u.m;
-        ASSERT_EQ(recorder_parse_fid(&u.m, &k), 0);
+        ASSERT_EQ(fanotify_event_file_key(&u.m, &k), 0);
 }
 
 int main(void) {

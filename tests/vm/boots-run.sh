@@ -3,7 +3,8 @@
 # boot counter and state there). Three boots of a real systemd system with seekless installed from the
 # package layout:
 #   boot 1: seeklessd started before dbus.service, the boot profile is recorded (systemd's StartupFinished
-#           ends the window), no failed units; then the profile's files are checksummed and scattered on disk
+#           ends the window) and opens with what the boot collector (generator) saw, unit files included,
+#           the collector has stopped, no failed units; then the profile's files are checksummed and scattered on disk
 #           in place (scatter: MOVE_EXT into fragmented donors), a test config with short idle thresholds is
 #           dropped in, reboot.
 #   boot 2: the idle policy starts a run by itself and it finishes; running executables are skipped and
@@ -67,6 +68,15 @@ case $n in
         root_profile > profile1.txt
         [ -s profile1.txt ] || fail "empty boot profile"
         ok "boot profile: $(wc -l < profile1.txt) files on /"
+        # the generator's collector saw PID 1 load its units, seeklessd took its record and stopped it
+        took=$(journal seeklessd | grep -m1 'files the boot read before seeklessd started') ||
+                fail "seeklessd took nothing from the boot collector"
+        grep -qx /usr/lib/systemd/system/sysinit.target profile1.txt ||
+                fail "the unit files PID 1 read before any service are not in the boot profile"
+        grep -qsx seekless-boot-c /proc/[0-9]*/comm && fail "the boot collector is still running"
+        [ ! -e /run/seekless/boot-collector.pid ] && [ ! -e /run/seekless/boot-collector.keys ] ||
+                fail "boot collector files left in /run/seekless: $(ls /run/seekless)"
+        ok "boot collector: $took; unit files in the profile: $(grep -c '^/usr/lib/systemd/system/' profile1.txt); collector stopped"
         no_failed_units
         echo "rotational: $(cat /sys/block/vda/queue/rotational)"
 

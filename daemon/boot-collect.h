@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdint.h>
+
+#include "mounts.h"
+#include "session.h"
+
+/* The boot collector (seekless-boot-collector, run by PID 1 as a systemd generator) watches the reads of
+ * the boot from before PID 1 loads its units until seeklessd takes over. It leaves in its run directory
+ * (/run/seekless):
+ *   boot-collector.pid   its pid while it runs
+ *   boot-collector.keys  when it has stopped: BOOT_COLLECT_MAGIC, then one line per file in the order of
+ *                        its first read, "FSID HANDLE_TYPE HANDLE" (fsid as 16 hex digits, handle type in
+ *                        decimal, handle bytes in hex), then "end N" with N the number of files.
+ * The file is written to a temporary name and renamed, so it is either whole or absent. */
+#define BOOT_COLLECT_PID_FILE "boot-collector.pid"
+#define BOOT_COLLECT_KEYS_FILE "boot-collector.keys"
+#define BOOT_COLLECT_MAGIC "seekless-boot-collector 1\n"
+#define BOOT_COLLECT_COMM "seekless-boot-c"     /* the program's name as the kernel keeps it (15 bytes) */
+
+/* Ask a running collector to stop (SIGTERM through a pidfd, only if the pid is still the collector) and
+ * wait up to timeout_usec for it to exit. Returns 1 if it stopped, 0 if none was running, -ETIMEDOUT if it
+ * did not exit in time, other negative errno on failure. */
+int boot_collect_stop(const char *run_dir, uint64_t timeout_usec);
+
+/* Add the files in the collector's keys file to the session, in order, keeping those on the watched
+ * filesystems; the file is removed afterwards. Returns the number of files new to the session, 0 if there
+ * is no file, -EBADMSG if it is not a complete keys file (removed too), other negative errno on failure. */
+int boot_collect_take(const char *run_dir, Session *s, const FilesystemList *watched, uint64_t now_usec);
+
+/* Parse one record line into a key. Returns 0, or -EBADMSG. */
+int boot_collect_parse_line(const char *line, FileKey *ret);

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The reader of the boot collector's keys file (boot-collect.c): line syntax, whole-file checks, the
+ * watched-filesystem filter, removal after reading. The writer is the real collector, tested end to end by
+ * test-boot-collector.sh. */
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "boot-collect.h"
+#include "test-util.h"
+
+static void write_keys(const char *dir, const char *text) {
+        char path[PATH_MAX];
+        FILE *f;
+
+        snprintf(path, sizeof path, "%s/" BOOT_COLLECT_KEYS_FILE, dir);
+        f = fopen(path, "we");
+        ASSERT_TRUE(f);
+        fputs(text, f);
+        ASSERT_TRUE(fclose(f) == 0);
+}
+
+static bool keys_exist(const char *dir) {
+        char path[PATH_MAX];
+
+        snprintf(path, sizeof path, "%s/" BOOT_COLLECT_KEYS_FILE, dir);
+        return access(path, F_OK) == 0;
+}
+
+TEST(parse_line) {
+        FileKey k;
+
+        ASSERT_OK(boot_collect_parse_line("0c460842ee40f6d2 1 0e0000009681878b\n", &k));
+        ASSERT_EQ(k.fsid, 0x0c460842ee40f6d2ULL);
+        ASSERT_EQ(k.handle_type, 1);
+        ASSERT_EQ(k.handle_len, 8);
+        ASSERT_EQ(k.handle[0], 0x0e);
+        ASSERT_EQ(k.handle[7], 0x8b);
+        ASSERT_ERROR(boot_collect_parse_line("0c460842ee40f6d2 1 0e00000\n", &k), EBADMSG);       /* odd */
+        ASSERT_ERROR(boot_collect_parse_line("0c460842ee40f6d2 1 0E0000009681878B\n", &k), EBADMSG);
+        ASSERT_ERROR(boot_collect_parse_line("0c460842ee40f6d2 1\n", &k), EBADMSG);
+        ASSERT_ERROR(boot_collect_parse_line("zz 1 00\n", &k), EBADMSG);
+        ASSERT_ERROR(boot_collect_parse_line("1 1 00112233445566778899aabbccddeeff00112233445566778899\n", &k),
+                     EBADMSG);       /* longer than FID_HANDLE_MAX */
+        ASSERT_ERROR(boot_collect_parse_line("1 1 0011 22\n", &k), EBADMSG);
+}
+
+TEST(take) {
+        char dir[] = "/tmp/test-boot-collect.XXXXXX";
+        Filesystem fs = { .fsid = 0x1111 };
+        FilesystemList watched = { .items = &fs, .n = 1 };
+        Session *s = NULL;
+
+        ASSERT_TRUE(mkdtemp(dir));
+        ASSERT_OK(session_new(PROFILE_BOOT, "boot", 0, USEC_PER_SEC, &s));
+        /* no file: nothing, no error */
+        ASSERT_EQ(boot_collect_take(dir, s, &watched, 1), 0);
+        /* order kept, duplicates and other filesystems left out, file removed */
+        write_keys(dir, BOOT_COLLECT_MAGIC
+                   "0000000000001111 1 0300000001000000\n"
+                   "0000000000002222 1 0100000001000000\n"
+                   "0000000000001111 1 0100000001000000\n"
+                   "0000000000001111 1 0300000001000000\n"
+                   "end 4\n");
+        ASSERT_EQ(boot_collect_take(dir, s, &watched, 1), 2);
+        ASSERT_EQ(s->n_files, 2);
+        ASSERT_EQ(s->files[0].key.handle[0], 3);
+        ASSERT_EQ(s->files[1].key.handle[0], 1);
+        ASSERT_TRUE(!keys_exist(dir));
+        /* incomplete files add nothing, and are removed */
+        const char *bad[] = {
+                BOOT_COLLECT_MAGIC "0000000000001111 1 0500000001000000\n",                 /* no end */
+                BOOT_COLLECT_MAGIC "0000000000001111 1 0500000001000000\nend 2\n",          /* count */
+                "seekless-boot-collector 2\n0000000000001111 1 0500000001000000\nend 1\n", /* version */
+                BOOT_COLLECT_MAGIC "0000000000001111 1 05000000010000\nbroken\nend 2\n",
+                BOOT_COLLECT_MAGIC "0000000000001111 1 0500000001000000\nend 1\nextra\n",
+        };
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                write_keys(dir, bad[i]);
+                ASSERT_ERROR(boot_collect_take(dir, s, &watched, 1), EBADMSG);
+                ASSERT_EQ(s->n_files, 2);
+                ASSERT_TRUE(!keys_exist(dir));
+        }
+        session_free(s);
+        /* no collector: stopping is a no-op; a pid file naming another process gets no signal */
+        ASSERT_EQ(boot_collect_stop(dir, USEC_PER_SEC), 0);
+        char pidfile[PATH_MAX];
+        snprintf(pidfile, sizeof pidfile, "%s/" BOOT_COLLECT_PID_FILE, dir);
+        FILE *f = fopen(pidfile, "we");
+        ASSERT_TRUE(f);
+        fprintf(f, "%i\n", (int) getpid());
+        fclose(f);
+        ASSERT_EQ(boot_collect_stop(dir, USEC_PER_SEC), 0);
+        ASSERT_TRUE(unlink(pidfile) == 0);
+        ASSERT_TRUE(rmdir(dir) == 0);
+}
+
+int main(void) {
+        RUN(parse_line);
+        RUN(take);
+        return 0;
+}
