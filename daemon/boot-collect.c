@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "boot-collect.h"
+#include "fid-util.h"
 #include "macro.h"
 
 static int read_pid_file(const char *path, pid_t *ret) {
@@ -77,39 +78,101 @@ static int unhex(char c) {
         return -1;
 }
 
-int boot_collect_parse_line(const char *line, FileKey *ret) {
+/* The path is the rest of the line, with "\\n" for a newline and "\\\\" for a backslash. */
+static int unescape_path(const char *s, size_t l, char **ret) {
+        _cleanup_free_ char *p = malloc(l + 1);
+        size_t k = 0;
+
+        if (!p)
+                return -ENOMEM;
+        for (size_t i = 0; i < l; i++) {
+                if (s[i] != '\\') {
+                        p[k++] = s[i];
+                        continue;
+                }
+                if (++i == l || (s[i] != 'n' && s[i] != '\\'))
+                        return -EBADMSG;
+                p[k++] = s[i] == 'n' ? '\n' : '\\';
+        }
+        p[k] = 0;
+        if (p[0] != '/')
+                return -EBADMSG;
+        *ret = TAKE_PTR(p);
+        return 0;
+}
+
+char *boot_collect_escape_path(const char *path) {
+        char *e = malloc(2 * strlen(path) + 1), *p = e;
+
+        if (!e)
+                return NULL;
+        for (; *path; path++)
+                if (*path == '\n' || *path == '\\') {
+                        *p++ = '\\';
+                        *p++ = *path == '\n' ? 'n' : '\\';
+                } else
+                        *p++ = *path;
+        *p = 0;
+        return e;
+}
+
+int boot_collect_parse_line(const char *line, FileKey *ret, char **ret_path) {
+        _cleanup_free_ char *path = NULL;
         FileKey k = {};
         const char *hex;
         uint64_t fsid;
-        int type, pos = 0;
-        size_t l;
+        int type, pos = 0, r;
+        size_t l, hl, end;
 
         if (sscanf(line, "%16" SCNx64 " %d %n", &fsid, &type, &pos) != 2 || pos == 0)
                 return -EBADMSG;
         hex = line + pos;
-        l = strcspn(hex, "\n");
-        if (l == 0 || l % 2 != 0 || l / 2 > FID_HANDLE_MAX || (hex[l] != '\n' && hex[l] != 0))
+        l = hl = strcspn(hex, " \n");
+        if (hl == 0 || hl % 2 != 0 || hl / 2 > FID_HANDLE_MAX)
                 return -EBADMSG;
-        for (size_t i = 0; i < l / 2; i++) {
+        for (size_t i = 0; i < hl / 2; i++) {
                 int hi = unhex(hex[2 * i]), lo = unhex(hex[2 * i + 1]);
 
                 if (hi < 0 || lo < 0)
                         return -EBADMSG;
                 k.handle[i] = (uint8_t) (hi << 4 | lo);
         }
+        if (hex[l] == ' ') {
+                end = strcspn(hex + l + 1, "\n");
+                r = unescape_path(hex + l + 1, end, &path);
+                if (r < 0)
+                        return r;
+                l += 1 + end;
+        }
+        if (hex[l] != '\n' && hex[l] != 0)
+                return -EBADMSG;
         k.fsid = fsid;
         k.handle_type = type;
-        k.handle_len = (uint32_t) (l / 2);
+        k.handle_len = (uint32_t) (hl / 2);
         *ret = k;
+        if (ret_path)
+                *ret_path = TAKE_PTR(path);
         return 0;
 }
 
+typedef struct Collected {
+        FileKey key;
+        char *path;
+} Collected;
+
+static void collected_free_many(Collected *c, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                free(c[i].path);
+        free(c);
+}
+
 /* Reads the whole file before adding anything: a file that is not complete adds nothing. */
-static int read_keys(FILE *f, FileKey **ret, size_t *ret_n) {
+static int read_keys(FILE *f, Collected **ret, size_t *ret_n) {
         _cleanup_free_ char *line = NULL;
-        _cleanup_free_ FileKey *keys = NULL;
+        Collected *keys = NULL;
         size_t size = 0, n = 0, allocated = 0;
         unsigned long end_n;
+        int r = -EBADMSG;       /* no "end" line */
         char c;
 
         if (getline(&line, &size, f) <= 0 || !streq(line, BOOT_COLLECT_MAGIC))
@@ -118,31 +181,51 @@ static int read_keys(FILE *f, FileKey **ret, size_t *ret_n) {
                 if (startswith(line, "end ")) {
                         if (sscanf(line, "end %lu%c", &end_n, &c) != 2 || c != '\n' || end_n != n ||
                             getline(&line, &size, f) > 0)
-                                return -EBADMSG;
-                        *ret = TAKE_PTR(keys);
+                                break;
+                        *ret = keys;
                         *ret_n = n;
                         return 0;
                 }
                 if (n == allocated) {
                         size_t na = allocated ? allocated * 2 : 256;
-                        FileKey *p = reallocarray(keys, na, sizeof *p);
+                        Collected *p = reallocarray(keys, na, sizeof *p);
 
-                        if (!p)
-                                return -ENOMEM;
+                        if (!p) {
+                                r = -ENOMEM;
+                                break;
+                        }
                         keys = p;
                         allocated = na;
                 }
-                if (boot_collect_parse_line(line, &keys[n]) < 0)
-                        return -EBADMSG;
+                keys[n].path = NULL;
+                r = boot_collect_parse_line(line, &keys[n].key, &keys[n].path);
+                if (r < 0)
+                        break;
                 n++;
+                r = -EBADMSG;
         }
-        return -EBADMSG;        /* no "end" line */
+        collected_free_many(keys, n);
+        return r;
+}
+
+/* The collector named each file right after its first read. Kept only if the path still leads to the
+ * very file of the key (same handle, same generation); else the daemon's resolver tries later. */
+static char *checked_path(const Collected *c) {
+        _cleanup_close_ int fd = -EBADF;
+        FileKey k;
+
+        if (!c->path)
+                return NULL;
+        fd = open(c->path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0 || file_key_from_fd(fd, &k) < 0 || !file_key_equal(&k, &c->key))
+                return NULL;
+        return strdup(c->path);
 }
 
 int boot_collect_take(const char *run_dir, Session *s, const FilesystemList *watched, uint64_t now_usec) {
         _cleanup_free_ char *path = NULL;
-        _cleanup_free_ FileKey *keys = NULL;
         _cleanup_fclose_ FILE *f = NULL;
+        Collected *keys = NULL;
         size_t n = 0;
         int r, added = 0;
 
@@ -156,12 +239,16 @@ int boot_collect_take(const char *run_dir, Session *s, const FilesystemList *wat
         if (r < 0)
                 return r;
         for (size_t i = 0; i < n; i++) {
-                if (!filesystem_list_find_fsid(watched, keys[i].fsid))
+                if (!filesystem_list_find_fsid(watched, keys[i].key.fsid))
                         continue;
-                r = session_add(s, &keys[i], now_usec);
+                r = session_add(s, &keys[i].key, now_usec);
                 if (r < 0)
-                        return r;
-                added += r;
+                        break;
+                if (r > 0) {
+                        s->files[s->n_files - 1].path = checked_path(&keys[i]);
+                        added++;
+                }
         }
-        return added;
+        collected_free_many(keys, n);
+        return r < 0 ? r : added;
 }

@@ -10,12 +10,18 @@
  * the boot from before PID 1 loads its units until seeklessd takes over. It leaves in its run directory
  * (/run/seekless):
  *   boot-collector.pid   its pid while it runs
+ *   boot-collector.started  created once per boot (generators run again on every daemon-reload)
  *   boot-collector.keys  when it has stopped: BOOT_COLLECT_MAGIC, then one line per file in the order of
- *                        its first read, "FSID HANDLE_TYPE HANDLE" (fsid as 16 hex digits, handle type in
- *                        decimal, handle bytes in hex), then "end N" with N the number of files.
+ *                        its first read, "FSID HANDLE_TYPE HANDLE [PATH]" (fsid as 16 hex digits, handle
+ *                        type in decimal, handle bytes in hex, the path the file had right after that read
+ *                        with "\\n" for a newline and "\\\\" for a backslash, if it could be named), then
+ *                        "end N" with N the number of files.
+ * The path matters: remounting / read-write (systemd-remount-fs) drops the unused dentries, so a handle
+ * opened later gives a disconnected file that can't be named any more.
  * The file is written to a temporary name and renamed, so it is either whole or absent. */
 #define BOOT_COLLECT_PID_FILE "boot-collector.pid"
 #define BOOT_COLLECT_KEYS_FILE "boot-collector.keys"
+#define BOOT_COLLECT_STARTED_FILE "boot-collector.started"
 #define BOOT_COLLECT_MAGIC "seekless-boot-collector 1\n"
 #define BOOT_COLLECT_COMM "seekless-boot-c"     /* the program's name as the kernel keeps it (15 bytes) */
 
@@ -29,5 +35,9 @@ int boot_collect_stop(const char *run_dir, uint64_t timeout_usec);
  * is no file, -EBADMSG if it is not a complete keys file (removed too), other negative errno on failure. */
 int boot_collect_take(const char *run_dir, Session *s, const FilesystemList *watched, uint64_t now_usec);
 
-/* Parse one record line into a key. Returns 0, or -EBADMSG. */
-int boot_collect_parse_line(const char *line, FileKey *ret);
+/* Parse one record line into a key and its path (NULL if the line has none; ret_path may be NULL).
+ * Returns 0, -EBADMSG or -ENOMEM. */
+int boot_collect_parse_line(const char *line, FileKey *ret, char **ret_path);
+
+/* Escape a path for a record line (the inverse of the parser's unescaping). */
+char *boot_collect_escape_path(const char *path);

@@ -27,6 +27,8 @@
 #include "boot-collect.h"
 #include "config.h"
 #include "fid-event.h"
+#include "fid-util.h"
+#include "mounts.h"
 #include "macro.h"
 #include "session.h"
 
@@ -141,6 +143,13 @@ static int parse_argv(int argc, char *argv[]) {
         return 1;
 }
 
+/* One fd per watched filesystem, to name files from their handles. */
+static struct {
+        uint64_t fsid;
+        int fd;
+} mounts[MAX_WATCH];
+static size_t n_mounts;
+
 static int mark_filesystems(int fan_fd) {
         dev_t seen[MAX_WATCH];
         size_t n_seen = 0;
@@ -157,10 +166,16 @@ static int mark_filesystems(int fan_fd) {
                 if (dup)
                         continue;
                 seen[n_seen++] = st.st_dev;
-                if (fanotify_mark(fan_fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, FAN_ACCESS, AT_FDCWD, arg_watch[i]) < 0)
+                if (fanotify_mark(fan_fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, FAN_ACCESS, AT_FDCWD, arg_watch[i]) < 0) {
                         fprintf(stderr, "%s: can't watch %s: %m\n", program_invocation_short_name, arg_watch[i]);
-                else
-                        marked++;
+                        continue;
+                }
+                marked++;
+                mounts[n_mounts].fd = open(arg_watch[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (mounts[n_mounts].fd >= 0 && fsid_of_fd(mounts[n_mounts].fd, &mounts[n_mounts].fsid) >= 0)
+                        n_mounts++;
+                else if (mounts[n_mounts].fd >= 0)
+                        close(mounts[n_mounts].fd);
         }
         return marked > 0 ? 0 : -ENOENT;
 }
@@ -179,6 +194,19 @@ static bool is_seekless(pid_t pid) {
         return streq(comm, "seeklessd\n");
 }
 
+/* Name a file right after its first read, while the kernel still can: remounting / read-write drops the
+ * unused dentries, and a handle opened after that can't be named. Returns 1 to keep the file (path or
+ * not), 0 to leave it out (gone, not a regular file). */
+static int name_file(const FileKey *key, char **ret_path) {
+        for (size_t i = 0; i < n_mounts; i++)
+                if (mounts[i].fsid == key->fsid) {
+                        int r = file_key_resolve(mounts[i].fd, key, NULL, ret_path);
+                        return r == -ESTALE || r == -EBADE ? 0 : 1;
+                }
+        *ret_path = NULL;
+        return 1;
+}
+
 static void drain(int fan_fd, Session *s) {
         union {
                 struct fanotify_event_metadata m;
@@ -195,7 +223,16 @@ static void drain(int fan_fd, Session *s) {
                         if (fanotify_event_file_key(e, &key) <= 0 || session_contains(s, &key) ||
                             is_seekless(e->pid))
                                 continue;
-                        if (session_add(s, &key, 0) < 0 || s->n_files >= MAX_FILES)
+                        char *path = NULL;
+
+                        if (name_file(&key, &path) == 0)
+                                continue;
+                        if (session_add(s, &key, 0) <= 0) {
+                                free(path);
+                                return;
+                        }
+                        s->files[s->n_files - 1].path = path;
+                        if (s->n_files >= MAX_FILES)
                                 return;
                 }
 }
@@ -224,6 +261,13 @@ static int write_keys(const Session *s) {
                 fprintf(f, "%016" PRIx64 " %d ", k->fsid, (int) k->handle_type);
                 for (uint32_t j = 0; j < k->handle_len; j++)
                         fprintf(f, "%02x", k->handle[j]);
+                if (s->files[i].path) {
+                        _cleanup_free_ char *e = boot_collect_escape_path(s->files[i].path);
+
+                        if (!e)
+                                return -ENOMEM;
+                        fprintf(f, " %s", e);
+                }
                 fputc('\n', f);
         }
         fprintf(f, "end %zu\n", s->n_files);
@@ -276,7 +320,7 @@ static int collect(int fan_fd) {
 }
 
 int main(int argc, char *argv[]) {
-        _cleanup_free_ char *pid_path = NULL;
+        _cleanup_free_ char *pid_path = NULL, *started_path = NULL;
         _cleanup_close_ int fan_fd = -EBADF;
         bool generator = argc == 1 || (argc == 4 && argv[1][0] == '/');
         int pid_fd, pipe_fd[2], r;
@@ -290,13 +334,20 @@ int main(int argc, char *argv[]) {
                 fprintf(stderr, "%s: can't create %s: %m\n", program_invocation_short_name, arg_run_dir);
                 return generator ? EXIT_SUCCESS : EXIT_FAILURE;
         }
-        if (asprintf(&pid_path, "%s/" BOOT_COLLECT_PID_FILE, arg_run_dir) < 0)
+        if (asprintf(&pid_path, "%s/" BOOT_COLLECT_PID_FILE, arg_run_dir) < 0 ||
+            asprintf(&started_path, "%s/" BOOT_COLLECT_STARTED_FILE, arg_run_dir) < 0)
                 return generator ? EXIT_SUCCESS : EXIT_FAILURE;
-        /* once per boot: generators run again on every daemon-reload */
-        pid_fd = open(pid_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        /* once per boot: generators run again on every daemon-reload, and /run starts empty each boot */
+        pid_fd = open(started_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
         if (pid_fd < 0) {
                 if (errno == EEXIST)
                         return EXIT_SUCCESS;
+                fprintf(stderr, "%s: can't create %s: %m\n", program_invocation_short_name, started_path);
+                return generator ? EXIT_SUCCESS : EXIT_FAILURE;
+        }
+        close(pid_fd);
+        pid_fd = open(pid_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (pid_fd < 0) {
                 fprintf(stderr, "%s: can't create %s: %m\n", program_invocation_short_name, pid_path);
                 return generator ? EXIT_SUCCESS : EXIT_FAILURE;
         }

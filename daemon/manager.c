@@ -577,7 +577,8 @@ static bool session_resolve_some(Manager *m, Session *s, MountFds *fds, size_t *
                 pfd = file_key_open(mfd, &sf->key, O_PATH);
                 if (pfd < 0 || fstat(pfd, &st) < 0 || !S_ISREG(st.st_mode))
                         continue;
-                (void) file_key_resolve(mfd, &sf->key, NULL, &sf->path);
+                if (!sf->path)  /* the boot collector's files come named */
+                        (void) file_key_resolve(mfd, &sf->key, NULL, &sf->path);
                 if (s->kind != PROFILE_BOOT || m->launches || m->ignore_failures >= 16)
                         continue;
                 /* a real (not O_PATH) fd for fanotify_mark; regular files only, so opening is harmless */

@@ -2,11 +2,14 @@
 /* The reader of the boot collector's keys file (boot-collect.c): line syntax, whole-file checks, the
  * watched-filesystem filter, removal after reading. The writer is the real collector, tested end to end by
  * test-boot-collector.sh. */
+#include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "boot-collect.h"
+#include "fid-util.h"
 #include "test-util.h"
 
 static void write_keys(const char *dir, const char *text) {
@@ -30,19 +33,33 @@ static bool keys_exist(const char *dir) {
 TEST(parse_line) {
         FileKey k;
 
-        ASSERT_OK(boot_collect_parse_line("0c460842ee40f6d2 1 0e0000009681878b\n", &k));
+        ASSERT_OK(boot_collect_parse_line("0c460842ee40f6d2 1 0e0000009681878b\n", &k, NULL));
         ASSERT_EQ(k.fsid, 0x0c460842ee40f6d2ULL);
         ASSERT_EQ(k.handle_type, 1);
         ASSERT_EQ(k.handle_len, 8);
         ASSERT_EQ(k.handle[0], 0x0e);
         ASSERT_EQ(k.handle[7], 0x8b);
-        ASSERT_ERROR(boot_collect_parse_line("0c460842ee40f6d2 1 0e00000\n", &k), EBADMSG);       /* odd */
-        ASSERT_ERROR(boot_collect_parse_line("0c460842ee40f6d2 1 0E0000009681878B\n", &k), EBADMSG);
-        ASSERT_ERROR(boot_collect_parse_line("0c460842ee40f6d2 1\n", &k), EBADMSG);
-        ASSERT_ERROR(boot_collect_parse_line("zz 1 00\n", &k), EBADMSG);
-        ASSERT_ERROR(boot_collect_parse_line("1 1 00112233445566778899aabbccddeeff00112233445566778899\n", &k),
+        ASSERT_ERROR(boot_collect_parse_line("0c460842ee40f6d2 1 0e00000\n", &k, NULL), EBADMSG);       /* odd */
+        ASSERT_ERROR(boot_collect_parse_line("0c460842ee40f6d2 1 0E0000009681878B\n", &k, NULL), EBADMSG);
+        ASSERT_ERROR(boot_collect_parse_line("0c460842ee40f6d2 1\n", &k, NULL), EBADMSG);
+        ASSERT_ERROR(boot_collect_parse_line("zz 1 00\n", &k, NULL), EBADMSG);
+        ASSERT_ERROR(boot_collect_parse_line("1 1 00112233445566778899aabbccddeeff00112233445566778899\n", &k, NULL),
                      EBADMSG);       /* longer than FID_HANDLE_MAX */
-        ASSERT_ERROR(boot_collect_parse_line("1 1 0011 22\n", &k), EBADMSG);
+        ASSERT_ERROR(boot_collect_parse_line("1 1 0011 22\n", &k, NULL), EBADMSG);        /* relative path */
+
+        /* paths: the rest of the line, escapes undone; a round trip through the writer's escaping */
+        const char *odd = "/a dir/with\\backslash\nand newline";
+        char *e = boot_collect_escape_path(odd), line[256], *p = NULL;
+        ASSERT_TRUE(e);
+        ASSERT_TRUE(strchr(e, '\n') == NULL);
+        snprintf(line, sizeof line, "0000000000000001 1 0011 %s\n", e);
+        ASSERT_OK(boot_collect_parse_line(line, &k, &p));
+        ASSERT_EQ(k.handle_len, 2);
+        ASSERT_TRUE(p && streq(p, odd));
+        free(p);
+        free(e);
+        ASSERT_ERROR(boot_collect_parse_line("1 1 0011 /bad\\escape\n", &k, &p), EBADMSG);
+        ASSERT_ERROR(boot_collect_parse_line("1 1 0011 /trailing\\\n", &k, &p), EBADMSG);
 }
 
 TEST(take) {
@@ -82,6 +99,36 @@ TEST(take) {
                 ASSERT_TRUE(!keys_exist(dir));
         }
         session_free(s);
+
+        /* a path is kept only if it still names the file of the key */
+        char a[PATH_MAX], b[PATH_MAX], text[4 * PATH_MAX];
+        FileKey ka, kb;
+        int fd;
+        snprintf(a, sizeof a, "%s/a", dir);
+        snprintf(b, sizeof b, "%s/b", dir);
+        fd = open(a, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+        ASSERT_TRUE(fd >= 0 && file_key_from_fd(fd, &ka) >= 0);
+        close(fd);
+        fd = open(b, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+        ASSERT_TRUE(fd >= 0 && file_key_from_fd(fd, &kb) >= 0);
+        close(fd);
+        fs.fsid = ka.fsid;
+        char ha[2 * FID_HANDLE_MAX + 1] = "", hb[2 * FID_HANDLE_MAX + 1] = "";
+        for (uint32_t i = 0; i < ka.handle_len; i++)
+                sprintf(ha + 2 * i, "%02x", ka.handle[i]);
+        for (uint32_t i = 0; i < kb.handle_len; i++)
+                sprintf(hb + 2 * i, "%02x", kb.handle[i]);
+        /* b's line carries a's path: a path that names another file is dropped */
+        snprintf(text, sizeof text, BOOT_COLLECT_MAGIC "%016" PRIx64 " %d %s %s\n%016" PRIx64 " %d %s %s\nend 2\n",
+                 ka.fsid, ka.handle_type, ha, a, kb.fsid, kb.handle_type, hb, a);
+        write_keys(dir, text);
+        ASSERT_OK(session_new(PROFILE_BOOT, "boot", 0, USEC_PER_SEC, &s));
+        ASSERT_EQ(boot_collect_take(dir, s, &watched, 1), 2);
+        ASSERT_TRUE(s->files[0].path && streq(s->files[0].path, a));
+        ASSERT_TRUE(s->files[1].path == NULL);
+        session_free(s);
+        ASSERT_TRUE(unlink(a) == 0 && unlink(b) == 0);
+
         /* no collector: stopping is a no-op; a pid file naming another process gets no signal */
         ASSERT_EQ(boot_collect_stop(dir, USEC_PER_SEC), 0);
         char pidfile[PATH_MAX];

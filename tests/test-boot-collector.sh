@@ -31,6 +31,10 @@ pass "one collector per boot (the pid file stays the first one's)"
 cat "$MNT/units/u3" "$MNT/units/u1" > /dev/null
 "$TMP/bin/seeklessd" "$MNT/other/x" > /dev/null
 cat "$MNT/units/u5" "$MNT/units/u1" > /dev/null
+# as systemd-remount-fs does at boot, after PID 1 read its units: the remount drops the unused dentries,
+# and a handle opened after it can't be named; the collector named the files right after their reads
+mount -o remount,ro "$MNT"
+mount -o remount,rw "$MNT"
 start_bus
 write_config <<EOC
 [Record]
@@ -50,6 +54,11 @@ grep -q "Boot session starts with 3 files the boot read before seeklessd started
         fail "the daemon did not say what it took from the collector"
 pass "the boot session opens with the collector's reads in first-read order, then the daemon's own"
 stop_daemon
+"$BOOT_COLLECTOR" --run-dir="$RUN_DIR" --watch="$MNT" || fail "collector failed after the first one stopped"
+[ ! -e "$RUN_DIR/boot-collector.pid" ] || fail "a collector started again in the same boot (as on daemon-reload)"
+pass "no second collector in the same boot after the first one stopped"
+
+rm "$RUN_DIR/boot-collector.started"    # a new boot (/run starts empty)
 
 # stops by itself at --timeout=, and its file is whole
 start_collector --timeout=1
