@@ -70,6 +70,55 @@ int boot_collect_stop(const char *run_dir, uint64_t timeout_usec) {
         return r == 0 ? -ETIMEDOUT : 1;
 }
 
+int boot_collect_exclude_self(const char *run_dir) {
+        _cleanup_free_ char *path = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        char line[24];
+        int n;
+
+        if (asprintf(&path, "%s/" BOOT_COLLECT_EXCLUDE_FILE, run_dir) < 0)
+                return -ENOMEM;
+        fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return errno == ENOENT ? 0 : -errno;
+        n = snprintf(line, sizeof line, "%i\n", (int) getpid());
+        /* one short write to an O_APPEND file: lines of processes starting together don't mix */
+        if (write(fd, line, (size_t) n) != n)
+                return errno > 0 ? -errno : -EIO;
+        return 1;
+}
+
+bool boot_collect_pid_listed(int fd, pid_t pid) {
+        char buf[4096];
+        off_t off = 0;
+
+        for (;;) {
+                ssize_t n = pread(fd, buf, sizeof buf - 1, off);
+                char *end, *p;
+
+                if (n <= 0)
+                        return false;
+                buf[n] = 0;
+                end = strrchr(buf, '\n');
+                if (!end)
+                        return false;
+                *end = 0;
+                for (p = buf; p; ) {
+                        char *nl = strchr(p, '\n'), *e;
+                        long v;
+
+                        if (nl)
+                                *nl = 0;
+                        errno = 0;
+                        v = strtol(p, &e, 10);
+                        if (errno == 0 && e != p && *e == 0 && v == (long) pid)
+                                return true;
+                        p = nl ? nl + 1 : NULL;
+                }
+                off += end - buf + 1;
+        }
+}
+
 static int unhex(char c) {
         if (c >= '0' && c <= '9')
                 return c - '0';

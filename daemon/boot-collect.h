@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "mounts.h"
 #include "session.h"
@@ -11,6 +13,11 @@
  * (/run/seekless):
  *   boot-collector.pid   its pid while it runs
  *   boot-collector.started  created once per boot (generators run again on every daemon-reload)
+ *   boot-collector.exclude  created empty when it starts, removed when it stops: every seeklessd process
+ *                        (the daemon, the early pass) appends its pid ("PID\n") before it reads any file,
+ *                        and the collector leaves out the reads of the pids listed. By pid, not by the
+ *                        process's name: a short-lived process (the early pass) may be gone by the time
+ *                        the collector takes its reads from the queue.
  *   boot-collector.keys  when it has stopped: BOOT_COLLECT_MAGIC, then one line per file in the order of
  *                        its first read, "FSID HANDLE_TYPE HANDLE [PATH]" (fsid as 16 hex digits, handle
  *                        type in decimal, handle bytes in hex, the path the file had right after that read
@@ -22,6 +29,7 @@
 #define BOOT_COLLECT_PID_FILE "boot-collector.pid"
 #define BOOT_COLLECT_KEYS_FILE "boot-collector.keys"
 #define BOOT_COLLECT_STARTED_FILE "boot-collector.started"
+#define BOOT_COLLECT_EXCLUDE_FILE "boot-collector.exclude"
 #define BOOT_COLLECT_MAGIC "seekless-boot-collector 1\n"
 #define BOOT_COLLECT_COMM "seekless-boot-c"     /* the program's name as the kernel keeps it (15 bytes) */
 
@@ -34,6 +42,14 @@ int boot_collect_stop(const char *run_dir, uint64_t timeout_usec);
  * filesystems; the file is removed afterwards. Returns the number of files new to the session, 0 if there
  * is no file, -EBADMSG if it is not a complete keys file (removed too), other negative errno on failure. */
 int boot_collect_take(const char *run_dir, Session *s, const FilesystemList *watched, uint64_t now_usec);
+
+/* Ask a running collector to leave out this process's reads: append our pid to its exclude file, if there
+ * is one (there is none when no collector runs; it is never created here). Call before reading any file.
+ * Returns 1 if listed, 0 if no collector runs, negative errno on failure. */
+int boot_collect_exclude_self(const char *run_dir);
+
+/* Whether the exclude file open at fd lists pid. */
+bool boot_collect_pid_listed(int fd, pid_t pid);
 
 /* Parse one record line into a key and its path (NULL if the line has none; ret_path may be NULL).
  * Returns 0, -EBADMSG or -ENOMEM. */

@@ -180,12 +180,17 @@ static int mark_filesystems(int fan_fd) {
         return marked > 0 ? 0 : -ENOENT;
 }
 
-/* seeklessd's own reads (its database, the early pass's moves) are not the boot's. */
+/* seeklessd's own reads (its database, the early pass's moves) are not the boot's. A seeklessd process lists
+ * its pid in the exclude file before it reads anything, which holds even when it is gone by the time its
+ * reads are taken from the queue (the early pass is short-lived); its name covers what its dynamic loader
+ * read before main() while it still runs. */
+static int exclude_fd = -EBADF;
+
 static bool is_seekless(pid_t pid) {
         _cleanup_fclose_ FILE *f = NULL;
         char path[64], comm[32];
 
-        if (pid == getpid())
+        if (pid == getpid() || (exclude_fd >= 0 && boot_collect_pid_listed(exclude_fd, pid)))
                 return true;
         snprintf(path, sizeof path, "/proc/%i/comm", (int) pid);
         f = fopen(path, "re");
@@ -320,7 +325,7 @@ static int collect(int fan_fd) {
 }
 
 int main(int argc, char *argv[]) {
-        _cleanup_free_ char *pid_path = NULL, *started_path = NULL;
+        _cleanup_free_ char *pid_path = NULL, *started_path = NULL, *exclude_path = NULL;
         _cleanup_close_ int fan_fd = -EBADF;
         bool generator = argc == 1 || (argc == 4 && argv[1][0] == '/');
         int pid_fd, pipe_fd[2], r;
@@ -335,7 +340,8 @@ int main(int argc, char *argv[]) {
                 return generator ? EXIT_SUCCESS : EXIT_FAILURE;
         }
         if (asprintf(&pid_path, "%s/" BOOT_COLLECT_PID_FILE, arg_run_dir) < 0 ||
-            asprintf(&started_path, "%s/" BOOT_COLLECT_STARTED_FILE, arg_run_dir) < 0)
+            asprintf(&started_path, "%s/" BOOT_COLLECT_STARTED_FILE, arg_run_dir) < 0 ||
+            asprintf(&exclude_path, "%s/" BOOT_COLLECT_EXCLUDE_FILE, arg_run_dir) < 0)
                 return generator ? EXIT_SUCCESS : EXIT_FAILURE;
         /* once per boot: generators run again on every daemon-reload, and /run starts empty each boot */
         pid_fd = open(started_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
@@ -346,6 +352,11 @@ int main(int argc, char *argv[]) {
                 return generator ? EXIT_SUCCESS : EXIT_FAILURE;
         }
         close(pid_fd);
+        /* before the pid file: a seeklessd that sees the collector running finds the file to list itself in */
+        exclude_fd = open(exclude_path, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (exclude_fd < 0)
+                fprintf(stderr, "%s: can't create %s, seeklessd's reads will be kept: %m\n",
+                        program_invocation_short_name, exclude_path);
         pid_fd = open(pid_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
         if (pid_fd < 0) {
                 fprintf(stderr, "%s: can't create %s: %m\n", program_invocation_short_name, pid_path);
@@ -358,6 +369,7 @@ int main(int argc, char *argv[]) {
                         fprintf(stderr, "%s: fanotify_init failed: %m\n", program_invocation_short_name);
                 close(pid_fd);
                 (void) unlink(pid_path);
+                (void) unlink(exclude_path);
                 return generator ? EXIT_SUCCESS : EXIT_FAILURE;
         }
         /* The marks are in place before we return: reads from here on are queued. The parent returns as
@@ -394,11 +406,13 @@ int main(int argc, char *argv[]) {
         close(pipe_fd[1]);
         r = collect(fan_fd);
         (void) unlink(pid_path);
+        (void) unlink(exclude_path);
         _exit(r < 0 ? EXIT_FAILURE : EXIT_SUCCESS);
 
 fail:
         fprintf(stderr, "%s: %m\n", program_invocation_short_name);
         close(pid_fd);
         (void) unlink(pid_path);
+        (void) unlink(exclude_path);
         return generator ? EXIT_SUCCESS : EXIT_FAILURE;
 }

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <systemd/sd-daemon.h>
 
+#include "boot-collect.h"
 #include "bus-names.h"
 #include "config.h"
 #include "log.h"
@@ -140,6 +141,10 @@ static int run(int argc, char *argv[]) {
         r = parse_argv(argc, argv);
         if (r <= 0)
                 return r;
+        /* before the first file we read (the config): a boot collector leaves our reads out */
+        r = boot_collect_exclude_self(arg_run_dir);
+        if (r < 0)
+                log_debug_errno(r, "Failed to list ourselves in %s/" BOOT_COLLECT_EXCLUDE_FILE ": %m", arg_run_dir);
         config = arg_config ?: CONFIG_FILE;
 
         /* Raise the soft fd limit to the hard one: running out of descriptors would make the kernel deny

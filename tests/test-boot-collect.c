@@ -2,6 +2,7 @@
 /* The reader of the boot collector's keys file (boot-collect.c): line syntax, whole-file checks, the
  * watched-filesystem filter, removal after reading. The writer is the real collector, tested end to end by
  * test-boot-collector.sh. */
+#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -142,8 +143,44 @@ TEST(take) {
         ASSERT_TRUE(rmdir(dir) == 0);
 }
 
+TEST(exclude) {
+        char dir[] = "/tmp/test-boot-collect.XXXXXX", path[PATH_MAX], line[32];
+        int fd;
+
+        ASSERT_TRUE(mkdtemp(dir));
+        snprintf(path, sizeof path, "%s/" BOOT_COLLECT_EXCLUDE_FILE, dir);
+        /* no collector (no file): nothing listed, no file created */
+        ASSERT_EQ(boot_collect_exclude_self(dir), 0);
+        ASSERT_TRUE(access(path, F_OK) < 0 && errno == ENOENT);
+        /* the collector's file: our pid appended after what is there */
+        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_TRUE(write(fd, "1\n12\n", 5) == 5);
+        ASSERT_TRUE(!boot_collect_pid_listed(fd, getpid()));
+        ASSERT_EQ(boot_collect_exclude_self(dir), 1);
+        ASSERT_TRUE(boot_collect_pid_listed(fd, getpid()));
+        ASSERT_TRUE(boot_collect_pid_listed(fd, 12) && boot_collect_pid_listed(fd, 1));
+        ASSERT_TRUE(!boot_collect_pid_listed(fd, 2) && !boot_collect_pid_listed(fd, 123));
+        /* a line not yet complete does not count; past the first 4 KiB read, lines still count */
+        ASSERT_TRUE(ftruncate(fd, 0) == 0);
+        ASSERT_TRUE(pwrite(fd, "77", 2, 0) == 2);
+        ASSERT_TRUE(!boot_collect_pid_listed(fd, 77));
+        ASSERT_TRUE(ftruncate(fd, 0) == 0);
+        for (int i = 0; i < 1000; i++) {
+                int n = snprintf(line, sizeof line, "%i\n", 100000 + i);
+                ASSERT_TRUE(pwrite(fd, line, (size_t) n, (off_t) i * n) == n);
+        }
+        ASSERT_TRUE(boot_collect_pid_listed(fd, 100000) && boot_collect_pid_listed(fd, 100999));
+        ASSERT_TRUE(boot_collect_pid_listed(fd, 100682));
+        ASSERT_TRUE(!boot_collect_pid_listed(fd, 101000) && !boot_collect_pid_listed(fd, 10000));
+        close(fd);
+        ASSERT_TRUE(unlink(path) == 0);
+        ASSERT_TRUE(rmdir(dir) == 0);
+}
+
 int main(void) {
         RUN(parse_line);
         RUN(take);
+        RUN(exclude);
         return 0;
 }

@@ -4,6 +4,9 @@
 # by a process named seeklessd (the early pass, the daemon itself) are left out. Bad input: a keys file that
 # is not complete adds nothing and is removed; a stale pid file naming another process gets no signal; a
 # second collector in the same boot does not start; the collector stops by itself at --timeout=.
+# A seeklessd process lists its pid in boot-collector.exclude, so that its reads are left out even when it
+# has exited before the collector takes them from the queue (as the short-lived early pass does; the
+# collector is stopped with SIGSTOP to make that happen every time).
 . "$(dirname "$0")/lib.sh"
 : "${BOOT_COLLECTOR:?run through meson test}"
 
@@ -11,7 +14,9 @@ setup_image
 mkdir -p "$MNT/units" "$MNT/other" "$TMP/bin"
 for f in u1 u2 u3 u4 u5; do echo "$f" > "$MNT/units/$f"; done
 echo x > "$MNT/other/x"
+echo y > "$MNT/other/y"
 cp /bin/cat "$TMP/bin/seeklessd"        # a process that has the daemon's name (run from off the image)
+mkfifo "$TMP/fifo"
 
 collector_pid() { cat "$RUN_DIR/boot-collector.pid"; }
 start_collector() {
@@ -28,8 +33,22 @@ pid=$(collector_pid)
         fail "a second collector started in the same boot"
 pass "one collector per boot (the pid file stays the first one's)"
 
+[ -e "$RUN_DIR/boot-collector.exclude" ] || fail "the collector did not create its exclude file"
 cat "$MNT/units/u3" "$MNT/units/u1" > /dev/null
-"$TMP/bin/seeklessd" "$MNT/other/x" > /dev/null
+# the real seeklessd reads other/x (as its config) and exits while the collector is stopped
+kill -STOP "$pid"
+"$SEEKLESSD" --early-pass --config="$MNT/other/x" --state-dir="$TMP/early-state" --run-dir="$RUN_DIR" \
+        > "$TMP/early.log" 2>&1 || { kill -CONT "$pid"; fail "early pass failed: $(cat "$TMP/early.log")"; }
+kill -CONT "$pid"
+[ "$(wc -l < "$RUN_DIR/boot-collector.exclude")" = 1 ] ||
+        fail "seeklessd did not list its pid: [$(cat "$RUN_DIR/boot-collector.exclude")]"
+# a process named seeklessd that runs until the collector has stopped reads other/y
+# (it waits on a fifo held open by a sleep, so that no process the test starts later inherits the fifo)
+"$TMP/bin/seeklessd" "$MNT/other/y" - < "$TMP/fifo" > /dev/null &
+namesake=$!
+sleep 600 > "$TMP/fifo" &
+holder=$!
+EXTRA_PIDS+=("$namesake" "$holder")
 cat "$MNT/units/u5" "$MNT/units/u1" > /dev/null
 # as systemd-remount-fs does at boot, after PID 1 read its units: the remount drops the unused dentries,
 # and a handle opened after it can't be named; the collector named the files right after their reads
@@ -42,8 +61,10 @@ BootWindowSec=5
 EOC
 start_daemon --filesystem="$MNT" --boot-id=0123456789abcdef0123456789abcdef
 wait_pid_gone "$pid" 5 || fail "seeklessd did not stop the collector"
-[ ! -e "$RUN_DIR/boot-collector.pid" ] && [ ! -e "$RUN_DIR/boot-collector.keys" ] ||
-        fail "collector files left behind: $(ls "$RUN_DIR")"
+kill -0 "$namesake" || fail "the process named seeklessd exited before the collector stopped"
+kill "$namesake" "$holder"
+[ ! -e "$RUN_DIR/boot-collector.pid" ] && [ ! -e "$RUN_DIR/boot-collector.keys" ] &&
+        [ ! -e "$RUN_DIR/boot-collector.exclude" ] || fail "collector files left behind: $(ls "$RUN_DIR")"
 cat "$MNT/units/u2" > /dev/null
 wait_until 60 boot_recording_over || fail "boot window did not close"
 wait_until 30 has_profile boot || fail "boot profile not stored"
@@ -52,7 +73,7 @@ want="$MNT/units/u3 $MNT/units/u1 $MNT/units/u5 $MNT/units/u2 "
 [ "$got" = "$want" ] || fail "boot profile: got [$got], want [$want]"
 grep -q "Boot session starts with 3 files the boot read before seeklessd started" "$DAEMON_LOG" ||
         fail "the daemon did not say what it took from the collector"
-pass "the boot session opens with the collector's reads in first-read order, then the daemon's own"
+pass "the boot session opens with the collector's reads in first-read order, then the daemon's own; an exited seeklessd's reads and a running one's are left out"
 stop_daemon
 "$BOOT_COLLECTOR" --run-dir="$RUN_DIR" --watch="$MNT" || fail "collector failed after the first one stopped"
 [ ! -e "$RUN_DIR/boot-collector.pid" ] || fail "a collector started again in the same boot (as on daemon-reload)"
