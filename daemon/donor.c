@@ -85,11 +85,15 @@ int donor_create(int dir_fd, uint64_t bytes) {
         return TAKE_FD(fd);
 }
 
-int donor_lowest_free(int fd, uint64_t bytes, uint64_t *ret_physical) {
+/* Calls fn(start, length, userdata) for each free range of the filesystem of fd, lowest first, from
+ * FS_IOC_GETFSMAP (free space is reported per block group: ranges that touch are joined). fn returns > 0 to
+ * stop the walk (then returned), < 0 to fail it. */
+static int free_ranges_walk(int fd, int (*fn)(uint64_t start, uint64_t length, void *userdata), void *userdata) {
         enum { BATCH = 256 };
         _cleanup_free_ struct fsmap_head *h = NULL;
         uint64_t run_start = 0, run_len = 0;
         uint32_t run_dev = 0;
+        int r;
 
         h = calloc(1, sizeof(struct fsmap_head) + BATCH * sizeof(struct fsmap));
         if (!h)
@@ -108,29 +112,56 @@ int donor_lowest_free(int fd, uint64_t bytes, uint64_t *ret_physical) {
                 if (h->fmh_entries == 0)
                         break;
                 for (uint32_t i = 0; i < h->fmh_entries; i++) {
-                        const struct fsmap *r = &h->fmh_recs[i];
+                        const struct fsmap *rec = &h->fmh_recs[i];
 
-                        if (r->fmr_owner != FMR_OWN_FREE) {
-                                run_len = 0;
-                        } else if (run_len > 0 && r->fmr_device == run_dev &&
-                                   r->fmr_physical == run_start + run_len) {
-                                /* free space is reported per block group: join what touches */
-                                run_len += r->fmr_length;
-                        } else {
-                                run_dev = r->fmr_device;
-                                run_start = r->fmr_physical;
-                                run_len = r->fmr_length;
+                        if (rec->fmr_owner == FMR_OWN_FREE && run_len > 0 && rec->fmr_device == run_dev &&
+                            rec->fmr_physical == run_start + run_len) {
+                                run_len += rec->fmr_length;
+                                continue;
                         }
-                        if (run_len >= bytes) {
-                                *ret_physical = run_start;
-                                return 0;
+                        if (run_len > 0) {
+                                r = fn(run_start, run_len, userdata);
+                                if (r != 0)
+                                        return r;
                         }
-                        if (r->fmr_flags & FMR_OF_LAST)
-                                return -ENOSPC;
+                        run_len = 0;
+                        if (rec->fmr_owner == FMR_OWN_FREE) {
+                                run_dev = rec->fmr_device;
+                                run_start = rec->fmr_physical;
+                                run_len = rec->fmr_length;
+                        }
                 }
+                if (h->fmh_recs[h->fmh_entries - 1].fmr_flags & FMR_OF_LAST)
+                        break;
                 h->fmh_keys[0] = h->fmh_recs[h->fmh_entries - 1];
         }
-        return -ENOSPC;
+        return run_len > 0 ? fn(run_start, run_len, userdata) : 0;
+}
+
+typedef struct LowestFree {
+        uint64_t bytes, start;
+} LowestFree;
+
+static int lowest_free_fn(uint64_t start, uint64_t length, void *userdata) {
+        LowestFree *l = userdata;
+
+        if (length < l->bytes)
+                return 0;
+        l->start = start;
+        return 1;
+}
+
+int donor_lowest_free(int fd, uint64_t bytes, uint64_t *ret_physical) {
+        LowestFree l = { .bytes = bytes };
+        int r;
+
+        r = free_ranges_walk(fd, lowest_free_fn, &l);
+        if (r < 0)
+                return r;
+        if (r == 0)
+                return -ENOSPC;
+        *ret_physical = l.start;
+        return 0;
 }
 
 /* Physical byte address of the block at logical byte `offset` of fd, or a negative errno. */
@@ -151,20 +182,101 @@ static int physical_of(int fd, uint64_t offset, uint64_t *ret) {
         return 0;
 }
 
-/* The donor aimed at the lowest free range that holds it (see donor.h). ext4 has no call to allocate at
- * a given block, but it aims an allocation at the block where the file's nearest extent would continue:
- * goal = that extent's physical start + the logical distance to it (ext4_ext_find_goal). So a one-block
- * pilot extent is allocated first, far out at logical PILOT_BLOCK, wherever it lands (physical p); the
- * donor's blocks are then allocated at logical PILOT_BLOCK + (target - p), which makes the target the
- * goal; the pilot is removed again: cut off by truncating the file to the donor's end when it lies
- * beyond the donor, punched out when it lies before it. (Punching it out at the end of the file left it
- * allocated on Debian 12's 6.1 kernel, FIEMAP showed; a pilot left over is one block, freed with the
- * donor, and runs are counted over the donor's range only.) Only while mb_stream_req is raised does the goal count: for a
- * "stream" allocation ext4 uses its global goal instead. ext4 may still put the donor elsewhere when the
- * target's block group does not suit the request; the caller judges the result. */
-static int donor_create_targeted(int dir_fd, uint64_t bytes, uint64_t *ret_base) {
+/* Where a donor piece goes: `blocks` blocks from physical block `physical`. */
+typedef struct DonorTarget {
+        uint64_t physical, blocks;
+} DonorTarget;
+
+/* The free ranges chosen for a donor in pieces: the lowest ranges of at least min_blocks that start below
+ * `below` (the lowest range that would hold the whole donor), until `need` blocks are found, but no more
+ * than `avail` blocks in all. Each piece is a whole free range: within the goal's block group ext4 takes
+ * the first free extent of exactly the requested length, but of a longer one it looks for the best fit
+ * anywhere in the group (ext4_mb_measure_extent()). So a range whose logical start (PILOT_BLOCK +
+ * physical - pilot) would not be page aligned, or whose length is not a whole number of pages, is left
+ * out. */
+typedef struct SegmentPlan {
+        uint64_t bs, per_page, pilot, need, avail, min_blocks, below, got;
+        DonorTarget t[DONOR_MAX_SEGMENTS];
+        size_t n;
+} SegmentPlan;
+
+/* Blocks to skip from physical block b so that its logical block in the donor is page aligned. */
+static uint64_t target_skew(uint64_t per_page, uint64_t pilot, uint64_t b) {
+        return (per_page - (PILOT_BLOCK + b - pilot) % per_page) % per_page;
+}
+
+static int segment_fn(uint64_t start, uint64_t length, void *userdata) {
+        SegmentPlan *sp = userdata;
+        uint64_t b = start / sp->bs, n = length / sp->bs;
+
+        if (b >= sp->below)
+                return 1;
+        if (n < sp->min_blocks || n % sp->per_page != 0 || target_skew(sp->per_page, sp->pilot, b) != 0)
+                return 0;
+        if (n > sp->avail - sp->got)
+                return 1;
+        sp->t[sp->n++] = (DonorTarget) { .physical = b, .blocks = n };
+        sp->got += n;
+        return sp->got >= sp->need || sp->n == DONOR_MAX_SEGMENTS;
+}
+
+/* Allocate the donor's pieces at logical PILOT_BLOCK + (target - pilot) each (see donor_create_targeted()),
+ * then remove the pilot: cut off by truncating the file to the donor's end when it lies beyond every piece,
+ * punched out otherwise. (Punching it out at the end of the file left it allocated on Debian 12's 6.1
+ * kernel, FIEMAP showed; a pilot left over is one block, freed with the donor, and runs are counted over the
+ * pieces only.) */
+static int place_segments(int fd, uint64_t bs, uint64_t pilot, const DonorTarget *t, size_t n, Donor *d) {
+        uint64_t end = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                uint64_t logical = PILOT_BLOCK + t[i].physical - pilot;
+
+                if (logical + t[i].blocks >= EXT_MAX_BLOCKS)
+                        return -EFBIG;
+                if (fallocate(fd, 0, (off_t) (logical * bs), (off_t) (t[i].blocks * bs)) < 0)
+                        return -errno;  /* closing frees whatever was allocated */
+                d->segments[i] = (DonorSegment) { .logical = logical, .blocks = t[i].blocks };
+                end = MAX(end, logical + t[i].blocks);
+        }
+        d->n_segments = n;
+        if (end > PILOT_BLOCK) {
+                if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t) (PILOT_BLOCK * bs),
+                              (off_t) bs) < 0)
+                        return -errno;
+        } else if (ftruncate(fd, (off_t) (end * bs)) < 0)
+                /* i_size = the donor's end: still covers every donor_start + len the mover uses */
+                return -errno;
+        return 0;
+}
+
+/* Did every piece land where it was aimed, in one run? */
+static bool segments_on_target(int fd, uint64_t bs, const DonorTarget *t, const Donor *d) {
+        for (size_t i = 0; i < d->n_segments; i++) {
+                uint64_t phys = 0, runs = 0;
+
+                if (physical_of(fd, d->segments[i].logical * bs, &phys) < 0 || phys != t[i].physical * bs ||
+                    donor_count_runs(fd, d->segments[i].logical * bs, d->segments[i].blocks * bs, &runs) < 0 ||
+                    runs != 1)
+                        return false;
+        }
+        return true;
+}
+
+/* The donor aimed at the lowest free space (see donor.h). ext4 has no call to allocate at a given block,
+ * but it aims an allocation at the block where the file's nearest extent would continue: goal = that
+ * extent's physical start + the logical distance to it (ext4_ext_find_goal). So a one-block pilot extent
+ * is allocated first, far out at logical PILOT_BLOCK, wherever it lands (physical p); a piece meant for
+ * physical block t is then allocated at logical PILOT_BLOCK + (t - p), which makes t the goal (every piece
+ * keeps that mapping, so the nearest extent, pilot or piece, gives the same goal); the pilot is removed
+ * again. Only while mb_stream_req is raised does the goal count: for a "stream" allocation ext4 uses its
+ * global goal instead. ext4 may still put a piece elsewhere when the target's block group does not suit
+ * the request: pieces (segmented) that miss are given up and the donor is made again in one range;
+ * for one range the caller judges the result. */
+static int donor_create_targeted(int dir_fd, uint64_t bytes, uint64_t group_prealloc, bool segmented, Donor *ret) {
         _cleanup_close_ int fd = -EBADF;
-        uint64_t bs, per_page, blocks, pilot = 0, target = 0, base;
+        Donor one = { .fd = -EBADF }, *d = &one;
+        uint64_t bs, per_page, blocks, pilot = 0, single = 0, bavail;
+        SegmentPlan sp = {};
         struct statfs sfs;
         long page = sysconf(_SC_PAGESIZE);
         int r;
@@ -176,9 +288,12 @@ static int donor_create_targeted(int dir_fd, uint64_t bytes, uint64_t *ret_base)
                 return -EINVAL;
         blocks = bytes / bs;
         per_page = page > 0 && (uint64_t) page > bs ? (uint64_t) page / bs : 1;
+        if (blocks % per_page != 0)
+                return -EINVAL;
         /* every physical block number and the donor's range must fit below the pilot's logical block */
         if ((uint64_t) sfs.f_blocks + blocks + per_page >= PILOT_BLOCK)
                 return -EFBIG;
+        bavail = (uint64_t) sfs.f_bavail;
 
         fd = openat(dir_fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
         if (fd < 0)
@@ -188,28 +303,60 @@ static int donor_create_targeted(int dir_fd, uint64_t bytes, uint64_t *ret_base)
         r = physical_of(fd, PILOT_BLOCK * bs, &pilot);
         if (r < 0)
                 return r;
+        pilot /= bs;
         /* a page of slack: the donor's logical start must be page aligned, like the files' */
-        r = donor_lowest_free(fd, bytes + (per_page - 1) * bs, &target);
+        r = donor_lowest_free(fd, bytes + (per_page - 1) * bs, &single);
+        if (r < 0 && r != -ENOSPC)
+                return r;
+        if (r >= 0)
+                single /= bs;
+        else if (!segmented)
+                return r;
+        else
+                single = UINT64_MAX;
+
+        if (segmented) {
+                /* pieces only where all of them lie below the one range, each big enough to be read in a
+                 * sweep; a quarter more than the files need, so that a file that does not fit the rest of
+                 * a piece can start at the next one, within what ordinary users may use */
+                sp = (SegmentPlan) {
+                        .bs = bs,
+                        .per_page = per_page,
+                        .pilot = pilot,
+                        .need = blocks + blocks / 4,
+                        .avail = bavail,
+                        .below = single,
+                };
+                /* Longer than a locality group preallocation (mb_group_prealloc blocks): with mb_stream_req
+                 * raised every request of the donor is a "small" one, and ext4 serves a small request
+                 * from the group's preallocated space, wherever that is, before it looks at the goal,
+                 * whenever a preallocation has room for it (ext4_mb_use_preallocated()) */
+                sp.min_blocks = MAX(MAX(DONOR_SEGMENT_MIN_BYTES / bs, blocks / DONOR_MAX_SEGMENTS), group_prealloc + 1);
+                sp.min_blocks = (sp.min_blocks + per_page - 1) / per_page * per_page;
+                r = free_ranges_walk(fd, segment_fn, &sp);
+                if (r < 0)
+                        return r;
+                if (sp.n < 2 || sp.got < blocks)
+                        return -ENOSPC; /* no pieces below the one range: the caller makes it in one */
+                r = place_segments(fd, bs, pilot, sp.t, sp.n, d);
+                if (r < 0)
+                        return r;
+                if (!segments_on_target(fd, bs, sp.t, d))
+                        return -EAGAIN;
+                d->runs = d->n_segments;
+                goto done;
+        }
+
+        DonorTarget t = { .physical = single + target_skew(per_page, pilot, single), .blocks = blocks };
+        r = place_segments(fd, bs, pilot, &t, 1, d);
         if (r < 0)
                 return r;
-        pilot /= bs;
-        target /= bs;
-        base = PILOT_BLOCK + target - pilot;
-        if (base % per_page != 0)
-                base += per_page - base % per_page;
-        if (base + blocks >= EXT_MAX_BLOCKS)
-                return -EFBIG;
-        if (fallocate(fd, 0, (off_t) (base * bs), (off_t) bytes) < 0)
-                return -errno;  /* closing frees whatever was allocated */
-        if (base > PILOT_BLOCK) {
-                if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t) (PILOT_BLOCK * bs),
-                              (off_t) bs) < 0)
-                        return -errno;
-        } else if (ftruncate(fd, (off_t) ((base + blocks) * bs)) < 0)
-                /* i_size = the donor's end: still covers every donor_start + len the mover uses */
-                return -errno;
-        *ret_base = base * bs;
-        return TAKE_FD(fd);
+done:
+        ret->fd = TAKE_FD(fd);
+        memcpy(ret->segments, d->segments, sizeof d->segments);
+        ret->n_segments = d->n_segments;
+        ret->runs = d->runs;
+        return 0;
 }
 
 static int read_small_file(const char *path, char *buf, size_t size) {
@@ -351,14 +498,16 @@ bad:
 
 /* The donor made with mb_stream_req raised for the moment of its fallocates: then it counts as a "small"
  * file, whose allocation goes to the goal its extents or its inode give, instead of the global stream goal,
- * which is wherever the last large allocation ended. First aimed at the lowest free range that holds it
- * (donor_create_targeted()); when there is none (or that fails) without a pilot, so that the goal is the
- * inode's block group (the first data group of the flex group of dir_fd's group). Returns the fd, or a
+ * which is wherever the last large allocation ended. Aimed at the lowest free space
+ * (donor_create_targeted()): in pieces when they all lie below the lowest range that holds it whole, else
+ * in that range; when there is none (or that fails) without a pilot, so that the goal is the inode's block
+ * group (the first data group of the flex group of dir_fd's group). Returns 0 with d->fd set, or a
  * negative errno; -EAGAIN when the tunable could not be set (nothing was allocated then). */
-static int donor_create_steered(int dir_fd, uint64_t bytes, const char *sysfs_dir, const char *state_file,
-                                uint64_t *ret_base) {
-        _cleanup_close_ int fd = -EBADF;
-        char path[PATH_MAX], orig[64];
+static int donor_create_steered(int dir_fd, uint64_t bytes, uint64_t bs, const char *sysfs_dir,
+                                const char *state_file, Donor *d) {
+        char path[PATH_MAX], orig[64], gp_path[PATH_MAX], gp[64];
+        uint64_t group_prealloc = 0;
+        bool segmented = false;
         int r, r2;
 
         if ((size_t) snprintf(path, sizeof path, "%s/" STREAM_REQ_NAME, sysfs_dir) >= sizeof path ||
@@ -369,15 +518,22 @@ static int donor_create_steered(int dir_fd, uint64_t bytes, const char *sysfs_di
                 return -EAGAIN;
         if (read_small_file(path, orig, sizeof orig) < 0 || !valid_value(orig))
                 return -EAGAIN;
+        /* pieces only when we know how long a group preallocation can be (see donor_create_targeted()) */
+        if ((size_t) snprintf(gp_path, sizeof gp_path, "%s/mb_group_prealloc", sysfs_dir) < sizeof gp_path &&
+            read_small_file(gp_path, gp, sizeof gp) >= 0 && valid_value(gp)) {
+                group_prealloc = strtoull(gp, NULL, 10);
+                segmented = true;
+        }
         if (write_state_file(state_file, path, orig) < 0)
                 return -EAGAIN;
         r = write_sysfs(path, STREAM_REQ_RAISED);
         if (r >= 0) {
-                *ret_base = 0;
-                fd = donor_create_targeted(dir_fd, bytes, ret_base);
-                if (fd < 0) {
-                        *ret_base = 0;
-                        fd = donor_create(dir_fd, bytes);
+                if ((!segmented || donor_create_targeted(dir_fd, bytes, group_prealloc, true, d) < 0) &&
+                    donor_create_targeted(dir_fd, bytes, 0, false, d) < 0) {
+                        int fd = donor_create(dir_fd, bytes);
+
+                        if (fd >= 0)
+                                donor_set_one(d, fd, 0, bytes / bs);
                 }
         }
         /* restore first, whatever happened */
@@ -390,48 +546,71 @@ static int donor_create_steered(int dir_fd, uint64_t bytes, const char *sysfs_di
         /* else: the state file stays for donor_restore_tunables() */
         if (r < 0)
                 return -EAGAIN;
-        return TAKE_FD(fd);
+        return d->fd >= 0 ? 0 : -ENOSPC;
 }
 
-int donor_allocate(int dir_fd, uint64_t bytes, const char *sysfs_dir, const char *state_file,
-                   uint64_t *ret_runs, uint64_t *ret_base, unsigned *ret_attempts) {
-        _cleanup_close_ int fd = -EBADF, fd2 = -EBADF;
-        uint64_t runs = 0, runs2 = 0, base = 0;
+void donor_set_one(Donor *d, int fd, uint64_t logical, uint64_t blocks) {
+        d->fd = fd;
+        d->segments[0] = (DonorSegment) { .logical = logical, .blocks = blocks };
+        d->n_segments = 1;
+}
+
+void donor_done(Donor *d) {
+        d->fd = safe_close(d->fd);
+        d->n_segments = 0;
+}
+
+int donor_allocate(int dir_fd, uint64_t bytes, const char *sysfs_dir, const char *state_file, Donor *ret) {
+        Donor d = { .fd = -EBADF }, d2 = { .fd = -EBADF };
+        struct statfs sfs;
+        uint64_t bs;
         int r;
 
-        *ret_attempts = 0;
+        *ret = (Donor) { .fd = -EBADF };
+        if (fstatfs(dir_fd, &sfs) < 0)
+                return -errno;
+        bs = (uint64_t) sfs.f_bsize;
+        if (bs == 0 || bytes == 0 || bytes % bs != 0)
+                return -EINVAL;
         if (sysfs_dir && state_file) {
-                (*ret_attempts)++;
-                fd = donor_create_steered(dir_fd, bytes, sysfs_dir, state_file, &base);
-                if (fd >= 0) {
-                        r = donor_count_runs(fd, base, bytes, &runs);
+                d.attempts++;
+                r = donor_create_steered(dir_fd, bytes, bs, sysfs_dir, state_file, &d);
+                if (r >= 0) {
+                        if (d.n_segments > 1)
+                                goto done;      /* every piece where it was aimed, each one run */
+                        r = donor_count_runs(d.fd, d.segments[0].logical * bs, bytes, &d.runs);
                         if (r < 0)
-                                return r;
-                        if (runs <= donor_acceptable_runs(bytes))
+                                goto fail;
+                        if (d.runs <= donor_acceptable_runs(bytes))
                                 goto done;
                 }
                 /* ENOSPC too: the stream allocation below may still find room elsewhere */
         }
 
         /* the allocator's own choice, while we still hold the steered donor (so it can't take its blocks) */
-        (*ret_attempts)++;
-        fd2 = donor_create(dir_fd, bytes);
-        if (fd2 < 0) {
-                if (fd >= 0)
+        d.attempts++;
+        r = donor_create(dir_fd, bytes);
+        if (r < 0) {
+                if (d.fd >= 0)
                         goto done;      /* no room for a second one: keep the first */
-                return fd2;
-        }
-        r = donor_count_runs(fd2, 0, bytes, &runs2);
-        if (r < 0)
                 return r;
-        if (fd < 0 || runs2 < runs) {
-                fd = safe_close(fd);
-                fd = TAKE_FD(fd2);
-                runs = runs2;
-                base = 0;
+        }
+        donor_set_one(&d2, r, 0, bytes / bs);
+        r = donor_count_runs(d2.fd, 0, bytes, &d2.runs);
+        if (r < 0)
+                goto fail;
+        if (d.fd < 0 || d2.runs < d.runs) {
+                d2.attempts = d.attempts;
+                donor_done(&d);
+                d = d2;
+                d2 = (Donor) { .fd = -EBADF };
         }
 done:
-        *ret_runs = runs;
-        *ret_base = base;
-        return TAKE_FD(fd);
+        donor_done(&d2);
+        *ret = d;
+        return 0;
+fail:
+        donor_done(&d);
+        donor_done(&d2);
+        return r;
 }

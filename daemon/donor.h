@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* The mover's donor file: an O_TMPFILE on the target filesystem, fallocated (mode 0, so i_size covers it)
@@ -29,24 +30,53 @@ int donor_create(int dir_fd, uint64_t bytes);
  * touch across block groups are joined). -ENOSPC when there is none. */
 int donor_lowest_free(int fd, uint64_t bytes, uint64_t *ret_physical);
 
-/* Create the donor. Where it lands matters as much as being one run: by default ext4 puts a large file
- * where the last large allocation ended (the global stream goal), anywhere on the disk, and a rotational
- * disk reads it fastest close to the start, where the first flex group's inode tables and the top
- * directories are, which a boot reads in between. So when sysfs_dir and state_file are set, the donor is
- * first made with <sysfs_dir>/mb_stream_req raised to 4294967295 (global for the filesystem: the original
- * value is saved to state_file first, crash-safe, and restored right after; the state file is then
- * removed), which makes ext4 honour a goal: it is aimed at the lowest free range that holds it
- * (donor_lowest_free()), reached through a one-block pilot extent at a far logical offset (see donor.c);
- * its blocks then start at logical byte *ret_base instead of 0. With no such range, it is made without
- * the pilot, so ext4 aims at the donor inode's own flex group (for dir_fd = the mount's root, the start of
- * the filesystem). If that donor is in more than donor_acceptable_runs() runs (or can't be made), one is
- * made the default way as well (*ret_base 0) and the one with fewer runs is kept (the first on a tie).
- * *ret_attempts: 1 or 2 (1 without sysfs_dir). Returns the donor fd or a negative errno. Never leaves
- * mb_stream_req changed unless restoring it failed, in which case the state file stays for
- * donor_restore_tunables(). Not safe against a concurrent second mover on the same filesystem (the daemon
- * runs one mover at a time). */
-int donor_allocate(int dir_fd, uint64_t bytes, const char *sysfs_dir, const char *state_file,
-                   uint64_t *ret_runs, uint64_t *ret_base, unsigned *ret_attempts);
+/* A donor is used in pieces (segments) of its logical range, filled in their order: one piece in the
+ * common case; several when the free space near the start of the disk is in pieces (below). */
+#define DONOR_MAX_SEGMENTS 64
+/* the smallest free range used as a piece (or 1/64 of the donor, or a group preallocation, if more) */
+#define DONOR_SEGMENT_MIN_BYTES (UINT64_C(1024) * 1024)
+
+typedef struct DonorSegment {
+        uint64_t logical;       /* first block, in filesystem blocks of the donor file */
+        uint64_t blocks;        /* a whole number of pages */
+} DonorSegment;
+
+typedef struct Donor {
+        int fd;                 /* O_RDWR, owned; -EBADF when none */
+        DonorSegment segments[DONOR_MAX_SEGMENTS];
+        size_t n_segments;
+        uint64_t runs;          /* physical runs over all segments */
+        unsigned attempts;      /* donors allocated: 1, or 2 when the allocator's own choice was tried too */
+} Donor;
+
+void donor_set_one(Donor *d, int fd, uint64_t logical, uint64_t blocks);
+/* Closes the fd (freeing the donor's blocks). */
+void donor_done(Donor *d);
+
+/* Create the donor for `bytes` (a multiple of the block size and of the page size). Where it lands
+ * matters as much as being one run: by default ext4 puts a large file where the last large allocation
+ * ended (the global stream goal), anywhere on the disk, and a rotational disk reads it fastest close to
+ * the start, where the first flex group's inode tables and the top directories are, which a boot reads
+ * in between. So when sysfs_dir and state_file are set, the donor is first made with
+ * <sysfs_dir>/mb_stream_req raised to 4294967295 (global for the filesystem: the original value is saved
+ * to state_file first, crash-safe, and restored right after; the state file is then removed), which makes
+ * ext4 honour a goal, reached through a one-block pilot extent at a far logical offset (see donor.c):
+ *   - in pieces, when there are whole free ranges of at least max(DONOR_SEGMENT_MIN_BYTES, bytes / 64,
+ *     mb_group_prealloc + 1 blocks) that all lie below the lowest free range that holds the donor whole
+ *     (donor_lowest_free()) and together hold it (taken lowest first until they hold a quarter more, so
+ *     that a file need not be split where a piece ends, within what ordinary users may use): at most
+ *     DONOR_MAX_SEGMENTS pieces; used only if every piece landed where it was aimed, in one run (then
+ *     ->runs = ->n_segments);
+ *   - else in that lowest range that holds it whole;
+ *   - with no such range, without the pilot, so ext4 aims at the donor inode's own flex group (for
+ *     dir_fd = the mount's root, the start of the filesystem).
+ * If that one-piece donor is in more than donor_acceptable_runs() runs (or can't be made), one is made the
+ * default way as well (logical 0) and the one with fewer runs is kept (the first on a tie). Without
+ * sysfs_dir, only the default way. Returns 0 (*ret filled, the caller owns ret->fd: donor_done()) or a
+ * negative errno (-ENOSPC/-EDQUOT: no room). Never leaves mb_stream_req changed unless restoring it
+ * failed, in which case the state file stays for donor_restore_tunables(). Not safe against a concurrent
+ * second mover on the same filesystem (the daemon runs one mover at a time). */
+int donor_allocate(int dir_fd, uint64_t bytes, const char *sysfs_dir, const char *state_file, Donor *ret);
 
 /* If state_file exists: parse "PATH VALUE", write VALUE to PATH (only /sys/fs/ext4/<dev>/mb_stream_req
  * paths are accepted), then remove it. Returns 0 when nothing was to do or it was restored. */

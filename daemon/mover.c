@@ -53,13 +53,13 @@ struct move_extent {
 typedef struct Mover {
         const MoverOptions *o;
         MoverStats *stats;
-        int donor_fd;
+        Donor donor;
         uint64_t fsid;
         uint64_t bsize;                 /* filesystem block size */
         uint64_t unit;                  /* slice granularity: max(page, block) */
         uint64_t chunk_blocks;
-        uint64_t donor_base;            /* the donor's first logical block (see donor_allocate()) */
-        uint64_t next_block;            /* running offset from donor_base */
+        uint64_t slack;                 /* donor blocks beyond the slices' sum, free to skip to a new segment */
+        uint64_t next_block;            /* running position in the donor's segments, one after the other */
         uint64_t t_start;               /* CLOCK_MONOTONIC usec, for the rate limit */
         uint64_t throttled_bytes;
         uint8_t *buf;                   /* PREFETCH_BYTES, NULL: no prefetch */
@@ -244,18 +244,48 @@ static int open_item(Mover *m, const MoveItem *it, MoveOutcome *out, int *ret_ro
         return TAKE_FD(rw);
 }
 
-/* Blocks to skip from the donor position `at` so that a run starting at the file's block `orig` lands on
- * the same offset inside a page (MOVE_EXT's rule; always 0 when a block is a page). */
-static uint64_t page_skew(const Mover *m, uint64_t orig, uint64_t at) {
-        uint64_t k = m->unit / m->bsize;
+/* The donor's logical block at position `at` (the donor's segments taken one after the other);
+ * *ret_left: the blocks from there to the end of its segment (0: past the last one). */
+static uint64_t donor_block(const Mover *m, uint64_t at, uint64_t *ret_left) {
+        for (size_t i = 0; i < m->donor.n_segments; i++) {
+                const DonorSegment *seg = &m->donor.segments[i];
 
-        return k <= 1 ? 0 : (orig % k + k - (m->donor_base + at) % k) % k;
+                if (at < seg->blocks) {
+                        *ret_left = seg->blocks - at;
+                        return seg->logical + at;
+                }
+                at -= seg->blocks;
+        }
+        *ret_left = 0;
+        return 0;
+}
+
+/* Blocks to skip from the donor position `at` so that a run starting at the file's block `orig` lands on
+ * the same offset inside a page (MOVE_EXT's rule; always 0 when a block is a page). Segments start and
+ * end on page boundaries, so this never crosses into the next one. */
+static uint64_t page_skew(const Mover *m, uint64_t orig, uint64_t at) {
+        uint64_t k = m->unit / m->bsize, left;
+
+        return k <= 1 ? 0 : (orig % k + k - donor_block(m, at, &left) % k) % k;
+}
+
+/* A file that does not fit in the rest of the donor's segment starts at the next one, as long as the
+ * donor's spare blocks cover what is skipped (so every later slice still fits): one break between files
+ * instead of one inside a file. */
+static void skip_to_fitting_segment(Mover *m, uint64_t slice_blocks) {
+        uint64_t left;
+
+        (void) donor_block(m, m->next_block, &left);
+        if (slice_blocks > left && left > 0 && left <= m->slack) {
+                m->next_block += left;
+                m->slack -= left;
+        }
 }
 
 static Next move_item(Mover *m, const MoveItem *it, uint64_t slice_blocks, MoveOutcome *out) {
         _cleanup_close_ int fd = -EBADF, ro = -EBADF;
         _cleanup_free_ Extent *ext = NULL;
-        uint64_t file_blocks, moved = 0, at = m->next_block;
+        uint64_t file_blocks, moved = 0, at;
         Next next = NEXT_CONTINUE;
         unsigned interrupted = 0;
         bool failed = false;
@@ -285,6 +315,8 @@ static Next move_item(Mover *m, const MoveItem *it, uint64_t slice_blocks, MoveO
                 return NEXT_CONTINUE;
         }
         file_blocks = it->size / m->bsize + (it->size % m->bsize != 0);
+        skip_to_fitting_segment(m, slice_blocks);
+        at = m->next_block;
         set_outcome(out, MOVE_DONE, NULL);
         for (size_t i = 0, j; i < n_ext && !failed; i = j) {
                 uint64_t l = ext[i].logical / m->bsize, end;
@@ -298,14 +330,22 @@ static Next move_item(Mover *m, const MoveItem *it, uint64_t slice_blocks, MoveO
                         continue;       /* allocated past the end of the file: not read, not moved */
                 at += page_skew(m, l, at);
                 while (l < end) {
+                        uint64_t left, db = donor_block(m, at, &left);
                         struct move_extent me = {
-                                .donor_fd = (uint32_t) m->donor_fd,
+                                .donor_fd = (uint32_t) m->donor.fd,
                                 .orig_start = l,
-                                .donor_start = m->donor_base + at,
-                                .len = MIN(end - l, m->chunk_blocks),
+                                .donor_start = db,
+                                /* a chunk ends where the donor's segment does */
+                                .len = MIN(MIN(end - l, m->chunk_blocks), left),
                         };
                         int e;
 
+                        if (left == 0) {
+                                /* cannot happen (the donor holds every slice): never move past it */
+                                set_outcome(out, MOVE_RETRY, "donor full");
+                                failed = true;
+                                break;
+                        }
                         if (is_cancelled(m)) {
                                 set_outcome(out, MOVE_RETRY, "cancelled");
                                 next = NEXT_STOP_CANCEL;
@@ -371,7 +411,6 @@ int mover_restore_tunables(const char *state_file) {
 }
 
 int mover_run(const MoverOptions *o, const MoveItem *items, size_t n, MoveOutcome *outcomes, MoverStats *ret_stats) {
-        _cleanup_close_ int donor = -EBADF;
         _cleanup_free_ uint64_t *slices = NULL;
         _cleanup_free_ uint8_t *buf = NULL;
         MoverStats stats = {};
@@ -403,7 +442,7 @@ int mover_run(const MoverOptions *o, const MoveItem *items, size_t n, MoveOutcom
         m = (Mover) {
                 .o = o,
                 .stats = &stats,
-                .donor_fd = -EBADF,
+                .donor = { .fd = -EBADF },
                 .bsize = (uint64_t) sfs.f_bsize,
                 .unit = MAX((uint64_t) page, (uint64_t) sfs.f_bsize),
         };
@@ -428,8 +467,7 @@ int mover_run(const MoverOptions *o, const MoveItem *items, size_t n, MoveOutcom
         }
 
         if (total > 0 && !(o->cancel && atomic_load(o->cancel))) {
-                unsigned attempts = 0;
-                uint64_t base = 0;
+                uint64_t capacity = 0;
 
                 /* Never dig into the blocks ext4 reserves for root (we run as root, fallocate would let
                  * us): a donor that doesn't fit in what ordinary users may use is "no space". */
@@ -437,9 +475,10 @@ int mover_run(const MoverOptions *o, const MoveItem *items, size_t n, MoveOutcom
                     (uint64_t) sfs.f_bavail * (uint64_t) sfs.f_bsize < total * m.bsize)
                         r = -ENOSPC;
                 else
-                        r = donor_allocate(o->mount_fd, total * m.bsize, o->sysfs_dir, o->state_file,
-                                           &stats.donor_runs, &base, &attempts);
-                stats.donor_attempts = attempts;
+                        r = donor_allocate(o->mount_fd, total * m.bsize, o->sysfs_dir, o->state_file, &m.donor);
+                stats.donor_attempts = m.donor.attempts;
+                stats.donor_runs = m.donor.runs;
+                stats.donor_segments = m.donor.n_segments;
                 if (r == -ENOSPC || r == -EDQUOT) {
                         stats.out_of_space = true;
                         for (; i < n; i++) {
@@ -451,9 +490,13 @@ int mover_run(const MoverOptions *o, const MoveItem *items, size_t n, MoveOutcom
                 }
                 if (r < 0)
                         return r;
-                donor = r;
-                m.donor_fd = donor;
-                m.donor_base = base / m.bsize;
+                for (size_t j = 0; j < m.donor.n_segments; j++)
+                        capacity += m.donor.segments[j].blocks;
+                if (capacity < total) {
+                        donor_done(&m.donor);
+                        return -EIO;    /* never: donor_allocate() makes room for every slice */
+                }
+                m.slack = capacity - total;
         }
 
         buf = malloc(PREFETCH_BYTES);
@@ -495,7 +538,7 @@ finish:
          * no reason to wait for other people's dirty data, when nothing moved) */
         if (stats.bytes_moved > 0)
                 (void) syncfs(o->mount_fd);
-        donor = safe_close(donor);
+        donor_done(&m.donor);
         if (ret_stats)
                 *ret_stats = stats;
         return 0;

@@ -14,9 +14,13 @@
  *   - one donor per batch, created with O_TMPFILE on the target filesystem and fallocated (mode 0, so its
  *     i_size covers every slice) to the sum of the files' sizes, each slice rounded up to a page so that
  *     orig_start and donor_start agree within a page whatever the block size;
- *   - the donor's own contiguity is checked with FIEMAP first; a donor in more physical runs than needed
- *     is freed and allocated again with mb_stream_req raised (see donor.c), else the best one is used and
- *     the result reports how many runs the layout could not avoid;
+ *   - the donor is aimed at the lowest free space with mb_stream_req raised (see donor.h): in one range,
+ *     or in several ranges (segments) when the free space below the lowest range that would hold it
+ *     whole is in pieces of at least 1 MiB; it is filled segment after segment, and a file that does not
+ *     fit in the rest of a segment starts at the next one while the donor's spare room allows (else it is
+ *     split where the segment ends); its contiguity is checked with FIEMAP, a one-range donor in more
+ *     physical runs than needed is compared with the allocator's own choice and the better one used; the
+ *     result reports how many runs the layout could not avoid;
  *   - per file: re-open by handle (identity checked: a file replaced since planning is skipped), a read
  *     lease probe (fails while someone has it open for writing), size and mtime compared with the plan,
  *     fdatasync, drop its page cache (the 6.16-6.18 large-folio pitfall), then MOVE_EXT in a loop on
@@ -64,6 +68,7 @@ typedef struct MoverOptions {
 typedef struct MoverStats {
         uint64_t files_moved, bytes_moved;
         uint64_t donor_runs;            /* physical runs of the donor actually used (1 = fully contiguous) */
+        uint64_t donor_segments;        /* free ranges it was made in on purpose (see donor_allocate()) */
         unsigned donor_attempts;        /* donors allocated: 2 when the mb_stream_req fallback ran */
         bool cancelled;
         bool out_of_space;              /* the donor could not be allocated (or MOVE_EXT hit ENOSPC) */

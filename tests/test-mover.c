@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The mover on scratch ext4 images (needs root, loop devices, mkfs.ext4, e2fsck): layout, data integrity
  * after dropping caches, every skip/retry reason, cancel, rate limit, out of space, the mb_stream_req
- * fallback and its crash recovery, where the donor lands. Everything it creates is torn down by an atexit handler, also when an
+ * fallback and its crash recovery, where the donor lands (one range, or pieces of the low free space). Everything it creates is torn down by an atexit handler, also when an
  * assertion fails. */
 #include <fcntl.h>
 #include <linux/fs.h>
@@ -38,7 +38,7 @@ typedef struct Fs {
 static char tmpdir[256];
 static char state_file[512];
 static Fs fs_main = { .mount_fd = -1 }, fs_small = { .mount_fd = -1 }, fs_place = { .mount_fd = -1 },
-          fs_target = { .mount_fd = -1 };
+          fs_target = { .mount_fd = -1 }, fs_seg = { .mount_fd = -1 };
 static pid_t child = -1;
 
 /* ---------------------------------------------------------------------------------------------------- */
@@ -85,6 +85,7 @@ static void cleanup(void) {
         fs_teardown(&fs_small);
         fs_teardown(&fs_place);
         fs_teardown(&fs_target);
+        fs_teardown(&fs_seg);
         if (tmpdir[0]) {
                 run("rm -rf '%s'", tmpdir);
                 tmpdir[0] = 0;
@@ -838,6 +839,35 @@ static uint64_t probe_allocation(Fs *fs, uint64_t bytes, bool raised) {
         return phys;
 }
 
+/* Fill what ordinary users may use of fs with files of size a and b in turn (the last one smaller, in
+ * 64 KiB steps), fallocated: names in fill[], sizes in fill_size[]. Returns how many. */
+static size_t fill_up(Fs *fs, char **fill, uint64_t *fill_size, size_t max, uint64_t a, uint64_t b) {
+        struct statfs sfs;
+        size_t n = 0;
+
+        for (;; n++) {
+                uint64_t want = n % 2 == 0 ? a : b, avail;
+                char name[16];
+                int fd;
+
+                ASSERT_EQ(fstatfs(fs->mount_fd, &sfs), 0);
+                avail = (uint64_t) sfs.f_bavail * (uint64_t) sfs.f_bsize;
+                if (avail < 64 * KiB)
+                        break;
+                ASSERT_TRUE(n < max);
+                want = MIN(want, avail / (64 * KiB) * (64 * KiB));
+                snprintf(name, sizeof name, "fill%03zu", n);
+                fill[n] = path_in(fs, name);
+                fd = open(fill[n], O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+                ASSERT_TRUE(fd >= 0);
+                ASSERT_EQ(fallocate(fd, 0, 0, (off_t) want), 0);
+                close(fd);
+                fill_size[n] = want;
+        }
+        sync();
+        return n;
+}
+
 /* The donor aimed at the lowest free range that holds it, where ext4 would not put it by itself: the
  * filesystem is filled with files of 40 and 8 MiB in turn (leaving root's reserve alone), then the lowest
  * 40 MiB file and the highest 8 MiB file above it are deleted. Both gaps hold the 3 MiB donor; the lower
@@ -853,7 +883,6 @@ TEST(target) {
         MoveOutcome out[NF];
         MoverStats st;
         MoverOptions o;
-        struct statfs sfs;
 
         fs_setup(fs, "target", 1024);
         char sp[300];
@@ -866,27 +895,7 @@ TEST(target) {
         }
         write_interleaved(paths, sizes, NF, 16 * KiB);
 
-        for (;;) {
-                uint64_t want = nfill % 2 == 0 ? 40 * MiB : 8 * MiB, avail;
-                char name[16];
-                int fd;
-
-                ASSERT_EQ(fstatfs(fs->mount_fd, &sfs), 0);
-                avail = (uint64_t) sfs.f_bavail * (uint64_t) sfs.f_bsize;
-                if (avail < 64 * KiB)
-                        break;
-                ASSERT_TRUE(nfill < MAXFILL);
-                want = MIN(want, avail / (64 * KiB) * (64 * KiB));
-                snprintf(name, sizeof name, "fill%02zu", nfill);
-                fill[nfill] = path_in(fs, name);
-                fd = open(fill[nfill], O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-                ASSERT_TRUE(fd >= 0);
-                ASSERT_EQ(fallocate(fd, 0, 0, (off_t) want), 0);
-                close(fd);
-                fill_size[nfill] = want;
-                nfill++;
-        }
-        sync();
+        nfill = fill_up(fs, fill, fill_size, MAXFILL, 40 * MiB, 8 * MiB);
         for (size_t i = 0; i < nfill; i++) {
                 if (count_extents(fill[i], &fill_phys[i]) != 1)
                         continue;
@@ -945,6 +954,104 @@ TEST(target) {
         fsck(fs);
 }
 
+/* A donor in pieces: the free space low on the disk is in 3 MiB holes (the filesystem is filled with
+ * 3 MiB files, then every third of the lowest ones is deleted), and the only range that holds the donor
+ * whole is what is left at the end (root's reserve). The files must land in the holes, in item order, each
+ * in one piece: a file that does not fit in the rest of a hole starts at the next one. A hole is longer
+ * than a locality group preallocation (mb_group_prealloc, 2 MiB here), as pieces must be. */
+TEST(segments) {
+        Fs *fs = &fs_seg;
+        enum { NF = 6, MAXFILL = 512, NHOLE = 4 };
+        const uint64_t HOLE = 3 * MiB;
+        char *paths[NF], *fill[MAXFILL];
+        const uint64_t sizes[NF] = { 1536 * KiB, 1280 * KiB, 1536 * KiB, 1280 * KiB, 1536 * KiB, 1280 * KiB };
+        uint64_t sums[NF], phys[NF], fill_phys[MAXFILL], fill_size[MAXFILL], hole[NHOLE], lowest = 0, prev_end = 0;
+        size_t nfill = 0, order[MAXFILL], nhole = 0, hole_of[NF];
+        MoveItem items[NF];
+        MoveOutcome out[NF];
+        MoverStats st;
+        MoverOptions o;
+
+        fs_setup(fs, "seg", 512);
+        char sp[300];
+        snprintf(sp, sizeof sp, "%s/mb_stream_req", fs->sysfs);
+        uint64_t orig_stream = read_uint_file(sp);
+        for (size_t i = 0; i < NF; i++) {
+                char name[16];
+                snprintf(name, sizeof name, "s%zu", i);
+                paths[i] = path_in(fs, name);
+        }
+        write_interleaved(paths, (uint64_t *) sizes, NF, 16 * KiB);
+
+        nfill = fill_up(fs, fill, fill_size, MAXFILL, HOLE, HOLE);
+        /* fillers in one piece of 3 MiB, in disk order; every third of them, from the second on, a hole */
+        size_t nwhole = 0;
+        for (size_t i = 0; i < nfill; i++)
+                if (fill_size[i] == HOLE && count_extents(fill[i], &fill_phys[i]) == 1)
+                        order[nwhole++] = i;
+        for (size_t a = 1; a < nwhole; a++)
+                for (size_t b = a; b > 0 && fill_phys[order[b]] < fill_phys[order[b - 1]]; b--) {
+                        size_t t = order[b];
+                        order[b] = order[b - 1];
+                        order[b - 1] = t;
+                }
+        for (size_t k = 1; k < nwhole && nhole < NHOLE; k += 3) {
+                /* both neighbours on disk are fillers that touch it: the hole stays 2 MiB */
+                if (k + 1 >= nwhole || fill_phys[order[k - 1]] + HOLE != fill_phys[order[k]] ||
+                    fill_phys[order[k]] + HOLE != fill_phys[order[k + 1]])
+                        continue;
+                hole[nhole++] = fill_phys[order[k]];
+                ASSERT_EQ(unlink(fill[order[k]]), 0);
+        }
+        ASSERT_EQ(nhole, NHOLE);
+        sync();
+        ASSERT_OK(donor_lowest_free(fs->mount_fd, HOLE + 4 * KiB, &lowest));
+        printf("  %zu fillers; holes of 3 MiB at %llu, %llu, %llu, %llu KiB; lowest free range > 3 MiB at %llu KiB\n",
+               nfill, (unsigned long long) (hole[0] >> 10), (unsigned long long) (hole[1] >> 10),
+               (unsigned long long) (hole[2] >> 10), (unsigned long long) (hole[3] >> 10),
+               (unsigned long long) (lowest >> 10));
+        /* the scenario: no hole grew into a bigger range, and the one range for the whole donor lies above */
+        ASSERT_TRUE(lowest > hole[NHOLE - 1]);
+
+        for (size_t i = 0; i < NF; i++) {
+                sums[i] = fnv_file(paths[i]);
+                make_item(paths[i], (int64_t) i, &items[i]);
+        }
+        o = options(fs, items);
+        ASSERT_OK(mover_run(&o, items, NF, out, &st));
+        printf("  donor: %llu run(s) in %llu free range(s), attempts %u\n", (unsigned long long) st.donor_runs,
+               (unsigned long long) st.donor_segments, st.donor_attempts);
+        ASSERT_EQ(st.files_moved, NF);
+        ASSERT_TRUE(st.donor_segments >= 2);
+        ASSERT_EQ(st.donor_runs, st.donor_segments);
+        ASSERT_EQ(st.donor_attempts, 1);
+        drop_caches();
+        for (size_t i = 0; i < NF; i++) {
+                ASSERT_EQ(fnv_file(paths[i]), sums[i]);
+                ASSERT_EQ(count_extents(paths[i], &phys[i]), 1);       /* not split where a hole ends */
+                hole_of[i] = SIZE_MAX;
+                for (size_t h = 0; h < NHOLE; h++)
+                        if (phys[i] >= hole[h] && phys[i] + sizes[i] <= hole[h] + HOLE)
+                                hole_of[i] = h;
+                printf("  s%zu at %llu KiB: hole %zu\n", i, (unsigned long long) (phys[i] >> 10), hole_of[i]);
+                ASSERT_TRUE(hole_of[i] != SIZE_MAX);
+                ASSERT_TRUE(phys[i] >= prev_end);      /* in item order */
+                if (i > 0 && hole_of[i] == hole_of[i - 1])
+                        ASSERT_EQ(phys[i], prev_end);  /* back to back inside a hole */
+                prev_end = phys[i] + sizes[i];
+        }
+        /* 1.5 + 1.25 MiB fill a hole; the next 1.5 MiB file starts at the next one */
+        ASSERT_EQ(hole_of[0], 0);
+        ASSERT_EQ(hole_of[2], 1);
+        ASSERT_EQ(hole_of[4], 2);
+        stream_req_unchanged(fs, orig_stream);
+        for (size_t i = 0; i < NF; i++)
+                free(paths[i]);
+        for (size_t i = 0; i < nfill; i++)
+                free(fill[i]);
+        fsck(fs);
+}
+
 int main(void) {
         if (geteuid() != 0) {
                 fprintf(stderr, "needs root (loop devices, mount)\n");
@@ -974,6 +1081,7 @@ int main(void) {
         RUN(small_fs);
         RUN(placement);
         RUN(target);
+        RUN(segments);
 
         fsck(&fs_main);
         fsck(&fs_small);
