@@ -193,7 +193,12 @@ typedef struct DonorTarget {
  * the first free extent of exactly the requested length, but of a longer one it looks for the best fit
  * anywhere in the group (ext4_mb_measure_extent()). So a range whose logical start (PILOT_BLOCK +
  * physical - pilot) would not be page aligned, or whose length is not a whole number of pages, is left
- * out. */
+ * out. Seen on a scratch filesystem (6.18): a piece aimed at a hole in a block group cut up into many
+ * small free extents (as a disk aged in place is) landed in the next group instead: mballoc's fast passes
+ * skip a group whose free blocks / free extents is below the request (ext4_mb_good_group(); read in the
+ * kernel's source, not traced), and a data request does not try its goal block by itself (no
+ * EXT4_MB_HINT_TRY_GOAL). Then the pieces are given up (segments_on_target()) and the donor is made in
+ * one range. */
 typedef struct SegmentPlan {
         uint64_t bs, per_page, pilot, need, avail, min_blocks, below, got;
         DonorTarget t[DONOR_MAX_SEGMENTS];
