@@ -280,7 +280,7 @@ static bool segments_on_target(int fd, uint64_t bs, const DonorTarget *t, const 
 static int donor_create_targeted(int dir_fd, uint64_t bytes, uint64_t group_prealloc, bool segmented, Donor *ret) {
         _cleanup_close_ int fd = -EBADF;
         Donor one = { .fd = -EBADF }, *d = &one;
-        uint64_t bs, per_page, blocks, pilot = 0, single = 0, bavail;
+        uint64_t bs, per_page, blocks, alloc, pilot = 0, single = 0, bavail;
         SegmentPlan sp = {};
         struct statfs sfs;
         long page = sysconf(_SC_PAGESIZE);
@@ -299,6 +299,12 @@ static int donor_create_targeted(int dir_fd, uint64_t bytes, uint64_t group_prea
         if ((uint64_t) sfs.f_blocks + blocks + per_page >= PILOT_BLOCK)
                 return -EFBIG;
         bavail = (uint64_t) sfs.f_bavail;
+        /* Never a request that fits in a locality group preallocation (mb_group_prealloc blocks): with
+         * mb_stream_req raised ext4 would serve it from the preallocated space wherever that is, before it
+         * looks at the goal (ext4_mb_use_preallocated()): a small donor is made longer, the rest unused */
+        alloc = MAX(blocks, (group_prealloc + 1 + per_page - 1) / per_page * per_page);
+        if (alloc > bavail)
+                alloc = blocks;
 
         fd = openat(dir_fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
         if (fd < 0)
@@ -310,7 +316,7 @@ static int donor_create_targeted(int dir_fd, uint64_t bytes, uint64_t group_prea
                 return r;
         pilot /= bs;
         /* a page of slack: the donor's logical start must be page aligned, like the files' */
-        r = donor_lowest_free(fd, bytes + (per_page - 1) * bs, &single);
+        r = donor_lowest_free(fd, (alloc + per_page - 1) * bs, &single);
         if (r < 0 && r != -ENOSPC)
                 return r;
         if (r >= 0)
@@ -352,7 +358,7 @@ static int donor_create_targeted(int dir_fd, uint64_t bytes, uint64_t group_prea
                 goto done;
         }
 
-        DonorTarget t = { .physical = single + target_skew(per_page, pilot, single), .blocks = blocks };
+        DonorTarget t = { .physical = single + target_skew(per_page, pilot, single), .blocks = alloc };
         r = place_segments(fd, bs, pilot, &t, 1, d);
         if (r < 0)
                 return r;
@@ -534,7 +540,7 @@ static int donor_create_steered(int dir_fd, uint64_t bytes, uint64_t bs, const c
         r = write_sysfs(path, STREAM_REQ_RAISED);
         if (r >= 0) {
                 if ((!segmented || donor_create_targeted(dir_fd, bytes, group_prealloc, true, d) < 0) &&
-                    donor_create_targeted(dir_fd, bytes, 0, false, d) < 0) {
+                    donor_create_targeted(dir_fd, bytes, group_prealloc, false, d) < 0) {
                         int fd = donor_create(dir_fd, bytes);
 
                         if (fd >= 0)
