@@ -276,12 +276,11 @@ static bool segments_on_target(int fd, uint64_t bs, const DonorTarget *t, const 
  * again. Only while mb_stream_req is raised does the goal count: for a "stream" allocation ext4 uses its
  * global goal instead. ext4 may still put a piece elsewhere when the target's block group does not suit
  * the request: pieces (segmented) that miss are given up and the donor is made again in one range;
- * for one range the caller judges the result. */
-static int donor_create_targeted(int dir_fd, uint64_t bytes, uint64_t group_prealloc, bool segmented, Donor *ret) {
+ * for one range the caller judges the result. On success d->fd and d->segments are set (d->runs too for
+ * pieces); on failure d->segments may have been written and mean nothing (d->fd stays unset). */
+static int donor_create_targeted(int dir_fd, uint64_t bytes, uint64_t group_prealloc, bool segmented, Donor *d) {
         _cleanup_close_ int fd = -EBADF;
-        Donor one = { .fd = -EBADF }, *d = &one;
         uint64_t bs, per_page, blocks, alloc, pilot = 0, single = 0, bavail;
-        SegmentPlan sp = {};
         struct statfs sfs;
         long page = sysconf(_SC_PAGESIZE);
         int r;
@@ -328,22 +327,21 @@ static int donor_create_targeted(int dir_fd, uint64_t bytes, uint64_t group_prea
 
         if (segmented) {
                 /* pieces only where all of them lie below the one range, each big enough to be read in a
-                 * sweep; a quarter more than the files need, so that a file that does not fit the rest of
-                 * a piece can start at the next one, within what ordinary users may use */
-                sp = (SegmentPlan) {
+                 * sweep and longer than a group preallocation (as above); a quarter more than the files
+                 * need, so that a file that does not fit the rest of a piece can start at the next one,
+                 * within what ordinary users may use */
+                uint64_t min_blocks = MAX(MAX(DONOR_SEGMENT_MIN_BYTES / bs, blocks / DONOR_MAX_SEGMENTS),
+                                          group_prealloc + 1);
+                SegmentPlan sp = {
                         .bs = bs,
                         .per_page = per_page,
                         .pilot = pilot,
                         .need = blocks + blocks / 4,
                         .avail = bavail,
+                        .min_blocks = (min_blocks + per_page - 1) / per_page * per_page,
                         .below = single,
                 };
-                /* Longer than a locality group preallocation (mb_group_prealloc blocks): with mb_stream_req
-                 * raised every request of the donor is a "small" one, and ext4 serves a small request
-                 * from the group's preallocated space, wherever that is, before it looks at the goal,
-                 * whenever a preallocation has room for it (ext4_mb_use_preallocated()) */
-                sp.min_blocks = MAX(MAX(DONOR_SEGMENT_MIN_BYTES / bs, blocks / DONOR_MAX_SEGMENTS), group_prealloc + 1);
-                sp.min_blocks = (sp.min_blocks + per_page - 1) / per_page * per_page;
+
                 r = free_ranges_walk(fd, segment_fn, &sp);
                 if (r < 0)
                         return r;
@@ -355,18 +353,14 @@ static int donor_create_targeted(int dir_fd, uint64_t bytes, uint64_t group_prea
                 if (!segments_on_target(fd, bs, sp.t, d))
                         return -EAGAIN;
                 d->runs = d->n_segments;
-                goto done;
-        }
+        } else {
+                DonorTarget t = { .physical = single + target_skew(per_page, pilot, single), .blocks = alloc };
 
-        DonorTarget t = { .physical = single + target_skew(per_page, pilot, single), .blocks = alloc };
-        r = place_segments(fd, bs, pilot, &t, 1, d);
-        if (r < 0)
-                return r;
-done:
-        ret->fd = TAKE_FD(fd);
-        memcpy(ret->segments, d->segments, sizeof d->segments);
-        ret->n_segments = d->n_segments;
-        ret->runs = d->runs;
+                r = place_segments(fd, bs, pilot, &t, 1, d);
+                if (r < 0)
+                        return r;
+        }
+        d->fd = TAKE_FD(fd);
         return 0;
 }
 
