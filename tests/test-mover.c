@@ -291,6 +291,23 @@ static char *path_in(const Fs *fs, const char *name) {
         return p;
 }
 
+/* An ext4 tunable of fs (/sys/fs/ext4/<dev>/<name>). */
+static uint64_t fs_tunable(const Fs *fs, const char *name) {
+        char p[300];
+        snprintf(p, sizeof p, "%s/%s", fs->sysfs, name);
+        return read_uint_file(p);
+}
+
+/* Files <prefix>0 .. <prefix>n-1 on fs (paths[] to free), written interleaved in 16 KiB pieces. */
+static void make_files(const Fs *fs, const char *prefix, char **paths, const uint64_t *sizes, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                char name[32];
+                snprintf(name, sizeof name, "%s%zu", prefix, i);
+                paths[i] = path_in(fs, name);
+        }
+        write_interleaved(paths, sizes, n, 16 * KiB);
+}
+
 static void stream_req_unchanged(const Fs *fs, uint64_t orig) {
         char p[256];
         snprintf(p, sizeof p, "%s/mb_stream_req", fs->sysfs);
@@ -757,9 +774,7 @@ TEST(placement) {
         int fd;
 
         fs_setup(fs, "place", 1024);
-        char sp[300];
-        snprintf(sp, sizeof sp, "%s/mb_stream_req", fs->sysfs);
-        uint64_t orig_stream = read_uint_file(sp);
+        uint64_t orig_stream = fs_tunable(fs, "mb_stream_req");
         for (size_t i = 0; i < 4; i++) {
                 char name[16];
                 snprintf(name, sizeof name, "big%zu", i);
@@ -795,9 +810,8 @@ TEST(placement) {
                 else {
                         /* a donor of 1.1 MiB is made longer than a group preallocation (else ext4 may
                          * serve it from one, wherever that is): the lowest range that holds that */
-                        char gp[300];
-                        snprintf(gp, sizeof gp, "%s/mb_group_prealloc", fs->sysfs);
-                        ASSERT_OK(donor_lowest_free(fs->mount_fd, (read_uint_file(gp) + 1) * BS, &lowest));
+                        ASSERT_OK(donor_lowest_free(fs->mount_fd, (fs_tunable(fs, "mb_group_prealloc") + 1) * BS,
+                                                    &lowest));
                 }
                 ASSERT_OK(mover_run(&o, items, 4, out, &st));
                 ASSERT_EQ(st.files_moved, 4);
@@ -897,15 +911,8 @@ TEST(target) {
         MoverOptions o;
 
         fs_setup(fs, "target", 1024);
-        char sp[300];
-        snprintf(sp, sizeof sp, "%s/mb_stream_req", fs->sysfs);
-        uint64_t orig_stream = read_uint_file(sp);
-        for (size_t i = 0; i < NF; i++) {
-                char name[16];
-                snprintf(name, sizeof name, "t%zu", i);
-                paths[i] = path_in(fs, name);
-        }
-        write_interleaved(paths, sizes, NF, 16 * KiB);
+        uint64_t orig_stream = fs_tunable(fs, "mb_stream_req");
+        make_files(fs, "t", paths, sizes, NF);
 
         nfill = fill_up(fs, fill, fill_size, MAXFILL, 40 * MiB, 8 * MiB);
         for (size_t i = 0; i < nfill; i++) {
@@ -985,15 +992,8 @@ TEST(segments) {
         MoverOptions o;
 
         fs_setup(fs, "seg", 512);
-        char sp[300];
-        snprintf(sp, sizeof sp, "%s/mb_stream_req", fs->sysfs);
-        uint64_t orig_stream = read_uint_file(sp);
-        for (size_t i = 0; i < NF; i++) {
-                char name[16];
-                snprintf(name, sizeof name, "s%zu", i);
-                paths[i] = path_in(fs, name);
-        }
-        write_interleaved(paths, (uint64_t *) sizes, NF, 16 * KiB);
+        uint64_t orig_stream = fs_tunable(fs, "mb_stream_req");
+        make_files(fs, "s", paths, sizes, NF);
 
         nfill = fill_up(fs, fill, fill_size, MAXFILL, HOLE, HOLE);
         /* fillers in one piece of 3 MiB, in disk order; every third of them, from the second on, a hole */
