@@ -560,6 +560,12 @@ void donor_set_one(Donor *d, int fd, uint64_t logical, uint64_t blocks) {
         d->n_segments = 1;
 }
 
+int donor_physical(const Donor *d, uint64_t block_size, uint64_t *ret) {
+        if (d->fd < 0 || d->n_segments == 0)
+                return -EBADF;
+        return physical_of(d->fd, d->segments[0].logical * block_size, ret);
+}
+
 void donor_done(Donor *d) {
         d->fd = safe_close(d->fd);
         d->n_segments = 0;

@@ -122,8 +122,13 @@ static int pass_on(Db *db, const Filesystem *fs, const DbFile *files, size_t n, 
                              stats.donor_runs, stats.files_moved, stats.bytes_moved);
         if (r < 0)
                 return r;
-        log_info("early pass on %s: %" PRIu64 " of %zu files moved%s", fs->mount, p.moved, n,
-                 stats.cancelled ? " (EarlyBudgetSec= ran out; the rest waits for the next boot)" : "");
+        if (stats.donor_physical == UINT64_MAX)
+                log_info("early pass on %s: %" PRIu64 " of %zu files moved%s", fs->mount, p.moved, n,
+                         stats.cancelled ? " (EarlyBudgetSec= ran out; the rest waits for the next boot)" : "");
+        else
+                log_info("early pass on %s: %" PRIu64 " of %zu files moved%s, donor from %.1f MiB", fs->mount,
+                         p.moved, n, stats.cancelled ? " (EarlyBudgetSec= ran out; the rest waits for the next boot)" : "",
+                         stats.donor_physical / 1048576.0);
         return 0;
 }
 

@@ -413,7 +413,7 @@ int mover_restore_tunables(const char *state_file) {
 int mover_run(const MoverOptions *o, const MoveItem *items, size_t n, MoveOutcome *outcomes, MoverStats *ret_stats) {
         _cleanup_free_ uint64_t *slices = NULL;
         _cleanup_free_ uint8_t *buf = NULL;
-        MoverStats stats = {};
+        MoverStats stats = { .donor_physical = UINT64_MAX };
         struct statfs sfs;
         uint64_t total = 0;
         long page;
@@ -490,6 +490,8 @@ int mover_run(const MoverOptions *o, const MoveItem *items, size_t n, MoveOutcom
                 }
                 if (r < 0)
                         return r;
+                if (donor_physical(&m.donor, m.bsize, &stats.donor_physical) < 0)
+                        stats.donor_physical = UINT64_MAX;
                 for (size_t j = 0; j < m.donor.n_segments; j++)
                         capacity += m.donor.segments[j].blocks;
                 if (capacity < total) {

@@ -682,6 +682,7 @@ TEST(small_fs) {
         o = options(&fs_small, items);
         ASSERT_OK(mover_run(&o, items, N, out, &st));
         ASSERT_TRUE(st.out_of_space);
+        ASSERT_EQ(st.donor_physical, UINT64_MAX);      /* no donor, no address */
         for (size_t i = 0; i < N; i++)
                 expect(&out[i], MOVE_RETRY, "no space for the donor");
         drop_caches();
@@ -820,8 +821,11 @@ TEST(placement) {
                 for (size_t i = 0; i < 4; i++) {
                         ASSERT_EQ(fnv_file(paths[i]), sums[i]);
                         ASSERT_EQ(count_extents(paths[i], &phys), 1);
-                        if (i == 0)
+                        if (i == 0) {
                                 *(round == 0 ? &plain : &steered) = phys;
+                                /* the stats say where the donor starts: the first file lies there */
+                                ASSERT_TRUE(phys >= st.donor_physical && phys < st.donor_physical + 64 * KiB);
+                        }
                         free(paths[i]);
                 }
                 printf("  %s: donor at %llu MiB, attempts %u\n", round == 0 ? "default" : "steered",
