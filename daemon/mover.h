@@ -69,7 +69,7 @@ typedef struct MoverStats {
         uint64_t files_moved, bytes_moved;
         uint64_t donor_runs;            /* physical runs of the donor actually used (1 = fully contiguous) */
         uint64_t donor_segments;        /* free ranges it was made in on purpose (see donor_allocate()) */
-        uint64_t donor_physical;        /* byte address of the donor's first block (UINT64_MAX: no donor) */
+        uint64_t donor_physical;        /* byte address of the donor's first block (UINT64_MAX: no donor, or unknown) */
         unsigned donor_attempts;        /* donors allocated: 2 when the mb_stream_req fallback ran */
         bool cancelled;
         bool out_of_space;              /* the donor could not be allocated (or MOVE_EXT hit ENOSPC) */

@@ -245,9 +245,12 @@ static int on_msg(sd_event_source *s, int fd, uint32_t revents, void *userdata) 
                         if (r < 0)
                                 log_warning_errno(r, "Failed to record the end of run %" PRIi64 ": %m", job->run_id);
                         if (msg.stats.donor_physical == UINT64_MAX)
-                                log_info("Run %" PRIi64 " on %s %s: %" PRIu64 " files, %.1f MiB moved, no donor",
+                                /* no donor (nothing to move, no room) or its place not known */
+                                log_info("Run %" PRIi64 " on %s %s: %" PRIu64 " files, %.1f MiB moved, donor in %"
+                                         PRIu64 " run(s) in %" PRIu64 " free range(s)",
                                          job->run_id, job->mount, msg.stats.cancelled ? "cancelled" : "finished",
-                                         msg.stats.files_moved, msg.stats.bytes_moved / 1048576.0);
+                                         msg.stats.files_moved, msg.stats.bytes_moved / 1048576.0,
+                                         msg.stats.donor_runs, msg.stats.donor_segments);
                         else
                                 log_info("Run %" PRIi64 " on %s %s: %" PRIu64 " files, %.1f MiB moved, donor in %"
                                          PRIu64 " run(s) in %" PRIu64 " free range(s) from %.1f MiB",
