@@ -88,6 +88,7 @@ static int pass_on(Db *db, const Filesystem *fs, const DbFile *files, size_t n, 
         _cleanup_free_ char *sysfs = ext4_sysfs_dir(fs->dev);
         _cleanup_close_ int mfd = -EBADF;
         MoverStats stats = {};
+        char where[64];
         Progress p = { .db = db, .files = files };
         int64_t run_id;
         int r;
@@ -122,13 +123,9 @@ static int pass_on(Db *db, const Filesystem *fs, const DbFile *files, size_t n, 
                              stats.donor_runs, stats.files_moved, stats.bytes_moved);
         if (r < 0)
                 return r;
-        if (stats.donor_physical == UINT64_MAX)
-                log_info("early pass on %s: %" PRIu64 " of %zu files moved%s", fs->mount, p.moved, n,
-                         stats.cancelled ? " (EarlyBudgetSec= ran out; the rest waits for the next boot)" : "");
-        else
-                log_info("early pass on %s: %" PRIu64 " of %zu files moved%s, donor from %.1f MiB", fs->mount,
-                         p.moved, n, stats.cancelled ? " (EarlyBudgetSec= ran out; the rest waits for the next boot)" : "",
-                         stats.donor_physical / 1048576.0);
+        log_info("early pass on %s: %" PRIu64 " of %zu files moved%s%s", fs->mount, p.moved, n,
+                 stats.cancelled ? " (EarlyBudgetSec= ran out; the rest waits for the next boot)" : "",
+                 mover_donor_where(&stats, ", donor ", where, sizeof where));
         return 0;
 }
 

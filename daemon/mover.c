@@ -406,6 +406,13 @@ static Next move_item(Mover *m, const MoveItem *it, uint64_t slice_blocks, MoveO
         return next;
 }
 
+const char *mover_donor_where(const MoverStats *st, const char *prefix, char *buf, size_t size) {
+        if (st->donor_physical == UINT64_MAX || size == 0)
+                return "";
+        (void) snprintf(buf, size, "%sfrom %.1f MiB", prefix, st->donor_physical / 1048576.0);
+        return buf;
+}
+
 int mover_restore_tunables(const char *state_file) {
         return donor_restore_tunables(state_file);
 }

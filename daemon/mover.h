@@ -82,3 +82,6 @@ int mover_run(const MoverOptions *o, const MoveItem *items, size_t n, MoveOutcom
 
 /* Restore an mb_stream_req value left changed by a crash (state_file exists). Safe to call at startup. */
 int mover_restore_tunables(const char *state_file);
+
+/* For log lines: "<prefix>from X MiB" (where the donor starts), or "" when that is not known. */
+const char *mover_donor_where(const MoverStats *st, const char *prefix, char *buf, size_t size);

@@ -196,6 +196,7 @@ static RunFileState state_of(MoveResult r) {
 static int on_msg(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Optimizer *o = userdata;
         Manager *m = o->manager;
+        char where[64];
         Msg msg;
         int r;
 
@@ -244,20 +245,11 @@ static int on_msg(sd_event_source *s, int fd, uint32_t revents, void *userdata) 
                                           msg.stats.donor_runs, msg.stats.files_moved, msg.stats.bytes_moved);
                         if (r < 0)
                                 log_warning_errno(r, "Failed to record the end of run %" PRIi64 ": %m", job->run_id);
-                        if (msg.stats.donor_physical == UINT64_MAX)
-                                /* no donor (nothing to move, no room) or its place not known */
-                                log_info("Run %" PRIi64 " on %s %s: %" PRIu64 " files, %.1f MiB moved, donor in %"
-                                         PRIu64 " run(s) in %" PRIu64 " free range(s)",
-                                         job->run_id, job->mount, msg.stats.cancelled ? "cancelled" : "finished",
-                                         msg.stats.files_moved, msg.stats.bytes_moved / 1048576.0,
-                                         msg.stats.donor_runs, msg.stats.donor_segments);
-                        else
-                                log_info("Run %" PRIi64 " on %s %s: %" PRIu64 " files, %.1f MiB moved, donor in %"
-                                         PRIu64 " run(s) in %" PRIu64 " free range(s) from %.1f MiB",
-                                         job->run_id, job->mount, msg.stats.cancelled ? "cancelled" : "finished",
-                                         msg.stats.files_moved, msg.stats.bytes_moved / 1048576.0,
-                                         msg.stats.donor_runs, msg.stats.donor_segments,
-                                         msg.stats.donor_physical / 1048576.0);
+                        log_info("Run %" PRIi64 " on %s %s: %" PRIu64 " files, %.1f MiB moved, donor in %" PRIu64
+                                 " run(s) in %" PRIu64 " free range(s)%s",
+                                 job->run_id, job->mount, msg.stats.cancelled ? "cancelled" : "finished",
+                                 msg.stats.files_moved, msg.stats.bytes_moved / 1048576.0, msg.stats.donor_runs,
+                                 msg.stats.donor_segments, mover_donor_where(&msg.stats, " ", where, sizeof where));
                         break;
                 case MSG_ALL_DONE:
                         (void) pthread_join(o->thread, NULL);
