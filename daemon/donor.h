@@ -51,7 +51,7 @@ typedef struct Donor {
 
 void donor_set_one(Donor *d, int fd, uint64_t logical, uint64_t blocks);
 /* Physical byte address of the donor's first block (its first segment's start, from FIEMAP), or a
- * negative errno (-ENODATA: that block is not allocated). */
+ * negative errno (-EBADF: no donor; -ENODATA: that block is not allocated). */
 int donor_physical(const Donor *d, uint64_t block_size, uint64_t *ret);
 /* Closes the fd (freeing the donor's blocks). */
 void donor_done(Donor *d);
