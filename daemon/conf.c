@@ -53,6 +53,7 @@ static const ConfigItem config_items[] = {
         { "Optimize", "MinFileAgeSec",    CONFIG_SEC,      offsetof(Config, min_file_age_usec),     0, 365 * USEC_PER_DAY },
         { "Optimize", "RateLimitMiBps",   CONFIG_UNSIGNED, offsetof(Config, rate_limit_mibps),      0, 100000 },
         { "Optimize", "EarlyBudgetSec",   CONFIG_SEC,      offsetof(Config, early_budget_usec),     0, 10 * 60 * USEC_PER_SEC },
+        { "Optimize", "MakeRoom",         CONFIG_BOOL,     offsetof(Config, make_room),             0, 1 },
         { "Idle", "IdleSec",              CONFIG_SEC,      offsetof(Config, idle_usec),             0, USEC_PER_DAY },
         { "Idle", "MinIntervalHours",     CONFIG_HOURS,    offsetof(Config, min_interval_hours),    0, 8760 },
         { "Idle", "BootQuietSec",         CONFIG_SEC,      offsetof(Config, boot_quiet_usec),       0, USEC_PER_DAY },
@@ -90,6 +91,7 @@ void config_set_defaults(Config *c) {
                 .max_load_per_cpu = 0.5,
                 .max_quality_loss_percent = 25.0,
                 .optimize_non_rotational = false,
+                .make_room = true,
         };
 }
 

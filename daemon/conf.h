@@ -21,6 +21,7 @@ typedef struct Config {
         uint64_t min_file_age_usec;     /* MinFileAgeSec=, default 600 s */
         unsigned rate_limit_mibps;      /* RateLimitMiBps=, default 0 = unlimited */
         uint64_t early_budget_usec;     /* EarlyBudgetSec=, default 2 s: the early-boot pass's time budget */
+        bool make_room;                 /* MakeRoom=, default yes: clear a low window for the donor */
 
         /* [Idle] */
         uint64_t idle_usec;             /* IdleSec=, default 300 s */

@@ -267,6 +267,142 @@ static bool segments_on_target(int fd, uint64_t bs, const DonorTarget *t, const 
         return true;
 }
 
+/* Buddies (see donor_create_buddies()): ext4's allocator keeps a block group's free space as aligned blocks
+ * of 2^k blocks, k up to block-size-bits + 1 (2^13 with 4 KiB blocks), each free extent cut greedily into
+ * the largest aligned ones that fit (mb_mark_free_simple()). Block groups start at multiples of 2^13 blocks
+ * on a filesystem with 4 KiB blocks, so this is computed from the absolute block numbers. */
+static unsigned max_buddy_order(uint64_t bs) {
+        unsigned bits = 0;
+
+        while ((UINT64_C(1) << bits) < bs)
+                bits++;
+        return bits + 1;
+}
+
+/* The buddy of the free range ending at `end` that starts at p (p on a buddy boundary). */
+static uint64_t buddy_at(uint64_t p, uint64_t end, unsigned max_order) {
+        unsigned o = 0;
+
+        while (o < max_order && p % (UINT64_C(2) << o) == 0 && p + (UINT64_C(2) << o) <= end)
+                o++;
+        return UINT64_C(1) << o;
+}
+
+typedef struct PiecePlan {
+        uint64_t bs, blocks, min_piece, anchor, floor, limit;
+        unsigned max_order;
+        DonorTarget t[DONOR_MAX_SEGMENTS];
+        size_t n;
+} PiecePlan;
+
+/* In the free range [start, start + length): the first buddies longer than a group preallocation, one after
+ * the other, that hold the donor, none below the floor block. Only the range that contains the anchor
+ * block, when there is one. */
+static int pieces_fn(uint64_t start, uint64_t length, void *userdata) {
+        PiecePlan *pp = userdata;
+        uint64_t s = start / pp->bs, e = s + length / pp->bs, p = s, got = 0;
+
+        if (pp->anchor != UINT64_MAX && e <= pp->anchor)
+                return 0;
+        if (s > pp->limit || (pp->anchor != UINT64_MAX && s > pp->anchor))
+                return -ENOSPC;
+        pp->n = 0;
+        while (p < e && got < pp->blocks) {
+                uint64_t b = buddy_at(p, e, pp->max_order);
+
+                if (b < pp->min_piece) {
+                        if (pp->n > 0)
+                                return 0;       /* the range's end: too short */
+                } else if (p >= pp->floor) {
+                        if (pp->n == DONOR_MAX_SEGMENTS)
+                                return 0;
+                        pp->t[pp->n++] = (DonorTarget) { .physical = p, .blocks = b };
+                        got += b;
+                }
+                p += b;
+        }
+        return got >= pp->blocks ? 1 : pp->anchor != UINT64_MAX ? -ENOSPC : 0;
+}
+
+/* The donor in buddies of the free space: one request per buddy, each aimed at it as in
+ * donor_create_targeted(). A request of a power of two that long goes through ext4's first, power-of-two
+ * pass, which in the goal's block group takes the group's lowest free buddy of the smallest size that has
+ * any free one at least that long (ext4_mb_simple_scan_group()), however cut up the rest of the group is;
+ * a request of another length needs the group's free blocks / free extents to be at least the request
+ * (ext4_mb_good_group(); read in the source, not traced), which a block group on an aged disk rarely has,
+ * so it goes to another group (seen on 6.18). Asking for each buddy at its own size makes it the one the
+ * allocator picks, unless the group has a free one of that size lower down, or the target is the first
+ * group of a flex group, which that pass skips for file data: every piece must land where it was aimed,
+ * in one run (else -EAGAIN, nothing stays allocated). The buddies follow each other, so the donor is one
+ * segment. With a window (cleared for the donor): in the free range that contains its start, from its
+ * floor on (its block group's start: a range may reach into the group before, maybe the first of a flex
+ * group); else the lowest range that holds the donor in buddies, if it starts no further than the donor's
+ * length past the lowest range that holds it whole. */
+static int donor_create_buddies(int dir_fd, uint64_t bytes, uint64_t group_prealloc, const DonorWindow *w,
+                                Donor *d) {
+        _cleanup_close_ int fd = -EBADF;
+        PiecePlan pp = {
+                .anchor = w ? w->start : UINT64_MAX,
+                .floor = w ? w->floor : 0,
+                .limit = UINT64_MAX,
+        };
+        uint64_t pilot = 0, total = 0, single = 0;
+        struct statfs sfs;
+        int r;
+
+        if (fstatfs(dir_fd, &sfs) < 0)
+                return -errno;
+        pp.bs = (uint64_t) sfs.f_bsize;
+        if (pp.bs == 0 || bytes % pp.bs != 0 || (long) pp.bs != sysconf(_SC_PAGESIZE))
+                return -EINVAL;
+        pp.blocks = bytes / pp.bs;
+        pp.max_order = max_buddy_order(pp.bs);
+        for (pp.min_piece = 1; pp.min_piece <= group_prealloc; pp.min_piece *= 2)
+                ;
+        if ((uint64_t) sfs.f_blocks + pp.blocks + (UINT64_C(1) << pp.max_order) >= PILOT_BLOCK)
+                return -EFBIG;
+        fd = openat(dir_fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+        if (fd < 0)
+                return -errno;
+        if (!w) {
+                r = donor_lowest_free(fd, (pp.blocks + 1) * pp.bs, &single);
+                if (r < 0)
+                        return r;
+                pp.limit = single / pp.bs + pp.blocks;
+        }
+        r = free_ranges_walk(fd, pieces_fn, &pp);
+        if (r < 0)
+                return r;
+        if (r == 0)
+                return -ENOSPC;
+        for (size_t i = 0; i < pp.n; i++)
+                total += pp.t[i].blocks;
+        if (total > (uint64_t) sfs.f_bavail)
+                return -ENOSPC;
+        if (fallocate(fd, 0, (off_t) (PILOT_BLOCK * pp.bs), (off_t) pp.bs) < 0)
+                return -errno;
+        r = physical_of(fd, PILOT_BLOCK * pp.bs, &pilot);
+        if (r < 0)
+                return r;
+        pilot /= pp.bs;
+        if (pilot >= pp.t[0].physical && pilot < pp.t[0].physical + total)
+                return -EAGAIN;         /* the pilot took a block of them */
+        r = place_segments(fd, pp.bs, pilot, pp.t, pp.n, d);
+        if (r < 0)
+                return r;
+        if (!segments_on_target(fd, pp.bs, pp.t, d))
+                return -EAGAIN;
+        /* on target: the pieces follow each other on disk and in the file */
+        d->segments[0].blocks = total;
+        d->n_segments = 1;
+        d->runs = 1;
+        d->chunk = pp.t[0].blocks;
+        for (size_t i = 1; i < pp.n; i++)
+                d->chunk = MAX(d->chunk, pp.t[i].blocks);
+        d->fd = TAKE_FD(fd);
+        return 0;
+}
+
 /* The donor aimed at the lowest free space (see donor.h). ext4 has no call to allocate at a given block,
  * but it aims an allocation at the block where the file's nearest extent would continue: goal = that
  * extent's physical start + the logical distance to it (ext4_ext_find_goal). So a one-block pilot extent
@@ -359,6 +495,7 @@ static int donor_create_targeted(int dir_fd, uint64_t bytes, uint64_t group_prea
                 r = place_segments(fd, bs, pilot, &t, 1, d);
                 if (r < 0)
                         return r;
+                d->aimed_at = t.physical;
         }
         d->fd = TAKE_FD(fd);
         return 0;
@@ -501,6 +638,15 @@ bad:
         return -EBADMSG;
 }
 
+/* Did the one-range donor land where it was aimed, in one run? */
+static bool donor_on_target(const Donor *d, uint64_t bs) {
+        uint64_t phys = 0, runs = 0;
+
+        return physical_of(d->fd, d->segments[0].logical * bs, &phys) >= 0 && phys == d->aimed_at * bs &&
+                donor_count_runs(d->fd, d->segments[0].logical * bs, d->segments[0].blocks * bs, &runs) >= 0 &&
+                runs == 1;
+}
+
 /* The donor made with mb_stream_req raised for the moment of its fallocates: then it counts as a "small"
  * file, whose allocation goes to the goal its extents or its inode give, instead of the global stream goal,
  * which is wherever the last large allocation ended. Aimed at the lowest free space
@@ -509,7 +655,7 @@ bad:
  * group (the first data group of the flex group of dir_fd's group). Returns 0 with d->fd set, or a
  * negative errno; -EAGAIN when the tunable could not be set (nothing was allocated then). */
 static int donor_create_steered(int dir_fd, uint64_t bytes, uint64_t bs, const char *sysfs_dir,
-                                const char *state_file, Donor *d) {
+                                const char *state_file, const DonorWindow *w, Donor *d) {
         char path[PATH_MAX], orig[64], gp_path[PATH_MAX], gp[64];
         uint64_t group_prealloc = 0;
         bool segmented = false;
@@ -532,9 +678,25 @@ static int donor_create_steered(int dir_fd, uint64_t bytes, uint64_t bs, const c
         if (write_state_file(state_file, path, orig) < 0)
                 return -EAGAIN;
         r = write_sysfs(path, STREAM_REQ_RAISED);
-        if (r >= 0) {
-                if ((!segmented || donor_create_targeted(dir_fd, bytes, group_prealloc, true, d) < 0) &&
-                    donor_create_targeted(dir_fd, bytes, group_prealloc, false, d) < 0) {
+        if (r >= 0 && w && segmented && donor_create_buddies(dir_fd, bytes, group_prealloc, w, d) >= 0)
+                d->in_window = true;
+        else if (r >= 0) {
+                if (segmented && donor_create_targeted(dir_fd, bytes, group_prealloc, true, d) >= 0)
+                        ;       /* in pieces below the one range */
+                else if (donor_create_targeted(dir_fd, bytes, group_prealloc, false, d) >= 0) {
+                        Donor b = { .fd = -EBADF };
+
+                        /* Not where it was aimed (ext4 took another block group): in buddies of the lowest free
+                         * space instead, if that lands, while the first one is held. Tried only then: blocks of
+                         * a donor that is given up stay taken until the journal commits, so a failed attempt
+                         * would spoil the range for the next one. */
+                        if (segmented && !donor_on_target(d, bs) &&
+                            donor_create_buddies(dir_fd, bytes, group_prealloc, NULL, &b) >= 0) {
+                                b.attempts = d->attempts;
+                                donor_done(d);
+                                *d = b;
+                        }
+                } else {
                         int fd = donor_create(dir_fd, bytes);
 
                         if (fd >= 0)
@@ -571,7 +733,8 @@ void donor_done(Donor *d) {
         d->n_segments = 0;
 }
 
-int donor_allocate(int dir_fd, uint64_t bytes, const char *sysfs_dir, const char *state_file, Donor *ret) {
+int donor_allocate(int dir_fd, uint64_t bytes, const char *sysfs_dir, const char *state_file, const DonorWindow *w,
+                   Donor *ret) {
         Donor d = { .fd = -EBADF }, d2 = { .fd = -EBADF };
         struct statfs sfs;
         uint64_t bs;
@@ -585,9 +748,9 @@ int donor_allocate(int dir_fd, uint64_t bytes, const char *sysfs_dir, const char
                 return -EINVAL;
         if (sysfs_dir && state_file) {
                 d.attempts++;
-                r = donor_create_steered(dir_fd, bytes, bs, sysfs_dir, state_file, &d);
+                r = donor_create_steered(dir_fd, bytes, bs, sysfs_dir, state_file, w, &d);
                 if (r >= 0) {
-                        if (d.n_segments > 1)
+                        if (d.n_segments > 1 || d.in_window)
                                 goto done;      /* every piece where it was aimed, each one run */
                         r = donor_count_runs(d.fd, d.segments[0].logical * bs, bytes, &d.runs);
                         if (r < 0)

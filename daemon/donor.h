@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -47,7 +48,17 @@ typedef struct Donor {
         size_t n_segments;
         uint64_t runs;          /* physical runs over all segments */
         unsigned attempts;      /* donors allocated: 1, or 2 when the allocator's own choice was tried too */
+        bool in_window;         /* made in the window the caller cleared for it */
+        uint64_t chunk;         /* made in buddies of the free space, the largest this long (blocks; 0: not) */
+        uint64_t aimed_at;      /* the one-range donor's target block */
 } Donor;
+
+
+/* A window cleared for the donor (see room.h): it starts at block `start`, in the block group that starts at
+ * block `floor`. */
+typedef struct DonorWindow {
+        uint64_t start, floor;
+} DonorWindow;
 
 void donor_set_one(Donor *d, int fd, uint64_t logical, uint64_t blocks);
 /* Physical byte address of the donor's first block (its first segment's start, from FIEMAP), or a
@@ -64,12 +75,17 @@ void donor_done(Donor *d);
  * <sysfs_dir>/mb_stream_req raised to 4294967295 (global for the filesystem: the original value is saved
  * to state_file first, crash-safe, and restored right after; the state file is then removed), which makes
  * ext4 honour a goal, reached through a one-block pilot extent at a far logical offset (see donor.c):
+ *   - with a window `w` the caller cleared for it (else NULL), in the free range that contains the
+ *     window's start, in buddies: one request per aligned power-of-two block of ext4's allocator, each of
+ *     which must land where it was aimed (see donor.c; then ->in_window);
  *   - in pieces, when there are whole free ranges of at least max(DONOR_SEGMENT_MIN_BYTES, bytes / 64,
  *     mb_group_prealloc + 1 blocks) that all lie below the lowest free range that holds the donor whole
  *     (donor_lowest_free()) and together hold it (taken lowest first until they hold a quarter more, so
  *     that a file need not be split where a piece ends, within what ordinary users may use): at most
  *     DONOR_MAX_SEGMENTS pieces; used only if every piece landed where it was aimed, in one run (then
  *     ->runs = ->n_segments);
+ *   - else in buddies of the lowest free range that holds it so (as above), if that starts no further
+ *     than the donor's length past the lowest range that holds it whole (->chunk set);
  *   - else in that lowest range that holds it whole (a donor of at most mb_group_prealloc blocks is made
  *     mb_group_prealloc + 1 blocks long, within what ordinary users may use: a shorter request would be
  *     served from a group preallocation, wherever that is; the rest is never used);
@@ -81,7 +97,8 @@ void donor_done(Donor *d);
  * negative errno (-ENOSPC/-EDQUOT: no room). Never leaves mb_stream_req changed unless restoring it
  * failed, in which case the state file stays for donor_restore_tunables(). Not safe against a concurrent
  * second mover on the same filesystem (the daemon runs one mover at a time). */
-int donor_allocate(int dir_fd, uint64_t bytes, const char *sysfs_dir, const char *state_file, Donor *ret);
+int donor_allocate(int dir_fd, uint64_t bytes, const char *sysfs_dir, const char *state_file, const DonorWindow *w,
+                   Donor *ret);
 
 /* If state_file exists: parse "PATH VALUE", write VALUE to PATH (only /sys/fs/ext4/<dev>/mb_stream_req
  * paths are accepted), then remove it. Returns 0 when nothing was to do or it was restored. */

@@ -17,6 +17,7 @@
 #include "macro.h"
 #include "mounts.h"
 #include "mover.h"
+#include "mover-room.h"
 
 /* include/uapi/linux/ext4.h, missing from Debian 12's linux-libc-dev (as in e4defrag) */
 struct move_extent {
@@ -409,7 +410,11 @@ static Next move_item(Mover *m, const MoveItem *it, uint64_t slice_blocks, MoveO
 const char *mover_donor_where(const MoverStats *st, const char *prefix, char *buf, size_t size) {
         if (st->donor_physical == UINT64_MAX || size == 0)
                 return "";
-        (void) snprintf(buf, size, "%sfrom %.1f MiB", prefix, st->donor_physical / 1048576.0);
+        if (st->donor_chunk > 0)
+                (void) snprintf(buf, size, "%sfrom %.1f MiB (aimed %.0f MiB at a time)", prefix,
+                                st->donor_physical / 1048576.0, st->donor_chunk / 1048576.0);
+        else
+                (void) snprintf(buf, size, "%sfrom %.1f MiB", prefix, st->donor_physical / 1048576.0);
         return buf;
 }
 
@@ -417,10 +422,19 @@ int mover_restore_tunables(const char *state_file) {
         return donor_restore_tunables(state_file);
 }
 
+/* Items from..n-1 are left for a later run, each reported. */
+static void retry_rest(const MoverOptions *o, MoveOutcome *outcomes, size_t from, size_t n, const char *reason) {
+        for (size_t i = from; i < n; i++) {
+                set_outcome(&outcomes[i], MOVE_RETRY, "%s", reason);
+                if (o->progress)
+                        o->progress(o->userdata, i, &outcomes[i]);
+        }
+}
+
 int mover_run(const MoverOptions *o, const MoveItem *items, size_t n, MoveOutcome *outcomes, MoverStats *ret_stats) {
         _cleanup_free_ uint64_t *slices = NULL;
         _cleanup_free_ uint8_t *buf = NULL;
-        MoverStats stats = { .donor_physical = UINT64_MAX };
+        MoverStats stats = { .donor_physical = UINT64_MAX, .room_start = UINT64_MAX };
         struct statfs sfs;
         uint64_t total = 0;
         long page;
@@ -481,18 +495,29 @@ int mover_run(const MoverOptions *o, const MoveItem *items, size_t n, MoveOutcom
                 if (fstatfs(o->mount_fd, &sfs) >= 0 &&
                     (uint64_t) sfs.f_bavail * (uint64_t) sfs.f_bsize < total * m.bsize)
                         r = -ENOSPC;
-                else
-                        r = donor_allocate(o->mount_fd, total * m.bsize, o->sysfs_dir, o->state_file, &m.donor);
+                else {
+                        DonorWindow w = {};
+                        int room = 0;
+
+                        if (o->make_room) {
+                                room = mover_make_room(o, items, n, total, m.bsize, &w, &stats);
+                                if (room == -ECANCELED) {
+                                        stats.cancelled = true;
+                                        retry_rest(o, outcomes, i, n, "cancelled");
+                                        goto finish;
+                                }
+                        }
+                        r = donor_allocate(o->mount_fd, total * m.bsize, o->sysfs_dir, o->state_file,
+                                           room > 0 ? &w : NULL, &m.donor);
+                        stats.room_used = m.donor.in_window;
+                        stats.donor_chunk = m.donor.chunk * m.bsize;
+                }
                 stats.donor_attempts = m.donor.attempts;
                 stats.donor_runs = m.donor.runs;
                 stats.donor_segments = m.donor.n_segments;
                 if (r == -ENOSPC || r == -EDQUOT) {
                         stats.out_of_space = true;
-                        for (; i < n; i++) {
-                                set_outcome(&outcomes[i], MOVE_RETRY, "no space for the donor");
-                                if (o->progress)
-                                        o->progress(o->userdata, i, &outcomes[i]);
-                        }
+                        retry_rest(o, outcomes, i, n, "no space for the donor");
                         goto finish;
                 }
                 if (r < 0)
@@ -536,11 +561,7 @@ int mover_run(const MoverOptions *o, const MoveItem *items, size_t n, MoveOutcom
                         break;
                 }
         }
-        for (; i < n; i++) {
-                set_outcome(&outcomes[i], MOVE_RETRY, stats.out_of_space ? "no space" : "cancelled");
-                if (o->progress)
-                        o->progress(o->userdata, i, &outcomes[i]);
-        }
+        retry_rest(o, outcomes, i, n, stats.out_of_space ? "no space" : "cancelled");
 
 finish:
         /* the moved data on disk before the donor's close frees the old blocks (nothing to wait for, and

@@ -60,6 +60,9 @@ typedef struct MoverOptions {
         atomic_bool *cancel;            /* set from another thread to stop between files/chunks */
         const char *sysfs_dir;          /* /sys/fs/ext4/<dev>, for the mb_stream_req fallback (NULL: no fallback) */
         const char *state_file;         /* where the original mb_stream_req is saved while changed (crash-safe) */
+        /* clear a window low on the disk for the donor first, when the free space there is in pieces (see
+         * room.h): other files are moved out of it (needs sysfs_dir and state_file) */
+        bool make_room;
         /* called after each file (from the mover's thread) */
         void (*progress)(void *userdata, size_t index, const MoveOutcome *o);
         void *userdata;
@@ -70,7 +73,12 @@ typedef struct MoverStats {
         uint64_t donor_runs;            /* physical runs of the donor actually used (1 = fully contiguous) */
         uint64_t donor_segments;        /* free ranges it was made in on purpose (see donor_allocate()) */
         uint64_t donor_physical;        /* byte address of the donor's first block (UINT64_MAX: no donor, or unknown) */
+        uint64_t donor_chunk;           /* bytes: the donor was aimed at a window this much at a time (0: not) */
         unsigned donor_attempts;        /* donors allocated: 2 when the mb_stream_req fallback ran */
+        uint64_t room_start;            /* byte address of the window chosen for the donor (UINT64_MAX: none) */
+        uint64_t room_files, room_bytes;        /* files (and their bytes) moved out of it */
+        bool room_cleared;              /* all of them: the window is free */
+        bool room_used;                 /* the donor was made in it */
         bool cancelled;
         bool out_of_space;              /* the donor could not be allocated (or MOVE_EXT hit ENOSPC) */
 } MoverStats;

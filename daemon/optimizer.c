@@ -155,6 +155,7 @@ static void *optimizer_thread(void *userdata) {
                         .cancel = &o->cancel,
                         .sysfs_dir = job->sysfs_dir,
                         .state_file = o->state_file,
+                        .make_room = o->make_room,
                         .progress = on_file_done,
                         .userdata = &ctx,
                 };
@@ -245,6 +246,18 @@ static int on_msg(sd_event_source *s, int fd, uint32_t revents, void *userdata) 
                                           msg.stats.donor_runs, msg.stats.files_moved, msg.stats.bytes_moved);
                         if (r < 0)
                                 log_warning_errno(r, "Failed to record the end of run %" PRIi64 ": %m", job->run_id);
+                        if (msg.stats.room_start != UINT64_MAX && msg.stats.room_cleared)
+                                log_info("Run %" PRIi64 " on %s: cleared a window for the donor at %.1f MiB: %" PRIu64
+                                         " other file(s), %.1f MiB, moved out of it%s",
+                                         job->run_id, job->mount, msg.stats.room_start / 1048576.0,
+                                         msg.stats.room_files, msg.stats.room_bytes / 1048576.0,
+                                         msg.stats.room_used ? "" : "; the donor went elsewhere");
+                        else if (msg.stats.room_start != UINT64_MAX)
+                                log_info("Run %" PRIi64 " on %s: the window for the donor at %.1f MiB was not cleared (%"
+                                         PRIu64 " other file(s), %.1f MiB, moved out of it; the others busy, changed or "
+                                         "gone): the donor was made the usual way",
+                                         job->run_id, job->mount, msg.stats.room_start / 1048576.0,
+                                         msg.stats.room_files, msg.stats.room_bytes / 1048576.0);
                         log_info("Run %" PRIi64 " on %s %s: %" PRIu64 " files, %.1f MiB moved, donor in %" PRIu64
                                  " run(s) in %" PRIu64 " free range(s)%s",
                                  job->run_id, job->mount, msg.stats.cancelled ? "cancelled" : "finished",
@@ -276,6 +289,7 @@ int optimizer_start(Manager *m, OptJob *jobs, size_t n_jobs, Optimizer **ret) {
         o->pipe_fd[0] = o->pipe_fd[1] = -EBADF;
         o->id = n_jobs > 0 ? (uint64_t) jobs[0].run_id : 0;
         o->rate_limit_bps = (uint64_t) m->config.rate_limit_mibps << 20;
+        o->make_room = m->config.make_room;
         if (asprintf(&o->state_file, "%s/mb_stream_req.saved", m->state_dir) < 0)
                 return -ENOMEM;
         for (size_t j = 0; j < n_jobs; j++)

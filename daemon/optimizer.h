@@ -51,6 +51,7 @@ typedef struct Optimizer {
         int pipe_fd[2];
         sd_event_source *source;
         uint64_t rate_limit_bps;
+        bool make_room;
         char *state_file;
 } Optimizer;
 

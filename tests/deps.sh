@@ -3,7 +3,7 @@
 # only touched when something is missing).
 install_deps() {
         local pkgs=(gcc libc6-dev meson ninja-build pkg-config scdoc
-                    libsystemd-dev libsqlite3-dev
+                    libsystemd-dev libsqlite3-dev libext2fs-dev
                     dbus dbus-daemon systemd jq sqlite3 e2fsprogs util-linux mount
                     python3
                     # the VM suite (tests/vm): QEMU, qemu-img, debootstrap; xz-utils/gzip for the kernel+initramfs

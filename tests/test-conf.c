@@ -114,6 +114,7 @@ static void assert_defaults(const Config *c) {
         ASSERT_TRUE(c->max_load_per_cpu == 0.5);
         ASSERT_TRUE(c->max_quality_loss_percent == 25.0);
         ASSERT_TRUE(!c->optimize_non_rotational);
+        ASSERT_TRUE(c->make_room);
 }
 
 static void assert_sec(const char *s, uint64_t expected) {
@@ -456,7 +457,9 @@ TEST(optimize_section) {
                    "MaxHotSetMiB=256\n"
                    "MaxFileMiB=0\n"                     /* 3: below the minimum */
                    "MinFileAgeSec=5min\n"
-                   "RateLimitMiBps=20\n");
+                   "RateLimitMiBps=20\n"
+                   "MakeRoom=no\n"
+                   "MakeRoom=sometimes\n");            /* 7: not a boolean, ignored */
         config_set_defaults(&c);
         ASSERT_EQ(c.max_hot_set_mib, 1024);
         ASSERT_EQ(c.max_file_mib, 128);
@@ -468,8 +471,10 @@ TEST(optimize_section) {
         ASSERT_EQ(c.max_file_mib, 128);
         ASSERT_EQ(c.min_file_age_usec, 300 * USEC_PER_SEC);
         ASSERT_EQ(c.rate_limit_mibps, 20);
+        ASSERT_TRUE(!c.make_room);
         assert_warned(log, p, 3, "MaxFileMiB=");
-        ASSERT_EQ(count_lines(log), 1);
+        assert_warned(log, p, 7, "Invalid value for MakeRoom=: 'sometimes' (expected a boolean: yes or no)");
+        ASSERT_EQ(count_lines(log), 2);
 }
 
 TEST(idle_section) {

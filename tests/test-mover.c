@@ -38,7 +38,8 @@ typedef struct Fs {
 static char tmpdir[256];
 static char state_file[512];
 static Fs fs_main = { .mount_fd = -1 }, fs_small = { .mount_fd = -1 }, fs_place = { .mount_fd = -1 },
-          fs_target = { .mount_fd = -1 }, fs_seg = { .mount_fd = -1 };
+          fs_target = { .mount_fd = -1 }, fs_seg = { .mount_fd = -1 }, fs_room = { .mount_fd = -1 },
+          fs_bud = { .mount_fd = -1 }, fs_busy = { .mount_fd = -1 };
 static pid_t child = -1;
 
 /* ---------------------------------------------------------------------------------------------------- */
@@ -75,7 +76,10 @@ static void fs_teardown(Fs *fs) {
         }
 }
 
+static void writers_close(void);
+
 static void cleanup(void) {
+        writers_close();
         if (child > 0) {
                 kill(child, SIGKILL);
                 waitpid(child, NULL, 0);
@@ -86,6 +90,9 @@ static void cleanup(void) {
         fs_teardown(&fs_place);
         fs_teardown(&fs_target);
         fs_teardown(&fs_seg);
+        fs_teardown(&fs_room);
+        fs_teardown(&fs_bud);
+        fs_teardown(&fs_busy);
         if (tmpdir[0]) {
                 run("rm -rf '%s'", tmpdir);
                 tmpdir[0] = 0;
@@ -1068,6 +1075,245 @@ TEST(segments) {
         fsck(fs);
 }
 
+/* Fill fs (root's reserve too: we run as root) with 1 MiB files of distinct data (names in fill[]), written
+ * one after the other, so that they lie in disk order. Returns how many. */
+static size_t fill_with_data(Fs *fs, char **fill, size_t max) {
+        uint64_t seed = 0x2545f4914f6cdd1dULL;
+        uint8_t *buf = malloc(MiB);
+        struct statfs sfs;
+        size_t n = 0;
+
+        ASSERT_TRUE(buf);
+        for (;; n++) {
+                char name[16];
+                int fd;
+
+                ASSERT_EQ(fstatfs(fs->mount_fd, &sfs), 0);
+                if ((uint64_t) sfs.f_bfree * (uint64_t) sfs.f_bsize < 2 * MiB)
+                        break;
+                ASSERT_TRUE(n < max);
+                for (size_t j = 0; j < MiB; j += 8) {
+                        seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+                        memcpy(buf + j, &seed, 8);
+                }
+                snprintf(name, sizeof name, "cold%03zu", n);
+                fill[n] = path_in(fs, name);
+                fd = open(fill[n], O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+                ASSERT_TRUE(fd >= 0);
+                if (write(fd, buf, MiB) != (ssize_t) MiB || fsync(fd) < 0) {
+                        ASSERT_EQ(errno, ENOSPC);       /* full: the last one goes */
+                        close(fd);
+                        ASSERT_EQ(unlink(fill[n]), 0);
+                        free(fill[n]);
+                        break;
+                }
+                close(fd);
+        }
+        free(buf);
+        sync();
+        return n;
+}
+
+/* An aged filesystem, made: fs filled with 1 MiB files (fill_with_data()), then the ones whose data starts
+ * where drop(MiB) says deleted. Returns how many were made; alive[] says which remain, sum[] their
+ * checksums; *gap_lo and *gap_hi: the span of the deleted ones for which drop() returned 2. */
+typedef int (*DropFn)(uint64_t mib);
+
+static size_t make_aged(Fs *fs, char **fill, size_t max, DropFn drop, bool *alive, uint64_t *sum, uint64_t *gap_lo,
+                        uint64_t *gap_hi) {
+        size_t n = fill_with_data(fs, fill, max), kept = 0;
+        uint64_t phys;
+
+        *gap_lo = UINT64_MAX;
+        *gap_hi = 0;
+        for (size_t i = 0; i < n; i++) {
+                int d = count_extents(fill[i], &phys) == 1 ? drop(phys >> 20) : 0;
+
+                alive[i] = d == 0;
+                if (d == 2) {
+                        *gap_lo = MIN(*gap_lo, phys);
+                        *gap_hi = MAX(*gap_hi, phys + MiB);
+                }
+                if (!alive[i])
+                        ASSERT_EQ(unlink(fill[i]), 0);
+                else {
+                        sum[i] = fnv_file(fill[i]);
+                        kept++;
+                }
+        }
+        sync();
+        printf("  %zu files of 1 MiB, %zu kept; gap %llu-%llu MiB\n", n, kept, (unsigned long long) (*gap_lo >> 20),
+               (unsigned long long) (*gap_hi >> 20));
+        return n;
+}
+
+/* Move the NF files of sizes[] (paths[], sums[]) with o; then each must be intact and in one extent, the
+ * first at *first (or anywhere when UINT64_MAX), the others back to back in order; the files of the aged
+ * filesystem must be intact, none of them inside the files' span. Returns where the first one went. */
+static uint64_t move_and_check(Fs *fs, MoverOptions *o, char **paths, const uint64_t *sizes, const uint64_t *sums,
+                               MoveItem *items, MoveOutcome *out, size_t nf, MoverStats *st, char **fill,
+                               size_t nfill, const bool *alive, const uint64_t *fill_sum) {
+        uint64_t phys, first = 0, next = 0;
+        size_t kept = 0;
+
+        ASSERT_OK(mover_run(o, items, nf, out, st));
+        printf("  donor: %llu run(s) from %llu MiB, aimed %llu KiB at a time; window %lld MiB, %llu file(s) and "
+               "%llu KiB moved out of it\n",
+               (unsigned long long) st->donor_runs, (unsigned long long) (st->donor_physical >> 20),
+               (unsigned long long) (st->donor_chunk >> 10),
+               st->room_start == UINT64_MAX ? -1LL : (long long) (st->room_start >> 20),
+               (unsigned long long) st->room_files, (unsigned long long) (st->room_bytes >> 10));
+        ASSERT_EQ(st->files_moved, nf);
+        ASSERT_EQ(st->donor_runs, 1);
+        drop_caches();
+        for (size_t i = 0; i < nf; i++) {
+                ASSERT_EQ(fnv_file(paths[i]), sums[i]);
+                ASSERT_EQ(count_extents(paths[i], &phys), 1);
+                if (i == 0)
+                        first = phys;
+                else
+                        ASSERT_EQ(phys, next);  /* back to back in item order */
+                next = phys + sizes[i];
+        }
+        for (size_t i = 0; i < nfill; i++)
+                if (alive[i]) {
+                        ASSERT_EQ(fnv_file(fill[i]), fill_sum[i]);
+                        ASSERT_EQ(count_extents(fill[i], &phys), 1);
+                        ASSERT_TRUE(phys + MiB <= first || phys >= next);
+                        kept++;
+                }
+        printf("  files at %llu-%llu MiB; %zu other files intact, none there\n", (unsigned long long) (first >> 20),
+               (unsigned long long) (next >> 20), kept);
+        return first;
+}
+
+enum { AGED_NF = 6, AGED_MAXFILL = 800 };
+static const uint64_t aged_sizes[AGED_NF] = { 2 * MiB, 1536 * KiB, 3 * MiB, 1 * MiB, 2560 * KiB, 2 * MiB };
+
+/* every other MiB of block groups 1-4 (128-640 MiB), and 660-700 MiB whole */
+static int drop_room(uint64_t mib) {
+        if (mib >= 660 && mib < 700)
+                return 2;
+        return mib >= 128 && mib < 640 && mib % 2 == 1;
+}
+
+/* every other MiB of 384-448 MiB (block group 3), 460-500 MiB whole (the gap), 700-768 MiB whole */
+static int drop_buddies(uint64_t mib) {
+        if (mib >= 460 && mib < 500)
+                return 2;
+        return (mib >= 384 && mib < 448 && mib % 2 == 1) || mib >= 700;
+}
+
+/* Writers on the files that remain in 128-256 MiB (block group 1), closed by writers_close(). */
+static int writer_fds[AGED_MAXFILL];
+static size_t n_writers;
+
+static void writers_open(char **fill, size_t nfill, const bool *alive) {
+        uint64_t phys;
+
+        for (size_t i = 0; i < nfill; i++)
+                if (alive[i] && count_extents(fill[i], &phys) == 1 && phys >= 128 * MiB && phys < 256 * MiB) {
+                        writer_fds[n_writers] = open(fill[i], O_WRONLY | O_CLOEXEC);
+                        ASSERT_TRUE(writer_fds[n_writers] >= 0);
+                        n_writers++;
+                }
+        printf("  %zu files in 128-256 MiB held open for writing\n", n_writers);
+}
+
+static void writers_close(void) {
+        for (size_t i = 0; i < n_writers; i++)
+                close(writer_fds[i]);
+        n_writers = 0;
+}
+
+/* One scenario on its own 768 MiB filesystem (block groups of 128 MiB, the first of the flex group is
+ * group 0): the 12 MiB of files of aged_sizes moved with make_room on or off (with the files of block
+ * group 1 held open for writing during the move if busy). */
+static void aged_scenario(Fs *fs, const char *name, DropFn drop, bool make_room, bool busy, MoverStats *st,
+                          uint64_t *first, uint64_t *lowest, uint64_t *gap_lo, uint64_t *gap_hi) {
+        char *paths[AGED_NF], *fill[AGED_MAXFILL];
+        uint64_t sums[AGED_NF], fill_sum[AGED_MAXFILL], total = 0;
+        bool alive[AGED_MAXFILL];
+        MoveItem items[AGED_NF];
+        MoveOutcome out[AGED_NF];
+        MoverOptions o;
+        size_t nfill;
+
+        fs_setup(fs, name, 768);
+        uint64_t orig_stream = fs_tunable(fs, "mb_stream_req");
+        make_files(fs, name, paths, aged_sizes, AGED_NF);
+        nfill = make_aged(fs, fill, AGED_MAXFILL, drop, alive, fill_sum, gap_lo, gap_hi);
+        for (size_t i = 0; i < AGED_NF; i++)
+                total += aged_sizes[i];
+        ASSERT_OK(donor_lowest_free(fs->mount_fd, total + 4 * KiB, lowest));
+        printf("  the lowest free range that holds %llu MiB: at %llu MiB\n", (unsigned long long) (total >> 20),
+               (unsigned long long) (*lowest >> 20));
+        for (size_t i = 0; i < AGED_NF; i++) {
+                sums[i] = fnv_file(paths[i]);
+                make_item(paths[i], (int64_t) i, &items[i]);
+        }
+        o = options(fs, items);
+        o.make_room = make_room;
+        if (busy)
+                writers_open(fill, nfill, alive);
+        *first = move_and_check(fs, &o, paths, aged_sizes, sums, items, out, AGED_NF, st, fill, nfill, alive,
+                                fill_sum);
+        writers_close();
+        stream_req_unchanged(fs, orig_stream);
+        for (size_t i = 0; i < AGED_NF; i++)
+                free(paths[i]);
+        for (size_t i = 0; i < nfill; i++)
+                free(fill[i]);
+        fsck(fs);
+}
+
+/* Making room (room.h): block groups 1-4 are cut up into 1 MiB pieces, so no free range there holds even
+ * a group preallocation; the only range that holds the 12 MiB donor is a 40 MiB gap in group 5. With
+ * make_room the mover must move the other files out of a window low in group 1 (64 MiB or more below that
+ * gap) and put the files there; the files moved out must be intact, none left in the window. */
+TEST(room) {
+        MoverStats st;
+        uint64_t first, lowest, gap_lo, gap_hi;
+
+        aged_scenario(&fs_room, "room", drop_room, true, false, &st, &first, &lowest, &gap_lo, &gap_hi);
+        ASSERT_TRUE(lowest >= gap_lo && lowest < gap_hi);      /* the premise */
+        ASSERT_TRUE(st.room_start >= 128 * MiB && st.room_start + 64 * MiB <= gap_lo);
+        ASSERT_TRUE(st.room_files > 0);
+        ASSERT_TRUE(st.room_cleared);
+        ASSERT_TRUE(st.room_used);
+        ASSERT_TRUE(st.donor_chunk > 0);
+        ASSERT_EQ(first, st.room_start);
+}
+
+/* Making room when a file in the window can't be moved (open for writing): the window is not cleared, the
+ * files that could be moved out stay moved, whole and intact, and the donor is made the usual way (in
+ * the gap: its block group is not cut up). */
+TEST(room_busy) {
+        MoverStats st;
+        uint64_t first, lowest, gap_lo, gap_hi;
+
+        aged_scenario(&fs_busy, "busy", drop_room, true, true, &st, &first, &lowest, &gap_lo, &gap_hi);
+        ASSERT_TRUE(st.room_start >= 128 * MiB && st.room_start < 256 * MiB);
+        ASSERT_TRUE(!st.room_cleared);
+        ASSERT_TRUE(!st.room_used);
+        ASSERT_TRUE(first >= gap_lo && first + 12 * MiB <= gap_hi);
+}
+
+/* Buddies (donor.c): the lowest free range that holds the 12 MiB donor is a 40 MiB gap in block group 3,
+ * whose other free space is in 1 MiB pieces, and group 5 has 68 MiB free at its end. A one-range request
+ * aimed at the gap goes to group 5 (the group's free blocks / free extents is below the request); asked for
+ * in buddies it must land in the gap. No room is made (off). */
+TEST(buddies) {
+        MoverStats st;
+        uint64_t first, lowest, gap_lo, gap_hi;
+
+        aged_scenario(&fs_bud, "bud", drop_buddies, false, false, &st, &first, &lowest, &gap_lo, &gap_hi);
+        ASSERT_TRUE(lowest >= gap_lo && lowest < gap_hi);      /* the premise */
+        ASSERT_EQ(st.room_start, UINT64_MAX);
+        ASSERT_TRUE(st.donor_chunk > 0);
+        ASSERT_TRUE(first >= gap_lo && first + 12 * MiB <= gap_hi);
+}
+
 int main(void) {
         if (geteuid() != 0) {
                 fprintf(stderr, "needs root (loop devices, mount)\n");
@@ -1098,6 +1344,9 @@ int main(void) {
         RUN(placement);
         RUN(target);
         RUN(segments);
+        RUN(room);
+        RUN(room_busy);
+        RUN(buddies);
 
         fsck(&fs_main);
         fsck(&fs_small);

@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fid-util.h"
+#include "macro.h"
+#include "mover-room.h"
+#include "room.h"
+
+/* A window is only worth clearing for a donor this far (or more) below the lowest free range that holds
+ * it whole, and only when at most this many times the donor's size has to be moved out of it. */
+#define ROOM_MIN_GAIN_BYTES (UINT64_C(64) * 1024 * 1024)
+#define ROOM_MAX_MOVE_FACTOR 2
+#define MB_GROUP_PREALLOC_DEFAULT 512
+
+static uint64_t group_prealloc(const char *sysfs_dir) {
+        char path[PATH_MAX];
+        _cleanup_fclose_ FILE *f = NULL;
+        unsigned long long v;
+
+        if ((size_t) snprintf(path, sizeof path, "%s/mb_group_prealloc", sysfs_dir) >= sizeof path)
+                return MB_GROUP_PREALLOC_DEFAULT;
+        f = fopen(path, "re");
+        if (!f || fscanf(f, "%llu", &v) != 1)
+                return MB_GROUP_PREALLOC_DEFAULT;
+        return v;
+}
+
+/* /dev/<name> for /sys/fs/ext4/<name>; room_plan() checks that it is the mounted device */
+static char *device_of(const char *sysfs_dir) {
+        _cleanup_free_ char *copy = strdup(sysfs_dir);
+        char *p = NULL;
+
+        if (!copy || asprintf(&p, "/dev/%s", basename(copy)) < 0)
+                return NULL;
+        return p;
+}
+
+/* The files a plan names, as items for the mover: opened by inode number (an ext4 handle with generation
+ * 0 is not checked against the inode's generation), keyed by the handle they have now. */
+static int items_of(int mount_fd, const RoomPlan *p, MoveItem *items, char (*names)[32]) {
+        for (size_t i = 0; i < p->n_inodes; i++) {
+                union {
+                        struct file_handle fh;
+                        uint8_t buf[sizeof(struct file_handle) + 8];
+                } u = { .fh.handle_bytes = 8, .fh.handle_type = 1 /* FILEID_INO32_GEN */ };
+                uint32_t ino_gen[2] = { (uint32_t) p->inodes[i], 0 };
+                _cleanup_close_ int fd = -EBADF;
+                struct stat st;
+                int r;
+
+                memcpy(u.fh.f_handle, ino_gen, sizeof ino_gen);
+                fd = open_by_handle_at(mount_fd, &u.fh, O_PATH | O_CLOEXEC);
+                if (fd < 0)
+                        return -errno;
+                if (fstat(fd, &st) < 0)
+                        return -errno;
+                if (!S_ISREG(st.st_mode) || st.st_nlink == 0)
+                        return -ESTALE;
+                (void) snprintf(names[i], sizeof names[i], "inode %" PRIu64, p->inodes[i]);
+                items[i] = (MoveItem) {
+                        .file_id = -1,
+                        .path = names[i],
+                        .size = (uint64_t) st.st_size,
+                        .mtime_ns = (int64_t) st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec,
+                };
+                r = file_key_from_fd(fd, &items[i].key);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+int mover_make_room(const MoverOptions *o, const MoveItem *items, size_t n, uint64_t blocks, uint64_t bsize,
+                    DonorWindow *ret, MoverStats *st) {
+        _cleanup_free_ char *device = NULL;
+        _cleanup_free_ uint64_t *keep = calloc(n + 1, sizeof *keep);
+        _cleanup_free_ MoveItem *out_items = NULL;
+        _cleanup_free_ MoveOutcome *outcomes = NULL;
+        _cleanup_free_ char (*names)[32] = NULL;
+        MoverStats sub_st = {};
+        MoverOptions sub;
+        RoomPlan p = {};
+        size_t n_out;
+        uint64_t below = UINT64_MAX;
+        struct stat mst;
+        int r;
+
+        if (!keep)
+                return -ENOMEM;
+        if (!o->sysfs_dir || !o->state_file || bsize == 0 || fstat(o->mount_fd, &mst) < 0)
+                return 0;
+        device = device_of(o->sysfs_dir);
+        if (!device)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                uint32_t gen;
+
+                file_key_ino_gen(&items[i].key, &keep[i], &gen);
+        }
+        /* below where the one-range donor would go, by a margin */
+        r = donor_lowest_free(o->mount_fd, (blocks + 1) * bsize, &below);
+        if (r < 0 && r != -ENOSPC)
+                return 0;
+        below = r < 0 ? UINT64_MAX : below / bsize;
+        if (below != UINT64_MAX) {
+                if (below * bsize < ROOM_MIN_GAIN_BYTES)
+                        return 0;
+                below -= ROOM_MIN_GAIN_BYTES / bsize;
+        }
+        r = room_plan(device, mst.st_dev, blocks, below, group_prealloc(o->sysfs_dir), ROOM_MAX_MOVE_FACTOR * blocks,
+                      keep, n, &p);
+        if (r < 0)
+                return 0;
+        *ret = (DonorWindow) { .start = p.start, .floor = p.group_start };
+        st->room_start = p.start * bsize;
+        if (p.n_inodes == 0) {
+                room_plan_done(&p);
+                st->room_cleared = true;
+                return 1;
+        }
+
+        n_out = p.n_inodes;
+        out_items = calloc(n_out, sizeof *out_items);
+        outcomes = calloc(n_out, sizeof *outcomes);
+        names = calloc(n_out, sizeof *names);
+        if (!out_items || !outcomes || !names) {
+                room_plan_done(&p);
+                return -ENOMEM;
+        }
+        r = items_of(o->mount_fd, &p, out_items, names);
+        if (r < 0) {
+                room_plan_done(&p);
+                return 0;       /* a file went away or changed since the scan: leave the window alone */
+        }
+        /* the files moved out go where the allocator puts a donor by itself: not aimed low, and not into
+         * the window, which they fill until they are moved */
+        sub = (MoverOptions) {
+                .mount_fd = o->mount_fd,
+                .rate_limit_bps = o->rate_limit_bps,
+                .cancel = o->cancel,
+        };
+        r = mover_run(&sub, out_items, n_out, outcomes, &sub_st);
+        room_plan_done(&p);
+        if (r < 0)
+                return 0;
+        st->room_files = sub_st.files_moved;
+        st->room_bytes = sub_st.bytes_moved;
+        if (sub_st.cancelled)
+                return -ECANCELED;
+        for (size_t i = 0; i < n_out; i++)
+                if (outcomes[i].result != MOVE_DONE && outcomes[i].result != MOVE_IN_PLACE)
+                        return 0;       /* something stays in the window: the donor is made the usual way */
+        /* the old blocks were freed when the nested run closed its donor: commit, so that ext4 may hand
+         * them out again (freed data blocks wait for the journal commit) */
+        (void) syncfs(o->mount_fd);
+        st->room_cleared = true;
+        return 1;
+}
