@@ -166,7 +166,10 @@ static int scan_inodes(ext2_filsys fs, Scan *s) {
                 ext2_ino_t ino;
 
                 e = ext2fs_get_next_inode_full(scan, &ino, inode, sizeof large);
-                if (e == EXT2_ET_BAD_BLOCK_IN_INODE_TABLE)
+                /* an inode being written right now can read torn (checksum): skipped, its blocks then
+                 * count as in use by something else */
+                if (e == EXT2_ET_BAD_BLOCK_IN_INODE_TABLE || e == EXT2_ET_INODE_CSUM_INVALID ||
+                    e == EXT2_ET_INODE_IS_GARBAGE)
                         continue;
                 if (e) {
                         r = errcode_to_errno(e);
