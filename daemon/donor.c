@@ -25,6 +25,9 @@
 #define PILOT_BLOCK (UINT64_C(1) << 31)
 #define EXT_MAX_BLOCKS UINT64_C(0xffffffff)
 #define SYSFS_EXT4_PREFIX "/sys/fs/ext4/"
+/* free ranges tried in buddies after the one-range donor missed (each failed try holds its range until
+ * the journal commits) */
+#define BUDDY_ATTEMPTS 4
 #define STREAM_REQ_NAME "mb_stream_req"
 
 uint64_t donor_acceptable_runs(uint64_t bytes) {
@@ -289,7 +292,7 @@ static uint64_t buddy_at(uint64_t p, uint64_t end, unsigned max_order) {
 }
 
 typedef struct PiecePlan {
-        uint64_t bs, blocks, min_piece, anchor, floor, limit;
+        uint64_t bs, blocks, min_piece, anchor, floor, limit, skip_below, range_end;
         unsigned max_order;
         DonorTarget t[DONOR_MAX_SEGMENTS];
         size_t n;
@@ -297,13 +300,14 @@ typedef struct PiecePlan {
 
 /* In the free range [start, start + length): the first buddies longer than a group preallocation, one after
  * the other, that hold the donor, none below the floor block. Only the range that contains the anchor
- * block, when there is one. */
+ * block, when there is one; else the lowest that starts at or below the limit, past skip_below. */
 static int pieces_fn(uint64_t start, uint64_t length, void *userdata) {
         PiecePlan *pp = userdata;
         uint64_t s = start / pp->bs, e = s + length / pp->bs, p = s, got = 0;
 
-        if (pp->anchor != UINT64_MAX && e <= pp->anchor)
+        if ((pp->anchor != UINT64_MAX && e <= pp->anchor) || e <= pp->skip_below)
                 return 0;
+        pp->range_end = e;
         if (s > pp->limit || (pp->anchor != UINT64_MAX && s > pp->anchor))
                 return -ENOSPC;
         pp->n = 0;
@@ -336,17 +340,18 @@ static int pieces_fn(uint64_t start, uint64_t length, void *userdata) {
  * in one run (else -EAGAIN, nothing stays allocated). The buddies follow each other, so the donor is one
  * segment. With a window (cleared for the donor): in the free range that contains its start, from its
  * floor on (its block group's start: a range may reach into the group before, maybe the first of a flex
- * group); else the lowest range that holds the donor in buddies, if it starts no further than the donor's
- * length past the lowest range that holds it whole. */
+ * group); else the lowest range past block skip_below that holds the donor in buddies and starts at or
+ * below block `limit`. *ret_range_end: the end of the range tried (for the next attempt's skip_below). */
 static int donor_create_buddies(int dir_fd, uint64_t bytes, uint64_t group_prealloc, const DonorWindow *w,
-                                Donor *d) {
+                                uint64_t limit, uint64_t skip_below, uint64_t *ret_range_end, Donor *d) {
         _cleanup_close_ int fd = -EBADF;
         PiecePlan pp = {
                 .anchor = w ? w->start : UINT64_MAX,
                 .floor = w ? w->floor : 0,
-                .limit = UINT64_MAX,
+                .limit = w ? UINT64_MAX : limit,
+                .skip_below = w ? 0 : skip_below,
         };
-        uint64_t pilot = 0, total = 0, single = 0;
+        uint64_t pilot = 0, total = 0;
         struct statfs sfs;
         int r;
 
@@ -364,13 +369,9 @@ static int donor_create_buddies(int dir_fd, uint64_t bytes, uint64_t group_preal
         fd = openat(dir_fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
         if (fd < 0)
                 return -errno;
-        if (!w) {
-                r = donor_lowest_free(fd, (pp.blocks + 1) * pp.bs, &single);
-                if (r < 0)
-                        return r;
-                pp.limit = single / pp.bs + pp.blocks;
-        }
         r = free_ranges_walk(fd, pieces_fn, &pp);
+        if (ret_range_end)
+                *ret_range_end = pp.range_end;
         if (r < 0)
                 return r;
         if (r == 0)
@@ -638,6 +639,33 @@ bad:
         return -EBADMSG;
 }
 
+/* The one-range donor *d missed its aim: try buddies (donor_create_buddies()) in up to BUDDY_ATTEMPTS
+ * free ranges below where it went, one after the other; the first that lands replaces *d. */
+static int donor_retry_buddies(int dir_fd, uint64_t bytes, uint64_t bs, uint64_t group_prealloc, Donor *d) {
+        uint64_t went = 0, skip = 0;
+        int r;
+
+        r = physical_of(d->fd, d->segments[0].logical * bs, &went);
+        if (r < 0)
+                return r;
+        for (unsigned a = 0; a < BUDDY_ATTEMPTS; a++) {
+                Donor b = { .fd = -EBADF };
+                uint64_t end = 0;
+
+                r = donor_create_buddies(dir_fd, bytes, group_prealloc, NULL, went / bs, skip, &end, &b);
+                if (r >= 0) {
+                        b.attempts = d->attempts;
+                        donor_done(d);
+                        *d = b;
+                        return 0;
+                }
+                if (r != -EAGAIN || end <= skip)
+                        return r;
+                skip = end;
+        }
+        return -EAGAIN;
+}
+
 /* Did the one-range donor land where it was aimed, in one run? */
 static bool donor_on_target(const Donor *d, uint64_t bs) {
         uint64_t phys = 0, runs = 0;
@@ -678,24 +706,18 @@ static int donor_create_steered(int dir_fd, uint64_t bytes, uint64_t bs, const c
         if (write_state_file(state_file, path, orig) < 0)
                 return -EAGAIN;
         r = write_sysfs(path, STREAM_REQ_RAISED);
-        if (r >= 0 && w && segmented && donor_create_buddies(dir_fd, bytes, group_prealloc, w, d) >= 0)
+        if (r >= 0 && w && segmented && donor_create_buddies(dir_fd, bytes, group_prealloc, w, 0, 0, NULL, d) >= 0)
                 d->in_window = true;
         else if (r >= 0) {
                 if (segmented && donor_create_targeted(dir_fd, bytes, group_prealloc, true, d) >= 0)
                         ;       /* in pieces below the one range */
                 else if (donor_create_targeted(dir_fd, bytes, group_prealloc, false, d) >= 0) {
-                        Donor b = { .fd = -EBADF };
-
                         /* Not where it was aimed (ext4 took another block group): in buddies of the lowest free
-                         * space instead, if that lands, while the first one is held. Tried only then: blocks of
-                         * a donor that is given up stay taken until the journal commits, so a failed attempt
-                         * would spoil the range for the next one. */
-                        if (segmented && !donor_on_target(d, bs) &&
-                            donor_create_buddies(dir_fd, bytes, group_prealloc, NULL, &b) >= 0) {
-                                b.attempts = d->attempts;
-                                donor_done(d);
-                                *d = b;
-                        }
+                         * space below where it went instead, while the first one is held. Tried only then:
+                         * blocks of a donor that is given up stay taken until the journal commits, so a failed
+                         * attempt spoils its range, for a while; the next attempt takes the next range. */
+                        if (segmented && !donor_on_target(d, bs))
+                                (void) donor_retry_buddies(dir_fd, bytes, bs, group_prealloc, d);
                 } else {
                         int fd = donor_create(dir_fd, bytes);
 

@@ -84,11 +84,11 @@ void donor_done(Donor *d);
  *     that a file need not be split where a piece ends, within what ordinary users may use): at most
  *     DONOR_MAX_SEGMENTS pieces; used only if every piece landed where it was aimed, in one run (then
  *     ->runs = ->n_segments);
- *   - else in buddies of the lowest free range that holds it so (as above), if that starts no further
- *     than the donor's length past the lowest range that holds it whole (->chunk set);
  *   - else in that lowest range that holds it whole (a donor of at most mb_group_prealloc blocks is made
  *     mb_group_prealloc + 1 blocks long, within what ordinary users may use: a shorter request would be
- *     served from a group preallocation, wherever that is; the rest is never used);
+ *     served from a group preallocation, wherever that is; the rest is never used); when ext4 put it
+ *     elsewhere (another block group), it is made again in buddies of the lowest free range below where
+ *     it went, up to four ranges tried, while the first is held (->chunk set; see donor.c), else kept;
  *   - with no such range, without the pilot, so ext4 aims at the donor inode's own flex group (for
  *     dir_fd = the mount's root, the start of the filesystem).
  * If that one-piece donor is in more than donor_acceptable_runs() runs (or can't be made), one is made the

@@ -39,7 +39,8 @@ static char tmpdir[256];
 static char state_file[512];
 static Fs fs_main = { .mount_fd = -1 }, fs_small = { .mount_fd = -1 }, fs_place = { .mount_fd = -1 },
           fs_target = { .mount_fd = -1 }, fs_seg = { .mount_fd = -1 }, fs_room = { .mount_fd = -1 },
-          fs_bud = { .mount_fd = -1 }, fs_busy = { .mount_fd = -1 };
+          fs_bud = { .mount_fd = -1 }, fs_busy = { .mount_fd = -1 },
+          fs_bud2 = { .mount_fd = -1 };
 static pid_t child = -1;
 
 /* ---------------------------------------------------------------------------------------------------- */
@@ -93,6 +94,7 @@ static void cleanup(void) {
         fs_teardown(&fs_room);
         fs_teardown(&fs_bud);
         fs_teardown(&fs_busy);
+        fs_teardown(&fs_bud2);
         if (tmpdir[0]) {
                 run("rm -rf '%s'", tmpdir);
                 tmpdir[0] = 0;
@@ -1115,8 +1117,8 @@ static size_t fill_with_data(Fs *fs, char **fill, size_t max) {
 }
 
 /* An aged filesystem, made: fs filled with 1 MiB files (fill_with_data()), then the ones whose data starts
- * where drop(MiB) says deleted. Returns how many were made; alive[] says which remain, sum[] their
- * checksums; *gap_lo and *gap_hi: the span of the deleted ones for which drop() returned 2. */
+ * where drop(MiB) says deleted (any non-zero value). Returns how many were made; alive[] says which remain,
+ * sum[] their checksums; *gap_lo and *gap_hi: the span of the deleted ones for which drop() returned 2. */
 typedef int (*DropFn)(uint64_t mib);
 
 static size_t make_aged(Fs *fs, char **fill, size_t max, DropFn drop, bool *alive, uint64_t *sum, uint64_t *gap_lo,
@@ -1226,6 +1228,16 @@ static void writers_close(void) {
         n_writers = 0;
 }
 
+/* as drop_buddies(), and block group 0 (the first of the flex group) cut up the same way at 40-100 MiB with
+ * a 20 MiB gap at 104-124 MiB: the lowest range that holds the donor */
+static int drop_buddies_retry(uint64_t mib) {
+        if (mib >= 104 && mib < 124)
+                return 3;
+        if (mib >= 40 && mib < 100)
+                return mib % 2 == 1;
+        return drop_buddies(mib);
+}
+
 /* One scenario on its own 768 MiB filesystem (block groups of 128 MiB, the first of the flex group is
  * group 0): the 12 MiB of files of aged_sizes moved with make_room on or off (with the files of block
  * group 1 held open for writing during the move if busy). */
@@ -1314,6 +1326,19 @@ TEST(buddies) {
         ASSERT_TRUE(first >= gap_lo && first + 12 * MiB <= gap_hi);
 }
 
+/* Buddies, retried: the lowest range that holds the donor is now a 20 MiB gap in block group 0, cut up
+ * too. The one-range request misses it, and so do buddies there (ext4's power-of-two pass skips the first
+ * group of a flex group for file data); the next range, the gap in group 3, must take the donor. */
+TEST(buddies_retry) {
+        MoverStats st;
+        uint64_t first, lowest, gap_lo, gap_hi;
+
+        aged_scenario(&fs_bud2, "bud2", drop_buddies_retry, false, false, &st, &first, &lowest, &gap_lo, &gap_hi);
+        ASSERT_TRUE(lowest >= 100 * MiB && lowest < 128 * MiB);        /* the premise: group 0's gap */
+        ASSERT_TRUE(st.donor_chunk > 0);
+        ASSERT_TRUE(first >= gap_lo && first + 12 * MiB <= gap_hi);
+}
+
 int main(void) {
         if (geteuid() != 0) {
                 fprintf(stderr, "needs root (loop devices, mount)\n");
@@ -1347,6 +1372,7 @@ int main(void) {
         RUN(room);
         RUN(room_busy);
         RUN(buddies);
+        RUN(buddies_retry);
 
         fsck(&fs_main);
         fsck(&fs_small);
