@@ -28,6 +28,8 @@
 /* free ranges tried in buddies after the one-range donor missed (each failed try holds its range until
  * the journal commits) */
 #define BUDDY_ATTEMPTS 4
+/* with a "near" block, buddies are tried in free ranges that start at most this far after it */
+#define NEAR_SPAN_BYTES (UINT64_C(128) * 1024 * 1024)
 #define STREAM_REQ_NAME "mb_stream_req"
 
 uint64_t donor_acceptable_runs(uint64_t bytes) {
@@ -639,20 +641,18 @@ bad:
         return -EBADMSG;
 }
 
-/* The one-range donor *d missed its aim: try buddies (donor_create_buddies()) in up to BUDDY_ATTEMPTS
- * free ranges below where it went, one after the other; the first that lands replaces *d. */
-static int donor_retry_buddies(int dir_fd, uint64_t bytes, uint64_t bs, uint64_t group_prealloc, Donor *d) {
-        uint64_t went = 0, skip = 0;
-        int r;
+/* Buddies (donor_create_buddies()) in up to BUDDY_ATTEMPTS free ranges from block `from` on that start at
+ * or below block `limit`, one after the other; the first that lands replaces *d (whose fd may be unset). */
+static int donor_try_buddies(int dir_fd, uint64_t bytes, uint64_t group_prealloc, uint64_t from, uint64_t limit,
+                             Donor *d) {
+        uint64_t skip = from;
+        int r = -ENOSPC;
 
-        r = physical_of(d->fd, d->segments[0].logical * bs, &went);
-        if (r < 0)
-                return r;
         for (unsigned a = 0; a < BUDDY_ATTEMPTS; a++) {
                 Donor b = { .fd = -EBADF };
                 uint64_t end = 0;
 
-                r = donor_create_buddies(dir_fd, bytes, group_prealloc, NULL, went / bs, skip, &end, &b);
+                r = donor_create_buddies(dir_fd, bytes, group_prealloc, NULL, limit, skip, &end, &b);
                 if (r >= 0) {
                         b.attempts = d->attempts;
                         donor_done(d);
@@ -663,7 +663,18 @@ static int donor_retry_buddies(int dir_fd, uint64_t bytes, uint64_t bs, uint64_t
                         return r;
                 skip = end;
         }
-        return -EAGAIN;
+        return r;
+}
+
+/* The one-range donor *d missed its aim: buddies below where it went instead, if they land. */
+static int donor_retry_buddies(int dir_fd, uint64_t bytes, uint64_t bs, uint64_t group_prealloc, Donor *d) {
+        uint64_t went = 0;
+        int r;
+
+        r = physical_of(d->fd, d->segments[0].logical * bs, &went);
+        if (r < 0)
+                return r;
+        return donor_try_buddies(dir_fd, bytes, group_prealloc, 0, went / bs, d);
 }
 
 /* Did the one-range donor land where it was aimed, in one run? */
@@ -706,8 +717,12 @@ static int donor_create_steered(int dir_fd, uint64_t bytes, uint64_t bs, const c
         if (write_state_file(state_file, path, orig) < 0)
                 return -EAGAIN;
         r = write_sysfs(path, STREAM_REQ_RAISED);
-        if (r >= 0 && w && segmented && donor_create_buddies(dir_fd, bytes, group_prealloc, w, 0, 0, NULL, d) >= 0)
+        if (r >= 0 && w && w->start != UINT64_MAX && segmented &&
+            donor_create_buddies(dir_fd, bytes, group_prealloc, w, 0, 0, NULL, d) >= 0)
                 d->in_window = true;
+        else if (r >= 0 && w && w->start == UINT64_MAX && w->near > 0 && segmented &&
+                 donor_try_buddies(dir_fd, bytes, group_prealloc, w->near, w->near + NEAR_SPAN_BYTES / bs, d) >= 0)
+                d->near = true;
         else if (r >= 0) {
                 if (segmented && donor_create_targeted(dir_fd, bytes, group_prealloc, true, d) >= 0)
                         ;       /* in pieces below the one range */

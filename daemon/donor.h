@@ -49,15 +49,18 @@ typedef struct Donor {
         uint64_t runs;          /* physical runs over all segments */
         unsigned attempts;      /* donors allocated: 1, or 2 when the allocator's own choice was tried too */
         bool in_window;         /* made in the window the caller cleared for it */
+        bool near;              /* made near the block the caller asked for */
         uint64_t chunk;         /* made in buddies of the free space, the largest this long (blocks; 0: not) */
         uint64_t aimed_at;      /* the one-range donor's target block */
 } Donor;
 
 
-/* A window cleared for the donor (see room.h): it starts at block `start`, in the block group that starts at
- * block `floor`. */
+/* Where the caller wants the donor: a window cleared for it (see room.h), which starts at block `start`
+ * in the block group that starts at block `floor`; or, with start = UINT64_MAX, near block `near` (0:
+ * nowhere in particular): first in buddies of the free ranges that start within 128 MiB from it on. */
 typedef struct DonorWindow {
         uint64_t start, floor;
+        uint64_t near;
 } DonorWindow;
 
 void donor_set_one(Donor *d, int fd, uint64_t logical, uint64_t blocks);
@@ -77,7 +80,8 @@ void donor_done(Donor *d);
  * ext4 honour a goal, reached through a one-block pilot extent at a far logical offset (see donor.c):
  *   - with a window `w` the caller cleared for it (else NULL), in the free range that contains the
  *     window's start, in buddies: one request per aligned power-of-two block of ext4's allocator, each of
- *     which must land where it was aimed (see donor.c; then ->in_window);
+ *     which must land where it was aimed (see donor.c; then ->in_window); with w->near instead, in buddies
+ *     of the free ranges from that block on, up to four ranges tried (then ->near);
  *   - in pieces, when there are whole free ranges of at least max(DONOR_SEGMENT_MIN_BYTES, bytes / 64,
  *     mb_group_prealloc + 1 blocks) that all lie below the lowest free range that holds the donor whole
  *     (donor_lowest_free()) and together hold it (taken lowest first until they hold a quarter more, so

@@ -12,6 +12,8 @@
 
 #include "db.h"
 #include "early.h"
+#include "fid-util.h"
+#include "fiemap.h"
 #include "log.h"
 #include "mounts.h"
 #include "mover.h"
@@ -79,6 +81,40 @@ static void on_file(void *userdata, size_t index, const MoveOutcome *o) {
                  o->result == MOVE_DONE ? "moved" : "not moved", reason[0] ? ": " : "", reason);
 }
 
+/* Where the boot's relocated files start on this filesystem: the first block of the first file of the boot
+ * profile that lies on it and is not one of this pass's (those are still where they were), or 0. The pass
+ * puts its donor in the free space from there on first: a program that was running during the live run
+ * belongs with the boot's other files, not wherever the lowest free range happens to be (seen in the
+ * boot benchmark: 65.8, 400 and 644 MiB in three runs, the boot's files at 212 MiB). */
+static uint64_t hot_set_start(Db *db, int mount_fd, uint64_t fsid, const DbFile *files, size_t n) {
+        DbProfileFile *pf = NULL;
+        ProfileKind kind;
+        uint64_t at = 0;
+        size_t np = 0;
+
+        if (db_get_profile(db, "boot", &kind, &pf, &np) < 0)
+                return 0;
+        for (size_t i = 0; i < np && at == 0; i++) {
+                _cleanup_close_ int fd = -EBADF;
+                Extent *e = NULL;
+                size_t ne = 0;
+                bool mine = false;
+
+                if (pf[i].file.key.fsid != fsid)
+                        continue;
+                for (size_t j = 0; j < n && !mine; j++)
+                        mine = files[j].id == pf[i].file.id;
+                if (mine)
+                        continue;
+                fd = file_key_open(mount_fd, &pf[i].file.key, O_RDONLY);
+                if (fd >= 0 && fiemap_get(fd, &e, &ne) >= 0 && ne > 0)
+                        at = e[0].physical;
+                free(e);
+        }
+        db_profile_files_free(pf, np);
+        return at;
+}
+
 static int pass_on(Db *db, const Filesystem *fs, const DbFile *files, size_t n, const Config *c,
                    const char *state_file, atomic_bool *cancel) {
         _cleanup_free_ int64_t *ids = calloc(n + 1, sizeof *ids), *mtimes = calloc(n + 1, sizeof *mtimes);
@@ -115,6 +151,7 @@ static int pass_on(Db *db, const Filesystem *fs, const DbFile *files, size_t n, 
                 .cancel = cancel,
                 .sysfs_dir = sysfs,
                 .state_file = state_file,
+                .near = hot_set_start(db, mfd, fs->fsid, files, n),
                 .progress = on_file,
                 .userdata = &p,
         };

@@ -89,6 +89,7 @@ int mover_make_room(const MoverOptions *o, const MoveItem *items, size_t n, uint
         MoverStats sub_st = {};
         MoverOptions sub;
         RoomPlan p = {};
+        DonorWindow window;
         size_t n_out;
         uint64_t below = UINT64_MAX;
         struct stat mst;
@@ -120,11 +121,12 @@ int mover_make_room(const MoverOptions *o, const MoveItem *items, size_t n, uint
                       keep, n, &p);
         if (r < 0)
                 return 0;
-        *ret = (DonorWindow) { .start = p.start, .floor = p.group_start };
+        window = (DonorWindow) { .start = p.start, .floor = p.group_start };
         st->room_start = p.start * bsize;
         if (p.n_inodes == 0) {
                 room_plan_done(&p);
                 st->room_cleared = true;
+                *ret = window;
                 return 1;
         }
 
@@ -163,5 +165,6 @@ int mover_make_room(const MoverOptions *o, const MoveItem *items, size_t n, uint
          * them out again (freed data blocks wait for the journal commit) */
         (void) syncfs(o->mount_fd);
         st->room_cleared = true;
+        *ret = window;
         return 1;
 }

@@ -496,7 +496,7 @@ int mover_run(const MoverOptions *o, const MoveItem *items, size_t n, MoveOutcom
                     (uint64_t) sfs.f_bavail * (uint64_t) sfs.f_bsize < total * m.bsize)
                         r = -ENOSPC;
                 else {
-                        DonorWindow w = {};
+                        DonorWindow w = { .start = UINT64_MAX, .near = o->near / m.bsize };
                         int room = 0;
 
                         if (o->make_room) {
@@ -508,8 +508,9 @@ int mover_run(const MoverOptions *o, const MoveItem *items, size_t n, MoveOutcom
                                 }
                         }
                         r = donor_allocate(o->mount_fd, total * m.bsize, o->sysfs_dir, o->state_file,
-                                           room > 0 ? &w : NULL, &m.donor);
+                                           room > 0 || w.near > 0 ? &w : NULL, &m.donor);
                         stats.room_used = m.donor.in_window;
+                        stats.donor_near = m.donor.near;
                         stats.donor_chunk = m.donor.chunk * m.bsize;
                 }
                 stats.donor_attempts = m.donor.attempts;

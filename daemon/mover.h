@@ -63,6 +63,8 @@ typedef struct MoverOptions {
         /* clear a window low on the disk for the donor first, when the free space there is in pieces (see
          * room.h): other files are moved out of it (needs sysfs_dir and state_file) */
         bool make_room;
+        /* byte address: first try to put the donor in the free space from there on (0: no preference) */
+        uint64_t near;
         /* called after each file (from the mover's thread) */
         void (*progress)(void *userdata, size_t index, const MoveOutcome *o);
         void *userdata;
@@ -79,6 +81,7 @@ typedef struct MoverStats {
         uint64_t room_files, room_bytes;        /* files (and their bytes) moved out of it */
         bool room_cleared;              /* all of them: the window is free */
         bool room_used;                 /* the donor was made in it */
+        bool donor_near;                /* the donor was made near MoverOptions.near */
         bool cancelled;
         bool out_of_space;              /* the donor could not be allocated (or MOVE_EXT hit ENOSPC) */
 } MoverStats;

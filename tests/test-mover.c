@@ -40,7 +40,7 @@ static char state_file[512];
 static Fs fs_main = { .mount_fd = -1 }, fs_small = { .mount_fd = -1 }, fs_place = { .mount_fd = -1 },
           fs_target = { .mount_fd = -1 }, fs_seg = { .mount_fd = -1 }, fs_room = { .mount_fd = -1 },
           fs_bud = { .mount_fd = -1 }, fs_busy = { .mount_fd = -1 },
-          fs_bud2 = { .mount_fd = -1 };
+          fs_bud2 = { .mount_fd = -1 }, fs_near = { .mount_fd = -1 };
 static pid_t child = -1;
 
 /* ---------------------------------------------------------------------------------------------------- */
@@ -95,6 +95,7 @@ static void cleanup(void) {
         fs_teardown(&fs_bud);
         fs_teardown(&fs_busy);
         fs_teardown(&fs_bud2);
+        fs_teardown(&fs_near);
         if (tmpdir[0]) {
                 run("rm -rf '%s'", tmpdir);
                 tmpdir[0] = 0;
@@ -1240,9 +1241,9 @@ static int drop_buddies_retry(uint64_t mib) {
 
 /* One scenario on its own 768 MiB filesystem (block groups of 128 MiB, the first of the flex group is
  * group 0): the 12 MiB of files of aged_sizes moved with make_room on or off (with the files of block
- * group 1 held open for writing during the move if busy). */
-static void aged_scenario(Fs *fs, const char *name, DropFn drop, bool make_room, bool busy, MoverStats *st,
-                          uint64_t *first, uint64_t *lowest, uint64_t *gap_lo, uint64_t *gap_hi) {
+ * group 1 held open for writing during the move if busy), the donor wanted near `near` (bytes, 0: none). */
+static void aged_scenario(Fs *fs, const char *name, DropFn drop, bool make_room, bool busy, uint64_t near,
+                          MoverStats *st, uint64_t *first, uint64_t *lowest, uint64_t *gap_lo, uint64_t *gap_hi) {
         char *paths[AGED_NF], *fill[AGED_MAXFILL];
         uint64_t sums[AGED_NF], fill_sum[AGED_MAXFILL], total = 0;
         bool alive[AGED_MAXFILL];
@@ -1266,6 +1267,7 @@ static void aged_scenario(Fs *fs, const char *name, DropFn drop, bool make_room,
         }
         o = options(fs, items);
         o.make_room = make_room;
+        o.near = near;
         if (busy)
                 writers_open(fill, nfill, alive);
         *first = move_and_check(fs, &o, paths, aged_sizes, sums, items, out, AGED_NF, st, fill, nfill, alive,
@@ -1287,7 +1289,7 @@ TEST(room) {
         MoverStats st;
         uint64_t first, lowest, gap_lo, gap_hi;
 
-        aged_scenario(&fs_room, "room", drop_room, true, false, &st, &first, &lowest, &gap_lo, &gap_hi);
+        aged_scenario(&fs_room, "room", drop_room, true, false, 0, &st, &first, &lowest, &gap_lo, &gap_hi);
         ASSERT_TRUE(lowest >= gap_lo && lowest < gap_hi);      /* the premise */
         ASSERT_TRUE(st.room_start >= 128 * MiB && st.room_start + 64 * MiB <= gap_lo);
         ASSERT_TRUE(st.room_files > 0);
@@ -1304,7 +1306,7 @@ TEST(room_busy) {
         MoverStats st;
         uint64_t first, lowest, gap_lo, gap_hi;
 
-        aged_scenario(&fs_busy, "busy", drop_room, true, true, &st, &first, &lowest, &gap_lo, &gap_hi);
+        aged_scenario(&fs_busy, "busy", drop_room, true, true, 0, &st, &first, &lowest, &gap_lo, &gap_hi);
         ASSERT_TRUE(st.room_start >= 128 * MiB && st.room_start < 256 * MiB);
         ASSERT_TRUE(!st.room_cleared);
         ASSERT_TRUE(!st.room_used);
@@ -1319,7 +1321,7 @@ TEST(buddies) {
         MoverStats st;
         uint64_t first, lowest, gap_lo, gap_hi;
 
-        aged_scenario(&fs_bud, "bud", drop_buddies, false, false, &st, &first, &lowest, &gap_lo, &gap_hi);
+        aged_scenario(&fs_bud, "bud", drop_buddies, false, false, 0, &st, &first, &lowest, &gap_lo, &gap_hi);
         ASSERT_TRUE(lowest >= gap_lo && lowest < gap_hi);      /* the premise */
         ASSERT_EQ(st.room_start, UINT64_MAX);
         ASSERT_TRUE(st.donor_chunk > 0);
@@ -1333,10 +1335,23 @@ TEST(buddies_retry) {
         MoverStats st;
         uint64_t first, lowest, gap_lo, gap_hi;
 
-        aged_scenario(&fs_bud2, "bud2", drop_buddies_retry, false, false, &st, &first, &lowest, &gap_lo, &gap_hi);
+        aged_scenario(&fs_bud2, "bud2", drop_buddies_retry, false, false, 0, &st, &first, &lowest, &gap_lo, &gap_hi);
         ASSERT_TRUE(lowest >= 100 * MiB && lowest < 128 * MiB);        /* the premise: group 0's gap */
         ASSERT_TRUE(st.donor_chunk > 0);
         ASSERT_TRUE(first >= gap_lo && first + 12 * MiB <= gap_hi);
+}
+
+/* Near (the early pass: next to the boot's other files): the buddies scenario, the donor wanted near 600
+ * MiB. The gap at 460 MiB would be lower; the donor must go to the free space from 600 MiB on (700 MiB). */
+TEST(near) {
+        MoverStats st;
+        uint64_t first, lowest, gap_lo, gap_hi;
+
+        aged_scenario(&fs_near, "near", drop_buddies, false, false, 600 * MiB, &st, &first, &lowest, &gap_lo,
+                      &gap_hi);
+        ASSERT_TRUE(lowest >= gap_lo && lowest < gap_hi);      /* lower than where it is wanted */
+        ASSERT_TRUE(st.donor_near);
+        ASSERT_TRUE(first >= 700 * MiB);
 }
 
 int main(void) {
@@ -1373,6 +1388,7 @@ int main(void) {
         RUN(room_busy);
         RUN(buddies);
         RUN(buddies_retry);
+        RUN(near);
 
         fsck(&fs_main);
         fsck(&fs_small);
