@@ -259,6 +259,24 @@ static int place_segments(int fd, uint64_t bs, uint64_t pilot, const DonorTarget
         return 0;
 }
 
+/* Did the pieces land starting inside [lo, hi) (blocks), each in one run, each right after the one before? */
+static bool segments_within(int fd, uint64_t bs, const Donor *d, uint64_t lo, uint64_t hi) {
+        uint64_t next = 0;
+
+        for (size_t i = 0; i < d->n_segments; i++) {
+                uint64_t phys = 0, runs = 0;
+
+                if (physical_of(fd, d->segments[i].logical * bs, &phys) < 0 ||
+                    donor_count_runs(fd, d->segments[i].logical * bs, d->segments[i].blocks * bs, &runs) < 0 ||
+                    runs != 1 || phys / bs < lo || phys / bs >= hi ||
+                    (i > 0 && (phys != next || d->segments[i].logical != d->segments[i - 1].logical +
+                                                                        d->segments[i - 1].blocks)))
+                        return false;
+                next = phys + d->segments[i].blocks * bs;
+        }
+        return true;
+}
+
 /* Did every piece land where it was aimed, in one run? */
 static bool segments_on_target(int fd, uint64_t bs, const DonorTarget *t, const Donor *d) {
         for (size_t i = 0; i < d->n_segments; i++) {
@@ -343,9 +361,13 @@ static int pieces_fn(uint64_t start, uint64_t length, void *userdata) {
  * segment. With a window (cleared for the donor): in the free range that contains its start, from its
  * floor on (its block group's start: a range may reach into the group before, maybe the first of a flex
  * group); else the lowest range past block skip_below that holds the donor in buddies and starts at or
- * below block `limit`. *ret_range_end: the end of the range tried (for the next attempt's skip_below). */
+ * below block `limit`. *ret_range_end: the end of the range tried (for the next attempt's skip_below).
+ * With accept_hi > accept_lo, a piece need not land exactly where aimed, only inside [accept_lo, accept_hi)
+ * (blocks), each right after the one before (for "near": the allocator takes the aimed group's lowest free
+ * buddy of the size, which may lie below the one aimed at, where the group has freed space lower down). */
 static int donor_create_buddies(int dir_fd, uint64_t bytes, uint64_t group_prealloc, const DonorWindow *w,
-                                uint64_t limit, uint64_t skip_below, uint64_t *ret_range_end, Donor *d) {
+                                uint64_t limit, uint64_t skip_below, uint64_t accept_lo, uint64_t accept_hi,
+                                uint64_t *ret_range_end, Donor *d) {
         _cleanup_close_ int fd = -EBADF;
         PiecePlan pp = {
                 .anchor = w ? w->start : UINT64_MAX,
@@ -393,9 +415,10 @@ static int donor_create_buddies(int dir_fd, uint64_t bytes, uint64_t group_preal
         r = place_segments(fd, pp.bs, pilot, pp.t, pp.n, d);
         if (r < 0)
                 return r;
-        if (!segments_on_target(fd, pp.bs, pp.t, d))
+        if (accept_hi > accept_lo ? !segments_within(fd, pp.bs, d, accept_lo, accept_hi) :
+            !segments_on_target(fd, pp.bs, pp.t, d))
                 return -EAGAIN;
-        /* on target: the pieces follow each other on disk and in the file */
+        /* the pieces follow each other on disk and in the file */
         d->segments[0].blocks = total;
         d->n_segments = 1;
         d->runs = 1;
@@ -642,9 +665,10 @@ bad:
 }
 
 /* Buddies (donor_create_buddies()) in up to BUDDY_ATTEMPTS free ranges from block `from` on that start at
- * or below block `limit`, one after the other; the first that lands replaces *d (whose fd may be unset). */
+ * or below block `limit`, one after the other (landing exactly, or inside [accept_lo, accept_hi) if that is
+ * not empty); the first that lands replaces *d (whose fd may be unset). */
 static int donor_try_buddies(int dir_fd, uint64_t bytes, uint64_t group_prealloc, uint64_t from, uint64_t limit,
-                             Donor *d) {
+                             uint64_t accept_lo, uint64_t accept_hi, Donor *d) {
         uint64_t skip = from;
         int r = -ENOSPC;
 
@@ -652,7 +676,8 @@ static int donor_try_buddies(int dir_fd, uint64_t bytes, uint64_t group_prealloc
                 Donor b = { .fd = -EBADF };
                 uint64_t end = 0;
 
-                r = donor_create_buddies(dir_fd, bytes, group_prealloc, NULL, limit, skip, &end, &b);
+                r = donor_create_buddies(dir_fd, bytes, group_prealloc, NULL, limit, skip, accept_lo, accept_hi, &end,
+                                         &b);
                 if (r >= 0) {
                         b.attempts = d->attempts;
                         donor_done(d);
@@ -674,7 +699,7 @@ static int donor_retry_buddies(int dir_fd, uint64_t bytes, uint64_t bs, uint64_t
         r = physical_of(d->fd, d->segments[0].logical * bs, &went);
         if (r < 0)
                 return r;
-        return donor_try_buddies(dir_fd, bytes, group_prealloc, 0, went / bs, d);
+        return donor_try_buddies(dir_fd, bytes, group_prealloc, 0, went / bs, 0, 0, d);
 }
 
 /* Did the one-range donor land where it was aimed, in one run? */
@@ -718,10 +743,12 @@ static int donor_create_steered(int dir_fd, uint64_t bytes, uint64_t bs, const c
                 return -EAGAIN;
         r = write_sysfs(path, STREAM_REQ_RAISED);
         if (r >= 0 && w && w->start != UINT64_MAX && segmented &&
-            donor_create_buddies(dir_fd, bytes, group_prealloc, w, 0, 0, NULL, d) >= 0)
+            donor_create_buddies(dir_fd, bytes, group_prealloc, w, 0, 0, 0, 0, NULL, d) >= 0)
                 d->in_window = true;
         else if (r >= 0 && w && w->start == UINT64_MAX && w->near > 0 && segmented &&
-                 donor_try_buddies(dir_fd, bytes, group_prealloc, w->near, w->near + NEAR_SPAN_BYTES / bs, d) >= 0)
+                 donor_try_buddies(dir_fd, bytes, group_prealloc, w->near, w->near + NEAR_SPAN_BYTES / bs,
+                                   w->near - MIN(w->near, NEAR_SPAN_BYTES / bs), w->near + NEAR_SPAN_BYTES / bs,
+                                   d) >= 0)
                 d->near = true;
         else if (r >= 0) {
                 if (segmented && donor_create_targeted(dir_fd, bytes, group_prealloc, true, d) >= 0)

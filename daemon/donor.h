@@ -57,7 +57,8 @@ typedef struct Donor {
 
 /* Where the caller wants the donor: a window cleared for it (see room.h), which starts at block `start`
  * in the block group that starts at block `floor`; or, with start = UINT64_MAX, near block `near` (0:
- * nowhere in particular): first in buddies of the free ranges that start within 128 MiB from it on. */
+ * nowhere in particular): first in buddies of the free ranges that start within 128 MiB from it on,
+ * accepted wherever ext4 puts them within 128 MiB of it, in one run. */
 typedef struct DonorWindow {
         uint64_t start, floor;
         uint64_t near;
