@@ -145,13 +145,17 @@ static int pass_on(Db *db, const Filesystem *fs, const DbFile *files, size_t n, 
         if (r < 0)
                 return r;
         p.run_id = run_id;
+        uint64_t near = hot_set_start(db, mfd, fs->fsid, files, n);
+        if (near > 0)
+                log_info("early pass on %s: the boot's relocated files start at %.1f MiB", fs->mount,
+                         near / 1048576.0);
         MoverOptions o = {
                 .mount_fd = mfd,
                 .rate_limit_bps = 0,      /* early in the boot the budget is the limit */
                 .cancel = cancel,
                 .sysfs_dir = sysfs,
                 .state_file = state_file,
-                .near = hot_set_start(db, mfd, fs->fsid, files, n),
+                .near = near,
                 .progress = on_file,
                 .userdata = &p,
         };
