@@ -17,6 +17,7 @@
 
 #include "fid-util.h"
 #include "fiemap.h"
+#include "inoset.h"
 #include "macro.h"
 #include "planner.h"
 
@@ -141,73 +142,6 @@ int planner_check_fd(int fd, const PlanConfig *cfg, uint64_t now_realtime_usec, 
         }
         (void) fcntl(fd, F_SETLEASE, F_UNLCK);
         return 0;
-}
-
-/* (dev, ino) pairs; small sets, linear search is fine. */
-typedef struct InoSet {
-        dev_t *dev;
-        ino_t *ino;
-        size_t n, alloc;
-} InoSet;
-
-static void ino_set_add(InoSet *s, dev_t dev, ino_t ino) {
-        if (s->n == s->alloc) {
-                size_t na = s->alloc ? s->alloc * 2 : 64;
-                dev_t *d = realloc(s->dev, na * sizeof *d);
-                if (!d)
-                        return;
-                s->dev = d;
-                ino_t *i = realloc(s->ino, na * sizeof *i);
-                if (!i)
-                        return;
-                s->ino = i;
-                s->alloc = na;
-        }
-        s->dev[s->n] = dev;
-        s->ino[s->n++] = ino;
-}
-
-static bool ino_set_has(const InoSet *s, dev_t dev, ino_t ino) {
-        for (size_t i = 0; i < s->n; i++)
-                if (s->dev[i] == dev && s->ino[i] == ino)
-                        return true;
-        return false;
-}
-
-static void ino_set_done(InoSet *s) {
-        free(s->dev);
-        free(s->ino);
-}
-
-/* Executables being run can't be opened for writing (ETXTBSY), so MOVE_EXT can't take them. */
-static void collect_running_executables(InoSet *s) {
-        _cleanup_closedir_ DIR *d = opendir("/proc");
-        struct dirent *de;
-
-        if (!d)
-                return;
-        while ((de = readdir(d))) {
-                char p[sizeof de->d_name + 16];
-                struct stat st;
-                if (de->d_name[0] < '0' || de->d_name[0] > '9')
-                        continue;
-                snprintf(p, sizeof p, "/proc/%s/exe", de->d_name);
-                if (stat(p, &st) >= 0 && !ino_set_has(s, st.st_dev, st.st_ino))
-                        ino_set_add(s, st.st_dev, st.st_ino);
-        }
-}
-
-static void collect_swap_files(InoSet *s) {
-        _cleanup_fclose_ FILE *f = fopen("/proc/swaps", "re");
-        char line[4200], path[4096];
-
-        if (!f)
-                return;
-        while (fgets(line, sizeof line, f)) {
-                struct stat st;
-                if (sscanf(line, "%4095s", path) == 1 && path[0] == '/' && stat(path, &st) >= 0 && S_ISREG(st.st_mode))
-                        ino_set_add(s, st.st_dev, st.st_ino);
-        }
 }
 
 /* Without a journal, nothing orders the extent swap after the data write: a crash in the middle of a
@@ -391,8 +325,8 @@ int planner_build(Db *db, const FilesystemList *fss, char *const *mounts, const 
                 slot_base[i] = p.fs[i].device_bytes / 2;
         }
 
-        collect_running_executables(&running);
-        collect_swap_files(&swaps);
+        ino_set_add_running_executables(&running);
+        ino_set_add_swap_files(&swaps);
 
         for (size_t pi = 0; pi < n_infos; pi++) {
                 DbProfileFile *files = NULL;
