@@ -4,9 +4,11 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -14,6 +16,7 @@
 #include "early.h"
 #include "fid-util.h"
 #include "fiemap.h"
+#include "inoset.h"
 #include "log.h"
 #include "mounts.h"
 #include "mover.h"
@@ -53,11 +56,11 @@ typedef struct Progress {
         Db *db;
         int64_t run_id;
         const DbFile *files;
+        const size_t *index;            /* the mover's item i is files[index[i]] */
         uint64_t moved;
 } Progress;
 
-static void on_file(void *userdata, size_t index, const MoveOutcome *o) {
-        Progress *p = userdata;
+static void record(Progress *p, size_t index, const MoveOutcome *o) {
         RunFileState s = o->result == MOVE_DONE ? RUN_FILE_DONE :
                          o->result == MOVE_IN_PLACE ? RUN_FILE_IN_PLACE :
                          o->result == MOVE_SKIPPED ? RUN_FILE_SKIPPED : RUN_FILE_RETRY;
@@ -81,20 +84,42 @@ static void on_file(void *userdata, size_t index, const MoveOutcome *o) {
                  o->result == MOVE_DONE ? "moved" : "not moved", reason[0] ? ": " : "", reason);
 }
 
-/* Where the boot's relocated files start on this filesystem: the first block of the first file of the boot
- * profile that lies on it and is not one of this pass's (those are still where they were), or 0. The pass
- * puts its donor in the free space from there on first: a program that was running during the live run
- * belongs with the boot's other files, not wherever the lowest free range happens to be (seen in the
- * boot benchmark: 65.8, 400 and 644 MiB in three runs, the boot's files at 212 MiB). */
+static void on_file(void *userdata, size_t i, const MoveOutcome *o) {
+        Progress *p = userdata;
+
+        record(p, p->index[i], o);
+}
+
+/* Is the file the executable of a process that runs now? */
+static bool running_now(int mount_fd, const InoSet *running, const DbFile *f) {
+        _cleanup_close_ int fd = file_key_open(mount_fd, &f->key, O_PATH);
+        struct stat st;
+
+        return fd >= 0 && fstat(fd, &st) >= 0 && ino_set_has(running, st.st_dev, st.st_ino);
+}
+
+static int cmp_u64(const void *a, const void *b) {
+        uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
+
+        return x < y ? -1 : x > y;
+}
+
+/* Where the boot's relocated files lie on this filesystem: the median of the first blocks of the boot
+ * profile's first HOT_SET_SAMPLE files that lie on it and are not this pass's (those are still where they
+ * were), or 0. The median, because a file the live run left in place (too new, too big, ...) may lie
+ * anywhere. The pass puts its donor in the free space from there on first: a program that was running
+ * during the live run belongs with the boot's other files, not wherever the lowest free range happens to
+ * be (seen in the boot benchmark: 65.8, 400 and 644 MiB in three runs, the boot's files at 212 MiB). */
+#define HOT_SET_SAMPLE 9
 static uint64_t hot_set_start(Db *db, int mount_fd, uint64_t fsid, const DbFile *files, size_t n) {
+        uint64_t at[HOT_SET_SAMPLE];
         DbProfileFile *pf = NULL;
         ProfileKind kind;
-        uint64_t at = 0;
-        size_t np = 0;
+        size_t np = 0, k = 0;
 
         if (db_get_profile(db, "boot", &kind, &pf, &np) < 0)
                 return 0;
-        for (size_t i = 0; i < np && at == 0; i++) {
+        for (size_t i = 0; i < np && k < HOT_SET_SAMPLE; i++) {
                 _cleanup_close_ int fd = -EBADF;
                 Extent *e = NULL;
                 size_t ne = 0;
@@ -108,11 +133,14 @@ static uint64_t hot_set_start(Db *db, int mount_fd, uint64_t fsid, const DbFile 
                         continue;
                 fd = file_key_open(mount_fd, &pf[i].file.key, O_RDONLY);
                 if (fd >= 0 && fiemap_get(fd, &e, &ne) >= 0 && ne > 0)
-                        at = e[0].physical;
+                        at[k++] = e[0].physical;
                 free(e);
         }
         db_profile_files_free(pf, np);
-        return at;
+        if (k == 0)
+                return 0;
+        qsort(at, k, sizeof at[0], cmp_u64);
+        return at[k / 2];
 }
 
 static int pass_on(Db *db, const Filesystem *fs, const DbFile *files, size_t n, const Config *c,
@@ -121,22 +149,24 @@ static int pass_on(Db *db, const Filesystem *fs, const DbFile *files, size_t n, 
         _cleanup_free_ uint64_t *sizes = calloc(n + 1, sizeof *sizes);
         _cleanup_free_ MoveItem *items = calloc(n + 1, sizeof *items);
         _cleanup_free_ MoveOutcome *outcomes = calloc(n + 1, sizeof *outcomes);
+        _cleanup_free_ size_t *index = calloc(n + 1, sizeof *index);
         _cleanup_free_ char *sysfs = ext4_sysfs_dir(fs->dev);
         _cleanup_close_ int mfd = -EBADF;
         MoverStats stats = {};
         char where[64];
-        Progress p = { .db = db, .files = files };
+        Progress p = { .db = db, .files = files, .index = index };
+        InoSet running = {};
+        uint64_t bytes = 0;
         int64_t run_id;
+        size_t k = 0;
         int r;
 
-        if (!ids || !mtimes || !sizes || !items || !outcomes)
+        if (!ids || !mtimes || !sizes || !items || !outcomes || !index)
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
                 ids[i] = files[i].id;
                 sizes[i] = files[i].size;
                 mtimes[i] = files[i].mtime_ns;
-                items[i] = (MoveItem) { .file_id = files[i].id, .path = files[i].path, .key = files[i].key,
-                                        .size = files[i].size, .mtime_ns = files[i].mtime_ns };
         }
         mfd = open(fs->mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (mfd < 0)
@@ -145,9 +175,28 @@ static int pass_on(Db *db, const Filesystem *fs, const DbFile *files, size_t n, 
         if (r < 0)
                 return r;
         p.run_id = run_id;
+        /* A queued program that runs already (PID 1, journald, ...) is recorded as such right away, and left
+         * out of the donor: it would only make the donor bigger, and a bigger one fits in fewer places near
+         * the boot's other files. One that starts while the pass runs is met by the mover. */
+        ino_set_add_running_executables(&running);
+        for (size_t i = 0; i < n; i++) {
+                if (running_now(mfd, &running, &files[i])) {
+                        MoveOutcome o = { .result = MOVE_RETRY };
+
+                        snprintf(o.reason, sizeof o.reason, "running executable");
+                        record(&p, i, &o);
+                        continue;
+                }
+                items[k] = (MoveItem) { .file_id = files[i].id, .path = files[i].path, .key = files[i].key,
+                                        .size = files[i].size, .mtime_ns = files[i].mtime_ns };
+                bytes += files[i].size;
+                index[k++] = i;
+        }
+        ino_set_done(&running);
+        log_info("early pass on %s: %zu of %zu queued files to move, %.1f MiB", fs->mount, k, n, bytes / 1048576.0);
         uint64_t near = hot_set_start(db, mfd, fs->fsid, files, n);
         if (near > 0)
-                log_info("early pass on %s: the boot's relocated files start at %.1f MiB", fs->mount,
+                log_info("early pass on %s: the boot's relocated files lie around %.1f MiB", fs->mount,
                          near / 1048576.0);
         MoverOptions o = {
                 .mount_fd = mfd,
@@ -159,7 +208,7 @@ static int pass_on(Db *db, const Filesystem *fs, const DbFile *files, size_t n, 
                 .progress = on_file,
                 .userdata = &p,
         };
-        r = mover_run(&o, items, n, outcomes, &stats);
+        r = k > 0 ? mover_run(&o, items, k, outcomes, &stats) : 0;
         (void) db_run_finish(db, run_id, r < 0 ? "failed" : stats.cancelled ? "cancelled" : "done",
                              stats.donor_runs, stats.files_moved, stats.bytes_moved);
         if (r < 0)

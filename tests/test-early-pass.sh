@@ -57,7 +57,9 @@ sync; echo 3 > /proc/sys/vm/drop_caches
 pass "early pass moved it (physical start $before -> $after), content intact, it still runs"
 grep -q "early pass: $MNT/bin/always: not moved: running since before the early pass" "$TMP/early.log" ||
         fail "the program still running was not reported: $(cat "$TMP/early.log")"
-pass "a queued program still running at the early pass is reported, not moved"
+grep -q "early pass on $MNT: 1 of 2 queued files to move" "$TMP/early.log" ||
+        fail "the running program was not left out of the pass's donor: $(cat "$TMP/early.log")"
+pass "a queued program still running at the early pass is reported, not moved, left out of the donor"
 
 "$SEEKLESSD" --early-pass --config="$CONF" --state-dir="$STATE" --filesystem="$MNT" > "$TMP/early2.log" 2>&1 ||
         fail "second early pass failed"
