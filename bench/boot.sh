@@ -317,7 +317,7 @@ echo "aging (after boot $((REPS + 1)), scatter SEED=$SEED): $(sed -n 's/^scatter
 [ -s "$RES/seekless/optimize.json" ] && echo "  not moved on /: $(jq -r '[.skipped[] | select(.path | startswith("/mnt/vmtest/") | not) | "\(.path) (\(.reason))"] | unique | join(", ")' "$RES/seekless/optimize.json")"
 grep -sh . "$RES/seekless/optimize.log" | awk 'NR <= 5 { print "  daemon: " $0 }'
 for l in $(grep -s '^seekless-early-' "$RES/seekless/labels"); do
-        echo "  $l (not measured): $(grep -E '^early pass on' "$RES/seekless/m/$l/early.log" | tail -n1)"
+        grep -E '^early pass on' "$RES/seekless/m/$l/early.log" | sed "s|^|  $l (not measured): |"
 done
 [ -s "$RES/e4defrag/e4defrag.log" ] && echo "e4defrag: $(wc -l < "$RES/e4defrag/e4defrag-list.txt") files of the boot profile," \
         "$(sed -n 's/^ *Success:[[:space:]]*\[\([0-9]*\)\/\([0-9]*\)\]/\1 \2/p' "$RES/e4defrag/e4defrag.log" | awk '{ a += $1; b += $2 } END { print a " of " b }') defragmented;" \
