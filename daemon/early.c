@@ -208,7 +208,7 @@ static int pass_on(Db *db, const Filesystem *fs, const DbFile *files, size_t n, 
                 .progress = on_file,
                 .userdata = &p,
         };
-        r = k > 0 ? mover_run(&o, items, k, outcomes, &stats) : 0;
+        r = mover_run(&o, items, k, outcomes, &stats);     /* k == 0 too: it fills stats (no donor) */
         (void) db_run_finish(db, run_id, r < 0 ? "failed" : stats.cancelled ? "cancelled" : "done",
                              stats.donor_runs, stats.files_moved, stats.bytes_moved);
         if (r < 0)
