@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -16,7 +15,6 @@
 #include "early.h"
 #include "fid-util.h"
 #include "fiemap.h"
-#include "inoset.h"
 #include "log.h"
 #include "mounts.h"
 #include "mover.h"
@@ -90,12 +88,14 @@ static void on_file(void *userdata, size_t i, const MoveOutcome *o) {
         record(p, p->index[i], o);
 }
 
-/* Is the file the executable of a process that runs now? */
-static bool running_now(int mount_fd, const InoSet *running, const DbFile *f) {
-        _cleanup_close_ int fd = file_key_open(mount_fd, &f->key, O_PATH);
-        struct stat st;
+/* Is the file the executable of a process that runs now? Asked the way the mover meets it: opening it for
+ * writing fails with ETXTBSY. (Not from /proc/PID/exe: reading that link for PID 1 or journald needs
+ * CAP_SYS_PTRACE, which seekless-early.service does not have; in the guest only seeklessd was found that
+ * way.) A file that opens is closed unchanged; the mover opens it the same way moments later. */
+static bool running_now(int mount_fd, const DbFile *f) {
+        _cleanup_close_ int fd = file_key_open(mount_fd, &f->key, O_RDWR | O_NONBLOCK | O_NOCTTY);
 
-        return fd >= 0 && fstat(fd, &st) >= 0 && ino_set_has(running, st.st_dev, st.st_ino);
+        return fd == -ETXTBSY;
 }
 
 static int cmp_u64(const void *a, const void *b) {
@@ -155,7 +155,6 @@ static int pass_on(Db *db, const Filesystem *fs, const DbFile *files, size_t n, 
         MoverStats stats = {};
         char where[64];
         Progress p = { .db = db, .files = files, .index = index };
-        InoSet running = {};
         uint64_t bytes = 0;
         int64_t run_id;
         size_t k = 0;
@@ -178,9 +177,8 @@ static int pass_on(Db *db, const Filesystem *fs, const DbFile *files, size_t n, 
         /* A queued program that runs already (PID 1, journald, ...) is recorded as such right away, and left
          * out of the donor: it would only make the donor bigger, and a bigger one fits in fewer places near
          * the boot's other files. One that starts while the pass runs is met by the mover. */
-        ino_set_add_running_executables(&running);
         for (size_t i = 0; i < n; i++) {
-                if (running_now(mfd, &running, &files[i])) {
+                if (running_now(mfd, &files[i])) {
                         MoveOutcome o = { .result = MOVE_RETRY };
 
                         snprintf(o.reason, sizeof o.reason, "running executable");
@@ -192,7 +190,6 @@ static int pass_on(Db *db, const Filesystem *fs, const DbFile *files, size_t n, 
                 bytes += files[i].size;
                 index[k++] = i;
         }
-        ino_set_done(&running);
         log_info("early pass on %s: %zu of %zu queued files to move, %.1f MiB", fs->mount, k, n, bytes / 1048576.0);
         uint64_t near = hot_set_start(db, mfd, fs->fsid, files, n);
         if (near > 0)
