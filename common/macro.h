@@ -5,6 +5,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,6 +103,13 @@ static inline int negative_errno(void) {
 
 static inline int isempty(const char *s) {
         return !s || !s[0];
+}
+
+/* for qsort()/bsearch() over uint64_t */
+static inline int cmp_uint64(const void *a, const void *b) {
+        uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
+
+        return x < y ? -1 : x > y;
 }
 
 static inline void *mfree(void *p) {

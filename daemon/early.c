@@ -98,12 +98,6 @@ static bool running_now(int mount_fd, const DbFile *f) {
         return fd == -ETXTBSY;
 }
 
-static int cmp_u64(const void *a, const void *b) {
-        uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
-
-        return x < y ? -1 : x > y;
-}
-
 /* Where the boot's relocated files lie on this filesystem: the median of the first blocks of the boot
  * profile's first HOT_SET_SAMPLE files that lie on it and are not this pass's (those are still where they
  * were), or 0. The median, because a file the live run left in place (too new, too big, ...) may lie
@@ -139,7 +133,7 @@ static uint64_t hot_set_start(Db *db, int mount_fd, uint64_t fsid, const DbFile 
         db_profile_files_free(pf, np);
         if (k == 0)
                 return 0;
-        qsort(at, k, sizeof at[0], cmp_u64);
+        qsort(at, k, sizeof at[0], cmp_uint64);
         return at[k / 2];
 }
 

@@ -46,12 +46,6 @@ static int errcode_to_errno(errcode_t e) {
         return e > 0 && e < 4096 ? -(int) e : -EIO;
 }
 
-static int cmp_u64(const void *a, const void *b) {
-        uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
-
-        return x < y ? -1 : x > y;
-}
-
 static int cmp_hit(const void *a, const void *b) {
         const Hit *x = a, *y = b;
 
@@ -115,7 +109,7 @@ static int account_file(ext2_filsys fs, Scan *s, ext2_ino_t ino, struct ext2_ino
         uint64_t size = EXT2_I_SIZE(inode), end_block = (size + fs->blocksize - 1) / fs->blocksize;
         uint64_t blocks = 0, lowest = UINT64_MAX;
         bool movable = !(inode->i_flags & (EXT2_IMMUTABLE_FL | EXT2_APPEND_FL)) &&
-                !bsearch(&(uint64_t) { ino }, s->keep, s->n_keep, sizeof *s->keep, cmp_u64);
+                !bsearch(&(uint64_t) { ino }, s->keep, s->n_keep, sizeof *s->keep, cmp_uint64);
         ext2_extent_handle_t h = NULL;
         struct ext2fs_extent e;
         size_t n = 0;
@@ -284,7 +278,7 @@ int room_plan(const char *device, dev_t dev, uint64_t need_blocks, uint64_t belo
                 if (!keep_sorted)
                         return -ENOMEM;
                 memcpy(keep_sorted, keep, n_keep * sizeof *keep);
-                qsort(keep_sorted, n_keep, sizeof *keep_sorted, cmp_u64);
+                qsort(keep_sorted, n_keep, sizeof *keep_sorted, cmp_uint64);
         }
         s = (Scan) {
                 .cell = cell,
