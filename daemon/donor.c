@@ -628,6 +628,21 @@ static bool valid_value(const char *v) {
         return true;
 }
 
+int donor_group_prealloc(const char *sysfs_dir, uint64_t *ret) {
+        char path[PATH_MAX], v[64];
+        int r;
+
+        if ((size_t) snprintf(path, sizeof path, "%s/mb_group_prealloc", sysfs_dir) >= sizeof path)
+                return -ENAMETOOLONG;
+        r = read_small_file(path, v, sizeof v);
+        if (r < 0)
+                return r;
+        if (!valid_value(v))
+                return -EBADMSG;
+        *ret = strtoull(v, NULL, 10);
+        return 0;
+}
+
 int donor_restore_tunables(const char *state_file) {
         char buf[PATH_MAX + 64], tmp[PATH_MAX];
         char *sp;
@@ -720,7 +735,7 @@ static bool donor_on_target(const Donor *d, uint64_t bs) {
  * negative errno; -EAGAIN when the tunable could not be set (nothing was allocated then). */
 static int donor_create_steered(int dir_fd, uint64_t bytes, uint64_t bs, const char *sysfs_dir,
                                 const char *state_file, const DonorWindow *w, Donor *d) {
-        char path[PATH_MAX], orig[64], gp_path[PATH_MAX], gp[64];
+        char path[PATH_MAX], orig[64];
         uint64_t group_prealloc = 0;
         bool segmented = false;
         int r, r2;
@@ -734,11 +749,7 @@ static int donor_create_steered(int dir_fd, uint64_t bytes, uint64_t bs, const c
         if (read_small_file(path, orig, sizeof orig) < 0 || !valid_value(orig))
                 return -EAGAIN;
         /* pieces only when we know how long a group preallocation can be (see donor_create_targeted()) */
-        if ((size_t) snprintf(gp_path, sizeof gp_path, "%s/mb_group_prealloc", sysfs_dir) < sizeof gp_path &&
-            read_small_file(gp_path, gp, sizeof gp) >= 0 && valid_value(gp)) {
-                group_prealloc = strtoull(gp, NULL, 10);
-                segmented = true;
-        }
+        segmented = donor_group_prealloc(sysfs_dir, &group_prealloc) >= 0;
         if (write_state_file(state_file, path, orig) < 0)
                 return -EAGAIN;
         r = write_sysfs(path, STREAM_REQ_RAISED);

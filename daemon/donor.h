@@ -108,3 +108,6 @@ int donor_allocate(int dir_fd, uint64_t bytes, const char *sysfs_dir, const char
 /* If state_file exists: parse "PATH VALUE", write VALUE to PATH (only /sys/fs/ext4/<dev>/mb_stream_req
  * paths are accepted), then remove it. Returns 0 when nothing was to do or it was restored. */
 int donor_restore_tunables(const char *state_file);
+
+/* <sysfs_dir>/mb_group_prealloc (blocks): how long a locality group preallocation can be. */
+int donor_group_prealloc(const char *sysfs_dir, uint64_t *ret);

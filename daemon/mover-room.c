@@ -22,16 +22,9 @@
 #define MB_GROUP_PREALLOC_DEFAULT 512
 
 static uint64_t group_prealloc(const char *sysfs_dir) {
-        char path[PATH_MAX];
-        _cleanup_fclose_ FILE *f = NULL;
-        unsigned long long v;
+        uint64_t v;
 
-        if ((size_t) snprintf(path, sizeof path, "%s/mb_group_prealloc", sysfs_dir) >= sizeof path)
-                return MB_GROUP_PREALLOC_DEFAULT;
-        f = fopen(path, "re");
-        if (!f || fscanf(f, "%llu", &v) != 1)
-                return MB_GROUP_PREALLOC_DEFAULT;
-        return v;
+        return donor_group_prealloc(sysfs_dir, &v) >= 0 ? v : MB_GROUP_PREALLOC_DEFAULT;
 }
 
 /* /dev/<name> for /sys/fs/ext4/<name>; room_plan() checks that it is the mounted device */

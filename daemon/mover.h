@@ -75,7 +75,7 @@ typedef struct MoverStats {
         uint64_t donor_runs;            /* physical runs of the donor actually used (1 = fully contiguous) */
         uint64_t donor_segments;        /* free ranges it was made in on purpose (see donor_allocate()) */
         uint64_t donor_physical;        /* byte address of the donor's first block (UINT64_MAX: no donor, or unknown) */
-        uint64_t donor_chunk;           /* bytes: the donor was aimed at a window this much at a time (0: not) */
+        uint64_t donor_chunk;           /* bytes: the donor was made in buddies, aimed this much at a time (0: not) */
         unsigned donor_attempts;        /* donors allocated: 2 when the mb_stream_req fallback ran */
         uint64_t room_start;            /* byte address of the window chosen for the donor (UINT64_MAX: none) */
         uint64_t room_files, room_bytes;        /* files (and their bytes) moved out of it */
