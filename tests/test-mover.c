@@ -5,6 +5,7 @@
  * assertion fails. */
 #include <fcntl.h>
 #include <linux/fs.h>
+#include <linux/loop.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -23,6 +24,7 @@
 #include "fiemap.h"
 #include "macro.h"
 #include "mover.h"
+#include "test-scratch.h"
 #include "test-util.h"
 
 #define KiB (UINT64_C(1024))
@@ -77,6 +79,9 @@ static void fs_teardown(Fs *fs) {
         }
 }
 
+static Fs *const all_fs[] = { &fs_main, &fs_small, &fs_place, &fs_target, &fs_seg, &fs_room,
+                              &fs_bud, &fs_busy, &fs_bud2, &fs_near };
+
 static void writers_close(void);
 
 static void cleanup(void) {
@@ -86,25 +91,48 @@ static void cleanup(void) {
                 waitpid(child, NULL, 0);
                 child = -1;
         }
-        fs_teardown(&fs_main);
-        fs_teardown(&fs_small);
-        fs_teardown(&fs_place);
-        fs_teardown(&fs_target);
-        fs_teardown(&fs_seg);
-        fs_teardown(&fs_room);
-        fs_teardown(&fs_bud);
-        fs_teardown(&fs_busy);
-        fs_teardown(&fs_bud2);
-        fs_teardown(&fs_near);
+        for (size_t i = 0; i < ELEMENTSOF(all_fs); i++)
+                fs_teardown(all_fs[i]);
         if (tmpdir[0]) {
                 run("rm -rf '%s'", tmpdir);
                 tmpdir[0] = 0;
         }
 }
 
+/* SIGTERM (meson's timeout: SIGKILL follows half a second later) or ^C: tear down at once with
+ * async-signal-safe calls only: lazy unmounts, loop devices detached (a busy one is detached by the kernel
+ * when the unmount completes), files removed; tests/reap.sh removes anything a SIGKILL still leaves. */
 static void on_signal(int sig) {
-        fprintf(stderr, "signal %d: cleaning up\n", sig);
-        exit(EXIT_FAILURE);     /* runs cleanup() via atexit; good enough for a test */
+        static const char msg[] = "test-mover: signal, tearing down\n";
+
+        (void) !write(STDERR_FILENO, msg, sizeof msg - 1);
+        if (child > 0)
+                kill(child, SIGKILL);
+        for (size_t i = 0; i < ELEMENTSOF(all_fs); i++) {
+                Fs *fs = all_fs[i];
+
+                if (fs->mount_fd >= 0)
+                        close(fs->mount_fd);
+                if (fs->mounted)
+                        umount2(fs->mnt, MNT_DETACH);
+                if (fs->dev[0]) {
+                        int fd = open(fs->dev, O_RDONLY | O_CLOEXEC);
+                        if (fd >= 0) {
+                                ioctl(fd, LOOP_CLR_FD, 0);
+                                close(fd);
+                        }
+                }
+                if (fs->img[0]) {
+                        unlink(fs->img);
+                        rmdir(fs->mnt);
+                }
+        }
+        if (tmpdir[0]) {
+                unlink(state_file);
+                unlinkat(AT_FDCWD, tmpdir, AT_REMOVEDIR);
+                /* .owner stays when the directory is not empty: reap.sh sees the owner gone */
+        }
+        _exit(128 + sig);
 }
 
 static void fs_setup(Fs *fs, const char *name, unsigned size_mb) {
@@ -143,18 +171,31 @@ static void drop_caches(void) {
         close(fd);
 }
 
+/* FNV-1a over the file's 8-byte words (the tail byte by byte): any changed byte changes it. */
 static uint64_t fnv_file(const char *path) {
-        uint64_t h = 1469598103934665603ULL;
+        uint64_t h = 1469598103934665603ULL, w;
         uint8_t buf[65536];
+        size_t have = 0;
         ssize_t n;
         int fd;
 
         fd = open(path, O_RDONLY | O_CLOEXEC);
         ASSERT_TRUE(fd >= 0);
-        while ((n = read(fd, buf, sizeof buf)) > 0)
-                for (ssize_t i = 0; i < n; i++)
+        do {
+                n = read(fd, buf + have, sizeof buf - have);
+                ASSERT_TRUE(n >= 0);
+                have += (size_t) n;
+                if (have < sizeof buf && n > 0)
+                        continue;       /* a short read: fill the buffer first, so words do not depend on it */
+                size_t i = 0;
+                for (; i + 8 <= have; i += 8) {
+                        memcpy(&w, buf + i, 8);
+                        h = (h ^ w) * 1099511628211ULL;
+                }
+                for (; i < have; i++)
                         h = (h ^ buf[i]) * 1099511628211ULL;
-        ASSERT_TRUE(n == 0);
+                have = 0;
+        } while (n > 0);
         close(fd);
         return h;
 }
@@ -325,6 +366,19 @@ static void stream_req_unchanged(const Fs *fs, uint64_t orig) {
         ASSERT_TRUE(access(state_file, F_OK) < 0 && errno == ENOENT);
 }
 
+/* The filesystems the first tests share, made when one of them first needs it. */
+static Fs *main_fs(void) {
+        if (!fs_main.mounted)
+                fs_setup(&fs_main, "main", 256);
+        return &fs_main;
+}
+
+static Fs *small_fs(void) {
+        if (!fs_small.mounted)
+                fs_setup(&fs_small, "small", 16);
+        return &fs_small;
+}
+
 /* ---------------------------------------------------------------------------------------------------- */
 
 #define N_MAIN 10
@@ -346,7 +400,7 @@ TEST(layout) {
         int fd;
 
         for (size_t i = 0; i < N_MAIN; i++)
-                paths[i] = path_in(&fs_main, names[i]);
+                paths[i] = path_in(main_fs(), names[i]);
         memcpy(wsizes, sizes, sizeof sizes);
         wsizes[8] = 20 * KiB;   /* holey's data part, written interleaved like the rest */
         char *wpaths[9];
@@ -378,10 +432,10 @@ TEST(layout) {
 
         for (size_t k = 0; k < N_MAIN; k++)
                 make_item(paths[order[k]], (int64_t) order[k], &items[k]);
-        snprintf(sp, sizeof sp, "%s/mb_stream_req", fs_main.sysfs);
+        snprintf(sp, sizeof sp, "%s/mb_stream_req", main_fs()->sysfs);
         orig_stream = read_uint_file(sp);
 
-        o = options(&fs_main, items);
+        o = options(main_fs(), items);
         double t0 = now_sec();
         ASSERT_OK(mover_run(&o, items, N_MAIN, out, &st));
         printf("  mover_run: %.3f s, moved %llu files / %llu bytes, donor runs %llu, attempts %u\n", now_sec() - t0,
@@ -390,7 +444,7 @@ TEST(layout) {
         ASSERT_EQ(st.files_moved, N_MAIN - 1);
         ASSERT_TRUE(!st.cancelled && !st.out_of_space);
         ASSERT_TRUE(st.donor_runs >= 1);
-        stream_req_unchanged(&fs_main, orig_stream);
+        stream_req_unchanged(main_fs(), orig_stream);
         for (size_t k = 0; k < N_MAIN; k++)
                 expect(&out[k], order[k] == 8 ? MOVE_IN_PLACE : MOVE_DONE, NULL);
 
@@ -466,7 +520,7 @@ TEST(count_runs_range) {
         _cleanup_close_ int fd = -EBADF;
         uint64_t runs = 0, far = UINT64_C(1) << 30;
 
-        fd = openat(fs_main.mount_fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+        fd = openat(main_fs()->mount_fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
         ASSERT_TRUE(fd >= 0);
         ASSERT_OK(donor_count_runs(fd, 0, 1 * MiB, &runs));
         ASSERT_EQ(runs, 0);
@@ -494,7 +548,7 @@ TEST(errors) {
         int wfd, fd, flags;
 
         for (size_t i = 0; i < N; i++) {
-                paths[i] = path_in(&fs_main, names[i]);
+                paths[i] = path_in(main_fs(), names[i]);
                 sizes[i] = 64 * KiB + i;
         }
         write_interleaved(paths, sizes, N, 4096);
@@ -520,7 +574,7 @@ TEST(errors) {
         flags |= FS_IMMUTABLE_FL;
         ASSERT_EQ(ioctl(fd, FS_IOC_SETFLAGS, &flags), 0);
 
-        o = options(&fs_main, items);
+        o = options(main_fs(), items);
         ASSERT_OK(mover_run(&o, items, N, out, &st));
 
         flags &= ~FS_IMMUTABLE_FL;
@@ -551,15 +605,17 @@ TEST(errors) {
 }
 
 TEST(cancel_before_start) {
-        char *p = path_in(&fs_main, "f300k");
+        char *p = path_in(main_fs(), "cancelled");
+        const uint64_t size = 300 * KiB;
         MoveItem item;
         MoveOutcome out;
         MoverStats st;
         MoverOptions o;
         atomic_bool cancel = true;
 
+        write_interleaved(&p, &size, 1, 4096);
         make_item(p, 1, &item);
-        o = options(&fs_main, &item);
+        o = options(main_fs(), &item);
         o.cancel = &cancel;
         ASSERT_OK(mover_run(&o, &item, 1, &out, &st));
         expect(&out, MOVE_RETRY, "cancelled");
@@ -582,7 +638,7 @@ static void *cancel_thread(void *p) {
 }
 
 TEST(big_file) {
-        char *paths[2] = { path_in(&fs_main, "big"), path_in(&fs_main, "partner") };
+        char *paths[2] = { path_in(main_fs(), "big"), path_in(main_fs(), "partner") };
         const uint64_t sizes[2] = { 48 * MiB, 48 * 16 * KiB };
         uint64_t sum, phys;
         MoveItem item;
@@ -604,7 +660,7 @@ TEST(big_file) {
         close(fd);
 
         make_item(paths[0], 1, &item);
-        o = options(&fs_main, &item);
+        o = options(main_fs(), &item);
         t = now_sec();
         ASSERT_OK(mover_run(&o, &item, 1, &out, &st));
         t = now_sec() - t;
@@ -663,7 +719,7 @@ TEST(big_file) {
 
 TEST(small_fs) {
         enum { N = 3 };
-        char *paths[N] = { path_in(&fs_small, "a"), path_in(&fs_small, "b"), path_in(&fs_small, "c") };
+        char *paths[N] = { path_in(small_fs(), "a"), path_in(small_fs(), "b"), path_in(small_fs(), "c") };
         const uint64_t sizes[N] = { 512 * KiB, 512 * KiB, 512 * KiB };
         uint64_t sums[N], orig_stream, phys;
         MoveItem items[N];
@@ -671,10 +727,10 @@ TEST(small_fs) {
         MoverStats st;
         MoverOptions o;
         struct statfs sfs;
-        char *filler = path_in(&fs_small, "filler"), sp[256];
+        char *filler = path_in(small_fs(), "filler"), sp[256];
         int fd;
 
-        snprintf(sp, sizeof sp, "%s/mb_stream_req", fs_small.sysfs);
+        snprintf(sp, sizeof sp, "%s/mb_stream_req", small_fs()->sysfs);
         orig_stream = read_uint_file(sp);
         write_interleaved(paths, sizes, N, 4096);
         for (size_t i = 0; i < N; i++)
@@ -682,14 +738,14 @@ TEST(small_fs) {
 
         /* out of space: leave 512 KiB for a 1.5 MiB donor */
         sync();
-        ASSERT_EQ(statfs(fs_small.mnt, &sfs), 0);
+        ASSERT_EQ(statfs(small_fs()->mnt, &sfs), 0);
         fd = open(filler, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
         ASSERT_TRUE(fd >= 0);
         ASSERT_EQ(fallocate(fd, 0, 0, (off_t) ((uint64_t) sfs.f_bfree * sfs.f_bsize - 512 * KiB)), 0);
         close(fd);
         for (size_t i = 0; i < N; i++)
                 make_item(paths[i], (int64_t) i, &items[i]);
-        o = options(&fs_small, items);
+        o = options(small_fs(), items);
         ASSERT_OK(mover_run(&o, items, N, out, &st));
         ASSERT_TRUE(st.out_of_space);
         ASSERT_EQ(st.donor_physical, UINT64_MAX);      /* no donor, no address */
@@ -698,7 +754,7 @@ TEST(small_fs) {
         drop_caches();
         for (size_t i = 0; i < N; i++)
                 ASSERT_EQ(fnv_file(paths[i]), sums[i]);
-        stream_req_unchanged(&fs_small, orig_stream);
+        stream_req_unchanged(small_fs(), orig_stream);
         printf("  out of space: every item RETRY, files intact, mb_stream_req untouched\n");
         ASSERT_EQ(unlink(filler), 0);
 
@@ -734,7 +790,7 @@ TEST(small_fs) {
         ASSERT_TRUE(st.donor_runs > 1);
         ASSERT_EQ(st.donor_attempts, 2);
         ASSERT_EQ(st.files_moved, N);
-        stream_req_unchanged(&fs_small, orig_stream);
+        stream_req_unchanged(small_fs(), orig_stream);
         drop_caches();
         for (size_t i = 0; i < N; i++) {
                 ASSERT_EQ(fnv_file(paths[i]), sums[i]);
@@ -750,7 +806,7 @@ TEST(small_fs) {
         write_str_file(sp, "12345");
         ASSERT_EQ(read_uint_file(sp), 12345);
         ASSERT_OK(mover_restore_tunables(state_file));
-        stream_req_unchanged(&fs_small, orig_stream);
+        stream_req_unchanged(small_fs(), orig_stream);
         ASSERT_OK(mover_restore_tunables(state_file));  /* nothing to do */
         write_str_file(state_file, "/etc/hostname 1\n");
         ASSERT_EQ(mover_restore_tunables(state_file), -EBADMSG);
@@ -1103,7 +1159,7 @@ static size_t fill_with_data(Fs *fs, char **fill, size_t max) {
                 fill[n] = path_in(fs, name);
                 fd = open(fill[n], O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
                 ASSERT_TRUE(fd >= 0);
-                if (write(fd, buf, MiB) != (ssize_t) MiB || fsync(fd) < 0) {
+                if (write(fd, buf, MiB) != (ssize_t) MiB) {
                         ASSERT_EQ(errno, ENOSPC);       /* full: the last one goes */
                         close(fd);
                         ASSERT_EQ(unlink(fill[n]), 0);
@@ -1354,44 +1410,62 @@ TEST(near) {
         ASSERT_TRUE(first >= 700 * MiB);
 }
 
-int main(void) {
+static const struct {
+        const char *name;
+        void (*fn)(void);
+} tests[] = {
+#define T(n) { #n, test_##n }
+        T(layout), T(count_runs_range), T(errors), T(cancel_before_start), T(big_file), T(small_fs),
+        T(placement), T(target), T(segments), T(room), T(room_busy), T(buddies), T(buddies_retry), T(near),
+#undef T
+};
+
+/* usage: test-mover [TEST...]: the named tests (meson runs one at a time, so that a slow one is named
+ * and the others still run), or all of them in order */
+int main(int argc, char **argv) {
         if (geteuid() != 0) {
                 fprintf(stderr, "needs root (loop devices, mount)\n");
                 return EXIT_TEST_SKIP;
         }
         if (run("command -v mkfs.ext4 losetup e2fsck >/dev/null") != 0)
                 return EXIT_TEST_SKIP;
+        for (int a = 1; a < argc; a++) {
+                bool known = false;
+                for (size_t i = 0; i < TEST_ELEMENTSOF(tests); i++)
+                        known = known || streq(argv[a], tests[i].name);
+                if (!known) {
+                        fprintf(stderr, "unknown test: %s\n", argv[a]);
+                        return EXIT_FAILURE;
+                }
+        }
         setvbuf(stdout, NULL, _IOLBF, 0);
-        snprintf(tmpdir, sizeof tmpdir, "/tmp/test-mover.XXXXXX");
+        snprintf(tmpdir, sizeof tmpdir, "%s/test-mover.XXXXXX", test_scratch_root());
         if (!mkdtemp(tmpdir)) {
                 tmpdir[0] = 0;
                 return EXIT_FAILURE;
         }
         atexit(cleanup);
-        /* ^C or timeout(1): still tear everything down */
+        if (test_claim_dir(tmpdir) < 0)
+                return EXIT_FAILURE;
         signal(SIGINT, on_signal);
         signal(SIGTERM, on_signal);
         snprintf(state_file, sizeof state_file, "%s/mover.state", tmpdir);
-        fs_setup(&fs_main, "main", 256);
-        fs_setup(&fs_small, "small", 16);
 
-        RUN(layout);
-        RUN(count_runs_range);
-        RUN(errors);
-        RUN(cancel_before_start);
-        RUN(big_file);
-        RUN(small_fs);
-        RUN(placement);
-        RUN(target);
-        RUN(segments);
-        RUN(room);
-        RUN(room_busy);
-        RUN(buddies);
-        RUN(buddies_retry);
-        RUN(near);
-
-        fsck(&fs_main);
-        fsck(&fs_small);
+        for (size_t i = 0; i < TEST_ELEMENTSOF(tests); i++) {
+                bool want = argc < 2;
+                for (int a = 1; a < argc; a++)
+                        want = want || streq(argv[a], tests[i].name);
+                if (!want)
+                        continue;
+                fprintf(stderr, "-- %s\n", tests[i].name);
+                double t = now_sec();
+                tests[i].fn();
+                printf("  (%s: %.1f s)\n", tests[i].name, now_sec() - t);
+        }
+        if (fs_main.mounted)
+                fsck(&fs_main);
+        if (fs_small.mounted)
+                fsck(&fs_small);
         printf("test-mover: OK\n");
         return 0;
 }
