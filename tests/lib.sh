@@ -15,6 +15,7 @@
 set -euo pipefail
 
 . "$(dirname "${BASH_SOURCE[0]}")/private-bus.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/scratch.sh"
 
 : "${SEEKLESSD:?run through meson test}" "${SEEKLESSCTL:?}" "${SOURCE_ROOT:?}"
 
@@ -24,8 +25,10 @@ if [ "$(id -u)" != 0 ]; then
 fi
 
 TEST_NAME=$(basename "$0" .sh)
-TMP=$(mktemp -d "/tmp/seekless-$TEST_NAME.XXXXXX")
-LOOP= MNT= IMG= BUS_PID= DAEMON_PID= CONF=
+TMP=$(mktemp -d "$(scratch_root)/seekless-$TEST_NAME.XXXXXX")
+scratch_claim "$TMP"
+scratch_guard "$TMP"
+LOOP= MNT= IMG= BUS_PID= DAEMON_PID= CONF= SIGNALLED=
 DAEMON_LOG=$TMP/daemon.log
 STATE=$TMP/state
 RUN_DIR=$TMP/run          # the boot collector's directory (never the host's /run/seekless)
@@ -34,6 +37,14 @@ EXTRA_PIDS=()
 cleanup() {
         local rc=$?
         set +e
+        if [ -n "$SIGNALLED" ]; then
+                # meson's timeout: SIGKILL follows SIGTERM within half a second, so no waiting here
+                for p in "${EXTRA_PIDS[@]}" $DAEMON_PID $BUS_PID; do kill -KILL "$p" 2>/dev/null; done
+                [ -n "$MNT" ] && umount -l "$MNT" 2>/dev/null
+                [ -n "$LOOP" ] && losetup -d "$LOOP" 2>/dev/null    # busy: detached once the unmount completes
+                rm -rf "$TMP"
+                exit "$rc"
+        fi
         for p in "${EXTRA_PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
         if [ -n "$DAEMON_PID" ] && kill -0 "$DAEMON_PID" 2>/dev/null; then
                 kill -TERM "$DAEMON_PID"; wait_pid_gone "$DAEMON_PID" 20 || kill -KILL "$DAEMON_PID"
@@ -50,7 +61,7 @@ cleanup() {
         exit "$rc"
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM HUP PIPE
+trap 'SIGNALLED=1; exit 130' INT TERM HUP PIPE
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 pass() { echo "ok: $*"; }
@@ -81,6 +92,9 @@ setup_image() {    # [SIZE [extra mkfs.ext4 options...]]
         truncate -s "$size" "$IMG"
         mkfs.ext4 -q -F -b 4096 -E lazy_itable_init=0,lazy_journal_init=0 "$@" "$IMG"
         LOOP=$(losetup --find --show "$IMG")
+        # a loop device takes "rotational" from what backs it (0 for an image in /dev/shm or on an SSD);
+        # the tests model the rotational disk seekless is for, wherever the image lives
+        echo 1 > "/sys/block/${LOOP#/dev/}/queue/rotational"
         mkdir -p "$MNT"
         mount -t ext4 "$LOOP" "$MNT"
 }

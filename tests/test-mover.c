@@ -5,7 +5,6 @@
  * assertion fails. */
 #include <fcntl.h>
 #include <linux/fs.h>
-#include <linux/loop.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -97,42 +96,6 @@ static void cleanup(void) {
                 run("rm -rf '%s'", tmpdir);
                 tmpdir[0] = 0;
         }
-}
-
-/* SIGTERM (meson's timeout: SIGKILL follows half a second later) or ^C: tear down at once with
- * async-signal-safe calls only: lazy unmounts, loop devices detached (a busy one is detached by the kernel
- * when the unmount completes), files removed; tests/reap.sh removes anything a SIGKILL still leaves. */
-static void on_signal(int sig) {
-        static const char msg[] = "test-mover: signal, tearing down\n";
-
-        (void) !write(STDERR_FILENO, msg, sizeof msg - 1);
-        if (child > 0)
-                kill(child, SIGKILL);
-        for (size_t i = 0; i < ELEMENTSOF(all_fs); i++) {
-                Fs *fs = all_fs[i];
-
-                if (fs->mount_fd >= 0)
-                        close(fs->mount_fd);
-                if (fs->mounted)
-                        umount2(fs->mnt, MNT_DETACH);
-                if (fs->dev[0]) {
-                        int fd = open(fs->dev, O_RDONLY | O_CLOEXEC);
-                        if (fd >= 0) {
-                                ioctl(fd, LOOP_CLR_FD, 0);
-                                close(fd);
-                        }
-                }
-                if (fs->img[0]) {
-                        unlink(fs->img);
-                        rmdir(fs->mnt);
-                }
-        }
-        if (tmpdir[0]) {
-                unlink(state_file);
-                unlinkat(AT_FDCWD, tmpdir, AT_REMOVEDIR);
-                /* .owner stays when the directory is not empty: reap.sh sees the owner gone */
-        }
-        _exit(128 + sig);
 }
 
 static void fs_setup(Fs *fs, const char *name, unsigned size_mb) {
@@ -1445,10 +1408,8 @@ int main(int argc, char **argv) {
                 return EXIT_FAILURE;
         }
         atexit(cleanup);
-        if (test_claim_dir(tmpdir) < 0)
+        if (test_claim_dir(tmpdir) < 0 || test_guard_dir(tmpdir) < 0)
                 return EXIT_FAILURE;
-        signal(SIGINT, on_signal);
-        signal(SIGTERM, on_signal);
         snprintf(state_file, sizeof state_file, "%s/mover.state", tmpdir);
 
         for (size_t i = 0; i < TEST_ELEMENTSOF(tests); i++) {

@@ -62,3 +62,17 @@ static inline int test_claim_dir(const char *dir) {
         fprintf(f, "%d %llu\n", (int) getpid(), start);
         return fclose(f) == 0 ? 0 : -1;
 }
+
+#ifdef TEST_SCRATCH_SH
+/* When this process is gone, however it ended (meson's timeout sends SIGTERM, then SIGKILL to the whole
+ * process group half a second later, which may find it in a write throttled by the kernel), what it left
+ * in DIR is unmounted, detached and removed by scratch_guard of tests/scratch.sh, in a session of its own.
+ * Returns 0, or -1. */
+static inline int test_guard_dir(const char *dir) {
+        char cmd[8192];
+
+        snprintf(cmd, sizeof cmd, "bash -c '. \"$0\" && scratch_guard \"$1\" \"$2\"' '%s' '%s' %d",
+                 TEST_SCRATCH_SH, dir, (int) getpid());
+        return system(cmd) == 0 ? 0 : -1;
+}
+#endif
