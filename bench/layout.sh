@@ -50,6 +50,7 @@ for t in cc mkfs.ext4 e2fsck losetup dbus-daemon busctl jq e4defrag filefrag; do
 done
 
 TMP=$(mktemp -d /tmp/seekless-layout.XXXXXX)
+. "$SRC/tests/scratch.sh" && scratch_claim "$TMP"     # a test suite starting meanwhile leaves it alone
 LOOPS=() MOUNTS=() BUS_PID= DAEMON_PID= TRACEFS_MOUNTED= TRACE_INST=
 TRACEFS=/sys/kernel/tracing
 
@@ -78,7 +79,7 @@ cleanup() {
                 losetup -d "${LOOPS[i]}" 2>/dev/null
         done
         [ -n "$TRACEFS_MOUNTED" ] && umount "$TRACEFS"
-        if [ "$KEEP" = 1 ]; then echo "KEEP=1: scratch directory kept: $TMP" >&2; else rm -rf "$TMP"; fi
+        if [ "$KEEP" = 1 ]; then echo "KEEP=1: scratch directory kept: $TMP" >&2; touch "$TMP/.keep"; else rm -rf "$TMP"; fi
         exit "$rc"
 }
 trap cleanup EXIT

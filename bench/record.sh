@@ -48,6 +48,7 @@ for t in cc mkfs.ext4 losetup dbus-daemon busctl jq sqlite3; do
 done
 
 TMP=$(mktemp -d /tmp/seekless-bench.XXXXXX)
+. "$SRC/tests/scratch.sh" && scratch_claim "$TMP"     # a test suite starting meanwhile leaves it alone
 LOOP= MNT= BUS_PID= DAEMON_PID= DAEMON_NAME= SAMPLER_PID=
 BROKEN=0
 

@@ -22,6 +22,7 @@ if [ "$(id -u)" != 0 ]; then
 fi
 
 TMP=$(mktemp -d /tmp/seekless-demo.XXXXXX)
+. tests/scratch.sh && scratch_claim "$TMP"     # a test suite starting meanwhile leaves it alone
 LOOP= BUS_PID= DAEMON_PID=
 cleanup() {
         set +e
@@ -39,6 +40,7 @@ step "Scratch ext4 image (512 MiB, 4 KiB blocks) on a loop device"
 truncate -s 512M "$TMP/fs.img"
 mkfs.ext4 -q -F -b 4096 "$TMP/fs.img"
 LOOP=$(losetup --find --show "$TMP/fs.img")
+echo 1 > "/sys/block/${LOOP#/dev/}/queue/rotational"   # the disk seekless is for, whatever backs /tmp
 mkdir -p "$TMP/mnt"
 mount "$LOOP" "$TMP/mnt"
 MNT=$TMP/mnt

@@ -34,6 +34,16 @@ start_private_bus() {
 EOC
         # non-root test callers must reach the socket
         chmod 755 "$dir"
-        BUS_PID=$(dbus-daemon --config-file="$dir/bus.conf" --fork --print-pid)
+        # not --fork: that would put the bus in a session of its own, out of reach of the signal a test
+        # runner sends to the test's process group when it kills a test
+        dbus-daemon --config-file="$dir/bus.conf" --nofork </dev/null 2>>"$dir/bus.log" &
+        BUS_PID=$!
+        local i
+        for ((i = 0; i < 200; i++)); do
+                [ -S "$dir/system_bus_socket" ] && break
+                kill -0 "$BUS_PID" 2>/dev/null || { echo "dbus-daemon exited at start" >&2; return 1; }
+                sleep 0.05
+        done
+        [ -S "$dir/system_bus_socket" ] || { echo "dbus-daemon did not create its socket in 10 s" >&2; return 1; }
         export DBUS_SYSTEM_BUS_ADDRESS="unix:path=$dir/system_bus_socket"
 }

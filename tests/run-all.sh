@@ -2,33 +2,69 @@
 # The full test suite, as CI runs it: install build/test dependencies, build with warnings as errors, run
 # every suite (unit + integration against real fanotify, ext4 on loop devices, SQLite and a private
 # dbus-daemon; needs root), then build the unit tests again with AddressSanitizer/UBSan and run them.
+# Before and after, removes what an earlier killed run of this suite left behind (tests/scratch.sh); at
+# the end, prints the ten slowest tests with their timeouts (tests/README.md keeps the measured figures).
 #   usage: tests/run-all.sh [BUILD_DIR]     (default: build-ci)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . tests/deps.sh
+. tests/scratch.sh
 install_deps
 
 B=${1:-build-ci}
-if [ -d "$B" ]; then
-        meson setup --reconfigure "$B" --werror -Dman=enabled >/dev/null
-else
-        meson setup "$B" --werror -Dman=enabled >/dev/null
-fi
-ninja -C "$B"
-meson test -C "$B" --print-errorlogs --num-processes 1
-
 A=$B-asan
-if [ -d "$A" ]; then
-        meson setup --reconfigure "$A" --werror -Db_sanitize=address,undefined -Db_lundef=false >/dev/null
-else
-        meson setup "$A" --werror -Db_sanitize=address,undefined -Db_lundef=false >/dev/null
+scratch_reap
+trap scratch_reap EXIT
+
+setup() {      # DIR [meson options]
+        local d=$1
+        shift
+        if [ -d "$d" ]; then
+                meson setup --reconfigure "$d" --werror "$@" >/dev/null
+        else
+                meson setup "$d" --werror "$@" >/dev/null
+        fi
+}
+
+# The ten slowest tests of the runs in RAN, with the timeout each declares (meson's 30 s default if none).
+slowest() {
+        local d
+        {
+                for d in "${RAN[@]}"; do
+                        meson introspect --tests "$d" | jq -r --arg d "$d" \
+                                '.[] | "T\t\($d)\t\(.suite[0] | sub("^seekless:"; ""))\t\(.name)\t\(.timeout)"'
+                        jq -r --arg d "$d" '"D\t\($d)\t\(.name | sub("^seekless:"; ""))\t\(.duration)\t\(.result)"' \
+                                "$d/meson-logs/testlog.json"
+                done
+        } | awk -F'\t' '
+                $1 == "T" { lim[$2 "\t" $3 " / " $4] = ($5 > 0 ? $5 : 30); next }
+                { printf "%8.1f s  %5s s  %-8s %s%s\n", $4, lim[$2 "\t" $3], $5, $3, ($2 ~ /-asan$/ ? " (asan)" : "") }' |
+                sort -rn | head -n 10
+}
+
+rc=0
+RAN=("$B")
+setup "$B" -Dman=enabled
+ninja -C "$B"
+meson test -C "$B" --print-errorlogs --num-processes 1 || rc=$?
+
+if [ "$rc" = 0 ]; then
+        setup "$A" -Db_sanitize=address,undefined -Db_lundef=false
+        ninja -C "$A"
+        RAN+=("$A")
+        ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+                meson test -C "$A" --suite unit --print-errorlogs || rc=$?
 fi
-ninja -C "$A"
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-        meson test -C "$A" --suite unit --print-errorlogs
+
+echo
+echo "The ten slowest tests (duration, timeout, result):"
+slowest
+echo
 # One closing line over both runs, counted from meson's own JSON logs.
+logs=()
+for d in "${RAN[@]}"; do logs+=("$d/meson-logs/testlog.json"); done
 jq -rs '(map(select(.result == "OK")) | length) as $ok
         | (map(select(.result == "SKIP")) | length) as $skip
         | (length - $ok - $skip) as $bad
-        | "\($ok) passed, \($bad) failed, \($skip) skipped"' \
-        "$B/meson-logs/testlog.json" "$A/meson-logs/testlog.json"
+        | "\($ok) passed, \($bad) failed, \($skip) skipped"' "${logs[@]}"
+exit "$rc"

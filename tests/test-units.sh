@@ -5,6 +5,7 @@
 set -euo pipefail
 : "${BUILD_ROOT:?run through meson test}" "${SOURCE_ROOT:?}"
 TMP=$(mktemp -d /tmp/seekless-test-units.XXXXXX)
+. "$SOURCE_ROOT/tests/scratch.sh" && scratch_claim "$TMP"
 trap 'rm -rf "$TMP"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 

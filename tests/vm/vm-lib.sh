@@ -22,6 +22,7 @@
 #      stderr) VM_KEEP=1 (keep $VM_TMP: overlays, pid files)
 
 VM_TMP=$(mktemp -d "${TMPDIR:-/var/tmp}/seekless-vm-run.XXXXXX")
+. "$(dirname "${BASH_SOURCE[0]}")/../scratch.sh" && scratch_claim "$VM_TMP"
 VM_OVERLAY=
 VM_JOB=
 VM_NBOOT=0
@@ -37,6 +38,7 @@ vm_cleanup() {
         [ -n "$VM_JOB" ] && { kill "$VM_JOB" 2>/dev/null; wait "$VM_JOB" 2>/dev/null; }
         if [ "${VM_KEEP:-0}" = 1 ]; then
                 echo "vm-lib: kept $VM_TMP" >&2
+                touch "$VM_TMP/.keep"
         else
                 rm -rf "$VM_TMP"
         fi
