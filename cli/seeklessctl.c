@@ -1807,13 +1807,59 @@ static int read_extents(sd_bus_message *m, SvgExtent **ret, size_t *ret_n) {
         return 0;
 }
 
-/* Writes path whole or not at all: a temporary file next to it, renamed over it when complete. */
+/* Writes the picture to f (and fsyncs it when it is a regular file); logs nothing. */
+static int svg_write_to(FILE *f, bool regular, const char *name, uint64_t device, uint32_t n_files,
+                        const SvgPanel *before, const SvgPanel *now) {
+        int r;
+
+        r = svg_write_layout(f, name, device, n_files, before, now);
+        if (r >= 0 && fflush(f) != 0)
+                r = negative_errno();
+        if (r >= 0 && regular && fsync(fileno(f)) < 0)
+                r = negative_errno();
+        return r;
+}
+
+/* A path that is not there yet, or a regular file: written whole or not at all, into a temporary file
+ * next to it that is renamed over it when complete. Anything else, a symbolic link included, is never
+ * renamed over (a device node, a FIFO or /dev/stdout must stay what it is, and a link must not lead a
+ * rename elsewhere): it is opened for writing and written into, as a shell redirection would, a regular
+ * file at the end of a link truncated first. */
 static int write_svg_file(const char *path, const char *name, uint64_t device, uint32_t n_files,
                           const SvgPanel *before, const SvgPanel *now) {
         _cleanup_free_ char *tmp = NULL;
         _cleanup_fclose_ FILE *f = NULL;
+        struct stat st;
+        bool exists = true;
         mode_t mask;
         int fd, r;
+
+        if (lstat(path, &st) < 0) {
+                if (errno != ENOENT)
+                        return log_error_errno(errno, "Failed to look at %s: %m", path);
+                exists = false;
+        } else if (!S_ISREG(st.st_mode)) {
+                fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+                if (fd < 0)
+                        return log_error_errno(errno, "Failed to open %s: %m", path);
+                if (fstat(fd, &st) < 0 || (S_ISREG(st.st_mode) && ftruncate(fd, 0) < 0)) {
+                        r = log_error_errno(errno, "Failed to truncate %s: %m", path);
+                        (void) close(fd);
+                        return r;
+                }
+                f = fdopen(fd, "w");
+                if (!f) {
+                        r = log_error_errno(errno, "Failed to open %s: %m", path);
+                        (void) close(fd);
+                        return r;
+                }
+                r = svg_write_to(f, S_ISREG(st.st_mode), name, device, n_files, before, now);
+                if (r >= 0 && fclose(TAKE_PTR(f)) != 0)
+                        r = negative_errno();
+                if (r < 0)
+                        return r == -ENOMEM ? log_oom() : log_error_errno(r, "Failed to write %s: %m", path);
+                return 0;
+        }
 
         if (asprintf(&tmp, "%s.XXXXXX", path) < 0) {
                 tmp = NULL;
@@ -1835,11 +1881,7 @@ static int write_svg_file(const char *path, const char *name, uint64_t device, u
                 goto fail;
         }
 
-        r = svg_write_layout(f, name, device, n_files, before, now);
-        if (r >= 0 && fflush(f) != 0)
-                r = negative_errno();
-        if (r >= 0 && fsync(fileno(f)) < 0)
-                r = negative_errno();
+        r = svg_write_to(f, true, name, device, n_files, before, now);
         if (r < 0) {
                 r = r == -ENOMEM ? log_oom() : log_error_errno(r, "Failed to write %s: %m", tmp);
                 goto fail;
@@ -1850,7 +1892,8 @@ static int write_svg_file(const char *path, const char *name, uint64_t device, u
                 goto fail;
         }
 
-        if (rename(tmp, path) < 0) {
+        /* RENAME_NOREPLACE when nothing was there: what appeared meanwhile is not replaced */
+        if (renameat2(AT_FDCWD, tmp, AT_FDCWD, path, exists ? 0 : RENAME_NOREPLACE) < 0) {
                 r = log_error_errno(errno, "Failed to rename %s to %s: %m", tmp, path);
                 goto fail;
         }
