@@ -74,17 +74,17 @@ static int validate_name(const char *name, sd_bus_error *error) {
         return 0;
 }
 
-/* The common start of the methods taking a profile name: read it, check the caller, check the name.
+/* The common start of the methods taking a profile name: check the caller, read the name, check it.
  * Returns 0 to go on, or what the handler should return. */
 static int read_profile_name(sd_bus_message *message, const char *what, const char **ret, sd_bus_error *error) {
         const char *name;
         int r;
 
-        r = sd_bus_message_read(message, "s", &name);
-        if (r < 0)
-                return r;
         r = check_root(message, what, error);
         if (r != 0)
+                return r;
+        r = sd_bus_message_read(message, "s", &name);
+        if (r < 0)
                 return r;
         r = validate_name(name, error);
         if (r != 0)
@@ -189,18 +189,41 @@ static int method_forget_all(sd_bus_message *message, void *userdata, sd_bus_err
         return sd_bus_reply_method_return(message, "u", n);
 }
 
+/* More mount points than any machine has watched ext4 filesystems; a longer list is refused unread. */
+#define MOUNTS_MAX 256
+
+/* Reads the "as" of mount points (an empty list: all), linearly and at most MOUNTS_MAX of them. Call it
+ * after check_root(): nothing of an unprivileged caller's message is parsed. */
 static int read_mounts(sd_bus_message *message, char ***ret, sd_bus_error *error) {
         _cleanup_strv_free_ char **l = NULL;
+        const char *s;
+        size_t n = 0;
         int r;
 
-        r = sd_bus_message_read_strv(message, &l);
+        r = sd_bus_message_enter_container(message, 'a', "s");
         if (r < 0)
                 return r;
-        for (size_t i = 0; l && l[i]; i++)
-                if (l[i][0] != '/')
+        l = calloc(MOUNTS_MAX + 1, sizeof(char *));
+        if (!l)
+                return -ENOMEM;
+        while ((r = sd_bus_message_read_basic(message, 's', &s)) > 0) {
+                if (n == MOUNTS_MAX)
                         return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
-                                                 "Invalid mount point '%s': expected an absolute path.", l[i]);
-        if (l && !l[0])
+                                                 "Too many mount points: at most %u.", MOUNTS_MAX);
+                if (s[0] != '/')
+                        return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
+                                                 "Invalid mount point '%s': expected an absolute path.", s);
+                l[n] = strdup(s);
+                if (!l[n])
+                        return -ENOMEM;
+                n++;
+        }
+        if (r < 0)
+                return r;
+        r = sd_bus_message_exit_container(message);
+        if (r < 0)
+                return r;
+        if (n == 0)
                 l = (strv_free(l), NULL);
         *ret = TAKE_PTR(l);
         return 0;
@@ -239,10 +262,10 @@ static int method_plan(sd_bus_message *message, void *userdata, sd_bus_error *er
         Manager *m = userdata;
         int r;
 
-        r = read_mounts(message, &mounts, error);
+        r = check_root(message, "plan", error);
         if (r != 0)
                 return r;
-        r = check_root(message, "plan", error);
+        r = read_mounts(message, &mounts, error);
         if (r != 0)
                 return r;
         r = manager_plan(m, mounts, &p);
@@ -296,10 +319,10 @@ static int method_optimize(sd_bus_message *message, void *userdata, sd_bus_error
         uint64_t id = 0, files = 0, bytes = 0;
         int r;
 
-        r = read_mounts(message, &mounts, error);
+        r = check_root(message, "optimize", error);
         if (r != 0)
                 return r;
-        r = check_root(message, "optimize", error);
+        r = read_mounts(message, &mounts, error);
         if (r != 0)
                 return r;
         r = manager_optimize(m, mounts, &id, &p);
@@ -330,10 +353,10 @@ static int method_optimize_when_idle(sd_bus_message *message, void *userdata, sd
         uint64_t id = 0;
         int r;
 
-        r = read_mounts(message, &mounts, error);
+        r = check_root(message, "optimize", error);
         if (r != 0)
                 return r;
-        r = check_root(message, "optimize", error);
+        r = read_mounts(message, &mounts, error);
         if (r != 0)
                 return r;
         /* checked now: the admin is there to read the error, later nobody is */
@@ -383,11 +406,11 @@ static int method_report(sd_bus_message *message, void *userdata, sd_bus_error *
         bool found = false;
         int r;
 
-        r = sd_bus_message_read(message, "s", &name);
-        if (r < 0)
-                return r;
         r = check_root(message, "report", error);
         if (r != 0)
+                return r;
+        r = sd_bus_message_read(message, "s", &name);
+        if (r < 0)
                 return r;
         if (!isempty(name)) {
                 r = validate_name(name, error);
