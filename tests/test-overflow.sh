@@ -17,6 +17,18 @@ write_config <<EOC
 BootWindowSec=8
 EOC
 start_daemon --filesystem="$MNT"
+# Keep the files' dentries in memory while the daemon cannot run: it names a recorded file through the
+# file handle fanotify gave it, and a file whose dentry was evicted meanwhile has no name the kernel can
+# give (seeklessd(8), BUGS), which a concurrent drop_caches (another test suite on the machine) did to all
+# of them. Opening a file raises no event the daemon records (it records reads).
+python3 -c '
+import os, resource, signal, sys
+resource.setrlimit(resource.RLIMIT_NOFILE, (int(sys.argv[2]) + 100,) * 2)
+fds = [os.open(os.path.join(sys.argv[1], f), os.O_RDONLY) for f in os.listdir(sys.argv[1])]
+open(sys.argv[3], "w").close()
+signal.pause()' "$MNT/many" "$n" "$TMP/pinned" &
+EXTRA_PIDS+=($!)
+wait_until 60 test -e "$TMP/pinned" || fail "could not hold the files open"
 
 t0=$SECONDS
 kill -STOP "$DAEMON_PID"
