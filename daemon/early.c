@@ -210,7 +210,7 @@ static int pass_on(Db *db, const Filesystem *fs, const DbFile *files, size_t n, 
         return 0;
 }
 
-int early_pass_run(const Config *c, const char *db_path, const char *state_dir, char *const *only_filesystems) {
+int early_pass_run(const Config *c, const char *db_path, const char *state_dir, const FilesystemPins *only_filesystems) {
         _cleanup_(db_freep) Db *db = NULL;
         _cleanup_free_ char *state_file = NULL;
         FilesystemList fss = {};

@@ -2,9 +2,10 @@
 #pragma once
 
 #include "conf.h"
+#include "mounts.h"
 
 /* The early-boot pass (seeklessd --early-pass, from seekless-early.service): right after the root
  * filesystem becomes writable and before most services start, move the files earlier runs had to leave
  * because they were running executables, within EarlyBudgetSec=. No fanotify, no D-Bus: just the database
  * and the mover. Returns 0 (also when there was nothing to do or the budget ran out), or a negative errno. */
-int early_pass_run(const Config *c, const char *db_path, const char *state_dir, char *const *only_filesystems);
+int early_pass_run(const Config *c, const char *db_path, const char *state_dir, const FilesystemPins *only_filesystems);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* seeklessd: argv, config, manager start, event loop. Everything else lives in manager*.c. */
 #include <getopt.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -193,7 +194,21 @@ static int run(int argc, char *argv[]) {
         umask(0077);
         if (mkdir(m->state_dir, 0700) < 0 && errno != EEXIST)
                 return log_error_errno(-errno, "Failed to create state directory %s: %m", m->state_dir);
-        m->only_filesystems = TAKE_PTR(arg_filesystems);
+        if (arg_filesystems) {
+                const char *failed = NULL;
+
+                /* by identity, now: a later unmount must not turn the path into the root filesystem */
+                m->only_filesystems = calloc(1, sizeof *m->only_filesystems);
+                if (!m->only_filesystems)
+                        return log_error_errno(SYNTHETIC_ERRNO(ENOMEM), "Out of memory");
+                r = filesystem_pins_make(arg_filesystems, m->only_filesystems, &failed);
+                if (r < 0)
+                        return log_error_errno(r, "--filesystem=%s: %m", failed);
+                for (size_t i = 0; arg_filesystems[i]; i++)
+                        log_debug("--filesystem=%s: filesystem %016" PRIx64 " pinned", arg_filesystems[i],
+                                  m->only_filesystems->fsid[i]);
+                strv_free(TAKE_PTR(arg_filesystems));
+        }
         m->run_dir = strdup(arg_run_dir);
         if (!m->run_dir)
                 return log_error_errno(SYNTHETIC_ERRNO(ENOMEM), "Out of memory");

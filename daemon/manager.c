@@ -78,7 +78,9 @@ Manager *manager_free(Manager *m) {
         free(m->state_dir);
         free(m->run_dir);
         free(m->db_path);
-        strv_free(m->only_filesystems);
+        if (m->only_filesystems)
+                filesystem_pins_clear(m->only_filesystems);
+        free(m->only_filesystems);
         free(m);
         return NULL;
 }

@@ -24,7 +24,7 @@ typedef struct Manager {
         char *state_dir;
         char *run_dir;                  /* the boot collector's records (--run-dir=, default /run/seekless) */
         char *db_path;
-        char **only_filesystems;        /* --filesystem=, NULL = every rw ext4 */
+        FilesystemPins *only_filesystems; /* --filesystem=, pinned at start; NULL = every rw ext4 */
         char boot_id[33];
 
         FilesystemList filesystems;

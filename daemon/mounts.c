@@ -72,37 +72,48 @@ static bool option_present(const char *opts, const char *opt) {
         return false;
 }
 
-static bool wanted(dev_t dev, char *const *only, const dev_t *only_devs) {
+int filesystem_pins_make(char *const *paths, FilesystemPins *ret, const char **ret_failed) {
+        FilesystemPins p = {};
+        size_t n = 0;
+        int r;
+
+        while (paths && paths[n])
+                n++;
+        p.fsid = calloc(n + 1, sizeof *p.fsid);
+        if (!p.fsid)
+                return -ENOMEM;
+        for (; p.n < n; p.n++) {
+                r = fsid_of_path(paths[p.n], &p.fsid[p.n]);
+                if (r < 0) {
+                        *ret_failed = paths[p.n];
+                        filesystem_pins_clear(&p);
+                        return r;
+                }
+        }
+        *ret = p;
+        return 0;
+}
+
+void filesystem_pins_clear(FilesystemPins *p) {
+        p->fsid = mfree(p->fsid);
+        p->n = 0;
+}
+
+static bool pinned(const FilesystemPins *only, uint64_t fsid) {
         if (!only)
                 return true;
-        for (size_t i = 0; only[i]; i++)
-                if (only_devs[i] == dev)
+        for (size_t i = 0; i < only->n; i++)
+                if (only->fsid[i] == fsid)
                         return true;
         return false;
 }
 
-int mounts_scan(const char *mountinfo, char *const *only, FilesystemList *ret) {
+int mounts_scan(const char *mountinfo, const FilesystemPins *only, FilesystemList *ret) {
         _cleanup_fclose_ FILE *f = NULL;
         _cleanup_free_ char *line = NULL;
-        _cleanup_free_ dev_t *only_devs = NULL;
         FilesystemList l = {};
         size_t sz = 0;
         int r;
-
-        if (only) {
-                size_t n = 0;
-                while (only[n])
-                        n++;
-                only_devs = calloc(n + 1, sizeof(dev_t));
-                if (!only_devs)
-                        return -ENOMEM;
-                for (size_t i = 0; i < n; i++) {
-                        struct stat st;
-                        if (stat(only[i], &st) < 0)
-                                return -errno;
-                        only_devs[i] = st.st_dev;
-                }
-        }
 
         f = fopen(mountinfo, "re");
         if (!f)
@@ -124,8 +135,6 @@ int mounts_scan(const char *mountinfo, char *const *only, FilesystemList *ret) {
                 if (!streq(fstype, "ext4"))
                         continue;
                 dev = makedev(maj, min);
-                if (!wanted(dev, only, only_devs))
-                        continue;
                 unescape_octal(mnt);
                 /* Prefer a mount of the filesystem's root over a bind mount of a subdirectory: file
                  * handles resolve to paths relative to the mount we use. */
@@ -155,6 +164,8 @@ int mounts_scan(const char *mountinfo, char *const *only, FilesystemList *ret) {
                 r = fsid_of_path(mnt, &fs.fsid);
                 if (r < 0)
                         continue;   /* mount point not reachable from here (other namespace, gone) */
+                if (!pinned(only, fs.fsid))
+                        continue;
 
                 Filesystem *n = realloc(l.items, (l.n + 1) * sizeof *l.items);
                 if (!n) {

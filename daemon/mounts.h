@@ -8,7 +8,7 @@
 
 /* The filesystems seeklessd watches: every read-write ext4 filesystem in /proc/self/mountinfo, deduplicated
  * by device (bind mounts and other mounts of the same superblock count once), or only those given with
- * --filesystem=. */
+ * --filesystem=, pinned when they were given (FilesystemPins). */
 typedef struct Filesystem {
         dev_t dev;
         uint64_t fsid;          /* statfs f_fsid: what fanotify reports in FID records */
@@ -25,10 +25,23 @@ typedef struct FilesystemList {
 
 void filesystem_list_clear(FilesystemList *l);
 
+/* Filesystems given by a path, pinned by identity when given: the fsid of the filesystem the path led to
+ * then (statfs f_fsid; ext4 derives it from the filesystem's UUID). A scan later finds that filesystem
+ * wherever and whenever it is mounted, and nothing when it is not: never what the path leads to after an
+ * unmount (the root filesystem under the mount point). */
+typedef struct FilesystemPins {
+        uint64_t *fsid;
+        size_t n;
+} FilesystemPins;
+
+/* Pins the filesystems of paths (NULL-terminated). On failure *ret_failed is the path that failed. */
+int filesystem_pins_make(char *const *paths, FilesystemPins *ret, const char **ret_failed);
+void filesystem_pins_clear(FilesystemPins *p);
+
 /* Parse a mountinfo file (normally /proc/self/mountinfo) into the list of candidate filesystems: ext4,
- * mounted read-write, one entry per device. `only` (NULL-terminated, may be NULL) restricts the result to
- * the filesystems containing these paths. Returns 0 or a negative errno. */
-int mounts_scan(const char *mountinfo, char *const *only, FilesystemList *ret);
+ * mounted read-write, one entry per device. `only` (may be NULL: every one) restricts the result to the
+ * pinned filesystems. Returns 0 or a negative errno. */
+int mounts_scan(const char *mountinfo, const FilesystemPins *only, FilesystemList *ret);
 
 const Filesystem *filesystem_list_find_fsid(const FilesystemList *l, uint64_t fsid);
 

@@ -33,6 +33,7 @@ DAEMON_LOG=$TMP/daemon.log
 STATE=$TMP/state
 RUN_DIR=$TMP/run          # the boot collector's directory (never the host's /run/seekless)
 EXTRA_PIDS=()
+EXTRA_MOUNTS=() EXTRA_LOOPS=()   # more images a test made itself: unmounted before $MNT, detached after
 
 cleanup() {
         local rc=$?
@@ -40,8 +41,9 @@ cleanup() {
         if [ -n "$SIGNALLED" ]; then
                 # meson's timeout: SIGKILL follows SIGTERM within half a second, so no waiting here
                 for p in "${EXTRA_PIDS[@]}" $DAEMON_PID $BUS_PID; do kill -KILL "$p" 2>/dev/null; done
-                [ -n "$MNT" ] && umount -l "$MNT" 2>/dev/null
-                [ -n "$LOOP" ] && losetup -d "$LOOP" 2>/dev/null    # busy: detached once the unmount completes
+                for m in "${EXTRA_MOUNTS[@]}" $MNT; do umount -l "$m" 2>/dev/null; done
+                # busy: detached once the unmount completes
+                for l in $LOOP "${EXTRA_LOOPS[@]}"; do losetup -d "$l" 2>/dev/null; done
                 rm -rf "$TMP"
                 exit "$rc"
         fi
@@ -53,10 +55,11 @@ cleanup() {
                 echo "---- seeklessd log ($DAEMON_LOG) ----"; tail -n 60 "$DAEMON_LOG"; echo "----"
         fi
         [ -n "$BUS_PID" ] && kill "$BUS_PID" 2>/dev/null
-        if [ -n "$MNT" ] && mountpoint -q "$MNT"; then
-                umount "$MNT" 2>/dev/null || { sleep 1; umount -l "$MNT"; }
-        fi
-        [ -n "$LOOP" ] && losetup -d "$LOOP" 2>/dev/null
+        for m in "${EXTRA_MOUNTS[@]}" $MNT; do
+                mountpoint -q "$m" 2>/dev/null || continue
+                umount "$m" 2>/dev/null || { sleep 1; umount -l "$m"; }
+        done
+        for l in $LOOP "${EXTRA_LOOPS[@]}"; do losetup -d "$l" 2>/dev/null; done
         rm -rf "$TMP"
         exit "$rc"
 }

@@ -245,6 +245,26 @@ TEST(mountinfo) {
         ASSERT_STREQ(l.items[0].mount, "/");
         ASSERT_EQ(major(l.items[0].dev), 254);
         filesystem_list_clear(&l);
+
+        /* pinned: the filesystem of "/" (pinned through a path on it) is found; a pin of another
+         * filesystem finds nothing, whatever the mount points are */
+        FilesystemPins pins = {};
+        const char *failed = NULL;
+        char *const root_path[] = { (char *) "/etc", NULL }, *const missing[] = { (char *) "/nonexistent", NULL };
+        ASSERT_OK(filesystem_pins_make(root_path, &pins, &failed));
+        ASSERT_EQ(pins.n, 1);
+        ASSERT_OK(mounts_scan(path, &pins, &l));
+        ASSERT_EQ(l.n, 1);
+        ASSERT_STREQ(l.items[0].mount, "/");
+        filesystem_list_clear(&l);
+        pins.fsid[0] ^= 1;
+        ASSERT_OK(mounts_scan(path, &pins, &l));
+        ASSERT_EQ(l.n, 0);
+        filesystem_list_clear(&l);
+        filesystem_pins_clear(&pins);
+        ASSERT_ERROR(filesystem_pins_make(missing, &pins, &failed), ENOENT);
+        ASSERT_STREQ(failed, "/nonexistent");
+
         ASSERT_ERROR(mounts_scan("/nonexistent/mountinfo", NULL, &l), ENOENT);
         unlink(path);
         rmdir(dir);

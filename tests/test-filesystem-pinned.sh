@@ -1,0 +1,54 @@
+#!/bin/bash
+# --filesystem=PATH pins the filesystem PATH leads to when seeklessd starts. The pinned filesystem is
+# mounted inside another ext4 image here; when it is unmounted (lazily, as the hostile-input probe did),
+# nothing is watched: not the outer filesystem the mount point now lies on (the code before took the
+# path's device anew at each mount rescan, and so watched, recorded and would have relocated the machine's
+# root filesystem). When the same filesystem is mounted again, at another mount point, it is watched again.
+. "$(dirname "$0")/lib.sh"
+
+setup_image                     # the outer filesystem: $MNT
+INNER=$MNT/inner
+truncate -s 64M "$TMP/inner.img"
+mkfs.ext4 -q -F -b 4096 "$TMP/inner.img"
+INNER_LOOP=$(losetup --find --show "$TMP/inner.img")
+EXTRA_LOOPS+=("$INNER_LOOP")
+mkdir "$INNER"
+mount -t ext4 "$INNER_LOOP" "$INNER"
+EXTRA_MOUNTS+=("$INNER")
+mkdir -p "$MNT/bin" "$MNT/d"
+cp "$OPEN_FILES" "$MNT/bin/prog"
+echo x > "$MNT/d/x"; echo y > "$MNT/d/y"
+sync
+
+start_bus
+write_config <<EOC
+[Record]
+BootWindowSec=1
+LaunchWindowSec=2
+EOC
+start_daemon --filesystem="$INNER"
+wait_until 30 boot_recording_over || fail "boot window did not close"
+mounts() { ctl --json=short status | jq -r '.filesystems[].mount'; }
+[ "$(mounts)" = "$INNER" ] || fail "not watching $INNER: $(mounts)"
+
+umount -l "$INNER"
+none() { [ -z "$(mounts)" ]; }
+wait_until 20 none || fail "after the unmount, watching: $(mounts)"
+# a launch from the outer filesystem: the code before recorded it
+"$MNT/bin/prog" "$MNT/d/y" "$MNT/d/x"
+sleep 3
+[ -z "$(mounts)" ] || fail "watching $(mounts) after the unmount"
+other=$(grep "Watching " "$DAEMON_LOG" | grep -v "Watching $INNER (" || true)
+[ -z "$other" ] || fail "the daemon watched another filesystem: $other"
+has_profile "$MNT/bin/prog" && fail "a launch on the outer filesystem was recorded"
+pass "pinned filesystem unmounted: nothing watched, the launch on the filesystem beneath not recorded"
+
+AGAIN=$TMP/again
+mkdir "$AGAIN"
+mount -t ext4 "$INNER_LOOP" "$AGAIN"
+EXTRA_MOUNTS+=("$AGAIN")
+again() { [ "$(mounts)" = "$AGAIN" ]; }
+wait_until 20 again || fail "the same filesystem mounted again is not watched: $(mounts)"
+grep -q "Watching $AGAIN (" "$DAEMON_LOG" || fail "no 'Watching $AGAIN' in the log"
+pass "the same filesystem mounted again (at another mount point) is watched again"
+stop_daemon
