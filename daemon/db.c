@@ -535,8 +535,20 @@ static int db_migrate(Db *db) {
         r = db_read_int(db, "PRAGMA user_version", &version);
         if (r < 0)
                 return r;
+        if (version < 0)
+                return -EBADMSG;        /* no seekless wrote that */
         if (version > db_schema_version())
                 return -EPROTO;
+        if (version == 0) {
+                int64_t objects;
+
+                /* every migration commits with its version: tables at version 0 are someone else's */
+                r = db_read_int(db, "SELECT COUNT(*) FROM sqlite_schema", &objects);
+                if (r < 0)
+                        return r;
+                if (objects > 0)
+                        return -EBADMSG;
+        }
 
         for (int64_t v = version; v < db_schema_version(); v++) {
                 char sql[64];
@@ -549,8 +561,8 @@ static int db_migrate(Db *db) {
                 r = db_read_int(db, "PRAGMA user_version", &version);
                 if (r < 0)
                         goto rollback;
-                if (version > db_schema_version()) {
-                        r = -EPROTO;
+                if (version < 0 || version > db_schema_version()) {
+                        r = version < 0 ? -EBADMSG : -EPROTO;
                         goto rollback;
                 }
                 if (version > v) {
@@ -587,8 +599,9 @@ rollback:
  * fails here rather than later. PRAGMA quick_check reads everything and is too slow for large stores. */
 static int db_probe(Db *db) {
         int64_t dummy;
+        int r;
 
-        return db_read_int(db,
+        r = db_read_int(db,
                            "SELECT (SELECT COUNT(*) FROM sqlite_schema) + "
                            "IFNULL((SELECT MAX(id) FROM files), 0) + "
                            "IFNULL((SELECT MAX(fsid) FROM files), 0) + "
@@ -601,6 +614,10 @@ static int db_probe(Db *db) {
                            "IFNULL((SELECT MAX(profile_id) FROM profile_files), 0) + "
                            "IFNULL((SELECT MAX(file_id) FROM profile_files), 0)",
                            &dummy);
+        /* "no such table" or "no such column": a schema that is not ours, under one of our versions */
+        if (r < 0 && (sqlite3_errcode(db->sqlite) & 0xff) == SQLITE_ERROR)
+                return -EBADMSG;
+        return r;
 }
 
 /* At start (the early pass, then seeklessd, both during the boot) the queries read a page here and there:

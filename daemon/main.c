@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <systemd/sd-daemon.h>
 
 #include "boot-collect.h"
@@ -194,6 +195,8 @@ static int run(int argc, char *argv[]) {
         umask(0077);
         if (mkdir(m->state_dir, 0700) < 0 && errno != EEXIST)
                 return log_error_errno(-errno, "Failed to create state directory %s: %m", m->state_dir);
+        if (access(m->state_dir, W_OK) < 0)
+                return log_error_errno(-errno, "State directory %s is not writable: %m", m->state_dir);
         if (arg_filesystems) {
                 const char *failed = NULL;
 

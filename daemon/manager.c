@@ -708,7 +708,8 @@ static int manager_open_db(Manager *m) {
         if (r == -EBADMSG) {
                 char aside[4096];
                 snprintf(aside, sizeof aside, "%s.corrupt-%" PRIu64, m->db_path, now_usec(CLOCK_REALTIME) / USEC_PER_SEC);
-                log_error("Database %s is corrupt; moving it aside to %s and starting a fresh one", m->db_path, aside);
+                log_error("Database %s is corrupt or not seekless's; moving it aside to %s and starting a fresh one",
+                          m->db_path, aside);
                 if (rename(m->db_path, aside) < 0)
                         return log_error_errno(-errno, "Failed to move %s aside: %m", m->db_path);
                 for (const char *suffix = "-wal"; suffix; suffix = streq(suffix, "-wal") ? "-shm" : NULL) {

@@ -497,6 +497,35 @@ TEST(newer_version) {
         (void) unlink(p);
 }
 
+/* A valid SQLite file that seekless did not write: a negative user_version (the code before indexed
+ * migrations[-1]), tables at version 0, and a foreign schema under one of our versions. Each is refused
+ * as corrupt (EBADMSG: the daemon moves it aside), not with EIO. */
+static void check_foreign(const char *sql) {
+        const char *p = tmp_path("foreign.db");
+        Db *db = NULL;
+        sqlite3 *s = NULL;
+
+        (void) unlink(p);
+        ASSERT_EQ(sqlite3_open_v2(p, &s, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL), SQLITE_OK);
+        ASSERT_EQ(sqlite3_exec(s, sql, NULL, NULL, NULL), SQLITE_OK);
+        ASSERT_EQ(sqlite3_close(s), SQLITE_OK);
+        fprintf(stderr, "   %s\n", sql);
+        ASSERT_ERROR(db_open(p, &db), EBADMSG);
+        ASSERT_TRUE(!db);
+        (void) unlink(p);
+}
+
+TEST(foreign) {
+        char sql[128];
+
+        check_foreign("PRAGMA user_version = -1");
+        check_foreign("PRAGMA user_version = -2000000000");
+        check_foreign("CREATE TABLE photos (id INTEGER PRIMARY KEY, data BLOB)");
+        (void) snprintf(sql, sizeof sql, "CREATE TABLE photos (id INTEGER); PRAGMA user_version = %d",
+                        db_schema_version());
+        check_foreign(sql);
+}
+
 TEST(corrupt) {
         const char *p = tmp_path("garbage.db");
         char junk[8192];
@@ -632,6 +661,7 @@ int main(void) {
         RUN(store_file);
         RUN(migrations_idempotent);
         RUN(newer_version);
+        RUN(foreign);
         RUN(corrupt);
         RUN(truncated);
         RUN(prefetch);

@@ -43,13 +43,40 @@ stop_daemon
 head -c 65536 /dev/urandom > "$STATE/seekless.db"
 rm -f "$STATE/seekless.db-wal" "$STATE/seekless.db-shm"
 start_daemon --filesystem="$MNT"
-grep -q "is corrupt; moving it aside" "$DAEMON_LOG" || fail "no error logged for the corrupt database"
+grep -q "is corrupt or not seekless's; moving it aside" "$DAEMON_LOG" || fail "no error logged for the corrupt database"
 ls "$STATE"/seekless.db.corrupt-* >/dev/null || fail "corrupt database was not kept aside"
 [ "$(ctl --json=short profiles)" = "[]" ] || fail "fresh database is not empty"
 "$P" "$MNT/data/two" "$MNT/data/one"
 wait_until 30 has_profile "$P" || fail "fresh database does not record"
 pass "corrupt database moved aside, fresh one works"
 stop_daemon
+
+# valid SQLite files seekless did not write: each moved aside the same way (the code before failed with
+# "Input/output error", a restart loop under systemd, or indexed migrations[-1])
+for sql in "PRAGMA user_version = -2000000000;" "CREATE TABLE photos (id INTEGER, data BLOB);"; do
+        rm -f "$STATE"/seekless.db*
+        sqlite3 "$STATE/seekless.db" "$sql"
+        : > "$DAEMON_LOG"
+        start_daemon --filesystem="$MNT"
+        grep -q "is corrupt or not seekless's; moving it aside" "$DAEMON_LOG" ||
+                fail "'$sql': not moved aside: $(cat "$DAEMON_LOG")"
+        aside=$(ls "$STATE"/seekless.db.corrupt-* | head -n 1)
+        [ -n "$aside" ] && [ "$(ctl --json=short profiles)" = "[]" ] || fail "'$sql': no fresh database"
+        stop_daemon
+        pass "a database made with '$sql' moved aside, a fresh one used"
+done
+
+# a read-only state directory: a clear message, not "No such file or directory"
+RO=$TMP/ro-state
+mkdir "$RO"
+mount -t tmpfs -o ro,size=1M tmpfs "$RO"
+EXTRA_MOUNTS+=("$RO")
+rc=0
+"$SEEKLESSD" --config="$CONF" --state-dir="$RO" --filesystem="$MNT" >"$TMP/ro.log" 2>&1 || rc=$?
+[ "$rc" != 0 ] || fail "seeklessd started on a read-only state directory"
+grep -q "State directory $RO is not writable: Read-only file system" "$TMP/ro.log" ||
+        fail "unclear message for a read-only state directory: $(cat "$TMP/ro.log")"
+pass "read-only state directory: '$(grep "not writable" "$TMP/ro.log")'"
 
 # a database from the future
 sqlite3 "$STATE/seekless.db" 'PRAGMA user_version = 9999;'
