@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* seeklessd: argv, config, manager start, event loop. Everything else lives in manager*.c. */
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -134,6 +136,7 @@ static int parse_argv(int argc, char *argv[]) {
 }
 
 static int run(int argc, char *argv[]) {
+        _cleanup_close_ int state_lock = -EBADF;        /* declared first: released last */
         _cleanup_(manager_freep) Manager *m = NULL;
         _cleanup_free_ char *dropins = NULL;
         const char *config, *state;
@@ -197,6 +200,18 @@ static int run(int argc, char *argv[]) {
                 return log_error_errno(-errno, "Failed to create state directory %s: %m", m->state_dir);
         if (access(m->state_dir, W_OK) < 0)
                 return log_error_errno(-errno, "State directory %s is not writable: %m", m->state_dir);
+        /* One seeklessd (daemon or early pass) per state directory, before anything in it is touched:
+         * two would both record every launch and both relocate. Held until exit. */
+        state_lock = open(m->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (state_lock < 0)
+                return log_error_errno(-errno, "Failed to open state directory %s: %m", m->state_dir);
+        if (flock(state_lock, LOCK_EX | LOCK_NB) < 0) {
+                if (errno == EWOULDBLOCK)
+                        return log_error_errno(SYNTHETIC_ERRNO(EBUSY),
+                                               "Another seeklessd is using the state directory %s; exiting",
+                                               m->state_dir);
+                return log_error_errno(-errno, "Failed to lock state directory %s: %m", m->state_dir);
+        }
         if (arg_filesystems) {
                 const char *failed = NULL;
 
