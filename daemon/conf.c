@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <dirent.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -12,6 +13,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "conf.h"
 #include "log.h"
@@ -504,20 +506,48 @@ static void config_parse_line(const char *path, unsigned line, char *l, const ch
         (void) log_syntax(path, line, "Unknown key '%s' in section [%s], ignoring.", key, *section);
 }
 
+/* The longest line read, without its newline. A longer one is skipped with a warning and not kept in
+ * memory: no setting needs it, and a file of one 2 GiB line must not be held whole. */
+#define CONF_LINE_MAX 4096
+
+/* Reads one line into buf (NUL-terminated, without its newline). Returns its length, or -1 at the end of
+ * the file or on a read error (see ferror()). *too_long: it had more than CONF_LINE_MAX bytes (the rest
+ * was read and dropped); *nul: it held a NUL byte. */
+static ssize_t conf_read_line(FILE *f, char buf[static CONF_LINE_MAX + 1], bool *too_long, bool *nul) {
+        size_t n = 0;
+        bool any = false;
+        int ch;
+
+        *too_long = *nul = false;
+        while ((ch = getc(f)) != EOF) {
+                any = true;
+                if (ch == '\n')
+                        break;
+                if (ch == 0)
+                        *nul = true;
+                if (n < CONF_LINE_MAX)
+                        buf[n++] = (char) ch;
+                else
+                        *too_long = true;
+        }
+        buf[n] = 0;
+        return any ? (ssize_t) n : -1;
+}
+
 /* Returns 0 when the file was parsed or is missing, -ENOMEM on allocation failure, or another negative
- * errno (already logged) when it could not be read. */
+ * errno (already logged) when it could not be read. Only a regular file is read: a FIFO would block the
+ * daemon, a device like /dev/zero never ends; a link to /dev/null masks the file, as with systemd. */
 static int config_parse_file(Config *c, const char *path, bool missing_ok) {
         _cleanup_fclose_ FILE *f = NULL;
         _cleanup_free_ char *buf = NULL;
         const char *section = NULL;
         SectionState state = SECTION_NONE;
-        size_t size = 0;
         unsigned line = 0;
         struct stat st;
-        int r;
+        int fd, r;
 
-        f = fopen(path, "re");
-        if (!f) {
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0) {
                 r = negative_errno();
                 if (r == -ENOENT && missing_ok)
                         return 0;
@@ -525,20 +555,38 @@ static int config_parse_file(Config *c, const char *path, bool missing_ok) {
                         return r;
                 return log_warning_errno(r, "Failed to open configuration file '%s', ignoring: %m", path);
         }
-
-        if (fstat(fileno(f), &st) < 0)
-                return log_warning_errno(negative_errno(), "Failed to stat configuration file '%s', ignoring: %m",
-                                         path);
-        if (S_ISDIR(st.st_mode))
-                return log_warning_errno(SYNTHETIC_ERRNO(EISDIR),
-                                         "Failed to read configuration file '%s', ignoring: %m", path);
+        if (fstat(fd, &st) < 0) {
+                r = negative_errno();
+                (void) close(fd);
+                return log_warning_errno(r, "Failed to stat configuration file '%s', ignoring: %m", path);
+        }
+        if (!S_ISREG(st.st_mode)) {
+                (void) close(fd);
+                if (S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3))
+                        return 0;
+                if (S_ISDIR(st.st_mode))
+                        return log_warning_errno(SYNTHETIC_ERRNO(EISDIR),
+                                                 "Failed to read configuration file '%s', ignoring: %m", path);
+                return log_warning_errno(SYNTHETIC_ERRNO(EINVAL),
+                                         "Configuration file '%s' is not a regular file, ignoring.", path);
+        }
+        f = fdopen(fd, "r");
+        if (!f) {
+                r = negative_errno();
+                (void) close(fd);
+                return r == -ENOMEM ? r : log_warning_errno(r, "Failed to read configuration file '%s', ignoring: %m", path);
+        }
+        buf = malloc(CONF_LINE_MAX + 1);
+        if (!buf)
+                return -ENOMEM;
 
         for (;;) {
+                bool too_long, nul;
                 ssize_t n;
                 char *l;
 
                 errno = 0;
-                n = getline(&buf, &size, f);
+                n = conf_read_line(f, buf, &too_long, &nul);
                 if (n < 0) {
                         if (ferror(f)) {
                                 r = negative_errno();
@@ -554,7 +602,13 @@ static int config_parse_file(Config *c, const char *path, bool missing_ok) {
                 l = buf;
                 if (line == 1 && strncmp(l, "\xef\xbb\xbf", 3) == 0)
                         l += 3; /* UTF-8 byte order mark */
-                if (strlen(buf) != (size_t) n) {
+                if (too_long) {
+                        const char *t = l + strspn(l, " \t");
+                        if (*t != '#' && *t != ';')     /* a long comment is still a comment */
+                                (void) log_syntax(path, line, "Line longer than %u bytes, ignoring.", CONF_LINE_MAX);
+                        continue;
+                }
+                if (nul) {
                         (void) log_syntax(path, line, "Line contains a NUL byte, ignoring.");
                         continue;
                 }

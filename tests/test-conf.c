@@ -690,6 +690,47 @@ TEST(missing_files) {
         assert_defaults(&c);
 }
 
+/* The main file is read only when it is a regular file: a FIFO blocked the daemon forever (the code
+ * before opened it without O_NONBLOCK, with SIGTERM blocked), /dev/zero was read until memory ran out. A
+ * line longer than 4096 bytes is skipped with a warning, and not held in memory whole. */
+TEST(hostile_files) {
+        _cleanup_free_ char *log = NULL, *log2 = NULL, *log3 = NULL, *longline = NULL;
+        const char *fifo = test_path(tmpdir, "fifo.conf"), *zero = test_path(tmpdir, "zero.conf");
+        const char *p = test_path(tmpdir, "longline.conf");
+        _cleanup_fclose_ FILE *f = NULL;
+        Config c;
+        int r;
+
+        ASSERT_TRUE(mkfifo(fifo, 0600) == 0);
+        config_set_defaults(&c);
+        log = load_capture(&c, fifo, NULL, &r);        /* the test's timeout catches a hang */
+        ASSERT_OK(r);
+        ASSERT_TRUE(strstr(log, "is not a regular file, ignoring"));
+        assert_defaults(&c);
+
+        ASSERT_TRUE(symlink("/dev/zero", zero) == 0);
+        log2 = load_capture(&c, zero, NULL, &r);
+        ASSERT_OK(r);
+        ASSERT_TRUE(strstr(log2, "is not a regular file, ignoring"));
+        assert_defaults(&c);
+
+        /* a 1 MB value: warned about (not echoed), the lines around it still read */
+        longline = malloc(1000001);
+        ASSERT_TRUE(longline);
+        memset(longline, '7', 1000000);
+        longline[1000000] = '\0';
+        f = fopen(p, "we");
+        ASSERT_TRUE(f);
+        fprintf(f, "[Record]\nKeepLaunches=%s\nKeepBoots=4\n", longline);
+        ASSERT_TRUE(fclose(TAKE_PTR(f)) == 0);
+        log3 = load_capture(&c, p, NULL, &r);
+        ASSERT_OK(r);
+        assert_warned(log3, p, 2, "Line longer than 4096 bytes, ignoring.");
+        ASSERT_TRUE(strlen(log3) < 1000);
+        ASSERT_EQ(c.keep_launches, 5);
+        ASSERT_EQ(c.keep_boots, 4);
+}
+
 TEST(unreadable_file) {
         _cleanup_free_ char *log = NULL;
         Config c;
@@ -762,6 +803,7 @@ int main(void) {
         RUN(comments_whitespace);
         RUN(dropin_order);
         RUN(missing_files);
+        RUN(hostile_files);
         RUN(unreadable_file);
 
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
