@@ -135,6 +135,11 @@ static int parse_argv(int argc, char *argv[]) {
         return 1;
 }
 
+static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        (void) manager_reload_config(userdata);
+        return 0;
+}
+
 static int run(int argc, char *argv[]) {
         _cleanup_close_ int state_lock = -EBADF;        /* declared first: released last */
         _cleanup_(manager_freep) Manager *m = NULL;
@@ -165,6 +170,11 @@ static int run(int argc, char *argv[]) {
          * would kill the daemon; ignored, the lease still breaks as it should. Before any thread exists. */
         if (signal(SIGIO, SIG_IGN) == SIG_ERR)
                 return log_error_errno(-errno, "Failed to ignore SIGIO: %m");
+        /* Whose default action would also end the daemon without saving the open sessions: a write to a
+         * closed pipe is an error return instead, and SIGUSR1/2 mean nothing here (seeklessd(8)). */
+        if (signal(SIGPIPE, SIG_IGN) == SIG_ERR || signal(SIGUSR1, SIG_IGN) == SIG_ERR ||
+            signal(SIGUSR2, SIG_IGN) == SIG_ERR)
+                return log_error_errno(-errno, "Failed to ignore SIGPIPE/SIGUSR1/SIGUSR2: %m");
 
         /* Block the signals sd-event handles before any thread exists, so that the exec watcher thread
          * inherits the mask and SIGTERM always reaches the event loop (which then saves open sessions). */
@@ -172,6 +182,7 @@ static int run(int argc, char *argv[]) {
         sigemptyset(&mask);
         sigaddset(&mask, SIGTERM);
         sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGHUP);
         if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
                 return log_error_errno(-errno, "Failed to block signals: %m");
 
@@ -188,6 +199,10 @@ static int run(int argc, char *argv[]) {
         r = config_load(&m->config, config, dropins);
         if (r < 0)
                 return r;
+        m->config_path = strdup(config);
+        m->config_dropins = TAKE_PTR(dropins);
+        if (!m->config_path)
+                return log_error_errno(SYNTHETIC_ERRNO(ENOMEM), "Out of memory");
 
         state = arg_state_dir ?: getenv("STATE_DIRECTORY") ?: STATE_DIR;
         /* $STATE_DIRECTORY may list several directories separated by ':'; ours is the first */
@@ -244,8 +259,10 @@ static int run(int argc, char *argv[]) {
         r = sd_event_add_signal(m->event, NULL, SIGTERM, NULL, NULL);
         if (r >= 0)
                 r = sd_event_add_signal(m->event, NULL, SIGINT, NULL, NULL);
+        if (r >= 0)
+                r = sd_event_add_signal(m->event, NULL, SIGHUP, on_sighup, m);
         if (r < 0)
-                return log_error_errno(r, "Failed to handle SIGTERM/SIGINT: %m");
+                return log_error_errno(r, "Failed to handle SIGTERM/SIGINT/SIGHUP: %m");
 
         (void) sd_notify(false, "READY=1");
         manager_notify_status(m);

@@ -75,6 +75,8 @@ Manager *manager_free(Manager *m) {
                 free(m->launch_paths[i]);
         free(m->launch_paths);
         free(m->launch_counts);
+        free(m->config_path);
+        free(m->config_dropins);
         free(m->state_dir);
         free(m->run_dir);
         free(m->db_path);
@@ -699,6 +701,22 @@ static int on_mountinfo(sd_event_source *source, int fd, uint32_t revents, void 
 
         (void) manager_scan_filesystems(m);
         return 0;
+}
+
+int manager_reload_config(Manager *m) {
+        Config c;
+        int r;
+
+        (void) sd_notifyf(false, "RELOADING=1\nMONOTONIC_USEC=%" PRIu64, now_usec(CLOCK_MONOTONIC));
+        config_set_defaults(&c);
+        r = config_load(&c, m->config_path, m->config_dropins);
+        if (r >= 0) {
+                m->config = c;
+                log_info("Configuration reloaded from %s and %s", m->config_path, m->config_dropins);
+        }
+        (void) sd_notify(false, "READY=1");
+        manager_notify_status(m);
+        return r;
 }
 
 static int manager_open_db(Manager *m) {

@@ -21,6 +21,8 @@ typedef struct Manager {
         Db *db;
         Config config;
 
+        char *config_path;              /* the main file and the drop-in directory, for SIGHUP */
+        char *config_dropins;
         char *state_dir;
         char *run_dir;                  /* the boot collector's records (--run-dir=, default /run/seekless) */
         char *db_path;
@@ -88,6 +90,10 @@ void manager_boot_finished(Manager *m, uint64_t finish_usec);
 int manager_refresh_counts(Manager *m);
 char *manager_status_text(Manager *m);
 void manager_notify_status(Manager *m);
+
+/* SIGHUP: read the configuration again (same files, same warnings). The new values apply from the next
+ * time each is read: a window or a run under way keeps what it started with. */
+int manager_reload_config(Manager *m);
 int manager_merge_profile(Manager *m, const char *profile, ProfileKind kind);
 int manager_open_mount_fd(Manager *m, uint64_t fsid);
 
