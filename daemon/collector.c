@@ -217,16 +217,17 @@ static void drain(int fan_fd, Session *s) {
                 struct fanotify_event_metadata m;
                 char buf[64 * 1024];
         } u;
+        FanotifyEvent ev;
         ssize_t n;
 
         while (s->n_files < MAX_FILES && (n = read(fan_fd, &u, sizeof u)) > 0)
-                for (struct fanotify_event_metadata *e = &u.m; FAN_EVENT_OK(e, n); e = FAN_EVENT_NEXT(e, n)) {
+                for (size_t off = 0; fanotify_event_next(u.buf, (size_t) n, &off, &ev);) {
                         FileKey key;
 
-                        if (e->vers != FANOTIFY_METADATA_VERSION)
+                        if (ev.meta.vers != FANOTIFY_METADATA_VERSION)
                                 return;
-                        if (fanotify_event_file_key(e, &key) <= 0 || session_contains(s, &key) ||
-                            is_seekless(e->pid))
+                        if (fanotify_event_file_key(&ev, &key) <= 0 || session_contains(s, &key) ||
+                            is_seekless(ev.meta.pid))
                                 continue;
                         char *path = NULL;
 

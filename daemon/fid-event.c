@@ -5,8 +5,22 @@
 
 #include "fid-event.h"
 
-int fanotify_event_file_key(const struct fanotify_event_metadata *m, FileKey *ret) {
-        const char *p = (const char *) m + m->metadata_len, *end = (const char *) m + m->event_len;
+bool fanotify_event_next(const void *buf, size_t n, size_t *offset, FanotifyEvent *ret) {
+        const char *p = (const char *) buf + *offset;
+
+        if (*offset > n || n - *offset < sizeof ret->meta)
+                return false;
+        memcpy(&ret->meta, p, sizeof ret->meta);
+        if (ret->meta.event_len < sizeof ret->meta || ret->meta.event_len > n - *offset ||
+            ret->meta.metadata_len < sizeof ret->meta || ret->meta.metadata_len > ret->meta.event_len)
+                return false;
+        ret->record = p;
+        *offset += ret->meta.event_len;
+        return true;
+}
+
+int fanotify_event_file_key(const FanotifyEvent *e, FileKey *ret) {
+        const char *p = e->record + e->meta.metadata_len, *end = e->record + e->meta.event_len;
 
         while (p + sizeof(struct fanotify_event_info_header) <= end) {
                 const struct fanotify_event_info_header *h = (const void *) p;

@@ -648,7 +648,9 @@ static int on_open_events(sd_event_source *source, int fd, uint32_t revents, voi
                 manager_drain_forks(m);
                 now = now_usec(CLOCK_MONOTONIC);
 
-                for (struct fanotify_event_metadata *e = &u.m; FAN_EVENT_OK(e, n); e = FAN_EVENT_NEXT(e, n)) {
+                FanotifyEvent ev;
+                for (size_t off = 0; fanotify_event_next(u.buf, (size_t) n, &off, &ev);) {
+                        const struct fanotify_event_metadata *e = &ev.meta;
                         FileKey key;
                         Session *s;
 
@@ -661,7 +663,7 @@ static int on_open_events(sd_event_source *source, int fd, uint32_t revents, voi
                         }
                         if (e->pid == self)
                                 continue;
-                        if (fanotify_event_file_key(e, &key) <= 0)
+                        if (fanotify_event_file_key(&ev, &key) <= 0)
                                 continue;
                         if (m->boot && session_add(m->boot, &key, now) > 0)
                                 manager_want_resolve(m);

@@ -60,21 +60,23 @@ int proc_events_drain(int fd, void (*fork_cb)(pid_t child, pid_t parent, void *u
                 }
                 for (struct nlmsghdr *h = &u.nl; NLMSG_OK(h, (size_t) n); h = NLMSG_NEXT(h, n)) {
                         const struct cn_msg *cn = NLMSG_DATA(h);
-                        const struct proc_event *ev;
+                        struct proc_event ev;
 
                         if (h->nlmsg_type == NLMSG_ERROR || h->nlmsg_type == NLMSG_NOOP)
                                 continue;
-                        if (h->nlmsg_len < NLMSG_LENGTH(sizeof *cn + sizeof *ev))
+                        if (h->nlmsg_len < NLMSG_LENGTH(sizeof *cn + sizeof ev))
                                 continue;
                         if (cn->id.idx != CN_IDX_PROC || cn->id.val != CN_VAL_PROC)
                                 continue;
-                        ev = (const struct proc_event *) cn->data;
-                        if (ev->what != PROC_EVENT_FORK)
+                        /* copied out: the event lies 4 bytes past an 8-byte boundary (after the 16-byte
+                         * netlink and 20-byte connector headers) and holds a 64-bit timestamp */
+                        memcpy(&ev, cn->data, sizeof ev);
+                        if (ev.what != PROC_EVENT_FORK)
                                 continue;
                         /* new threads share the parent's tgid: only new processes matter */
-                        if (ev->event_data.fork.child_pid != ev->event_data.fork.child_tgid)
+                        if (ev.event_data.fork.child_pid != ev.event_data.fork.child_tgid)
                                 continue;
-                        fork_cb(ev->event_data.fork.child_tgid, ev->event_data.fork.parent_tgid, userdata);
+                        fork_cb(ev.event_data.fork.child_tgid, ev.event_data.fork.parent_tgid, userdata);
                         n_forks++;
                 }
         }

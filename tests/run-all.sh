@@ -1,7 +1,8 @@
 #!/bin/bash
 # The full test suite, as CI runs it: install build/test dependencies, build with warnings as errors, run
 # every suite (unit + integration against real fanotify, ext4 on loop devices, SQLite and a private
-# dbus-daemon; needs root), then build the unit tests again with AddressSanitizer/UBSan and run them.
+# dbus-daemon; needs root), then build again with AddressSanitizer/UBSan and run the unit tests and the
+# recording path's integration tests with it.
 # Before and after, removes what an earlier killed run of this suite left behind (tests/scratch.sh); at
 # the end, prints the ten slowest tests with their timeouts (tests/README.md keeps the measured figures).
 #   usage: tests/run-all.sh [BUILD_DIR]     (default: build-ci)
@@ -52,8 +53,10 @@ if [ "$rc" = 0 ]; then
         setup "$A" -Db_sanitize=address,undefined -Db_lundef=false
         ninja -C "$A"
         RAN+=("$A")
+        # the unit tests, and the integration tests of the recording path (fanotify and process-event
+        # parsing) against the sanitized daemon: a misaligned read or a leak ends the daemon and fails them
         ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-                meson test -C "$A" --suite unit --print-errorlogs || rc=$?
+                meson test -C "$A" --suite unit launch-profile boot-collector overflow --print-errorlogs || rc=$?
 fi
 
 echo

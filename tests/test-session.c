@@ -294,7 +294,15 @@ TEST(parse_fid) {
         memcpy(fh->f_handle, v, sizeof v);
         u.m.event_len = sizeof u.m + fid->hdr.len;
 
-        ASSERT_EQ(fanotify_event_file_key(&u.m, &k), 1);
+        FanotifyEvent ev;
+        size_t off = 0;
+        ASSERT_TRUE(fanotify_event_next(u.buf, u.m.event_len, &off, &ev));
+        ASSERT_EQ(off, u.m.event_len);
+        ASSERT_TRUE(!fanotify_event_next(u.buf, u.m.event_len, &off, &ev));
+        off = 0;
+        ASSERT_TRUE(!fanotify_event_next(u.buf, u.m.event_len - 1, &off, &ev));    /* cut short */
+        ASSERT_TRUE(fanotify_event_next(u.buf, u.m.event_len, &off, &ev));
+        ASSERT_EQ(fanotify_event_file_key(&ev, &k), 1);
         ASSERT_EQ(k.handle_type, 1);
         ASSERT_EQ(k.handle_len, 8);
         ASSERT_TRUE(k.fsid == 0xababababababababULL);
@@ -302,10 +310,31 @@ TEST(parse_fid) {
 
         /* a record claiming more bytes than the event holds is rejected, not read past */
         fh->handle_bytes = 200;
-        ASSERT_EQ(fanotify_event_file_key(&u.m, &k), -EBADMSG);
+        ASSERT_EQ(fanotify_event_file_key(&ev, &k), -EBADMSG);
         /* no info record at all (e.g. overflow event) */
-        u.m.event_len = sizeof u.m;
-        ASSERT_EQ(fanotify_event_file_key(&u.m, &k), 0);
+        ev.meta.event_len = sizeof u.m;
+        ASSERT_EQ(fanotify_event_file_key(&ev, &k), 0);
+
+        /* two events back to back, the second 4 bytes off an 8-byte boundary, as the kernel writes them
+         * with ext4's 8-byte handle (52-byte records): both read (UBSan flagged the in-place read of the
+         * second one's 64-bit mask) */
+        {
+                _Alignas(8) char two[256];
+                size_t len;
+                fh->handle_bytes = 8;
+                u.m.event_len = sizeof u.m + fid->hdr.len;
+                len = u.m.event_len;
+                ASSERT_TRUE(len % 8 == 4);
+                memcpy(two, u.buf, len);
+                memcpy(two + len, u.buf, len);
+                off = 0;
+                for (int i = 0; i < 2; i++) {
+                        ASSERT_TRUE(fanotify_event_next(two, 2 * len, &off, &ev));
+                        ASSERT_EQ(fanotify_event_file_key(&ev, &k), 1);
+                        ASSERT_EQ(k.handle_len, 8);
+                }
+                ASSERT_TRUE(!fanotify_event_next(two, 2 * len, &off, &ev));
+        }
 }
 
 int main(void) {
