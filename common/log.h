@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <syslog.h>
 
 #include "macro.h"
@@ -10,6 +11,15 @@
 /* Logging to stderr. When stderr is the journal (JOURNAL_STREAM matches) or --log-prefix is set, lines carry
  * the "<N>" priority prefix that journald understands. "%m" in a format prints strerror(-error). All *_errno
  * functions return -abs(error) so callers can write "return log_error_errno(r, ...)". */
+
+/* A log line is cut after this many bytes of message (then "..." follows). */
+#define LOG_LINE_MAX 2048
+
+/* Copies in to out (size bytes, NUL-terminated) as one safe line: control characters except tab, DEL and
+ * bytes that are not valid UTF-8 as \xNN, a backslash as \\; valid UTF-8 as it is. Every log line goes
+ * through it, so a newline or an escape sequence in a file name cannot forge a line or reach a terminal.
+ * 4 bytes of out per byte of in suffice. */
+void log_escape(const char *in, char *out, size_t size);
 
 void log_set_max_level(int level);
 int log_get_max_level(void);
