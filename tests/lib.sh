@@ -133,6 +133,19 @@ ctl() {
         "$SEEKLESSCTL" "$@"
 }
 
+# Runs a command as nobody (the unprivileged caller of the bus policy tests); $TMP must be reachable.
+as_nobody() {
+        setpriv --reuid=65534 --regid=65534 --clear-groups -- "$@"
+}
+
+# A program on the image and two small files for it to read: $MNT/bin/prog, $MNT/d/x, $MNT/d/y.
+make_small_launch() {
+        mkdir -p "$MNT/bin" "$MNT/d"
+        cp "$OPEN_FILES" "$MNT/bin/prog"
+        echo x > "$MNT/d/x"
+        echo y > "$MNT/d/y"
+}
+
 # Print the JSON list of paths of a profile, one per line.
 profile_paths() {
         ctl --json=short show "$1" | jq -r '.files[].path'

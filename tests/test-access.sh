@@ -6,7 +6,6 @@ setup_image
 start_bus
 start_daemon --filesystem="$MNT"
 chmod 755 "$TMP"
-as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups -- "$@"; }
 
 as_nobody "$SEEKLESSCTL" status > "$TMP/status.out" || fail "non-root status failed"
 grep -q "Version:" "$TMP/status.out" || fail "status output lacks Version"

@@ -9,7 +9,6 @@ setup_image
 start_bus
 start_daemon --filesystem="$MNT"
 chmod 755 "$TMP"
-as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups -- "$@"; }
 
 for method in Plan Optimize OptimizeWhenIdle; do
         out=$(as_nobody "$BUS_CALL_MANY" "$method" 800000) || fail "$method with 800000 mount points as nobody: no answer"

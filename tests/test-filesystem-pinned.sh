@@ -15,9 +15,7 @@ EXTRA_LOOPS+=("$INNER_LOOP")
 mkdir "$INNER"
 mount -t ext4 "$INNER_LOOP" "$INNER"
 EXTRA_MOUNTS+=("$INNER")
-mkdir -p "$MNT/bin" "$MNT/d"
-cp "$OPEN_FILES" "$MNT/bin/prog"
-echo x > "$MNT/d/x"; echo y > "$MNT/d/y"
+make_small_launch
 sync
 
 start_bus

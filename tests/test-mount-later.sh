@@ -19,9 +19,7 @@ watched() {
 wait_until 20 watched || fail "newly mounted $MNT not picked up: $(ctl --json=short status | jq -c .filesystems)"
 pass "filesystem mounted later is watched"
 
-mkdir -p "$MNT/bin" "$MNT/d"
-cp "$OPEN_FILES" "$MNT/bin/prog"
-echo x > "$MNT/d/x"; echo y > "$MNT/d/y"
+make_small_launch
 "$MNT/bin/prog" "$MNT/d/y" "$MNT/d/x"
 wait_until 30 has_profile "$MNT/bin/prog" || fail "launch from the new filesystem not recorded"
 # The root filesystem is watched too here, so the loader and libc belong to the launch as well.

@@ -12,9 +12,7 @@ BootWindowSec=1
 LaunchWindowSec=2
 MinLaunchFiles=50
 EOC
-mkdir -p "$MNT/bin" "$MNT/d"
-cp "$OPEN_FILES" "$MNT/bin/prog"
-echo x > "$MNT/d/x"; echo y > "$MNT/d/y"
+make_small_launch
 start_daemon --filesystem="$MNT"
 wait_until 30 boot_recording_over || fail "boot window did not close"
 

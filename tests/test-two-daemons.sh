@@ -11,9 +11,7 @@ write_config <<EOC
 BootWindowSec=1
 LaunchWindowSec=2
 EOC
-mkdir -p "$MNT/bin" "$MNT/d"
-cp "$OPEN_FILES" "$MNT/bin/prog"
-echo x > "$MNT/d/x"; echo y > "$MNT/d/y"
+make_small_launch
 start_daemon --filesystem="$MNT"
 wait_until 30 boot_recording_over || fail "boot window did not close"
 sessions() { ctl --json=short sessions | jq length; }
