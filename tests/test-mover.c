@@ -1122,7 +1122,9 @@ static size_t fill_with_data(Fs *fs, char **fill, size_t max) {
                 fill[n] = path_in(fs, name);
                 fd = open(fill[n], O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
                 ASSERT_TRUE(fd >= 0);
-                if (write(fd, buf, MiB) != (ssize_t) MiB) {
+                /* allocated now, in one piece, after the previous file: left to delayed allocation,
+                 * writeback under memory pressure placed parts of some files apart */
+                if (fallocate(fd, 0, 0, MiB) < 0 || write(fd, buf, MiB) != (ssize_t) MiB) {
                         ASSERT_EQ(errno, ENOSPC);       /* full: the last one goes */
                         close(fd);
                         ASSERT_EQ(unlink(fill[n]), 0);
