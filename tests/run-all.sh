@@ -27,15 +27,16 @@ setup() {      # DIR [meson options]
         fi
 }
 
-# The ten slowest tests of the runs in RAN, with the timeout each declares (meson's 30 s default if none).
+# The ten slowest tests of the logs in RAN ("BUILD_DIR LOG_FILE" each), with the timeout each declares
+# (meson's 30 s default if none).
 slowest() {
-        local d
+        local d log
         {
-                for d in "${RAN[@]}"; do
+                for run in "${RAN[@]}"; do
+                        read -r d log <<< "$run"
                         meson introspect --tests "$d" | jq -r --arg d "$d" \
                                 '.[] | "T\t\($d)\t\(.suite[0] | sub("^seekless:"; ""))\t\(.name)\t\(.timeout)"'
-                        jq -r --arg d "$d" '"D\t\($d)\t\(.name | sub("^seekless:"; ""))\t\(.duration)\t\(.result)"' \
-                                "$d/meson-logs/testlog.json"
+                        jq -r --arg d "$d" '"D\t\($d)\t\(.name | sub("^seekless:"; ""))\t\(.duration)\t\(.result)"' "$log"
                 done
         } | awk -F'\t' '
                 $1 == "T" { lim[$2 "\t" $3 " / " $4] = ($5 > 0 ? $5 : 30); next }
@@ -44,7 +45,7 @@ slowest() {
 }
 
 rc=0
-RAN=("$B")
+RAN=("$B $B/meson-logs/testlog.json")
 setup "$B" -Dman=enabled
 ninja -C "$B"
 meson test -C "$B" --print-errorlogs --num-processes 1 || rc=$?
@@ -52,20 +53,22 @@ meson test -C "$B" --print-errorlogs --num-processes 1 || rc=$?
 if [ "$rc" = 0 ]; then
         setup "$A" -Db_sanitize=address,undefined -Db_lundef=false
         ninja -C "$A"
-        RAN+=("$A")
-        # the unit tests, and the integration tests of the recording path (fanotify and process-event
-        # parsing) against the sanitized daemon: a misaligned read or a leak ends the daemon and fails them
-        ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-                meson test -C "$A" --suite unit launch-profile boot-collector overflow --print-errorlogs || rc=$?
+        export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+        RAN+=("$A $A/meson-logs/testlog.json")
+        meson test -C "$A" --suite unit --print-errorlogs || rc=$?
+        # the integration tests of the recording path (fanotify and process-event parsing) against the
+        # sanitized daemon: a misaligned read or a leak ends the daemon and fails them
+        RAN+=("$A $A/meson-logs/recording.json")
+        meson test -C "$A" --logbase recording --print-errorlogs launch-profile boot-collector overflow || rc=$?
 fi
 
 echo
 echo "The ten slowest tests (duration, timeout, result):"
 slowest
 echo
-# One closing line over both runs, counted from meson's own JSON logs.
+# One closing line over all the runs, counted from meson's own JSON logs.
 logs=()
-for d in "${RAN[@]}"; do logs+=("$d/meson-logs/testlog.json"); done
+for run in "${RAN[@]}"; do logs+=("${run#* }"); done
 jq -rs '(map(select(.result == "OK")) | length) as $ok
         | (map(select(.result == "SKIP")) | length) as $skip
         | (length - $ok - $skip) as $bad
