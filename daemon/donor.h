@@ -7,7 +7,7 @@
 
 /* The mover's donor file: an O_TMPFILE on the target filesystem, fallocated (mode 0, so i_size covers it)
  * to the batch's total size, into whose blocks the files are moved (see mover.h and
- * ../shared/notes/kernel-apis.md §1-2). It has no name, so it never shows up in a directory, and its blocks
+ * doc/kernel.md §1-2). It has no name, so it never shows up in a directory, and its blocks
  * (after the moves: the files' old blocks) are freed when it is closed, or by orphan processing at the
  * next mount after a crash. */
 

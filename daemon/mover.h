@@ -9,7 +9,7 @@
 #include "fid.h"
 
 /* The mover: lays out a batch of files on one ext4 filesystem back to back, in the given order, with
- * EXT4_IOC_MOVE_EXT into one O_TMPFILE donor (see ../shared/notes/kernel-apis.md §1):
+ * EXT4_IOC_MOVE_EXT into one O_TMPFILE donor (see doc/kernel.md §1):
  *
  *   - one donor per batch, created with O_TMPFILE on the target filesystem and fallocated (mode 0, so its
  *     i_size covers every slice) to the sum of the files' sizes, each slice rounded up to a page so that

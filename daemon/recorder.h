@@ -15,7 +15,7 @@
 /* The two fanotify groups behind recording.
  *
  * 1. The open group reports reads (FAN_ACCESS, see recorder.c) in FID mode (FAN_REPORT_FID: fsid + file handle, no fd). Measured on
- *    this kernel (../shared/notes/kernel-apis.md §3, 2 vCPUs, 20k hot files): the fd mode saturates at
+ *    this kernel (doc/kernel.md §3, 2 vCPUs, 20k hot files): the fd mode saturates at
  *    50-80k events/s, because the kernel opens a file per event and the reader must readlink and close it,
  *    and lost ~43% of events to queue overflow with two busy readers; FID mode kept up with ≥115k
  *    events/s with no loss. FID mode also hands us the stable identity we store (the handle encodes inode
