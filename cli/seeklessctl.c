@@ -1843,7 +1843,7 @@ static int write_svg_file(const char *path, const char *name, uint64_t device, u
                 if (fd < 0)
                         return log_error_errno(errno, "Failed to open %s: %m", path);
                 if (fstat(fd, &st) < 0 || (S_ISREG(st.st_mode) && ftruncate(fd, 0) < 0)) {
-                        r = log_error_errno(errno, "Failed to truncate %s: %m", path);
+                        r = log_error_errno(errno, "Failed to prepare %s for writing: %m", path);
                         (void) close(fd);
                         return r;
                 }
