@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "escape.h"
 #include "log.h"
 
 static int max_level = LOG_INFO;
@@ -35,58 +36,8 @@ void log_open(void) {
         prefix = (unsigned long long) st.st_dev == dev && (unsigned long long) st.st_ino == ino;
 }
 
-/* Length of the valid UTF-8 sequence of more than one byte at s (at most n bytes there), or 0. */
-static size_t utf8_sequence(const unsigned char *s, size_t n) {
-        size_t len;
-        unsigned char lo = 0x80, hi = 0xbf;
-
-        if (s[0] >= 0xc2 && s[0] <= 0xdf)
-                len = 2;
-        else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-                len = 3;
-                if (s[0] == 0xe0)
-                        lo = 0xa0;      /* overlong */
-                else if (s[0] == 0xed)
-                        hi = 0x9f;      /* surrogates */
-        } else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-                len = 4;
-                if (s[0] == 0xf0)
-                        lo = 0x90;
-                else if (s[0] == 0xf4)
-                        hi = 0x8f;      /* past U+10FFFF */
-        } else
-                return 0;
-        if (len > n || s[1] < lo || s[1] > hi)
-                return 0;
-        for (size_t i = 2; i < len; i++)
-                if (s[i] < 0x80 || s[i] > 0xbf)
-                        return 0;
-        return len;
-}
-
 void log_escape(const char *in, char *out, size_t size) {
-        const unsigned char *s = (const unsigned char *) in;
-        size_t n = strlen(in), o = 0;
-
-        for (size_t i = 0; i < n && o + 5 <= size;) {
-                size_t l = s[i] >= 0x80 ? utf8_sequence(s + i, n - i) : 0;
-
-                if (l > 0 && o + l < size) {
-                        memcpy(out + o, s + i, l);
-                        o += l;
-                        i += l;
-                        continue;
-                }
-                if (s[i] == '\\') {
-                        out[o++] = '\\';
-                        out[o++] = '\\';
-                } else if ((s[i] < 0x20 && s[i] != '\t') || s[i] >= 0x7f)
-                        o += (size_t) snprintf(out + o, size - o, "\\x%02x", s[i]);
-                else
-                        out[o++] = (char) s[i];
-                i++;
-        }
-        out[o] = 0;
+        (void) escape_into(in, out, size, ESCAPE_KEEP_TAB);
 }
 
 static void log_write(int level, int error, const char *format, va_list ap) {

@@ -15,10 +15,9 @@
 /* A log line is cut after this many bytes of message (then "..." follows). */
 #define LOG_LINE_MAX 2048
 
-/* Copies in to out (size bytes, NUL-terminated) as one safe line: control characters except tab, DEL and
- * bytes that are not valid UTF-8 as \xNN, a backslash as \\; valid UTF-8 as it is. Every log line goes
- * through it, so a newline or an escape sequence in a file name cannot forge a line or reach a terminal.
- * 4 bytes of out per byte of in suffice. */
+/* Copies in to out (size bytes, NUL-terminated) as one safe line, in the escaping of escape.h with tabs
+ * kept. Every log line goes through it, so a newline or an escape sequence in a file name cannot forge a
+ * line or reach a terminal. 4 bytes of out per byte of in suffice. */
 void log_escape(const char *in, char *out, size_t size);
 
 void log_set_max_level(int level);
