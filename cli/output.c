@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "escape.h"
 #include "output.h"
 
 char *format_bytes(char *buf, size_t l, uint64_t bytes) {
@@ -189,16 +190,6 @@ size_t table_get_rows(const Table *t) {
         return t->n_cells / t->n_columns - 1;
 }
 
-/* Terminal columns taken by s: one per UTF-8 code point (double-width characters are not special-cased). */
-static size_t text_width(const char *s) {
-        size_t w = 0;
-
-        for (; *s; s++)
-                if (((unsigned char) *s & 0xC0) != 0x80)
-                        w++;
-        return w;
-}
-
 int table_print(const Table *t, FILE *f, bool header) {
         _cleanup_free_ size_t *width = NULL;
         size_t first;
@@ -212,10 +203,10 @@ int table_print(const Table *t, FILE *f, bool header) {
 
         first = header ? 0 : t->n_columns;
         for (size_t i = first; i < t->n_cells; i++)
-                width[i % t->n_columns] = MAX(width[i % t->n_columns], text_width(t->cells[i]));
+                width[i % t->n_columns] = MAX(width[i % t->n_columns], utf8_columns(t->cells[i]));
 
         for (size_t i = first; i < t->n_cells; i++) {
-                size_t col = i % t->n_columns, pad = width[col] - text_width(t->cells[i]);
+                size_t col = i % t->n_columns, pad = width[col] - utf8_columns(t->cells[i]);
                 bool last = col == t->n_columns - 1;
 
                 if (col > 0)

@@ -17,6 +17,7 @@
 
 #include "bus-names.h"
 #include "config.h"
+#include "escape.h"
 #include "json.h"
 #include "log.h"
 #include "macro.h"
@@ -41,14 +42,24 @@ static const char *arg_svg = NULL;
 /* Talking to the daemon */
 
 static int acquire_bus(sd_bus **ret) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        const char *address = getenv("DBUS_SYSTEM_BUS_ADDRESS"), *unique;
+        char at[256] = "";
         int r;
 
-        r = sd_bus_open_system(ret);
-        if (r == -ENOENT || r == -ECONNREFUSED)
+        if (address)
+                snprintf(at, sizeof at, " at %s", address);
+        r = sd_bus_open_system(&bus);
+        /* A tcp: connection is made in the background: wait for it (and the Hello), so that a bus that is not
+         * there is told here, the same way for every transport. */
+        if (r >= 0)
+                r = sd_bus_get_unique_name(bus, &unique);
+        if (r == -ENOENT || r == -ECONNREFUSED || r == -ENOTCONN || r == -ECONNRESET)
                 /* Nothing listens on the bus socket, so certainly nobody owns our name there. */
-                return log_error_errno(r, "seeklessd is not running (cannot connect to the system bus: %m).");
+                return log_error_errno(r, "seeklessd is not running (cannot connect to the system bus%s: %m).", at);
         if (r < 0)
-                return log_error_errno(r, "Cannot connect to the system bus: %m");
+                return log_error_errno(r, "Cannot connect to the system bus%s: %m", at);
+        *ret = TAKE_PTR(bus);
         return 0;
 }
 
@@ -111,6 +122,17 @@ static int call_daemon(sd_bus *bus, const char *interface, const char *member, c
         if (r < 0)
                 return log_bus_call_error(&error, r, command, what, profile);
         return 0;
+}
+
+/* A NAME or mount point from the command line in the escaped form paths have on the bus (escape.h): as it
+ * is when it reads as one, so that what profiles or plan shows can be pasted back; escaped when it holds
+ * bytes an escaped form never has (a name typed raw, e.g. $'/tmp/\xff'). */
+static char *arg_to_bus(const char *arg) {
+        _cleanup_free_ char *raw = NULL;
+
+        if (escape_is_clean(arg) && path_unescape(arg, &raw) >= 0)
+                return strdup(arg);
+        return path_escape(arg);
 }
 
 /* Grow *p (of *allocated elements of size each) to hold at least need elements. */
@@ -660,12 +682,14 @@ static int verb_show(int argc, char *argv[], void *userdata) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_free_ FileInfo *files = NULL;
-        _cleanup_free_ char *what = NULL;
-        const char *name = argv[1], *kind;
+        _cleanup_free_ char *what = NULL, *name = arg_to_bus(argv[1]);
+        const char *kind;
         size_t n = 0, allocated = 0;
         FileInfo f;
         int r;
 
+        if (!name)
+                return log_oom();
         r = acquire_bus(&bus);
         if (r < 0)
                 return r;
@@ -836,7 +860,7 @@ static int forget_print(uint32_t n, const char *name) {
 static int verb_forget(int argc, char *argv[], void *userdata) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        _cleanup_free_ char *what = NULL;
+        _cleanup_free_ char *what = NULL, *name = NULL;
         uint32_t n;
         int r;
 
@@ -866,15 +890,15 @@ static int verb_forget(int argc, char *argv[], void *userdata) {
                 return forget_print(n, NULL);
         }
 
-        if (asprintf(&what, "forget profile '%s'", argv[1]) < 0) {
+        name = arg_to_bus(argv[1]);
+        if (!name || asprintf(&what, "forget profile '%s'", name) < 0) {
                 what = NULL;
                 return log_oom();
         }
-        r = call_daemon(bus, SEEKLESS_BUS_INTERFACE, "ForgetProfile", argv[0], what, argv[1], NULL, "s",
-                        argv[1]);
+        r = call_daemon(bus, SEEKLESS_BUS_INTERFACE, "ForgetProfile", argv[0], what, name, NULL, "s", name);
         if (r < 0)
                 return r;
-        return forget_print(1, argv[1]);
+        return forget_print(1, name);
 }
 
 /* ---------------------------------------------------------------------------------------------------- */
@@ -916,14 +940,37 @@ static const char *glyph_arrow(void) {
         return "->";
 }
 
-/* Every mount argument must be an absolute path: the daemon matches them against its mount points. */
-static int check_mounts(char **mounts, const char *command) {
-        for (char **m = mounts; *m; m++)
-                if ((*m)[0] != '/') {
-                        log_error("'%s' expects absolute paths of mount points, not '%s'.", command, *m);
-                        verb_usage_hint();
-                        return -EUSAGE;
+/* The mount points given, for the daemon: a relative one made absolute here (the daemon matches them
+ * against its mount points, and normalises "//", "/./" and a trailing "/"). */
+static int mounts_from_args(char **args, const char *command, char ***ret) {
+        _cleanup_strv_free_ char **l = NULL;
+        size_t n = 0;
+
+        while (args[n])
+                n++;
+        l = calloc(n + 1, sizeof *l);
+        if (!l)
+                return log_oom();
+        for (size_t i = 0; i < n; i++) {
+                if (args[i][0] == '/')
+                        l[i] = arg_to_bus(args[i]);
+                else {
+                        /* relative to where we are, which only we know */
+                        _cleanup_free_ char *resolved = realpath(args[i], NULL);
+
+                        if (!resolved) {
+                                _cleanup_free_ char *shown = path_escape(args[i]);
+                                log_error_errno(errno, "'%s' expects mount points; '%s': %m", command,
+                                                shown ?: "?");
+                                verb_usage_hint();
+                                return -EUSAGE;
+                        }
+                        l[i] = path_escape(resolved);
                 }
+                if (!l[i])
+                        return log_oom();
+        }
+        *ret = TAKE_PTR(l);
         return 0;
 }
 
@@ -1243,9 +1290,10 @@ static int run_plan(sd_bus *bus, char **mounts, const char *command) {
 
 static int verb_plan(int argc, char *argv[], void *userdata) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_strv_free_ char **mounts = NULL;
         int r;
 
-        r = check_mounts(argv + 1, argv[0]);
+        r = mounts_from_args(argv + 1, argv[0], &mounts);
         if (r < 0)
                 return r;
 
@@ -1253,7 +1301,7 @@ static int verb_plan(int argc, char *argv[], void *userdata) {
         if (r < 0)
                 return r;
 
-        return run_plan(bus, argv + 1, argv[0]);
+        return run_plan(bus, mounts, argv[0]);
 }
 
 /* ---------------------------------------------------------------------------------------------------- */
@@ -1579,15 +1627,17 @@ static int optimize_when_idle(sd_bus *bus, char **mounts, const char *command) {
 static int verb_optimize(int argc, char *argv[], void *userdata) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *skipped_reply = NULL;
         _cleanup_free_ Skipped *planned = NULL, *run = NULL, *merged = NULL;
         size_t n_planned = 0, n_run = 0, n_merged = 0;
+        _cleanup_strv_free_ char **mounts = NULL;
         Waiter w = {};
         uint64_t id, bytes, moved_files, moved_bytes;
-        uint32_t files;
+        uint32_t files, n_run_skipped;
         const char *state;
         int r;
 
-        r = check_mounts(argv + 1, argv[0]);
+        r = mounts_from_args(argv + 1, argv[0], &mounts);
         if (r < 0)
                 return r;
 
@@ -1596,9 +1646,9 @@ static int verb_optimize(int argc, char *argv[], void *userdata) {
                 return r;
 
         if (arg_dry_run)
-                return run_plan(bus, argv + 1, argv[0]);
+                return run_plan(bus, mounts, argv[0]);
         if (arg_when_idle)
-                return optimize_when_idle(bus, argv + 1, argv[0]);
+                return optimize_when_idle(bus, mounts, argv[0]);
 
         if (!arg_no_block) {
                 r = add_optimize_matches(bus, &w);
@@ -1606,7 +1656,7 @@ static int verb_optimize(int argc, char *argv[], void *userdata) {
                         return r;
         }
 
-        r = call_with_mounts(bus, "Optimize", argv[0], "start the optimization", argv + 1, &reply);
+        r = call_with_mounts(bus, "Optimize", argv[0], "start the optimization", mounts, &reply);
         if (r < 0)
                 return r;
         w.start_usec = now_usec();
@@ -1634,9 +1684,15 @@ static int verb_optimize(int argc, char *argv[], void *userdata) {
 
         r = sd_bus_message_rewind(w.finished, true);
         if (r >= 0)
-                r = sd_bus_message_read(w.finished, "tstt", &id, &state, &moved_files, &moved_bytes);
-        if (r >= 0)
-                r = read_skipped(w.finished, false, &run, &n_run);
+                r = sd_bus_message_read(w.finished, "tsttu", &id, &state, &moved_files, &moved_bytes, &n_run_skipped);
+        if (r >= 0 && n_run_skipped > 0) {
+                /* the signal carries how many; which ones only root may ask */
+                r = call_daemon(bus, SEEKLESS_BUS_INTERFACE, "GetRunSkipped", argv[0], "list the files not moved",
+                                NULL, &skipped_reply, "t", id);
+                if (r < 0)
+                        goto finish;
+                r = read_skipped(skipped_reply, false, &run, &n_run);
+        }
         if (r >= 0)
                 r = merge_skipped(planned, n_planned, run, n_run, &merged, &n_merged);
         if (r >= 0)
@@ -1651,7 +1707,7 @@ static int verb_optimize(int argc, char *argv[], void *userdata) {
                         log_error("Optimization %" PRIu64 " failed; see seeklessd's log.", id);
                 r = -ECANCELED; /* exit status 1; stdout already says how the run ended */
         }
-
+finish:
         w.finished = sd_bus_message_unref(w.finished);
         return r;
 }
@@ -1953,11 +2009,13 @@ static int verb_report(int argc, char *argv[], void *userdata) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_free_ ReportInfo *profiles = NULL;
-        _cleanup_free_ char *what = NULL, *layout_what = NULL;
-        const char *name = argc > 1 ? argv[1] : NULL;
+        _cleanup_free_ char *what = NULL, *layout_what = NULL, *name = NULL;
         size_t n = 0, allocated = 0;
         ReportInfo p;
         int r;
+
+        if (argc > 1 && !(name = arg_to_bus(argv[1])))
+                return log_oom();
 
         if (arg_svg && !name) {
                 log_error("--svg needs a profile NAME: 'report NAME --svg FILE'.");

@@ -14,6 +14,7 @@
 #define SEEKLESS_ERROR_DATABASE "org.seekless.Seekless1.Error.Database"
 #define SEEKLESS_ERROR_BUSY "org.seekless.Seekless1.Error.Busy"
 #define SEEKLESS_ERROR_NOT_WATCHED "org.seekless.Seekless1.Error.NotWatched"
+#define SEEKLESS_ERROR_NO_SUCH_RUN "org.seekless.Seekless1.Error.NoSuchRun"
 
 extern const sd_bus_error_map seekless_bus_error_map[];
 

@@ -64,6 +64,25 @@ int fd_get_path(int fd, char **ret) {
         return *ret ? 0 : -ENOMEM;
 }
 
+int fd_get_verified_path(int fd, char **ret) {
+        _cleanup_free_ char *p = NULL;
+        struct stat st, pst;
+        int r;
+
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        /* A handle opened while the file's dentry is not cached gives a "disconnected" dentry, which
+         * /proc/self/fd shows as "/" (or a path that is not this file). Only trust a path that leads back
+         * to this very inode; otherwise report none. */
+        r = fd_get_path(fd, &p);
+        if (r < 0)
+                return r;
+        if (stat(p, &pst) < 0 || pst.st_dev != st.st_dev || pst.st_ino != st.st_ino)
+                p = mfree(p);
+        *ret = TAKE_PTR(p);
+        return 0;
+}
+
 int file_key_resolve(int mount_fd, const FileKey *key, struct stat *ret_st, char **ret_path) {
         union {
                 struct file_handle fh;
@@ -87,20 +106,11 @@ int file_key_resolve(int mount_fd, const FileKey *key, struct stat *ret_st, char
         if (st.st_nlink == 0)
                 return -ESTALE;
         if (ret_path) {
-                _cleanup_free_ char *p = NULL;
-                struct stat pst;
-
-                /* A handle opened while the file's dentry is not cached gives a "disconnected" dentry,
-                 * which /proc/self/fd shows as "/" (or a path that is not this file). Only trust a path
-                 * that leads back to this very inode; otherwise report none. */
-                r = fd_get_path(fd, &p);
+                r = fd_get_verified_path(fd, ret_path);
                 if (r == -ENOENT)
                         return -ESTALE;
                 if (r < 0)
                         return r;
-                if (stat(p, &pst) < 0 || pst.st_dev != st.st_dev || pst.st_ino != st.st_ino)
-                        p = mfree(p);
-                *ret_path = TAKE_PTR(p);
         }
         if (ret_st)
                 *ret_st = st;

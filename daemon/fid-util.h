@@ -23,3 +23,7 @@ void file_key_ino_gen(const FileKey *key, uint64_t *ret_ino, uint32_t *ret_gen);
 
 /* Path of an fd via /proc/self/fd. Fails with -ENOENT for deleted files (" (deleted)" suffix). */
 int fd_get_path(int fd, char **ret);
+
+/* The file's path now (after a rename, the new one), when it leads back to the same inode: *ret is NULL
+ * when the kernel cannot name the file reliably. -ENOENT: deleted. */
+int fd_get_verified_path(int fd, char **ret);

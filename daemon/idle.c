@@ -461,9 +461,11 @@ IdleReason idle_check(const IdleConfig *c, const IdleInputs *in, char *reason, s
         if (lifted_by_changes)
                 reason_set(reason, reason_size, "idle for %s; new profiles since the last run", a);
         else if (lifted_by_quality)
+                /* IdleStatus is world-readable: no application's path */
                 reason_set(reason, reason_size,
-                           "idle for %s; layout of '%s' degraded %.1f%% since the last run (MaxQualityLossPercent=%g)",
-                           a, in->worst_profile, in->worst_loss_percent, c->max_quality_loss_percent);
+                           "idle for %s; layout of %s degraded %.1f%% since the last run (MaxQualityLossPercent=%g)",
+                           a, streq(in->worst_profile, "boot") ? "the boot profile" : "an application profile",
+                           in->worst_loss_percent, c->max_quality_loss_percent);
         else
                 reason_set(reason, reason_size, "idle for %s", a);
         return IDLE_REASON_NONE;

@@ -13,6 +13,7 @@
 #include "config.h"
 
 #include "bus-names.h"
+#include "escape.h"
 #include "log.h"
 #include "fid-util.h"
 #include "fiemap.h"
@@ -40,6 +41,16 @@ static int reply_db_error(sd_bus_error *error, int r, const char *what) {
         return sd_bus_error_setf(error, SEEKLESS_ERROR_DATABASE, "Failed to %s: %s", what, strerror(-r));
 }
 
+/* Paths and profile names cross the bus escaped (escape.h, documented in the XML): lossless for any bytes,
+ * and always the valid UTF-8 a D-Bus string must be. */
+static int append_path(sd_bus_message *reply, const char *path) {
+        _cleanup_free_ char *e = path_escape(path);
+
+        if (!e)
+                return -ENOMEM;
+        return sd_bus_message_append_basic(reply, 's', e);
+}
+
 static int method_list_profiles(sd_bus_message *message, void *userdata, sd_bus_error *error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         Manager *m = userdata;
@@ -56,9 +67,16 @@ static int method_list_profiles(sd_bus_message *message, void *userdata, sd_bus_
         r = sd_bus_message_new_method_return(message, &reply);
         if (r >= 0)
                 r = sd_bus_message_open_container(reply, 'a', "(ssuutt)");
-        for (size_t i = 0; r >= 0 && i < n; i++)
-                r = sd_bus_message_append(reply, "(ssuutt)", p[i].name, profile_kind_to_string(p[i].kind),
-                                          p[i].n_sessions, p[i].n_files, p[i].bytes, p[i].updated_realtime_usec);
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                r = sd_bus_message_open_container(reply, 'r', "ssuutt");
+                if (r >= 0)
+                        r = append_path(reply, p[i].name);
+                if (r >= 0)
+                        r = sd_bus_message_append(reply, "suutt", profile_kind_to_string(p[i].kind), p[i].n_sessions,
+                                                  p[i].n_files, p[i].bytes, p[i].updated_realtime_usec);
+                if (r >= 0)
+                        r = sd_bus_message_close_container(reply);
+        }
         if (r >= 0)
                 r = sd_bus_message_close_container(reply);
         db_profile_infos_free(p, n);
@@ -67,29 +85,38 @@ static int method_list_profiles(sd_bus_message *message, void *userdata, sd_bus_
         return sd_bus_send(NULL, reply, NULL);
 }
 
-static int validate_name(const char *name, sd_bus_error *error) {
-        if (isempty(name) || (!streq(name, "boot") && name[0] != '/'))
+/* A profile name as received (escaped) into the bytes it stands for. */
+static int unescape_name(const char *shown, char **ret, sd_bus_error *error) {
+        int r;
+
+        if (isempty(shown) || (!streq(shown, "boot") && shown[0] != '/'))
                 return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
-                                         "Invalid profile name '%s': expected \"boot\" or an absolute path.", name);
-        return 0;
+                                         "Invalid profile name '%s': expected \"boot\" or an absolute path.", shown);
+        r = path_unescape(shown, ret);
+        if (r == -EINVAL)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
+                                         "Invalid profile name '%s': a backslash must start \\\\ or \\xNN.", shown);
+        return r;
 }
 
-/* The common start of the methods taking a profile name: check the caller, read the name, check it.
- * Returns 0 to go on, or what the handler should return. */
-static int read_profile_name(sd_bus_message *message, const char *what, const char **ret, sd_bus_error *error) {
-        const char *name;
+/* The common start of the methods taking a profile name: check the caller, read the name, unescape it.
+ * *ret_shown is the name as received (for messages), *ret the bytes it stands for. Returns 0 to go on, or
+ * what the handler should return. */
+static int read_profile_name(sd_bus_message *message, const char *what, const char **ret_shown, char **ret,
+                             sd_bus_error *error) {
+        const char *shown;
         int r;
 
         r = check_root(message, what, error);
         if (r != 0)
                 return r;
-        r = sd_bus_message_read(message, "s", &name);
+        r = sd_bus_message_read(message, "s", &shown);
         if (r < 0)
                 return r;
-        r = validate_name(name, error);
+        r = unescape_name(shown, ret, error);
         if (r != 0)
                 return r;
-        *ret = name;
+        *ret_shown = shown;
         return 0;
 }
 
@@ -98,26 +125,35 @@ static int method_get_profile(sd_bus_message *message, void *userdata, sd_bus_er
         Manager *m = userdata;
         DbProfileFile *f = NULL;
         ProfileKind kind;
-        const char *name;
+        _cleanup_free_ char *name = NULL;
+        const char *shown;
         size_t n = 0;
         int r;
 
-        r = read_profile_name(message, "show profiles", &name, error);
+        r = read_profile_name(message, "show profiles", &shown, &name, error);
         if (r != 0)
                 return r;
         r = db_get_profile(m->db, name, &kind, &f, &n);
         if (r == -ENOENT)
-                return sd_bus_error_setf(error, SEEKLESS_ERROR_NO_SUCH_PROFILE, "No profile named '%s'.", name);
+                return sd_bus_error_setf(error, SEEKLESS_ERROR_NO_SUCH_PROFILE, "No profile named '%s'.", shown);
         if (r < 0)
                 return reply_db_error(error, r, "read profile");
+        manager_refresh_paths(m, f, n);
 
         r = sd_bus_message_new_method_return(message, &reply);
         if (r >= 0)
                 r = sd_bus_message_append(reply, "s", profile_kind_to_string(kind));
         if (r >= 0)
                 r = sd_bus_message_open_container(reply, 'a', "(stud)");
-        for (size_t i = 0; r >= 0 && i < n; i++)
-                r = sd_bus_message_append(reply, "(stud)", f[i].file.path, f[i].file.size, f[i].seen, f[i].score);
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                r = sd_bus_message_open_container(reply, 'r', "stud");
+                if (r >= 0)
+                        r = append_path(reply, f[i].file.path);
+                if (r >= 0)
+                        r = sd_bus_message_append(reply, "tud", f[i].file.size, f[i].seen, f[i].score);
+                if (r >= 0)
+                        r = sd_bus_message_close_container(reply);
+        }
         if (r >= 0)
                 r = sd_bus_message_close_container(reply);
         db_profile_files_free(f, n);
@@ -142,11 +178,19 @@ static int method_list_sessions(sd_bus_message *message, void *userdata, sd_bus_
         r = sd_bus_message_new_method_return(message, &reply);
         if (r >= 0)
                 r = sd_bus_message_open_container(reply, 'a', "(tsssttub)");
-        for (size_t i = 0; r >= 0 && i < n; i++)
-                r = sd_bus_message_append(reply, "(tsssttub)", (uint64_t) s[i].id, s[i].profile,
-                                          profile_kind_to_string(s[i].kind), s[i].boot_id,
-                                          s[i].started_realtime_usec, s[i].duration_usec, s[i].n_files,
-                                          (int) s[i].complete);
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                r = sd_bus_message_open_container(reply, 'r', "tsssttub");
+                if (r >= 0)
+                        r = sd_bus_message_append(reply, "t", (uint64_t) s[i].id);
+                if (r >= 0)
+                        r = append_path(reply, s[i].profile);
+                if (r >= 0)
+                        r = sd_bus_message_append(reply, "ssttub", profile_kind_to_string(s[i].kind), s[i].boot_id,
+                                                  s[i].started_realtime_usec, s[i].duration_usec, s[i].n_files,
+                                                  (int) s[i].complete);
+                if (r >= 0)
+                        r = sd_bus_message_close_container(reply);
+        }
         if (r >= 0)
                 r = sd_bus_message_close_container(reply);
         db_session_infos_free(s, n);
@@ -157,15 +201,16 @@ static int method_list_sessions(sd_bus_message *message, void *userdata, sd_bus_
 
 static int method_forget_profile(sd_bus_message *message, void *userdata, sd_bus_error *error) {
         Manager *m = userdata;
-        const char *name;
+        _cleanup_free_ char *name = NULL;
+        const char *shown;
         int r;
 
-        r = read_profile_name(message, "forget profiles", &name, error);
+        r = read_profile_name(message, "forget profiles", &shown, &name, error);
         if (r != 0)
                 return r;
         r = db_forget_profile(m->db, name);
         if (r == -ENOENT)
-                return sd_bus_error_setf(error, SEEKLESS_ERROR_NO_SUCH_PROFILE, "No profile named '%s'.", name);
+                return sd_bus_error_setf(error, SEEKLESS_ERROR_NO_SUCH_PROFILE, "No profile named '%s'.", shown);
         if (r < 0)
                 return reply_db_error(error, r, "forget profile");
         log_info("Forgot profile %s", name);
@@ -192,7 +237,8 @@ static int method_forget_all(sd_bus_message *message, void *userdata, sd_bus_err
 /* More mount points than any machine has watched ext4 filesystems; a longer list is refused unread. */
 #define MOUNTS_MAX 256
 
-/* Reads the "as" of mount points (an empty list: all), linearly and at most MOUNTS_MAX of them. Call it
+/* Reads the "as" of mount points (an empty list: all), linearly and at most MOUNTS_MAX of them: escaped
+ * paths (escape.h), normalised ("/mnt/img/" is "/mnt/img"), a mount point given twice counted once. Call it
  * after check_root(): nothing of an unprivileged caller's message is parsed. */
 static int read_mounts(sd_bus_message *message, char ***ret, sd_bus_error *error) {
         _cleanup_strv_free_ char **l = NULL;
@@ -206,17 +252,27 @@ static int read_mounts(sd_bus_message *message, char ***ret, sd_bus_error *error
         l = calloc(MOUNTS_MAX + 1, sizeof(char *));
         if (!l)
                 return -ENOMEM;
-        while ((r = sd_bus_message_read_basic(message, 's', &s)) > 0) {
-                if (n == MOUNTS_MAX)
+        for (size_t given = 0; (r = sd_bus_message_read_basic(message, 's', &s)) > 0; given++) {
+                _cleanup_free_ char *path = NULL;
+
+                if (given == MOUNTS_MAX)
                         return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
                                                  "Too many mount points: at most %u.", MOUNTS_MAX);
                 if (s[0] != '/')
                         return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
                                                  "Invalid mount point '%s': expected an absolute path.", s);
-                l[n] = strdup(s);
-                if (!l[n])
-                        return -ENOMEM;
-                n++;
+                r = path_unescape(s, &path);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
+                                                 "Invalid mount point '%s': a backslash must start \\\\ or \\xNN.", s);
+                if (mount_path_normalize(path) < 0)
+                        return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
+                                                 "Invalid mount point '%s': \"..\" is not resolved here.", s);
+                if (strv_contains(l, path))
+                        continue;
+                l[n++] = TAKE_PTR(path);
         }
         if (r < 0)
                 return r;
@@ -247,9 +303,17 @@ static int append_skipped(sd_bus_message *reply, const Plan *p) {
         int r;
 
         r = sd_bus_message_open_container(reply, 'a', "(ssb)");
-        for (size_t i = 0; r >= 0 && i < p->n_skipped; i++)
-                r = sd_bus_message_append(reply, "(ssb)", p->skipped[i].path, p->skipped[i].reason,
-                                          (int) p->skipped[i].retry);
+        for (size_t i = 0; r >= 0 && i < p->n_skipped; i++) {
+                r = sd_bus_message_open_container(reply, 'r', "ssb");
+                if (r >= 0)
+                        r = append_path(reply, p->skipped[i].path);
+                if (r >= 0)
+                        r = append_path(reply, p->skipped[i].reason);
+                if (r >= 0)
+                        r = sd_bus_message_append(reply, "b", (int) p->skipped[i].retry);
+                if (r >= 0)
+                        r = sd_bus_message_close_container(reply);
+        }
         if (r < 0)
                 return r;
         return sd_bus_message_close_container(reply);
@@ -276,17 +340,34 @@ static int method_plan(sd_bus_message *message, void *userdata, sd_bus_error *er
         if (r >= 0)
                 r = sd_bus_message_open_container(reply, 'a', "(sbtt)");
         for (size_t i = 0; r >= 0 && i < p.n_fs; i++)
-                if (!mounts || p.fs[i].n_files > 0 || strv_contains(mounts, p.fs[i].mount))
-                        r = sd_bus_message_append(reply, "(sbtt)", p.fs[i].mount, (int) p.fs[i].in_place,
-                                                  (uint64_t) p.fs[i].n_files, p.fs[i].bytes);
+                if (!mounts || p.fs[i].n_files > 0 || strv_contains(mounts, p.fs[i].mount)) {
+                        r = sd_bus_message_open_container(reply, 'r', "sbtt");
+                        if (r >= 0)
+                                r = append_path(reply, p.fs[i].mount);
+                        if (r >= 0)
+                                r = sd_bus_message_append(reply, "btt", (int) p.fs[i].in_place,
+                                                          (uint64_t) p.fs[i].n_files, p.fs[i].bytes);
+                        if (r >= 0)
+                                r = sd_bus_message_close_container(reply);
+                }
         if (r >= 0)
                 r = sd_bus_message_close_container(reply);
         if (r >= 0)
                 r = sd_bus_message_open_container(reply, 'a', "(ssst)");
         for (size_t i = 0; r >= 0 && i < p.n_fs; i++)
-                for (size_t k = 0; r >= 0 && k < p.fs[i].n_files; k++)
-                        r = sd_bus_message_append(reply, "(ssst)", p.fs[i].mount, p.fs[i].files[k].path,
-                                                  p.fs[i].files[k].profile, p.fs[i].files[k].size);
+                for (size_t k = 0; r >= 0 && k < p.fs[i].n_files; k++) {
+                        r = sd_bus_message_open_container(reply, 'r', "ssst");
+                        if (r >= 0)
+                                r = append_path(reply, p.fs[i].mount);
+                        if (r >= 0)
+                                r = append_path(reply, p.fs[i].files[k].path);
+                        if (r >= 0)
+                                r = append_path(reply, p.fs[i].files[k].profile);
+                        if (r >= 0)
+                                r = sd_bus_message_append(reply, "t", p.fs[i].files[k].size);
+                        if (r >= 0)
+                                r = sd_bus_message_close_container(reply);
+                }
         if (r >= 0)
                 r = sd_bus_message_close_container(reply);
         if (r >= 0)
@@ -296,7 +377,7 @@ static int method_plan(sd_bus_message *message, void *userdata, sd_bus_error *er
         for (size_t i = 0; r >= 0 && i < p.n_profiles; i++) {
                 r = sd_bus_message_open_container(reply, 'r', "sttttdttttd");
                 if (r >= 0)
-                        r = sd_bus_message_append(reply, "s", p.profiles[i].name);
+                        r = append_path(reply, p.profiles[i].name);
                 if (r >= 0)
                         r = append_quality(reply, &p.profiles[i].before);
                 if (r >= 0)
@@ -361,10 +442,13 @@ static int method_optimize_when_idle(sd_bus_message *message, void *userdata, sd
                 return r;
         /* checked now: the admin is there to read the error, later nobody is */
         const char *unwatched = manager_unwatched_mount(m, mounts);
-        if (unwatched)
+        if (unwatched) {
+                _cleanup_free_ char *e = path_escape(unwatched);
+                if (!e)
+                        return -ENOMEM;
                 return sd_bus_error_setf(error, SEEKLESS_ERROR_NOT_WATCHED,
-                                         "'%s' is not a watched read-write ext4 filesystem (see seeklessctl status).",
-                                         unwatched);
+                                         "'%s' is not a watched read-write ext4 filesystem (see seeklessctl status).", e);
+        }
         r = manager_idle_queue(m, TAKE_PTR(mounts), &id);
         if (r < 0)
                 return plan_error(error, r);
@@ -398,22 +482,62 @@ static int method_cancel(sd_bus_message *message, void *userdata, sd_bus_error *
         return sd_bus_reply_method_return(message, "b", (int) !!m->optimizer);
 }
 
+static int method_get_run_skipped(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        Manager *m = userdata;
+        const FinishedRun *f = NULL;
+        uint64_t id;
+        int r;
+
+        r = check_root(message, "list skipped files", error);
+        if (r != 0)
+                return r;
+        r = sd_bus_message_read(message, "t", &id);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < FINISHED_RUNS_KEPT && !f; i++)
+                if (id != 0 && m->finished[i].id == id)
+                        f = &m->finished[i];
+        if (!f)
+                return sd_bus_error_setf(error, SEEKLESS_ERROR_NO_SUCH_RUN,
+                                         "No finished run %" PRIu64 " (the last %u runs since the daemon started are kept).",
+                                         id, FINISHED_RUNS_KEPT);
+        r = sd_bus_message_new_method_return(message, &reply);
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'a', "(ss)");
+        for (size_t i = 0; r >= 0 && i < f->n_skipped; i++) {
+                r = sd_bus_message_open_container(reply, 'r', "ss");
+                if (r >= 0)
+                        r = append_path(reply, f->skipped[i].path);
+                if (r >= 0)
+                        r = append_path(reply, f->skipped[i].reason);
+                if (r >= 0)
+                        r = sd_bus_message_close_container(reply);
+        }
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        if (r < 0)
+                return r;
+        return sd_bus_send(NULL, reply, NULL);
+}
+
 static int method_report(sd_bus_message *message, void *userdata, sd_bus_error *error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_(plan_done) Plan p = {};
         Manager *m = userdata;
-        const char *name;
+        _cleanup_free_ char *name = NULL;
+        const char *shown;
         bool found = false;
         int r;
 
         r = check_root(message, "report", error);
         if (r != 0)
                 return r;
-        r = sd_bus_message_read(message, "s", &name);
+        r = sd_bus_message_read(message, "s", &shown);
         if (r < 0)
                 return r;
-        if (!isempty(name)) {
-                r = validate_name(name, error);
+        if (!isempty(shown)) {
+                r = unescape_name(shown, &name, error);
                 if (r != 0)
                         return r;
         }
@@ -426,13 +550,13 @@ static int method_report(sd_bus_message *message, void *userdata, sd_bus_error *
                 r = sd_bus_message_open_container(reply, 'a', "(sttttdttttdt)");
         for (size_t i = 0; r >= 0 && i < p.n_profiles; i++) {
                 DbQuality b = {};
-                if (!isempty(name) && !streq(name, p.profiles[i].name))
+                if (name && !streq(name, p.profiles[i].name))
                         continue;
                 found = true;
                 (void) db_quality_get(m->db, p.profiles[i].name, "before", &b);
                 r = sd_bus_message_open_container(reply, 'r', "sttttdttttdt");
                 if (r >= 0)
-                        r = sd_bus_message_append(reply, "s", p.profiles[i].name);
+                        r = append_path(reply, p.profiles[i].name);
                 if (r >= 0)
                         r = append_quality(reply, &p.profiles[i].before);
                 if (r >= 0)
@@ -445,8 +569,8 @@ static int method_report(sd_bus_message *message, void *userdata, sd_bus_error *
                 r = sd_bus_message_close_container(reply);
         if (r < 0)
                 return r;
-        if (!isempty(name) && !found)
-                return sd_bus_error_setf(error, SEEKLESS_ERROR_NO_SUCH_PROFILE, "No profile named '%s'.", name);
+        if (name && !found)
+                return sd_bus_error_setf(error, SEEKLESS_ERROR_NO_SUCH_PROFILE, "No profile named '%s'.", shown);
         return sd_bus_send(NULL, reply, NULL);
 }
 
@@ -454,17 +578,18 @@ static int method_get_layout(sd_bus_message *message, void *userdata, sd_bus_err
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         Manager *m = userdata;
         DbProfileFile *f = NULL;
-        const char *name;
+        _cleanup_free_ char *name = NULL;
+        const char *shown;
         size_t n = 0;
         uint64_t device = 0;
         int r;
 
-        r = read_profile_name(message, "show layouts", &name, error);
+        r = read_profile_name(message, "show layouts", &shown, &name, error);
         if (r != 0)
                 return r;
         r = db_get_profile(m->db, name, NULL, &f, &n);
         if (r == -ENOENT)
-                return sd_bus_error_setf(error, SEEKLESS_ERROR_NO_SUCH_PROFILE, "No profile named '%s'.", name);
+                return sd_bus_error_setf(error, SEEKLESS_ERROR_NO_SUCH_PROFILE, "No profile named '%s'.", shown);
         if (r < 0)
                 return reply_db_error(error, r, "read profile");
 
@@ -528,7 +653,11 @@ static int property_get_queued_optimization(sd_bus *bus, const char *path, const
         if (r >= 0)
                 r = sd_bus_message_append(reply, "t", m->request_realtime_usec);
         if (r >= 0)
-                r = sd_bus_message_append_strv(reply, m->request_mounts);
+                r = sd_bus_message_open_container(reply, 'a', "s");
+        for (size_t i = 0; r >= 0 && m->request_mounts && m->request_mounts[i]; i++)
+                r = append_path(reply, m->request_mounts[i]);
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
         if (r < 0)
                 return r;
         return sd_bus_message_close_container(reply);
@@ -542,8 +671,15 @@ static int property_get_relocation_off(sd_bus *bus, const char *path, const char
         r = sd_bus_message_open_container(reply, 'a', "(ss)");
         for (size_t i = 0; r >= 0 && i < m->filesystems.n; i++) {
                 char why[128];
-                if (manager_relocation_refusal(m, &m->filesystems.items[i], why, sizeof why))
-                        r = sd_bus_message_append(reply, "(ss)", m->filesystems.items[i].mount, why);
+                if (!manager_relocation_refusal(m, &m->filesystems.items[i], why, sizeof why))
+                        continue;
+                r = sd_bus_message_open_container(reply, 'r', "ss");
+                if (r >= 0)
+                        r = append_path(reply, m->filesystems.items[i].mount);
+                if (r >= 0)
+                        r = sd_bus_message_append(reply, "s", why);
+                if (r >= 0)
+                        r = sd_bus_message_close_container(reply);
         }
         if (r < 0)
                 return r;
@@ -597,7 +733,13 @@ static int property_get_filesystems(sd_bus *bus, const char *path, const char *i
                 const Filesystem *fs = &m->filesystems.items[i];
                 char dev[32];
                 snprintf(dev, sizeof dev, "%u:%u", major(fs->dev), minor(fs->dev));
-                r = sd_bus_message_append(reply, "(sss)", fs->mount, dev, fs->fstype);
+                r = sd_bus_message_open_container(reply, 'r', "sss");
+                if (r >= 0)
+                        r = append_path(reply, fs->mount);
+                if (r >= 0)
+                        r = sd_bus_message_append(reply, "ss", dev, fs->fstype);
+                if (r >= 0)
+                        r = sd_bus_message_close_container(reply);
         }
         if (r < 0)
                 return r;
@@ -668,6 +810,8 @@ static const sd_bus_vtable manager_vtable[] = {
                                 method_cancel, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("CancelQueued", SD_BUS_NO_ARGS, SD_BUS_RESULT("b", dropped),
                                 method_cancel_queued, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("GetRunSkipped", SD_BUS_ARGS("t", id), SD_BUS_RESULT("a(ss)", skipped),
+                                method_get_run_skipped, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Report", SD_BUS_ARGS("s", name), SD_BUS_RESULT("a(sttttdttttdt)", profiles),
                                 method_report, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetLayout", SD_BUS_ARGS("s", name),
@@ -677,18 +821,19 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_SIGNAL_WITH_ARGS("Progress", SD_BUS_ARGS("t", id, "t", files_done, "t", files_total,
                                                         "t", bytes_done, "t", bytes_total), 0),
         SD_BUS_SIGNAL_WITH_ARGS("RunFinished", SD_BUS_ARGS("t", id, "s", state, "t", moved_files,
-                                                           "t", moved_bytes, "a(ss)", skipped), 0),
-        SD_BUS_SIGNAL_WITH_ARGS("SessionRecorded", SD_BUS_ARGS("s", profile, "s", kind, "u", files), 0),
+                                                           "t", moved_bytes, "u", skipped), 0),
+        SD_BUS_SIGNAL_WITH_ARGS("SessionRecorded", SD_BUS_ARGS("t", session, "s", kind, "u", files), 0),
         SD_BUS_VTABLE_END
 };
 
-void manager_emit_session_recorded(Manager *m, const char *profile, ProfileKind kind, unsigned n_files) {
+void manager_emit_session_recorded(Manager *m, int64_t session_id, ProfileKind kind, unsigned n_files) {
         int r;
 
         if (!m->bus)
                 return;
-        r = sd_bus_emit_signal(m->bus, SEEKLESS_BUS_PATH, SEEKLESS_BUS_INTERFACE, "SessionRecorded", "ssu",
-                               profile, profile_kind_to_string(kind), n_files);
+        /* no profile name: signals reach every user; root asks ListSessions for the session's profile */
+        r = sd_bus_emit_signal(m->bus, SEEKLESS_BUS_PATH, SEEKLESS_BUS_INTERFACE, "SessionRecorded", "tsu",
+                               (uint64_t) session_id, profile_kind_to_string(kind), n_files);
         if (r < 0)
                 log_debug_errno(r, "Failed to emit SessionRecorded, ignoring: %m");
 }
@@ -706,23 +851,14 @@ void manager_emit_progress_signal(Manager *m, uint64_t id, uint64_t files_done, 
 }
 
 void manager_emit_run_finished(Manager *m, uint64_t id, const char *state, uint64_t moved_files,
-                               uint64_t moved_bytes, const SkipEntry *skipped, size_t n_skipped) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *s = NULL;
+                               uint64_t moved_bytes, size_t n_skipped) {
         int r;
 
         if (!m->bus)
                 return;
-        r = sd_bus_message_new_signal(m->bus, &s, SEEKLESS_BUS_PATH, SEEKLESS_BUS_INTERFACE, "RunFinished");
-        if (r >= 0)
-                r = sd_bus_message_append(s, "tstt", id, state, moved_files, moved_bytes);
-        if (r >= 0)
-                r = sd_bus_message_open_container(s, 'a', "(ss)");
-        for (size_t i = 0; r >= 0 && i < n_skipped; i++)
-                r = sd_bus_message_append(s, "(ss)", skipped[i].path, skipped[i].reason);
-        if (r >= 0)
-                r = sd_bus_message_close_container(s);
-        if (r >= 0)
-                r = sd_bus_send(m->bus, s, NULL);
+        /* the number of skipped files only: their paths are for root, through GetRunSkipped */
+        r = sd_bus_emit_signal(m->bus, SEEKLESS_BUS_PATH, SEEKLESS_BUS_INTERFACE, "RunFinished", "tsttu", id, state,
+                               moved_files, moved_bytes, (uint32_t) MIN(n_skipped, (size_t) UINT32_MAX));
         if (r < 0)
                 log_warning_errno(r, "Failed to emit RunFinished, ignoring: %m");
 }

@@ -323,6 +323,15 @@ void manager_emit_progress(Manager *m, Optimizer *o) {
         manager_emit_progress_signal(m, o->id, o->files_done, o->files_total, o->bytes_done, o->bytes_total);
 }
 
+void manager_keep_finished_run(Manager *m, uint64_t id, SkipEntry **skipped, size_t *n_skipped) {
+        FinishedRun *f = &m->finished[m->finished_next];
+
+        skip_entries_free(f->skipped, f->n_skipped);
+        *f = (FinishedRun) { .id = id, .skipped = TAKE_PTR(*skipped), .n_skipped = *n_skipped };
+        *n_skipped = 0;
+        m->finished_next = (m->finished_next + 1) % FINISHED_RUNS_KEPT;
+}
+
 void manager_optimizer_finished(Manager *m) {
         Optimizer *o = TAKE_PTR(m->optimizer);
         const char *state = o->failed ? "failed" : o->cancelled ? "cancelled" : "done";
@@ -341,7 +350,9 @@ void manager_optimizer_finished(Manager *m) {
         }
         log_info("Optimization %" PRIu64 " %s: %" PRIu64 " files, %.1f MiB moved, %zu not moved", o->id, state,
                  o->moved_files, o->moved_bytes / 1048576.0, o->n_skipped);
-        manager_emit_run_finished(m, o->id, state, o->moved_files, o->moved_bytes, o->skipped, o->n_skipped);
+        size_t n_skipped = o->n_skipped;
+        manager_keep_finished_run(m, o->id, &o->skipped, &o->n_skipped);
+        manager_emit_run_finished(m, o->id, state, o->moved_files, o->moved_bytes, n_skipped);
         optimizer_free(o);
         manager_notify_status(m);
 }

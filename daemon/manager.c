@@ -49,6 +49,8 @@ Manager *manager_free(Manager *m) {
         if (!m)
                 return NULL;
         optimizer_free(m->optimizer);
+        for (size_t i = 0; i < FINISHED_RUNS_KEPT; i++)
+                skip_entries_free(m->finished[i].skipped, m->finished[i].n_skipped);
         session_free(m->boot);
         while (m->launches) {
                 Session *n = m->launches->next;
@@ -136,6 +138,22 @@ static void mount_fds_done(MountFds *c) {
         free(c->fsid);
         free(c->fd);
         *c = (MountFds) {};
+}
+
+void manager_refresh_paths(Manager *m, DbProfileFile *f, size_t n) {
+        MountFds fds = {};
+
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_free_ char *path = NULL;
+                int fd = mount_fds_get(m, &fds, f[i].file.key.fsid);
+
+                if (fd >= 0 && file_key_resolve(fd, &f[i].file.key, NULL, &path) >= 0 && path &&
+                    !streq(path, f[i].file.path)) {
+                        free(f[i].file.path);
+                        f[i].file.path = TAKE_PTR(path);
+                }
+        }
+        mount_fds_done(&fds);
 }
 
 int manager_refresh_counts(Manager *m) {
@@ -318,7 +336,7 @@ static int manager_save_session(Manager *m, Session *s) {
         if (s->kind == PROFILE_APP)
                 launch_count_bump(m, s->profile);
         (void) manager_refresh_counts(m);
-        manager_emit_session_recorded(m, s->profile, s->kind, (unsigned) n);
+        manager_emit_session_recorded(m, id, s->kind, (unsigned) n);
         r = 1;
 finish:
         for (size_t i = 0; i < s->n_files && paths; i++)

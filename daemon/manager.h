@@ -15,6 +15,14 @@
 #include "recorder.h"
 #include "session.h"
 
+/* A run that ended, and the files it did not move (taken over from its Optimizer). */
+#define FINISHED_RUNS_KEPT 4
+typedef struct FinishedRun {
+        uint64_t id;                    /* 0: empty slot */
+        SkipEntry *skipped;
+        size_t n_skipped;
+} FinishedRun;
+
 typedef struct Manager {
         sd_event *event;
         sd_bus *bus;
@@ -45,6 +53,10 @@ typedef struct Manager {
         PidMap pidmap;
         uint64_t exec_seq_seen;
         Optimizer *optimizer;           /* the optimization in progress, if any */
+        /* the files the last runs did not move, for GetRunSkipped: RunFinished, which every user may
+         * receive, carries only their number */
+        FinishedRun finished[FINISHED_RUNS_KEPT];
+        size_t finished_next;
 
         /* idle policy (manager-idle.c) */
         sd_event_source *idle_source;
@@ -88,6 +100,9 @@ void manager_flush(Manager *m);
 void manager_boot_finished(Manager *m, uint64_t finish_usec);
 
 int manager_refresh_counts(Manager *m);
+/* Each file under its name now: one renamed since it was recorded is shown under the new name (the
+ * database learns it at the profile's next merge). */
+void manager_refresh_paths(Manager *m, DbProfileFile *f, size_t n);
 char *manager_status_text(Manager *m);
 void manager_notify_status(Manager *m);
 
@@ -104,11 +119,13 @@ int manager_bus_add_objects(Manager *m, sd_bus *bus);
  * does not exist yet; recording goes on meanwhile and the connection is retried every second (also after
  * the bus went away). Fails only for errors that retrying cannot mend. */
 int manager_connect_bus(Manager *m);
-void manager_emit_session_recorded(Manager *m, const char *profile, ProfileKind kind, unsigned n_files);
+void manager_emit_session_recorded(Manager *m, int64_t session_id, ProfileKind kind, unsigned n_files);
 void manager_emit_progress_signal(Manager *m, uint64_t id, uint64_t files_done, uint64_t files_total,
                                   uint64_t bytes_done, uint64_t bytes_total);
 void manager_emit_run_finished(Manager *m, uint64_t id, const char *state, uint64_t moved_files,
-                               uint64_t moved_bytes, const SkipEntry *skipped, size_t n_skipped);
+                               uint64_t moved_bytes, size_t n_skipped);
+/* Keeps the skipped files of a run that ended (taken over: *skipped is NULL after), dropping the oldest. */
+void manager_keep_finished_run(Manager *m, uint64_t id, SkipEntry **skipped, size_t *n_skipped);
 
 /* manager-optimize.c */
 PlanConfig manager_plan_config(Manager *m);

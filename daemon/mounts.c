@@ -187,3 +187,33 @@ int mounts_scan(const char *mountinfo, const FilesystemPins *only, FilesystemLis
         *ret = l;
         return 0;
 }
+
+int mount_path_normalize(char *path) {
+        char *o = path;
+
+        if (path[0] != '/')
+                return -EINVAL;
+        for (const char *i = path; *i;) {
+                const char *e;
+
+                while (*i == '/')
+                        i++;
+                if (!*i)
+                        break;
+                e = strchrnul(i, '/');
+                if (e - i == 1 && i[0] == '.') {
+                        i = e;
+                        continue;
+                }
+                if (e - i == 2 && i[0] == '.' && i[1] == '.')
+                        return -EINVAL;
+                *o++ = '/';
+                memmove(o, i, (size_t) (e - i));
+                o += e - i;
+                i = e;
+        }
+        if (o == path)
+                *o++ = '/';
+        *o = 0;
+        return 0;
+}

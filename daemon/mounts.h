@@ -48,3 +48,8 @@ const Filesystem *filesystem_list_find_fsid(const FilesystemList *l, uint64_t fs
 /* statfs(path).f_fsid as fanotify reports it. */
 int fsid_of_path(const char *path, uint64_t *ret);
 int fsid_of_fd(int fd, uint64_t *ret);
+
+/* An absolute path with "//", "/./" and a trailing "/" taken out ("/mnt//img/" is "/mnt/img"), in place.
+ * -EINVAL for a relative path or one with a ".." component (which only the caller's filesystem view could
+ * resolve). */
+int mount_path_normalize(char *path);

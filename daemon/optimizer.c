@@ -76,14 +76,18 @@ Optimizer *optimizer_free(Optimizer *o) {
         safe_close(o->pipe_fd[0]);
         safe_close(o->pipe_fd[1]);
         opt_jobs_free(o->jobs, o->n_jobs);
-        for (size_t i = 0; i < o->n_skipped; i++) {
-                free(o->skipped[i].path);
-                free(o->skipped[i].reason);
-        }
-        free(o->skipped);
+        skip_entries_free(o->skipped, o->n_skipped);
         free(o->state_file);
         free(o);
         return NULL;
+}
+
+void skip_entries_free(SkipEntry *l, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                free(l[i].path);
+                free(l[i].reason);
+        }
+        free(l);
 }
 
 int optimizer_add_skip(Optimizer *o, const char *path, const char *reason) {

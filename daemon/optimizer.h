@@ -29,6 +29,8 @@ typedef struct SkipEntry {
         char *reason;
 } SkipEntry;
 
+void skip_entries_free(SkipEntry *l, size_t n);
+
 /* The optimization in progress: a worker thread runs the mover over each job; every finished file is
  * reported through a pipe to the main loop, which checkpoints it in the database and emits Progress. */
 typedef struct Optimizer {

@@ -351,7 +351,7 @@ int planner_build(Db *db, const FilesystemList *fss, char *const *mounts, const 
                 layout_walker_init(&expected, fss->n > 0 ? p.fs[0].device_bytes : 0);
 
                 for (size_t k = 0; k < n_files; k++) {
-                        const DbFile *f = &files[k].file;
+                        DbFile *f = &files[k].file;
                         ssize_t fi = fs_index(fss, mounts, f->key.fsid);
                         _cleanup_close_ int fd = -EBADF;
                         _cleanup_free_ Extent *ext = NULL;
@@ -393,6 +393,14 @@ int planner_build(Db *db, const FilesystemList *fss, char *const *mounts, const 
                                         (void) add_skip(&p, f->path, fd == -ESTALE ? "gone or replaced since recording"
                                                                                    : "cannot open", false);
                                 continue;
+                        }
+                        if (first_use) {
+                                /* renamed since it was recorded: show it under its name now */
+                                _cleanup_free_ char *now_path = NULL;
+                                if (fd_get_verified_path(fd, &now_path) >= 0 && now_path && !streq(now_path, f->path)) {
+                                        free(f->path);
+                                        f->path = TAKE_PTR(now_path);
+                                }
                         }
                         if (fiemap_get(fd, &ext, &n_ext) >= 0) {
                                 layout_walker_add_file(&before, ext, n_ext);

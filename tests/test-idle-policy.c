@@ -421,13 +421,13 @@ TEST(decide) {
                 /* 2b. layout quality (MaxQualityLossPercent=25) */
                 { "quality degraded overrides MinIntervalHours", NULL, INPUTS(RECENT, DEGRADED("boot", 40)),
                   IDLE_REASON_NONE,
-                  "idle for 10 min; layout of 'boot' degraded 40.0% since the last run (MaxQualityLossPercent=25)" },
+                  "idle for 10 min; layout of the boot profile degraded 40.0% since the last run (MaxQualityLossPercent=25)" },
                 { "an application profile", NULL, INPUTS(RECENT, DEGRADED("/usr/bin/gimp", 1523.44)),
                   IDLE_REASON_NONE,
-                  "idle for 10 min; layout of '/usr/bin/gimp' degraded 1523.4% since the last run "
+                  "idle for 10 min; layout of an application profile degraded 1523.4% since the last run "
                   "(MaxQualityLossPercent=25)" },
                 { "just over the threshold", NULL, INPUTS(RECENT, DEGRADED("boot", 25.5)), IDLE_REASON_NONE,
-                  "idle for 10 min; layout of 'boot' degraded 25.5% since the last run (MaxQualityLossPercent=25)" },
+                  "idle for 10 min; layout of the boot profile degraded 25.5% since the last run (MaxQualityLossPercent=25)" },
                 { "exactly the threshold is not past it", NULL, INPUTS(RECENT, DEGRADED("boot", 25)),
                   IDLE_REASON_RECENT_RUN, "ran 3 h ago (MinIntervalHours=24)" },
                 { "below the threshold", NULL, INPUTS(RECENT, DEGRADED("boot", 10)), IDLE_REASON_RECENT_RUN,

@@ -92,12 +92,12 @@ scattered=$(discontinuities_of "${order[@]}")
 [ "$scattered" -gt 20 ] || fail "refragmenting did not scatter the files ($scattered discontinuities)"
 : > "$DAEMON_LOG"
 start_daemon --filesystem="$MNT"
-started() { grep -q "Idle: started optimization [0-9]* (layout of '$P' degraded [0-9.]*% since the last run (MaxQualityLossPercent=25))" "$DAEMON_LOG"; }
+started() { grep -q "Idle: started optimization [0-9]* (layout of an application profile degraded [0-9.]*% since the last run (MaxQualityLossPercent=25))" "$DAEMON_LOG"; }
 wait_until 40 started || fail "no run for the degraded layout: '$(idle_status)'; $(grep "Idle:" "$DAEMON_LOG")"
 grep -q "Idle: layout check: '$P' reads [0-9.]*% slower (modeled) than after the last run" "$DAEMON_LOG" ||
         fail "the check did not name the profile: $(grep "layout check" "$DAEMON_LOG")"
 explained() {
-        idle_status | grep -qx "optimizing (started when idle: layout of '$P' degraded [0-9.]*% since the last run (MaxQualityLossPercent=25))"
+        idle_status | grep -qx "optimizing (started when idle: layout of an application profile degraded [0-9.]*% since the last run (MaxQualityLossPercent=25))"
 }
 wait_until 10 explained || not_optimizing || fail "status does not say why the run started: '$(idle_status)'"
 wait_until 120 not_optimizing || fail "the run did not finish"

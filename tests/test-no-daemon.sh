@@ -18,6 +18,15 @@ out=$(ctl status 2>&1) || rc=$?
 [ "$rc" = 1 ] && [ "$(wc -l <<<"$out")" = 1 ] || fail "no bus: exit $rc: $out"
 pass "no bus at all: $out"
 
+# a tcp: bus connects in the background: its failure is told the same way, at connect time
+for addr in "tcp:host=127.0.0.1,port=1" "unix:path=/nonexistent/bus"; do
+        rc=0
+        out=$(DBUS_SYSTEM_BUS_ADDRESS=$addr ctl status 2>&1) || rc=$?
+        [ "$rc" = 1 ] && [ "$(wc -l <<<"$out")" = 1 ] || fail "$addr: exit $rc: $out"
+        grep -qF "seeklessd is not running (cannot connect to the system bus at $addr:" <<<"$out" || fail "$addr: $out"
+done
+pass "unreachable bus addresses: $out"
+
 rc=0; out=$(ctl frobnicate 2>&1) || rc=$?
 [ "$rc" = 2 ] || fail "unknown verb exited $rc"
 pass "usage errors exit 2"
