@@ -28,7 +28,8 @@ no_launch_open() {
                 org.seekless.Seekless1.Manager ActiveLaunches)" = "u 0" ]
 }
 count_profiles() {    # [NAME_PREFIX]: app profiles (whose name starts with it)
-        ctl --json=short profiles | jq --arg p "${1:-}" '[.[] | select(.kind == "app" and (.name | startswith($p)))] | length'
+        ctl --json=short profiles |
+                jq --arg p "${1:-}" '[.[] | select(.kind == "app" and (.name | startswith($p)))] | length'
 }
 stored_files() {
         busctl --system get-property org.seekless.Seekless1 /org/seekless/Seekless1 \

@@ -132,7 +132,8 @@ TEST(pidmap_attribution) {
         char d[PATH_MAX];
         uid_t uid;
         snprintf(d, sizeof d, "%s/200", root);
-        write_file(d, "status", "Name:\tprog\nUmask:\t0022\nPid:\t200\nUid:\t1000\t0\t0\t0\nGid:\t1000\t1000\t1000\t1000\n");
+        write_file(d, "status", "Name:\tprog\nUmask:\t0022\nPid:\t200\n"
+                                "Uid:\t1000\t0\t0\t0\nGid:\t1000\t1000\t1000\t1000\n");
         ASSERT_OK(proc_get_uid(root, 200, &uid));
         ASSERT_EQ(uid, 1000);
         snprintf(d, sizeof d, "%s/201", root);
