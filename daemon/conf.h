@@ -14,6 +14,9 @@ typedef struct Config {
         unsigned min_launch_files;      /* MinLaunchFiles=, default 2 */
         unsigned keep_boots;            /* KeepBoots=, default 10 */
         unsigned keep_launches;         /* KeepLaunches=, default 5 */
+        unsigned max_profiles;          /* MaxProfiles=, default 512: app profiles kept */
+        unsigned max_profiles_per_user; /* MaxProfilesPerUser=, default 64: app profiles per user (uid >= 1000) */
+        unsigned max_session_files;     /* MaxSessionFiles=, default 65536: files a session takes */
 
         /* [Optimize] */
         unsigned max_hot_set_mib;       /* MaxHotSetMiB=, default 1024 (and never more than 5% of the fs) */

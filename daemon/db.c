@@ -103,6 +103,14 @@ static const char *const migrations[] = {
         /* how often a profile was recorded, ever: orders applications by how often they launch */
         "ALTER TABLE profiles ADD COLUMN recorded INTEGER NOT NULL DEFAULT 0;"
         "UPDATE profiles SET recorded = (SELECT COUNT(*) FROM sessions s WHERE s.profile_id = profiles.id);",
+
+        /* 2 -> 3: who recorded what: each session's launching process's real uid, and per profile the
+         * lowest uid that recorded it, so that the system's profiles are laid out before and evicted
+         * after users' (SYSTEM_UID_MAX). The uids of earlier launches are not known: their sessions read
+         * 0, but their app profiles' uid stays NULL (a user's) until a new session records one. */
+        "ALTER TABLE sessions ADD COLUMN uid INTEGER NOT NULL DEFAULT 0;"
+        "ALTER TABLE profiles ADD COLUMN uid INTEGER;"
+        "UPDATE profiles SET uid = 0 WHERE kind = 'boot';",
 };
 
 typedef enum Stmt {
@@ -132,6 +140,10 @@ typedef enum Stmt {
         STMT_PROFILE_DELETE,
         STMT_PROFILES_DELETE_ALL,
         STMT_COUNTS,
+        STMT_PROFILE_UID,
+        STMT_COUNT_APP_PROFILES,
+        STMT_OLDEST_OF_UID,
+        STMT_OLDEST_TO_EVICT,
         _STMT_MAX,
 } Stmt;
 
@@ -147,9 +159,10 @@ static const char *const stmt_sql[_STMT_MAX] = {
         [STMT_COMMIT] = "COMMIT",
         [STMT_ROLLBACK] = "ROLLBACK",
         [STMT_PROFILE_UPSERT] =
-                "INSERT INTO profiles (name, kind, updated, recorded) VALUES (?1, ?2, ?3, 1) "
+                "INSERT INTO profiles (name, kind, updated, recorded, uid) VALUES (?1, ?2, ?3, 1, ?4) "
                 "ON CONFLICT (name) DO UPDATE SET kind = excluded.kind, "
-                "updated = MAX(updated, excluded.updated), recorded = recorded + 1 "
+                "updated = MAX(updated, excluded.updated), recorded = recorded + 1, "
+                "uid = MIN(IFNULL(uid, excluded.uid), excluded.uid) "
                 "RETURNING id",
         [STMT_PROFILE_LOOKUP] = "SELECT id, kind FROM profiles WHERE name = ?1",
         [STMT_FILE_UPSERT] =
@@ -162,7 +175,7 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 "RETURNING id",
         [STMT_SESSION_INSERT] =
                 "INSERT INTO sessions (profile_id, boot_id, started_realtime, duration_usec, n_files, "
-                "complete) VALUES (?1, ?2, ?3, ?4, ?5, ?6) RETURNING id",
+                "complete, uid) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING id",
         [STMT_SESSION_FILE_INSERT] =
                 "INSERT INTO session_files (session_id, position, file_id, offset_usec) "
                 "VALUES (?1, ?2, ?3, ?4)",
@@ -201,20 +214,34 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 "(SELECT COALESCE(SUM(f.size), 0) FROM profile_files pf JOIN files f ON f.id = pf.file_id "
                 " WHERE pf.profile_id = p.id), "
                 "(SELECT COALESCE(MAX(s.started_realtime + s.duration_usec), 0) FROM sessions s "
-                " WHERE s.profile_id = p.id), p.recorded "
+                " WHERE s.profile_id = p.id), p.recorded, p.uid "
                 "FROM profiles p ORDER BY p.kind <> 'boot', p.name",
         [STMT_PROFILE_FILES] =
                 "SELECT " FILE_COLUMNS ", pf.score, pf.seen FROM profile_files pf "
                 "JOIN files f ON f.id = pf.file_id WHERE pf.profile_id = ?1 ORDER BY pf.position",
         [STMT_LIST_SESSIONS] =
                 "SELECT s.id, p.name, p.kind, s.boot_id, s.started_realtime, s.duration_usec, s.n_files, "
-                "s.complete FROM sessions s JOIN profiles p ON p.id = s.profile_id "
+                "s.complete, s.uid FROM sessions s JOIN profiles p ON p.id = s.profile_id "
                 "ORDER BY s.started_realtime DESC, s.id DESC",
         [STMT_PROFILE_DELETE] = "DELETE FROM profiles WHERE name = ?1",
         [STMT_PROFILES_DELETE_ALL] = "DELETE FROM profiles",
         [STMT_COUNTS] =
                 "SELECT (SELECT COUNT(*) FROM profiles), (SELECT COUNT(*) FROM sessions), "
                 "(SELECT COUNT(*) FROM files)",
+        [STMT_PROFILE_UID] = "SELECT uid FROM profiles WHERE id = ?1",
+        /* MaxProfiles= counts app profiles: the boot profile is never evicted */
+        [STMT_COUNT_APP_PROFILES] = "SELECT COUNT(*) FROM profiles WHERE kind = 'app'",
+        /* MaxProfilesPerUser=: the profiles of uid ?1 beyond the ?3 most recently updated, the one just
+         * stored (?2) counting as the newest */
+        [STMT_OLDEST_OF_UID] =
+                "SELECT name FROM profiles WHERE kind = 'app' AND uid = ?1 "
+                "ORDER BY id = ?2 DESC, updated DESC, id DESC LIMIT -1 OFFSET ?3",
+        /* MaxProfiles=: the least recently updated users' profile (uid NULL or above ?3), then the
+         * system's; the one just stored (?1) last. A user's session (?2 = 0) evicts users' profiles only,
+         * its own last of all: it never displaces the system's. */
+        [STMT_OLDEST_TO_EVICT] =
+                "SELECT name, uid FROM profiles WHERE kind = 'app' AND (?2 OR NOT IFNULL(uid <= ?3, 0)) "
+                "ORDER BY id = ?1, IFNULL(uid <= ?3, 0), updated, id LIMIT 1",
 };
 
 struct Db {
@@ -402,6 +429,16 @@ int column_strdup(Db *db, sqlite3_stmt *st, int c, char **ret) {
 
         *ret = d;
         return 0;
+}
+
+/* A uid column: NULL (not known) or anything that is not a uid reads as UID_INVALID. */
+static uid_t column_uid(sqlite3_stmt *st, int c) {
+        int64_t v;
+
+        if (sqlite3_column_type(st, c) == SQLITE_NULL)
+                return UID_INVALID;
+        v = sqlite3_column_int64(st, c);
+        return v < 0 || v >= (int64_t) UID_INVALID ? UID_INVALID : (uid_t) v;
 }
 
 static int column_kind(sqlite3_stmt *st, int c, ProfileKind *ret) {
@@ -794,7 +831,8 @@ int db_add_session(Db *db, const DbSession *s, unsigned keep, int64_t *ret_sessi
 
                 if ((r = bind_text(db, st, 1, s->profile)) < 0 ||
                     (r = bind_text(db, st, 2, kind)) < 0 ||
-                    (r = bind_i64(db, st, 3, (int64_t) (s->started_realtime_usec + s->duration_usec))) < 0)
+                    (r = bind_i64(db, st, 3, (int64_t) (s->started_realtime_usec + s->duration_usec))) < 0 ||
+                    (r = bind_i64(db, st, 4, (int64_t) s->uid)) < 0)
                         return r;
 
                 r = db_step(db, st);
@@ -813,7 +851,8 @@ int db_add_session(Db *db, const DbSession *s, unsigned keep, int64_t *ret_sessi
                     (r = bind_i64(db, st, 3, (int64_t) s->started_realtime_usec)) < 0 ||
                     (r = bind_i64(db, st, 4, (int64_t) s->duration_usec)) < 0 ||
                     (r = bind_i64(db, st, 5, (int64_t) s->n_files)) < 0 ||
-                    (r = bind_i64(db, st, 6, s->complete)) < 0)
+                    (r = bind_i64(db, st, 6, s->complete)) < 0 ||
+                    (r = bind_i64(db, st, 7, (int64_t) s->uid)) < 0)
                         return r;
 
                 r = db_step(db, st);
@@ -1158,6 +1197,7 @@ int db_list_profiles(Db *db, DbProfileInfo **ret, size_t *ret_n) {
                         .bytes = (uint64_t) sqlite3_column_int64(st, 4),
                         .updated_realtime_usec = (uint64_t) sqlite3_column_int64(st, 5),
                         .n_launches = (unsigned) sqlite3_column_int64(st, 6),
+                        .uid = column_uid(st, 7),
                 };
                 r = column_kind(st, 1, &p->kind);
                 if (r < 0)
@@ -1285,6 +1325,7 @@ int db_list_sessions(Db *db, DbSessionInfo **ret, size_t *ret_n) {
                         .duration_usec = (uint64_t) sqlite3_column_int64(st, 5),
                         .n_files = (unsigned) sqlite3_column_int64(st, 6),
                         .complete = sqlite3_column_int64(st, 7) != 0,
+                        .uid = column_uid(st, 8),
                 };
                 /* Count the entry before filling its strings, so that the free on failure sees them. */
                 n++;
@@ -1310,6 +1351,23 @@ fail:
         return r;
 }
 
+/* Inside a write transaction: -ENOENT if there is no such profile. Sessions, their session_files and the
+ * profile_files go with it (ON DELETE CASCADE); the files only it referred to are left for the caller to
+ * delete (files_delete_orphans()), once for however many profiles it deletes. */
+static int profile_delete(Db *db, const char *name) {
+        _cleanup_reset_ sqlite3_stmt *st = db_stmt(db, STMT_PROFILE_DELETE);
+        int r;
+
+        r = bind_text(db, st, 1, name);
+        if (r < 0)
+                return r;
+        r = db_step_done(db, st);
+        if (r < 0)
+                return r;
+
+        return sqlite3_changes(db->sqlite) > 0 ? 0 : -ENOENT;
+}
+
 int db_forget_profile(Db *db, const char *name) {
         _cleanup_rollback_ Db *tx = NULL;
         int r;
@@ -1322,20 +1380,9 @@ int db_forget_profile(Db *db, const char *name) {
                 return r;
         tx = db;
 
-        /* Sessions, their session_files and the profile_files go with it (ON DELETE CASCADE). */
-        {
-                _cleanup_reset_ sqlite3_stmt *st = db_stmt(db, STMT_PROFILE_DELETE);
-
-                r = bind_text(db, st, 1, name);
-                if (r < 0)
-                        return r;
-                r = db_step_done(db, st);
-                if (r < 0)
-                        return r;
-        }
-
-        if (sqlite3_changes(db->sqlite) == 0)
-                return -ENOENT;
+        r = profile_delete(db, name);
+        if (r < 0)
+                return r;
 
         r = files_delete_orphans(db);
         if (r < 0)
@@ -1347,6 +1394,188 @@ int db_forget_profile(Db *db, const char *name) {
         TAKE_PTR(tx);
 
         return 0;
+}
+
+static const char *const evict_reason_table[_EVICT_REASON_MAX] = {
+        [EVICT_PER_USER] = "MaxProfilesPerUser",
+        [EVICT_TOTAL] = "MaxProfiles",
+};
+
+const char *evict_reason_to_string(EvictReason r) {
+        if (r < 0 || r >= _EVICT_REASON_MAX)
+                return NULL;
+        return evict_reason_table[r];
+}
+
+void db_evicted_free(DbEvicted *e, size_t n) {
+        if (!e)
+                return;
+        for (size_t i = 0; i < n; i++)
+                free(e[i].name);
+        free(e);
+}
+
+static int evicted_add(Db *db, DbEvicted **list, size_t *n, size_t *n_alloc, const char *name, uid_t uid,
+                       EvictReason reason) {
+        char *copy;
+        int r;
+
+        r = grow((void **) list, n_alloc, *n, sizeof(DbEvicted));
+        if (r < 0)
+                return r;
+        copy = strdup(name);
+        if (!copy)
+                return -ENOMEM;
+        (*list)[(*n)++] = (DbEvicted) { .name = copy, .uid = uid, .reason = reason };
+        return 0;
+}
+
+static int count_app_profiles(Db *db, unsigned *ret) {
+        _cleanup_reset_ sqlite3_stmt *st = db_stmt(db, STMT_COUNT_APP_PROFILES);
+        int r;
+
+        r = db_step(db, st);
+        if (r < 0)
+                return r;
+        if (r == 0)
+                return -EIO;
+        *ret = (unsigned) sqlite3_column_int64(st, 0);
+        return 0;
+}
+
+static int evict_per_user(Db *db, int64_t stored_id, uid_t owner, unsigned max_per_user, DbEvicted **list,
+                          size_t *n, size_t *n_alloc) {
+        size_t first = *n;
+        int r;
+
+        {
+                _cleanup_reset_ sqlite3_stmt *st = db_stmt(db, STMT_OLDEST_OF_UID);
+
+                if ((r = bind_i64(db, st, 1, (int64_t) owner)) < 0 ||
+                    (r = bind_i64(db, st, 2, stored_id)) < 0 ||
+                    (r = bind_i64(db, st, 3, max_per_user)) < 0)
+                        return r;
+                while ((r = db_step(db, st)) > 0) {
+                        const char *name = (const char *) sqlite3_column_text(st, 0);
+
+                        if (!name)
+                                return -ENOMEM;
+                        r = evicted_add(db, list, n, n_alloc, name, owner, EVICT_PER_USER);
+                        if (r < 0)
+                                return r;
+                }
+                if (r < 0)
+                        return r;
+        }
+
+        for (size_t i = first; i < *n; i++) {
+                r = profile_delete(db, (*list)[i].name);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int evict_total(Db *db, int64_t stored_id, bool system_store, unsigned max_profiles, DbEvicted **list,
+                       size_t *n, size_t *n_alloc) {
+        unsigned count;
+        int r;
+
+        r = count_app_profiles(db, &count);
+        if (r < 0)
+                return r;
+
+        for (; count > max_profiles; count--) {
+                _cleanup_reset_ sqlite3_stmt *st = db_stmt(db, STMT_OLDEST_TO_EVICT);
+                const char *name;
+
+                if ((r = bind_i64(db, st, 1, stored_id)) < 0 ||
+                    (r = bind_i64(db, st, 2, system_store)) < 0 ||
+                    (r = bind_i64(db, st, 3, SYSTEM_UID_MAX)) < 0)
+                        return r;
+                r = db_step(db, st);
+                if (r < 0)
+                        return r;
+                if (r == 0)
+                        break;          /* a user's session, and only the system's profiles left */
+                name = (const char *) sqlite3_column_text(st, 0);
+                if (!name)
+                        return -ENOMEM;
+                r = evicted_add(db, list, n, n_alloc, name, column_uid(st, 1), EVICT_TOTAL);
+                if (r < 0)
+                        return r;
+                r = profile_delete(db, (*list)[*n - 1].name);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+int db_evict_profiles(Db *db, const char *profile, unsigned max_profiles, unsigned max_per_user,
+                      DbEvicted **ret, size_t *ret_n) {
+        _cleanup_rollback_ Db *tx = NULL;
+        DbEvicted *list = NULL;
+        size_t n = 0, n_alloc = 0;
+        int64_t stored_id;
+        uid_t owner;
+        int r;
+
+        if (!db || !profile || !ret || !ret_n || max_profiles == 0 || max_per_user == 0)
+                return -EINVAL;
+
+        r = db_begin(db, true);
+        if (r < 0)
+                return r;
+        tx = db;
+
+        r = profile_lookup(db, profile, &stored_id, NULL);
+        if (r < 0)
+                goto fail;
+        {
+                _cleanup_reset_ sqlite3_stmt *st = db_stmt(db, STMT_PROFILE_UID);
+
+                r = bind_i64(db, st, 1, stored_id);
+                if (r < 0)
+                        goto fail;
+                r = db_step(db, st);
+                if (r < 0)
+                        goto fail;
+                if (r == 0) {
+                        r = -EIO;
+                        goto fail;
+                }
+                owner = column_uid(st, 0);
+        }
+
+        /* One user's flood evicts that user's own profiles; nobody owns the unknown ones. */
+        if (!uid_is_system(owner) && owner != UID_INVALID) {
+                r = evict_per_user(db, stored_id, owner, max_per_user, &list, &n, &n_alloc);
+                if (r < 0)
+                        goto fail;
+        }
+
+        r = evict_total(db, stored_id, uid_is_system(owner), max_profiles, &list, &n, &n_alloc);
+        if (r < 0)
+                goto fail;
+
+        if (n > 0) {
+                r = files_delete_orphans(db);
+                if (r < 0)
+                        goto fail;
+        }
+
+        r = db_commit(db);
+        if (r < 0)
+                goto fail;
+        TAKE_PTR(tx);
+
+        *ret = list;
+        *ret_n = n;
+        return 0;
+
+fail:
+        db_evicted_free(list, n);
+        return r;
 }
 
 int db_forget_all(Db *db, unsigned *ret_n_profiles) {

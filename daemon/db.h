@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "fid.h"
 #include "macro.h"
@@ -13,8 +14,10 @@
  * Schema (see db.c, migrations are an append-only list under PRAGMA user_version):
  *   files(id, fsid, handle_type, handle, dev, ino, generation, path, size, mtime_ns, first_seen, last_seen)
  *         unique (fsid, handle_type, handle): a file is stored once, sessions refer to it
- *   profiles(id, name UNIQUE, kind, updated)
- *   sessions(id, profile_id, boot_id, started_realtime, duration_usec, n_files, complete)
+ *   profiles(id, name UNIQUE, kind, updated, recorded, uid)
+ *         uid: the lowest real uid that recorded a session of it (boot: 0); NULL for the app profiles
+ *         recorded before seekless kept uids (schema 2), until their next session
+ *   sessions(id, profile_id, boot_id, started_realtime, duration_usec, n_files, complete, uid)
  *   session_files(session_id, position, file_id, offset_usec)
  *   profile_files(profile_id, position, file_id, score, seen): the merged order, rewritten on each merge
  */
@@ -30,6 +33,17 @@ typedef enum ProfileKind {
 
 const char *profile_kind_to_string(ProfileKind k);      /* "boot", "app" */
 ProfileKind profile_kind_from_string(const char *s);
+
+/* A profile is the system's when the lowest real uid that recorded it is at most this (root and the
+ * system accounts, by Debian's convention: users' accounts start at 1000), else a user's. A profile
+ * whose uid is unknown (UID_INVALID: recorded by an older seekless, or the launcher's uid could not be
+ * read) counts as a user's. The system's profiles come first in the layout and are evicted last. */
+#define SYSTEM_UID_MAX 999
+#define UID_INVALID ((uid_t) -1)
+
+static inline bool uid_is_system(uid_t uid) {
+        return uid <= SYSTEM_UID_MAX;
+}
 
 /* A file as recorded in one session. */
 typedef struct DbSessionFile {
@@ -50,6 +64,7 @@ typedef struct DbSession {
         uint64_t started_realtime_usec;
         uint64_t duration_usec;
         bool complete;
+        uid_t uid;              /* the launching process's real uid (boot: 0; UID_INVALID: unknown) */
         const DbSessionFile *files;   /* in first-access order; position = index */
         size_t n_files;
 } DbSession;
@@ -66,9 +81,9 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Db *, db_free);
 /* Highest schema version this code knows. */
 int db_schema_version(void);
 
-/* Store one session in a single transaction: upsert its profile and files (path/size/mtime/last_seen
- * refreshed), insert the session and its files, then delete the profile's sessions beyond the newest
- * `keep` ones and any file no session refers to any more. */
+/* Store one session in a single transaction: upsert its profile (its uid lowered to the session's) and
+ * files (path/size/mtime/last_seen refreshed), insert the session and its files, then delete the
+ * profile's sessions beyond the newest `keep` ones and any file no session refers to any more. */
 int db_add_session(Db *db, const DbSession *s, unsigned keep, int64_t *ret_session_id);
 
 /* Sessions recorded for `profile` during `boot_id`. */
@@ -119,6 +134,7 @@ typedef struct DbProfileInfo {
         unsigned n_files;          /* files in the merged order */
         uint64_t bytes;            /* their total size */
         uint64_t updated_realtime_usec;
+        uid_t uid;                 /* the lowest uid that recorded it, UID_INVALID if unknown */
 } DbProfileInfo;
 void db_profile_infos_free(DbProfileInfo *p, size_t n);
 int db_list_profiles(Db *db, DbProfileInfo **ret, size_t *ret_n);   /* ordered: boot first, then by name */
@@ -141,6 +157,7 @@ typedef struct DbSessionInfo {
         uint64_t duration_usec;
         unsigned n_files;
         bool complete;
+        uid_t uid;
 } DbSessionInfo;
 void db_session_infos_free(DbSessionInfo *p, size_t n);
 int db_list_sessions(Db *db, DbSessionInfo **ret, size_t *ret_n);   /* newest first */
@@ -148,6 +165,36 @@ int db_list_sessions(Db *db, DbSessionInfo **ret, size_t *ret_n);   /* newest fi
 /* -ENOENT if there is no such profile. Deletes its sessions and orphaned files too. */
 int db_forget_profile(Db *db, const char *name);
 int db_forget_all(Db *db, unsigned *ret_n_profiles);
+
+/* The caps on app profiles (seekless.conf(5)), applied after each session is stored. */
+typedef enum EvictReason {
+        EVICT_PER_USER,         /* MaxProfilesPerUser=: the user had too many */
+        EVICT_TOTAL,            /* MaxProfiles=: there were too many */
+        _EVICT_REASON_MAX,
+        _EVICT_REASON_INVALID = -EINVAL,
+} EvictReason;
+
+const char *evict_reason_to_string(EvictReason r);    /* the setting's name: "MaxProfilesPerUser", ... */
+
+typedef struct DbEvicted {
+        char *name;
+        uid_t uid;              /* its owner; UID_INVALID if unknown */
+        EvictReason reason;
+} DbEvicted;
+void db_evicted_free(DbEvicted *e, size_t n);
+
+/* After a session of `profile` was stored, in one transaction: if the profile is a user's (its uid above
+ * SYSTEM_UID_MAX) and that user has more than max_per_user app profiles, delete the user's least recently
+ * updated ones (never the one just stored), so that a user's flood evicts only that user's profiles. Then,
+ * while there are more than max_profiles app profiles, delete the least recently updated of the users'
+ * (of any user, or with no known uid), and only after a session of the system's profile, once no user's
+ * is left, the least recently updated of the system's. After a user's session, when only the system's
+ * are left, the profile just stored goes itself: users never displace the system's profiles. The boot
+ * profile is never evicted. Profiles are deleted like db_forget_profile(), with the files no other
+ * profile refers to. *ret lists the evicted profiles in the order they went. -ENOENT if there is no such
+ * profile. */
+int db_evict_profiles(Db *db, const char *profile, unsigned max_profiles, unsigned max_per_user,
+                      DbEvicted **ret, size_t *ret_n);
 
 int db_counts(Db *db, unsigned *ret_profiles, unsigned *ret_sessions, unsigned *ret_files);
 

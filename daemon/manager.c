@@ -254,6 +254,38 @@ finish:
 
 static void launch_count_bump(Manager *m, const char *path);
 
+/* MaxProfiles= and MaxProfilesPerUser=, after a session of `profile` was stored. Returns whether the
+ * profile itself was evicted (a user's, with every other place taken by the system's). */
+static bool manager_evict_profiles(Manager *m, const char *profile) {
+        DbEvicted *e = NULL;
+        bool self = false;
+        size_t n = 0;
+        int r;
+
+        r = db_evict_profiles(m->db, profile, m->config.max_profiles, m->config.max_profiles_per_user, &e, &n);
+        if (r < 0) {
+                log_warning_errno(r, "Failed to apply MaxProfiles=%u and MaxProfilesPerUser=%u, ignoring: %m",
+                                  m->config.max_profiles, m->config.max_profiles_per_user);
+                return false;
+        }
+        for (size_t i = 0; i < n; i++) {
+                char uid[32] = "unknown";
+
+                if (e[i].uid != UID_INVALID)
+                        (void) snprintf(uid, sizeof uid, "%u", (unsigned) e[i].uid);
+                if (e[i].reason == EVICT_PER_USER)
+                        log_info("Evicted profile %s, the least recently updated of uid %s's (MaxProfilesPerUser=%u)",
+                                 e[i].name, uid, m->config.max_profiles_per_user);
+                else
+                        log_info("Evicted profile %s, the least recently updated %s profile (uid %s, MaxProfiles=%u)",
+                                 e[i].name, uid_is_system(e[i].uid) ? "system" : "user", uid,
+                                 m->config.max_profiles);
+                self = self || streq(e[i].name, profile);
+        }
+        db_evicted_free(e, n);
+        return self;
+}
+
 /* Resolve a session's files (path, size, type) and store it. Files that vanished before we got to them
  * (temporary files) and non-regular files are left out. */
 static int manager_save_session(Manager *m, Session *s) {
@@ -323,6 +355,7 @@ static int manager_save_session(Manager *m, Session *s) {
                         .started_realtime_usec = s->start_realtime_usec,
                         .duration_usec = now_usec(CLOCK_MONOTONIC) - s->start_usec,
                         .complete = !s->incomplete,
+                        .uid = s->uid,
                         .files = files,
                         .n_files = n,
                 }, keep, &id);
@@ -333,11 +366,15 @@ static int manager_save_session(Manager *m, Session *s) {
         }
         log_info("Recorded %s session of %s: %zu files%s", profile_kind_to_string(s->kind), s->profile, n,
                  s->incomplete ? " (incomplete)" : "");
+        if (s->full)
+                log_info("The %s session of %s reached MaxSessionFiles=%zu: later files were left out, stored as incomplete",
+                         profile_kind_to_string(s->kind), s->profile, s->max_files);
         if (s->kind == PROFILE_APP)
                 launch_count_bump(m, s->profile);
+        /* nothing to merge when the profile itself went */
+        r = manager_evict_profiles(m, s->profile) ? 0 : 1;
         (void) manager_refresh_counts(m);
         manager_emit_session_recorded(m, id, s->kind, (unsigned) n);
-        r = 1;
 finish:
         for (size_t i = 0; i < s->n_files && paths; i++)
                 free(paths[i]);
@@ -517,6 +554,8 @@ static void manager_handle_exec(Manager *m, const ExecRecord *rec) {
         if (r < 0)
                 return (void) log_error_errno(r, "Failed to start launch session: %m");
         s->root_pid = rec->pid;
+        s->uid = rec->uid;
+        s->max_files = m->config.max_session_files;
         /* On desktops an app-*.scope/.service made for this launch holds its D-Bus-activated helpers too;
          * but a scope shared with others (a terminal's, with all its tabs) would swallow unrelated
          * programs: use the cgroup only if the new process is alone in it. */
@@ -526,8 +565,8 @@ static void manager_handle_exec(Manager *m, const ExecRecord *rec) {
         r = session_add(s, &key, rec->timestamp_usec);
         if (r < 0)
                 return;
-        log_debug("Recording launch of %s (pid %i%s%s)", path, (int) rec->pid, s->cgroup ? ", cgroup " : "",
-                  s->cgroup ?: "");
+        log_debug("Recording launch of %s (pid %i, uid %i%s%s)", path, (int) rec->pid, (int) rec->uid,
+                  s->cgroup ? ", cgroup " : "", s->cgroup ?: "");
         s->next = m->launches;
         m->launches = TAKE_PTR(s);
         pidmap_flush(&m->pidmap);
@@ -801,6 +840,7 @@ static int manager_start_boot_session(Manager *m) {
         r = session_new(PROFILE_BOOT, "boot", now_usec(CLOCK_MONOTONIC), m->config.boot_window_usec, &m->boot);
         if (r < 0)
                 return log_error_errno(r, "Failed to start boot session: %m");
+        m->boot->max_files = m->config.max_session_files;
         r = recorder_arm(m->recorder);
         if (r < 0)
                 log_warning_errno(r, "Failed to arm fanotify on every filesystem, recording what we can: %m");

@@ -132,6 +132,38 @@ int proc_get_cgroup(const char *proc, pid_t pid, char **ret) {
         return -ENODATA;
 }
 
+int proc_get_uid(const char *proc, pid_t pid, uid_t *ret) {
+        char path[128];
+        _cleanup_fclose_ FILE *f = NULL;
+        _cleanup_free_ char *line = NULL;
+        size_t sz = 0;
+        unsigned long v;
+        char *end;
+
+        snprintf(path, sizeof path, "%s/%i/status", proc, (int) pid);
+        f = fopen(path, "re");
+        if (!f)
+                return -errno;
+        /* "Uid:\treal\teffective\tsaved\tfs" */
+        while (getline(&line, &sz, f) > 0) {
+                const char *p;
+
+                if (!startswith(line, "Uid:"))
+                        continue;
+                p = line + strlen("Uid:");
+                p += strspn(p, " \t");
+                if (*p < '0' || *p > '9')
+                        return -EBADMSG;
+                errno = 0;
+                v = strtoul(p, &end, 10);
+                if (errno != 0 || (*end != '\t' && *end != ' ' && *end != '\n') || v >= (unsigned long) (uid_t) -1)
+                        return -EBADMSG;
+                *ret = (uid_t) v;
+                return 0;
+        }
+        return -ENODATA;
+}
+
 int cgroup_population(const char *root, const char *cgroup) {
         _cleanup_fclose_ FILE *f = NULL;
         char path[4096];

@@ -32,6 +32,7 @@ Session *pidmap_lookup(PidMap *m, Session *sessions, pid_t pid);
 /* Helpers, exported for the unit test. */
 int proc_get_ppid(const char *proc, pid_t pid, pid_t *ret);
 int proc_get_cgroup(const char *proc, pid_t pid, char **ret);   /* the cgroup v2 path ("0::/...") */
+int proc_get_uid(const char *proc, pid_t pid, uid_t *ret);       /* the real uid ("Uid:", first field) */
 /* Number of processes in a cgroup (cgroup.procs under the cgroup2 mount `root`), or a negative errno. */
 int cgroup_population(const char *root, const char *cgroup);
 /* Returns the cgroup if its last component is an app-*.scope or app-*.service (desktop app units). */

@@ -255,6 +255,10 @@ static int cmp_profiles(const void *a, const void *b) {
 
         if (x->kind != y->kind)
                 return x->kind == PROFILE_BOOT ? -1 : 1;
+        /* the system's profiles before users': however often a user launches a program, it does not push
+         * the system's out of the hot set */
+        if (uid_is_system(x->uid) != uid_is_system(y->uid))
+                return uid_is_system(x->uid) ? -1 : 1;
         /* launches ever recorded, not sessions kept (those are capped at KeepLaunches=) */
         if (x->n_launches != y->n_launches)
                 return x->n_launches > y->n_launches ? -1 : 1;

@@ -11,9 +11,10 @@
 #include "mounts.h"
 
 /* The planner turns profiles into one layout per filesystem: the boot profile first, then application
- * profiles by how often they were launched (sessions recorded, most first), each in its own order; a
- * file appears once, at its first use. Files that cannot or should not move are skipped with a reason.
- * The hot set per filesystem is capped at MaxHotSetMiB= and never more than 5% of the filesystem. */
+ * profiles, the system's (uid at most SYSTEM_UID_MAX, db.h) before users', each class by how often they
+ * were launched (sessions recorded, most first), each profile in its own order; a file appears once, at
+ * its first use. Files that cannot or should not move are skipped with a reason. The hot set per
+ * filesystem is capped at MaxHotSetMiB= and never more than 5% of the filesystem. */
 
 typedef struct PlanConfig {
         uint64_t max_hot_set_bytes;     /* MaxHotSetMiB= */

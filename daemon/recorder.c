@@ -11,6 +11,7 @@
 
 #include "macro.h"
 #include "fid-util.h"
+#include "pidmap.h"
 #include "recorder.h"
 
 /* FAN_ACCESS, not FAN_OPEN: we want the files that are *read*, in the order of their first read. An open
@@ -112,6 +113,11 @@ static void handle_exec_event(Recorder *r, const struct fanotify_event_metadata 
         if (forward && file_key_from_fd(m->fd, &rec.key) >= 0) {
                 if (fd_get_path(m->fd, &path) >= 0 && strlen(path) < sizeof rec.path)
                         strcpy(rec.path, path);
+                /* Who launches it, read while the process waits in execve() for our answer, so it is still
+                 * there (a short-lived program could be gone by the time the main loop looks). procfs
+                 * only: /proc/PID/status takes no lock the exec holds. */
+                if (proc_get_uid("/proc", m->pid, &rec.uid) < 0)
+                        rec.uid = UID_INVALID;
 
                 pthread_mutex_lock(&r->lock);
                 /* A launch must see every read, also of files the boot session already has and told

@@ -39,6 +39,7 @@ typedef struct ExecRecord {
         pid_t pid;
         uint64_t timestamp_usec; /* CLOCK_MONOTONIC when the exec was seen */
         uint64_t seq;
+        uid_t uid;               /* the exec'ing process's real uid, UID_INVALID if it could not be read */
         FileKey key;
         char path[EXEC_PATH_MAX]; /* "" if it could not be resolved */
 } ExecRecord;

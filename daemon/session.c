@@ -82,6 +82,10 @@ int session_add(Session *s, const FileKey *key, uint64_t now_usec) {
 
         if (find(s, key, &b) >= 0)
                 return 0;
+        if (s->max_files > 0 && s->n_files >= s->max_files) {
+                s->full = s->incomplete = true;
+                return 0;
+        }
 
         /* keep the load factor under 1/2 */
         if ((s->n_files + 1) * 2 > s->n_buckets) {

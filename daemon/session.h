@@ -24,8 +24,11 @@ struct Session {
         uint64_t start_realtime_usec;
         uint64_t deadline_usec; /* CLOCK_MONOTONIC: the window closes here */
         pid_t root_pid;         /* launch: the exec'ing process */
+        uid_t uid;              /* launch: its real uid at the exec (UID_INVALID: unknown); boot: 0 */
         char *cgroup;           /* launch: its app-*.scope/.service cgroup on desktops, else NULL */
         bool incomplete;        /* events were lost (queue overflow) or cut short */
+        size_t max_files;       /* MaxSessionFiles=: takes no more files than this; 0 = no limit */
+        bool full;              /* a file was left out for max_files (the session is incomplete too) */
 
         SessionFile *files;
         size_t n_files, allocated;
@@ -40,7 +43,8 @@ int session_new(ProfileKind kind, const char *profile, uint64_t now_usec, uint64
 Session *session_free(Session *s);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Session *, session_free);
 
-/* Returns 1 if the file was new to the session, 0 if already there, -ENOMEM. */
+/* Returns 1 if the file was new to the session, 0 if already there or left out because the session holds
+ * max_files already (which marks it full and incomplete), -ENOMEM. */
 int session_add(Session *s, const FileKey *key, uint64_t now_usec);
 bool session_contains(const Session *s, const FileKey *key);
 

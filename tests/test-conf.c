@@ -107,6 +107,9 @@ static void assert_defaults(const Config *c) {
         ASSERT_EQ(c->min_launch_files, 2);
         ASSERT_EQ(c->keep_boots, 10);
         ASSERT_EQ(c->keep_launches, 5);
+        ASSERT_EQ(c->max_profiles, 512);
+        ASSERT_EQ(c->max_profiles_per_user, 64);
+        ASSERT_EQ(c->max_session_files, 65536);
         ASSERT_EQ(c->idle_usec, 300 * USEC_PER_SEC);
         ASSERT_EQ(c->min_interval_hours, 24);
         ASSERT_EQ(c->boot_quiet_usec, 600 * USEC_PER_SEC);
@@ -373,6 +376,50 @@ TEST(bad_values) {
         assert_warned(log, p, 9, "BootTailSec=: '99999999999999999999'");
         assert_warned(log, p, 10, "MaxLaunchesPerBoot=: '5 # comment'");
         ASSERT_EQ(count_lines(log), 9);
+}
+
+/* The caps on the database: limits and defaults; a bad value warns and leaves the default. */
+TEST(record_caps) {
+        _cleanup_free_ char *log = NULL;
+        const char *p = test_path(tmpdir, "caps.conf");
+        Config c;
+        int r;
+
+        test_write_file(p,
+                   "[Record]\n"
+                   "MaxProfiles=1\n"
+                   "MaxProfilesPerUser=100000\n"
+                   "MaxSessionFiles=1000000\n");
+        config_set_defaults(&c);
+        log = load_capture(&c, p, NULL, &r);
+        ASSERT_OK(r);
+        ASSERT_STREQ(log, "");
+        ASSERT_EQ(c.max_profiles, 1);
+        ASSERT_EQ(c.max_profiles_per_user, 100000);
+        ASSERT_EQ(c.max_session_files, 1000000);
+        free(log);
+
+        test_write_file(p,
+                   "[Record]\n"
+                   "MaxProfiles=0\n"                  /* 2: at least one */
+                   "MaxProfiles=100001\n"             /* 3 */
+                   "MaxProfilesPerUser=-1\n"          /* 4 */
+                   "MaxProfilesPerUser=0\n"           /* 5 */
+                   "MaxSessionFiles=1000001\n"        /* 6 */
+                   "MaxSessionFiles=64k\n"            /* 7 */
+                   "MaxSessionFiles=\n");             /* 8 */
+        config_set_defaults(&c);
+        log = load_capture(&c, p, NULL, &r);
+        ASSERT_OK(r);
+        assert_defaults(&c);
+        assert_warned(log, p, 2, "Value out of range for MaxProfiles=: '0' (expected an integer 1..100000)");
+        assert_warned(log, p, 3, "Value out of range for MaxProfiles=: '100001'");
+        assert_warned(log, p, 4, "Invalid value for MaxProfilesPerUser=: '-1' (expected an integer 1..100000)");
+        assert_warned(log, p, 5, "Value out of range for MaxProfilesPerUser=: '0'");
+        assert_warned(log, p, 6, "Value out of range for MaxSessionFiles=: '1000001' (expected an integer 1..1000000)");
+        assert_warned(log, p, 7, "Invalid value for MaxSessionFiles=: '64k'");
+        assert_warned(log, p, 8, "Empty value for MaxSessionFiles=");
+        ASSERT_EQ(count_lines(log), 7);
 }
 
 TEST(bad_values_keep_previous) {
@@ -794,6 +841,7 @@ int main(void) {
         RUN(defaults);
         RUN(full_file);
         RUN(bad_values);
+        RUN(record_caps);
         RUN(bad_values_keep_previous);
         RUN(unknown_key);
         RUN(unknown_section);

@@ -649,6 +649,212 @@ TEST(prefetch) {
         (void) unlink(p);
 }
 
+/* One session of `profile` launched by `uid`, ending at `started` + 100, reading files nums[]. */
+static int add_uid(Db *db, const char *profile, uid_t uid, uint64_t started, const unsigned *nums, size_t n) {
+        DbSessionFile files[8];
+
+        ASSERT_TRUE(n <= ELEMENTSOF(files));
+        for (size_t i = 0; i < n; i++)
+                files[i] = file_make(nums[i]);
+        return db_add_session(db, &(DbSession) {
+                        .profile = profile,
+                        .kind = streq(profile, "boot") ? PROFILE_BOOT : PROFILE_APP,
+                        .boot_id = BOOT_A,
+                        .started_realtime_usec = started,
+                        .duration_usec = 100,
+                        .complete = true,
+                        .uid = uid,
+                        .files = files,
+                        .n_files = n,
+                }, 5, NULL);
+}
+
+#define ADD_UID(db, profile, uid, started, ...)                                                         \
+        add_uid(db, profile, uid, started, (const unsigned[]) { __VA_ARGS__ },                          \
+                sizeof((const unsigned[]) { __VA_ARGS__ }) / sizeof(unsigned))
+
+/* The uid of a profile as listed; fails if there is no such profile. */
+static uid_t profile_uid(Db *db, const char *name) {
+        DbProfileInfo *l = NULL;
+        uid_t uid = 0;
+        bool found = false;
+        size_t k;
+
+        ASSERT_OK(db_list_profiles(db, &l, &k));
+        for (size_t i = 0; i < k; i++)
+                if (streq(l[i].name, name)) {
+                        uid = l[i].uid;
+                        found = true;
+                }
+        db_profile_infos_free(l, k);
+        ASSERT_TRUE(found);
+        return uid;
+}
+
+static bool profile_exists(Db *db, const char *name) {
+        DbProfileFile *l = NULL;
+        size_t k;
+        int r;
+
+        r = db_get_profile(db, name, NULL, &l, &k);
+        ASSERT_TRUE(r == 0 || r == -ENOENT);
+        db_profile_files_free(l, r == 0 ? k : 0);
+        return r == 0;
+}
+
+/* Stores a session, then applies the caps; checks that exactly the profiles in `expect` (NULL-terminated,
+ * in eviction order) were evicted, for `reason`. */
+static void store_and_evict(Db *db, const char *profile, uid_t uid, uint64_t started, unsigned file,
+                            unsigned max_profiles, unsigned max_per_user, EvictReason reason,
+                            const char *const *expect) {
+        DbEvicted *e = NULL;
+        size_t n, k = 0;
+
+        ASSERT_OK(ADD_UID(db, profile, uid, started, file, 999));
+        ASSERT_OK(db_evict_profiles(db, profile, max_profiles, max_per_user, &e, &n));
+        for (size_t i = 0; i < n; i++)
+                fprintf(stderr, "   %s (uid %u) evicted for %s\n", e[i].name, (unsigned) e[i].uid,
+                        evict_reason_to_string(e[i].reason));
+        for (; expect[k]; k++) {
+                ASSERT_TRUE(k < n);
+                ASSERT_STREQ(e[k].name, expect[k]);
+                ASSERT_EQ(e[k].reason, reason);
+                ASSERT_TRUE(!profile_exists(db, expect[k]));
+        }
+        ASSERT_EQ(n, k);
+        db_evicted_free(e, n);
+}
+
+#define NONE ((const char *const[]) { NULL })
+#define EVICTS(...) ((const char *const[]) { __VA_ARGS__, NULL })
+
+TEST(uids) {
+        _cleanup_(db_freep) Db *db = NULL;
+        DbSessionInfo *l = NULL;
+        size_t k;
+
+        ASSERT_TRUE(uid_is_system(0) && uid_is_system(SYSTEM_UID_MAX));
+        ASSERT_TRUE(!uid_is_system(1000) && !uid_is_system(65534) && !uid_is_system(UID_INVALID));
+
+        ASSERT_OK(db_open(":memory:", &db));
+        ASSERT_OK(ADD_UID(db, "boot", 0, 100, 1));
+        ASSERT_OK(ADD_UID(db, APP, 1000, 200, 2));
+        ASSERT_EQ(profile_uid(db, "boot"), 0);
+        ASSERT_EQ(profile_uid(db, APP), 1000);
+        /* the lowest uid that ever recorded it, whatever the order */
+        ASSERT_OK(ADD_UID(db, APP, 65534, 300, 2));
+        ASSERT_EQ(profile_uid(db, APP), 1000);
+        ASSERT_OK(ADD_UID(db, APP, 0, 400, 2));
+        ASSERT_EQ(profile_uid(db, APP), 0);
+        ASSERT_OK(ADD_UID(db, APP, 1000, 500, 2));
+        ASSERT_EQ(profile_uid(db, APP), 0);
+        /* a launcher whose uid could not be read */
+        ASSERT_OK(ADD_UID(db, APP2, UID_INVALID, 600, 3));
+        ASSERT_EQ(profile_uid(db, APP2), UID_INVALID);
+
+        ASSERT_OK(db_list_sessions(db, &l, &k));
+        ASSERT_EQ(k, 6);
+        ASSERT_EQ(l[0].uid, UID_INVALID);   /* newest first */
+        ASSERT_EQ(l[1].uid, 1000);
+        ASSERT_EQ(l[2].uid, 0);
+        ASSERT_EQ(l[3].uid, 65534);
+        ASSERT_EQ(l[5].uid, 0);
+        db_session_infos_free(l, k);
+}
+
+TEST(evict_order) {
+        _cleanup_(db_freep) Db *db = NULL;
+
+        ASSERT_TRUE(streq(evict_reason_to_string(EVICT_PER_USER), "MaxProfilesPerUser"));
+        ASSERT_TRUE(streq(evict_reason_to_string(EVICT_TOTAL), "MaxProfiles"));
+        ASSERT_TRUE(!evict_reason_to_string(_EVICT_REASON_MAX));
+
+        ASSERT_OK(db_open(":memory:", &db));
+        /* the boot and two system profiles, older than anything the users record */
+        store_and_evict(db, "boot", 0, 100, 1, 6, 2, EVICT_TOTAL, NONE);
+        store_and_evict(db, "/sys/s1", 0, 200, 2, 6, 2, EVICT_TOTAL, NONE);
+        store_and_evict(db, "/sys/s2", 999, 300, 3, 6, 2, EVICT_TOTAL, NONE);
+
+        /* MaxProfilesPerUser=2: uid 1000's third profile evicts its own least recently updated */
+        store_and_evict(db, "/u/a1", 1000, 1000, 10, 6, 2, EVICT_PER_USER, NONE);
+        store_and_evict(db, "/u/a2", 1000, 1100, 11, 6, 2, EVICT_PER_USER, NONE);
+        store_and_evict(db, "/u/b1", 1001, 1200, 20, 6, 2, EVICT_PER_USER, NONE);
+        store_and_evict(db, "/u/a3", 1000, 1300, 12, 6, 2, EVICT_PER_USER, EVICTS("/u/a1"));
+        /* a1 was recorded again (updated 1400): now a2 is the oldest */
+        store_and_evict(db, "/u/a1", 1000, 1400, 10, 6, 2, EVICT_PER_USER, EVICTS("/u/a2"));
+        /* files 1, 2, 3, 10, 12, 20 and 999: a2's file 11 went with it, the shared 999 stays */
+        check_counts(db, 6, 6, 7);
+
+        /* MaxProfiles=5 (app profiles): uid 1001's second pushes the total over; the least recently
+         * updated user's profile goes (b1), not the older system ones */
+        store_and_evict(db, "/u/b2", 1001, 1500, 21, 5, 2, EVICT_TOTAL, EVICTS("/u/b1"));
+        ASSERT_TRUE(profile_exists(db, "/sys/s1") && profile_exists(db, "/sys/s2") && profile_exists(db, "boot"));
+
+        /* A system profile over MaxProfiles=5: users' go first, however recent (a3, of another user) */
+        store_and_evict(db, "/sys/s3", 0, 1600, 4, 5, 2, EVICT_TOTAL, EVICTS("/u/a3"));
+        /* MaxProfiles=3: a system session evicts all users' first, then the oldest of the system's, never
+         * the boot profile nor the profile just stored (the oldest here) */
+        store_and_evict(db, "/sys/s4", 0, 100, 5, 3, 2, EVICT_TOTAL, EVICTS("/u/a1", "/u/b2", "/sys/s1"));
+        ASSERT_TRUE(profile_exists(db, "boot") && profile_exists(db, "/sys/s4"));
+
+        /* Only the system's left: a user's new profile evicts itself, never theirs */
+        store_and_evict(db, "/u/c1", 1002, 2000, 30, 3, 2, EVICT_TOTAL, EVICTS("/u/c1"));
+        ASSERT_TRUE(profile_exists(db, "/sys/s2") && profile_exists(db, "/sys/s3") && profile_exists(db, "/sys/s4"));
+        /* boot and three system profiles: files 1, 3, 4, 5 and 999; s1's and the users' gone with them */
+        check_counts(db, 4, 4, 5);
+
+        /* An unknown uid is nobody's for MaxProfilesPerUser=1, and a user's for MaxProfiles= */
+        store_and_evict(db, "/u/x1", UID_INVALID, 2100, 40, 5, 1, EVICT_TOTAL, NONE);
+        store_and_evict(db, "/u/x2", UID_INVALID, 2200, 41, 5, 1, EVICT_TOTAL, NONE);
+        store_and_evict(db, "/u/x3", UID_INVALID, 2300, 42, 5, 1, EVICT_TOTAL, EVICTS("/u/x1"));
+
+        ASSERT_ERROR(db_evict_profiles(db, "/nope", 5, 1, &(DbEvicted *) { NULL }, &(size_t) { 0 }), ENOENT);
+        ASSERT_ERROR(db_evict_profiles(db, "boot", 0, 1, &(DbEvicted *) { NULL }, &(size_t) { 0 }), EINVAL);
+}
+
+/* A database of schema 2 (before uids): made by the current code and brought back to schema 2's tables
+ * (the columns migration 2 -> 3 adds dropped, user_version 2), then opened again. */
+TEST(migration_from_2) {
+        const char *p = tmp_path("schema2.db");
+        Db *db = NULL;
+        sqlite3 *s = NULL;
+
+        (void) unlink(p);
+        ASSERT_EQ(db_schema_version(), 3);
+        ASSERT_OK(db_open(p, &db));
+        ASSERT_OK(ADD(db, "boot", PROFILE_BOOT, BOOT_A, 1000, 3, 1, 2));
+        ASSERT_OK(ADD(db, APP, PROFILE_APP, BOOT_A, 2000, 3, 2, 3));
+        db = db_free(db);
+        ASSERT_EQ(sqlite3_open_v2(p, &s, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
+        ASSERT_EQ(sqlite3_exec(s, "ALTER TABLE sessions DROP COLUMN uid; ALTER TABLE profiles DROP COLUMN uid; "
+                               "PRAGMA user_version = 2", NULL, NULL, NULL), SQLITE_OK);
+        ASSERT_EQ(sqlite3_close(s), SQLITE_OK);
+        ASSERT_EQ(user_version(p), 2);
+
+        ASSERT_OK(db_open(p, &db));
+        ASSERT_EQ(user_version(p), 3);
+        check_counts(db, 2, 2, 3);
+        /* the boot is the system's; who launched the app is not known: a user's until a session says */
+        ASSERT_EQ(profile_uid(db, "boot"), 0);
+        ASSERT_EQ(profile_uid(db, APP), UID_INVALID);
+        {
+                DbSessionInfo *l = NULL;
+                size_t k;
+
+                ASSERT_OK(db_list_sessions(db, &l, &k));
+                ASSERT_EQ(k, 2);
+                ASSERT_EQ(l[0].uid, 0);
+                ASSERT_EQ(l[1].uid, 0);
+                db_session_infos_free(l, k);
+        }
+        ASSERT_OK(ADD_UID(db, APP, 1000, 3000, 2));
+        ASSERT_EQ(profile_uid(db, APP), 1000);
+        ASSERT_OK(ADD_UID(db, APP, 0, 4000, 2));
+        ASSERT_EQ(profile_uid(db, APP), 0);
+        db = db_free(db);
+        (void) unlink(p);
+}
+
 static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
         return remove(path);
 }
@@ -660,6 +866,9 @@ int main(void) {
         RUN(store_memory);
         RUN(store_file);
         RUN(migrations_idempotent);
+        RUN(uids);
+        RUN(evict_order);
+        RUN(migration_from_2);
         RUN(newer_version);
         RUN(foreign);
         RUN(corrupt);

@@ -66,6 +66,27 @@ TEST(session_many_files) {
         session_free(s);
 }
 
+/* MaxSessionFiles=: files beyond the cap are left out, the session is marked full and incomplete. */
+TEST(session_max_files) {
+        Session *s = NULL;
+
+        ASSERT_OK(session_new(PROFILE_APP, "/bin/x", 0, USEC_PER_SEC, &s));
+        s->max_files = 3;
+        for (uint32_t i = 0; i < 3; i++) {
+                FileKey k = key(i);
+                ASSERT_EQ(session_add(s, &k, i), 1);
+        }
+        ASSERT_TRUE(!s->full && !s->incomplete);
+        FileKey again = key(1), more = key(3);
+        ASSERT_EQ(session_add(s, &again, 10), 0);
+        ASSERT_TRUE(!s->full && !s->incomplete);   /* a file it has is no new file */
+        ASSERT_EQ(session_add(s, &more, 10), 0);
+        ASSERT_TRUE(s->full && s->incomplete);
+        ASSERT_EQ(s->n_files, 3);
+        ASSERT_TRUE(!session_contains(s, &more));
+        session_free(s);
+}
+
 static void write_file(const char *dir, const char *name, const char *content) {
         char p[PATH_MAX];
         FILE *f;
@@ -106,6 +127,25 @@ TEST(pidmap_attribution) {
         ASSERT_OK(proc_get_ppid(root, 201, &ppid));
         ASSERT_EQ(ppid, 200);
         ASSERT_ERROR(proc_get_ppid(root, 999, &ppid), ENOENT);
+
+        /* the real uid: the first of the four (a setuid program's effective uid is the second) */
+        char d[PATH_MAX];
+        uid_t uid;
+        snprintf(d, sizeof d, "%s/200", root);
+        write_file(d, "status", "Name:\tprog\nUmask:\t0022\nPid:\t200\n"
+                                "Uid:\t1000\t0\t0\t0\nGid:\t1000\t1000\t1000\t1000\n");
+        ASSERT_OK(proc_get_uid(root, 200, &uid));
+        ASSERT_EQ(uid, 1000);
+        snprintf(d, sizeof d, "%s/201", root);
+        write_file(d, "status", "Name:\tx\nUid:\t\t\n");
+        ASSERT_ERROR(proc_get_uid(root, 201, &uid), EBADMSG);
+        snprintf(d, sizeof d, "%s/202", root);
+        write_file(d, "status", "Name:\tx\n");
+        ASSERT_ERROR(proc_get_uid(root, 202, &uid), ENODATA);
+        ASSERT_ERROR(proc_get_uid(root, 999, &uid), ENOENT);
+        ASSERT_EQ(uid, 1000);   /* untouched on failure */
+        ASSERT_OK(proc_get_uid("/proc", getpid(), &uid));
+        ASSERT_EQ(uid, getuid());
 
         ASSERT_OK(session_new(PROFILE_APP, "/bin/prog", 0, USEC_PER_SEC, &launch));
         launch->root_pid = 200;
@@ -340,6 +380,7 @@ TEST(parse_fid) {
 int main(void) {
         RUN(session_order_and_dedupe);
         RUN(session_many_files);
+        RUN(session_max_files);
         RUN(pidmap_attribution);
         RUN(boot_seed_from_maps);
         RUN(mountinfo);
