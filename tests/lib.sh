@@ -7,6 +7,7 @@
 #   start_bus               -> $BUS_PID, exports DBUS_SYSTEM_BUS_ADDRESS
 #   write_config <<EOF ...  -> $CONF
 #   start_daemon [ARGS...]  -> $DAEMON_PID (waits until the bus name is owned)
+#   start_recording [ARGS...] <<EOF ...  the bus, the daemon with short windows, the boot window over
 #   stop_daemon             (SIGTERM, waits; fails the test if it exits non-zero)
 #   ctl ARGS...             runs seeklessctl
 #   wait_until TIMEOUT CMD  polls CMD until it succeeds
@@ -119,6 +120,17 @@ start_daemon() {
         if ! wait_until 20 busctl --system status org.seekless.Seekless1; then
                 fail "seeklessd did not appear on the bus"
         fi
+}
+
+# The start of most tests: the private bus, seeklessd with short recording windows ([Record]
+# BootWindowSec=1, LaunchWindowSec=2) and the boot window over. More configuration comes on stdin (a
+# heredoc, or </dev/null for none): it continues [Record] until it names another section, and a key given
+# there again wins. The arguments go to seeklessd.
+start_recording() {
+        start_bus
+        write_config < <(printf '[Record]\nBootWindowSec=1\nLaunchWindowSec=2\n'; cat)
+        start_daemon "$@"
+        wait_until 30 boot_recording_over || fail "boot window did not close"
 }
 
 stop_daemon() {

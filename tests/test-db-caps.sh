@@ -7,17 +7,12 @@
 . "$(dirname "$0")/lib.sh"
 
 setup_image
-start_bus
-write_config <<EOC
-[Record]
-BootWindowSec=1
+start_recording --filesystem="$MNT" <<EOC
 LaunchWindowSec=1
 MaxProfiles=6
 MaxProfilesPerUser=3
 MaxSessionFiles=5
 EOC
-start_daemon --filesystem="$MNT"
-wait_until 30 boot_recording_over || fail "boot window did not close"
 make_small_launch
 cp "$OPEN_FILES" "$MNT/bin/big"
 for f in 1 2 3 4 5 6 7 8; do echo "$f" > "$MNT/d/big$f"; done

@@ -7,17 +7,12 @@
 . "$(dirname "$0")/lib.sh"
 
 setup_image 1G
-start_bus
-write_config <<EOC
-[Record]
-BootWindowSec=1
+start_recording --filesystem="$MNT" <<EOC
 LaunchWindowSec=3
 [Optimize]
 MinFileAgeSec=0
 EarlyBudgetSec=30
 EOC
-start_daemon --filesystem="$MNT"
-wait_until 30 boot_recording_over || fail "boot window did not close"
 bash "$SOURCE_ROOT/tests/age-image.sh" "$MNT" 9 20 512 | sed 's/^/  /'
 mkdir -p "$MNT/bin"
 cp "$OPEN_FILES" "$MNT/bin/prog"

@@ -18,14 +18,7 @@ EXTRA_MOUNTS+=("$INNER")
 make_small_launch
 sync
 
-start_bus
-write_config <<EOC
-[Record]
-BootWindowSec=1
-LaunchWindowSec=2
-EOC
-start_daemon --filesystem="$INNER"
-wait_until 30 boot_recording_over || fail "boot window did not close"
+start_recording --filesystem="$INNER" </dev/null
 mounts() { ctl --json=short status | jq -r '.filesystems[].mount'; }
 [ "$(mounts)" = "$INNER" ] || fail "not watching $INNER: $(mounts)"
 

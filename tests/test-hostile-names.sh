@@ -8,16 +8,10 @@
 . "$(dirname "$0")/lib.sh"
 
 setup_image
-start_bus
-write_config <<EOC
-[Record]
-BootWindowSec=1
-LaunchWindowSec=2
+start_recording --filesystem="$MNT" <<EOC
 [Optimize]
 MinFileAgeSec=0
 EOC
-start_daemon --filesystem="$MNT"
-wait_until 30 boot_recording_over || fail "boot window did not close"
 
 # what any user receives: an ordinary subscription as nobody, for the whole test
 as_nobody "$BUS_LISTEN" 100 > "$TMP/signals" 2>&1 &

@@ -5,17 +5,12 @@
 . "$(dirname "$0")/lib.sh"
 
 setup_image
-start_bus
-write_config <<EOC
-[Record]
-BootWindowSec=1
+start_recording --filesystem="$MNT" <<EOC
 LaunchWindowSec=1
 MaxLaunchesPerBoot=3
 KeepLaunches=2
 MinLaunchFiles=3
 EOC
-start_daemon --filesystem="$MNT"
-wait_until 30 boot_recording_over || fail "boot window did not close"
 mkdir -p "$MNT/bin" "$MNT/d"
 cp "$OPEN_FILES" "$MNT/bin/prog"; cp "$OPEN_FILES" "$MNT/bin/small"
 for f in a b c; do echo "$f" > "$MNT/d/$f"; done

@@ -3,14 +3,7 @@
 # it started, and a launch from such a filesystem is recorded. Read-only mounts are not watched.
 . "$(dirname "$0")/lib.sh"
 
-start_bus
-write_config <<EOC
-[Record]
-BootWindowSec=1
-LaunchWindowSec=2
-EOC
-start_daemon
-wait_until 30 boot_recording_over || fail "boot window did not close"
+start_recording </dev/null
 
 setup_image
 watched() {

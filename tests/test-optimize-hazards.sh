@@ -6,17 +6,12 @@
 . "$(dirname "$0")/lib.sh"
 
 setup_image 1G
-start_bus
-write_config <<EOC
-[Record]
-BootWindowSec=1
+start_recording --filesystem="$MNT" <<EOC
 LaunchWindowSec=3
 [Optimize]
 MinFileAgeSec=0
 RateLimitMiBps=1
 EOC
-start_daemon --filesystem="$MNT"
-wait_until 30 boot_recording_over || fail "boot window did not close"
 cp /bin/sleep "$MNT/bin-sleeper" 2>/dev/null || { mkdir -p "$MNT"; cp /bin/sleep "$MNT/bin-sleeper"; }
 setup_aged_profile 11 40 1024
 # the sleeper is read in a second launch, so it is part of a profile too

@@ -5,17 +5,12 @@
 . "$(dirname "$0")/lib.sh"
 
 setup_image 1G
-start_bus
-write_config <<EOC
-[Record]
-BootWindowSec=1
+start_recording --filesystem="$MNT" <<EOC
 LaunchWindowSec=3
 [Optimize]
 MinFileAgeSec=0
 RateLimitMiBps=1
 EOC
-start_daemon --filesystem="$MNT"
-wait_until 30 boot_recording_over || fail "boot window did not close"
 setup_aged_profile 23 40 1024
 mapfile -t order < <(profile_paths "$P")
 checksum_all "$TMP/sums"

@@ -6,16 +6,11 @@
 . "$(dirname "$0")/lib.sh"
 
 setup_image 1G
-start_bus
-write_config <<EOC
-[Record]
-BootWindowSec=1
+start_recording --filesystem="$MNT" <<EOC
 LaunchWindowSec=3
 [Optimize]
 MinFileAgeSec=0
 EOC
-start_daemon --filesystem="$MNT"
-wait_until 30 boot_recording_over || fail "boot window did not close"
 setup_aged_profile 7 40 1024
 checksum_all "$TMP/sums"
 mapfile -t order < <(profile_paths "$P")

@@ -6,14 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 
 setup_image 256M
-start_bus
-write_config <<EOC
-[Record]
-BootWindowSec=1
-LaunchWindowSec=2
-EOC
-start_daemon --filesystem="$MNT"
-wait_until 30 boot_recording_over || fail "boot window did not close"
+start_recording --filesystem="$MNT" </dev/null
 setup_aged_profile 3 8 64
 
 D=$TMP/targets
