@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Per-request cost of a block request trace with the daemon's layout model, for bench/boot.sh's breakdown of
- * boot I/O. The same filter and the same model as trace-cost.c (layout_model_requests_ms in daemon/layout.c);
+ * boot I/O. The same filter and the same model as trace-cost.c (layout_model_requests_ms in daemon/plan/layout.c);
  * what it adds is how the total splits over the requests, so that a caller can sum it by what was read.
  *
  *   boot-cost MAJOR MINOR DEVICE_BYTES < trace
@@ -16,7 +16,7 @@
  * gives the model over the whole sequence (what trace-cost prints) and the sum of the per-request figures;
  * the two agree up to rounding.
  *
- *   cc -O2 -I common -I daemon bench/boot-cost.c daemon/layout.c -lm -o boot-cost   (parser: block-trace.h)
+ *   cc -O2 -I common -I daemon/plan -I daemon/fs bench/boot-cost.c daemon/plan/layout.c -lm -o boot-cost   (parser: block-trace.h)
  */
 #include "block-trace.h"
 #include "layout.h"

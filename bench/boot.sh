@@ -43,10 +43,10 @@ touch "$VM_TMP/anomalies"
 
 B=$VM_TMP/bin
 mkdir -p "$B"
-cc -O2 -Wall -std=gnu11 -I "$SRC/common" -I "$SRC/daemon" -o "$B/trace-cost" "$SRC/bench/trace-cost.c" \
-        "$SRC/daemon/layout.c" -lm || die "cannot compile bench/trace-cost.c"
-cc -O2 -Wall -std=gnu11 -I "$SRC/common" -I "$SRC/daemon" -o "$B/boot-cost" "$SRC/bench/boot-cost.c" \
-        "$SRC/daemon/layout.c" -lm || die "cannot compile bench/boot-cost.c"
+cc -O2 -Wall -std=gnu11 -I "$SRC/common" -I "$SRC/daemon/plan" -I "$SRC/daemon/fs" -o "$B/trace-cost" "$SRC/bench/trace-cost.c" \
+        "$SRC/daemon/plan/layout.c" -lm || die "cannot compile bench/trace-cost.c"
+cc -O2 -Wall -std=gnu11 -I "$SRC/common" -I "$SRC/daemon/plan" -I "$SRC/daemon/fs" -o "$B/boot-cost" "$SRC/bench/boot-cost.c" \
+        "$SRC/daemon/plan/layout.c" -lm || die "cannot compile bench/boot-cost.c"
 cc -O2 -Wall -std=gnu11 -D_GNU_SOURCE -o "$B/scatter" "$SRC/tests/helpers/scatter.c" || die "cannot compile tests/helpers/scatter.c"
 
 if [ -n "${BOOT_RESULTS:-}" ]; then
@@ -238,7 +238,7 @@ echo "date $RUN_DATE; source $DESCRIBE; $IMG_ID"
 echo "guest: Debian 12, $(sed -n 's/.*\[\(.*\)\].*/\1/p;q' "$RES/base/m/fresh-1/tracing.txt") trace clock, root /dev/vda ($(sed -n 1p "$RES/base/m/fresh-1/vda.txt"), $(( $(sed -n 2p "$RES/base/m/fresh-1/vda.txt") / 2048 )) MiB, rotational $(sed -n 3p "$RES/base/m/fresh-1/vda.txt"), read-ahead $(sed -n 4p "$RES/base/m/fresh-1/vda.txt") KiB, scheduler $(sed -n 5p "$RES/base/m/fresh-1/vda.txt" | sed 's/.*\[\(.*\)\].*/\1/'));" \
         "QEMU $(_vm_accel | sed 's/-accel //'), ${VM_SMP:-2} vCPU, ${VM_MEM:-1024} MiB; seeklessd enabled and running in every configuration"
 echo "boot I/O = reads of /dev/vda issued from the kernel's start to StartupFinished (FinishTimestampMonotonic);" \
-        "model: 7200 rpm disk (daemon/layout.c), 150 MB/s; SEED=$SEED, $REPS boot(s) per configuration"
+        "model: 7200 rpm disk (daemon/plan/layout.c), 150 MB/s; SEED=$SEED, $REPS boot(s) per configuration"
 echo
 printf '%-17s %5s %28s %9s %9s %12s %12s %11s\n' configuration boots "modeled boot I/O ms (min-max)" requests "MiB read" \
         "profile ms" "other ms" "TCG boot s"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Layout quality of a list of files read whole, in the given order, with the daemon's own model
- * (daemon/layout.c, the same code `seeklessctl plan` and `report` use). See bench/README.md.
+ * (daemon/plan/layout.c, the same code `seeklessctl plan` and `report` use). See bench/README.md.
  *
  *   layoutq [--device-bytes N] FILE...
  *
@@ -11,7 +11,7 @@
  * (fstatfs: f_blocks * f_bsize, as the planner does). Files with no blocks count for nothing, as in the
  * daemon. Exits 1 if a file cannot be opened or mapped.
  *
- *   cc -O2 -I common -I daemon bench/layoutq.c daemon/layout.c daemon/fiemap.c -lm -o layoutq
+ *   cc -O2 -I common -I daemon/plan -I daemon/fs bench/layoutq.c daemon/plan/layout.c daemon/fs/fiemap.c -lm -o layoutq
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Cost of a real block request trace with the daemon's layout model (layout_model_requests_ms in
- * daemon/layout.c). See bench/README.md.
+ * daemon/plan/layout.c). See bench/README.md.
  *
  *   trace-cost MAJOR MINOR DEVICE_BYTES < trace
  *
@@ -12,7 +12,7 @@
  * (sectors are 512 bytes; skipped_other counts events of other devices or non-read requests, unparsed lines
  * that mention block_rq_issue but could not be parsed). Lines of other events are ignored.
  *
- *   cc -O2 -I common -I daemon bench/trace-cost.c daemon/layout.c -lm -o trace-cost   (parser: block-trace.h)
+ *   cc -O2 -I common -I daemon/plan -I daemon/fs bench/trace-cost.c daemon/plan/layout.c -lm -o trace-cost   (parser: block-trace.h)
  */
 #include "block-trace.h"
 #include "layout.h"

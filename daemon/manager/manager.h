@@ -96,7 +96,7 @@ int manager_start(Manager *m);
 /* End every open session (as incomplete) and store it: used on SIGTERM. */
 void manager_flush(Manager *m);
 
-/* Boot end as learned from systemd (boot-watch.c). finish_usec is CLOCK_MONOTONIC. */
+/* Boot end as learned from systemd (manager-boot.c). finish_usec is CLOCK_MONOTONIC. */
 void manager_boot_finished(Manager *m, uint64_t finish_usec);
 
 int manager_refresh_counts(Manager *m);
@@ -152,7 +152,7 @@ bool manager_idle_drop(Manager *m);
 /* NULL, or why relocation is off on this filesystem (non-rotational device). */
 const char *manager_relocation_refusal(Manager *m, const Filesystem *fs, char *buf, size_t n);
 
-/* boot-watch.c */
+/* manager-boot.c */
 int manager_watch_boot(Manager *m);
 
 uint64_t now_usec(clockid_t clock);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
-/* Shared between db.c (connection, migrations, recording) and db-optimize.c (optimizer state). Nothing
+/* Shared between db.c (connection, migrations, recording) and db-run.c (optimizer state). Nothing
  * outside daemon/db*.c includes this. */
 
 #include <sqlite3.h>

@@ -37,7 +37,7 @@ uint64_t donor_acceptable_runs(uint64_t bytes) {
         return MAX(n, (uint64_t) 1);
 }
 
-/* Our own small FIEMAP walk (daemon/fiemap.c belongs to the layout code; the donor only needs a count). */
+/* Our own small FIEMAP walk (fs/fiemap.c belongs to the layout code; the donor only needs a count). */
 int donor_count_runs(int fd, uint64_t offset, uint64_t length, uint64_t *ret_runs) {
         enum { BATCH = 128 };
         union {

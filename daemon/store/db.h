@@ -198,7 +198,7 @@ int db_evict_profiles(Db *db, const char *profile, unsigned max_profiles, unsign
 
 int db_counts(Db *db, unsigned *ret_profiles, unsigned *ret_sessions, unsigned *ret_files);
 
-/* ---- optimizer state (db-optimize.c) ---- */
+/* ---- optimizer state (db-run.c) ---- */
 
 typedef enum RunFileState {
         RUN_FILE_PENDING,
