@@ -101,6 +101,26 @@ static inline int negative_errno(void) {
 #define streq(a, b) (strcmp((a), (b)) == 0)
 #define startswith(s, prefix) (strncmp((s), (prefix), strlen(prefix)) == 0)
 
+/* An enum's string table: "static const char *const NAME_table[]" indexed by the enum. These define
+ * NAME_to_string() (NULL out of range) and NAME_from_string() (-EINVAL for an unknown string or NULL), with
+ * the given scope (nothing or static). */
+#define DEFINE_STRING_TABLE_TO_STRING(name, type, scope)                                \
+        scope const char *name##_to_string(type i) {                                    \
+                if ((int) i < 0 || (size_t) i >= ELEMENTSOF(name##_table))              \
+                        return NULL;                                                    \
+                return name##_table[i];                                                 \
+        }
+#define DEFINE_STRING_TABLE_FROM_STRING(name, type, scope)                              \
+        scope type name##_from_string(const char *s) {                                  \
+                for (size_t i = 0; s && i < ELEMENTSOF(name##_table); i++)              \
+                        if (name##_table[i] && streq(name##_table[i], s))               \
+                                return (type) i;                                        \
+                return (type) -EINVAL;                                                  \
+        }
+#define DEFINE_STRING_TABLE(name, type)                                                 \
+        DEFINE_STRING_TABLE_TO_STRING(name, type, )                                     \
+        DEFINE_STRING_TABLE_FROM_STRING(name, type, )
+
 static inline int isempty(const char *s) {
         return !s || !s[0];
 }

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
+#include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "macro.h"
 #include "mounts.h"
@@ -216,4 +219,22 @@ int mount_path_normalize(char *path) {
                 *o++ = '/';
         *o = 0;
         return 0;
+}
+
+char *ext4_sysfs_dir(dev_t dev) {
+        char link[64], target[PATH_MAX], *p = NULL;
+        ssize_t n;
+
+        snprintf(link, sizeof link, "/sys/dev/block/%u:%u", major(dev), minor(dev));
+        n = readlink(link, target, sizeof target - 1);
+        if (n < 0)
+                return NULL;
+        target[n] = 0;
+        if (asprintf(&p, "/sys/fs/ext4/%s", basename(target)) < 0)
+                return NULL;
+        if (access(p, F_OK) < 0) {
+                free(p);
+                return NULL;
+        }
+        return p;
 }

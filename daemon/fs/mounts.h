@@ -53,3 +53,6 @@ int fsid_of_fd(int fd, uint64_t *ret);
  * -EINVAL for a relative path or one with a ".." component (which only the caller's filesystem view could
  * resolve). */
 int mount_path_normalize(char *path);
+
+/* /sys/fs/ext4/<name> of a block device, NULL if it can't be found. */
+char *ext4_sysfs_dir(dev_t dev);

@@ -553,7 +553,7 @@ static int method_report(sd_bus_message *message, void *userdata, sd_bus_error *
                 if (name && !streq(name, p.profiles[i].name))
                         continue;
                 found = true;
-                (void) db_quality_get(m->db, p.profiles[i].name, "before", &b);
+                (void) db_quality_get(m->db, p.profiles[i].name, QUALITY_BEFORE, &b);
                 r = sd_bus_message_open_container(reply, 'r', "sttttdttttdt");
                 if (r >= 0)
                         r = append_path(reply, p.profiles[i].name);
@@ -850,15 +850,15 @@ void manager_emit_progress_signal(Manager *m, uint64_t id, uint64_t files_done, 
                 log_debug_errno(r, "Failed to emit Progress, ignoring: %m");
 }
 
-void manager_emit_run_finished(Manager *m, uint64_t id, const char *state, uint64_t moved_files,
+void manager_emit_run_finished(Manager *m, uint64_t id, RunState state, uint64_t moved_files,
                                uint64_t moved_bytes, size_t n_skipped) {
         int r;
 
         if (!m->bus)
                 return;
         /* the number of skipped files only: their paths are for root, through GetRunSkipped */
-        r = sd_bus_emit_signal(m->bus, SEEKLESS_BUS_PATH, SEEKLESS_BUS_INTERFACE, "RunFinished", "tsttu", id, state,
-                               moved_files, moved_bytes, (uint32_t) MIN(n_skipped, (size_t) UINT32_MAX));
+        r = sd_bus_emit_signal(m->bus, SEEKLESS_BUS_PATH, SEEKLESS_BUS_INTERFACE, "RunFinished", "tsttu", id,
+                               run_state_to_string(state), moved_files, moved_bytes, (uint32_t) MIN(n_skipped, (size_t) UINT32_MAX));
         if (r < 0)
                 log_warning_errno(r, "Failed to emit RunFinished, ignoring: %m");
 }

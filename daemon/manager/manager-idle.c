@@ -78,7 +78,6 @@ static uint64_t last_run_realtime(Manager *m) {
                 if (db_run_last(m->db, m->filesystems.items[i].fsid, &r) >= 0) {
                         last = MAX(last, r.finished);
                         free(r.mount);
-                        free(r.state);
                 }
         }
         return last;
@@ -97,7 +96,7 @@ static bool profiles_changed_since(Manager *m, uint64_t since) {
                 return false;
         for (size_t i = 0; i < n && !changed; i++) {
                 DbQuality after = {};
-                if (p[i].updated_realtime_usec > since && db_quality_get(m->db, p[i].name, "after", &after) < 0)
+                if (p[i].updated_realtime_usec > since && db_quality_get(m->db, p[i].name, QUALITY_AFTER, &after) < 0)
                         changed = true;
         }
         db_profile_infos_free(p, n);
@@ -203,7 +202,7 @@ static void check_quality(Manager *m) {
                 double loss;
                 char *name;
 
-                if (db_quality_get(m->db, plan.profiles[i].name, "after", &after) < 0)
+                if (db_quality_get(m->db, plan.profiles[i].name, QUALITY_AFTER, &after) < 0)
                         continue;   /* never optimized: a new profile counts as a changed one */
                 loss = idle_quality_loss_percent(after.modeled_ms, plan.profiles[i].before.modeled_read_ms);
                 if (loss <= m->quality_worst_percent)
@@ -434,7 +433,7 @@ bool manager_idle_drop(Manager *m) {
         /* Paused runs would resume by themselves. While a run is going there are none: Cancel stops it. */
         if (!m->optimizer && db_runs_unfinished(m->db, &runs, &n) >= 0) {
                 for (size_t i = 0; i < n; i++) {
-                        (void) db_run_finish(m->db, runs[i].id, "cancelled", runs[i].donor_runs,
+                        (void) db_run_finish(m->db, runs[i].id, RUN_CANCELLED, runs[i].donor_runs,
                                              runs[i].moved_files, runs[i].moved_bytes);
                         log_info("Closed paused run %" PRIi64 " on %s", runs[i].id, runs[i].mount);
                         dropped = true;

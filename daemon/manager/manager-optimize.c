@@ -47,7 +47,6 @@ int manager_plan(Manager *m, char *const *mounts, Plan *ret) {
                 if (db_run_last(m->db, m->filesystems.items[i].fsid, &last) >= 0) {
                         breaks[i] = last.donor_runs > 1 ? last.donor_runs - 1 : 0;
                         free(last.mount);
-                        free(last.state);
                 }
         }
         char **refusals = calloc(m->filesystems.n + 1, sizeof *refusals);
@@ -69,7 +68,7 @@ static uint64_t now_realtime(void) {
         return now_usec(CLOCK_REALTIME);
 }
 
-static void store_quality(Manager *m, const char *profile, const char *which, const LayoutQuality *q) {
+static void store_quality(Manager *m, const char *profile, QualityWhich which, const LayoutQuality *q) {
         DbQuality d = {
                 .taken = now_realtime(),
                 .files = q->files,
@@ -86,7 +85,7 @@ static void store_quality(Manager *m, const char *profile, const char *which, co
 static void fail_runs(Manager *m, const OptJob *jobs, size_t n) {
         for (size_t i = 0; i < n; i++)
                 if (jobs[i].run_id > 0)
-                        (void) db_run_finish(m->db, jobs[i].run_id, "failed", 0, 0, 0);
+                        (void) db_run_finish(m->db, jobs[i].run_id, RUN_FAILED, 0, 0, 0);
 }
 
 /* Build one job from a filesystem's plan and create its run in the database. */
@@ -155,14 +154,14 @@ int manager_optimize(Manager *m, char *const *mounts, uint64_t *ret_id, Plan *re
                 size_t n_old = 0;
                 if (db_runs_unfinished(m->db, &old, &n_old) >= 0) {
                         for (size_t i = 0; i < n_old; i++)
-                                (void) db_run_finish(m->db, old[i].id, "cancelled", old[i].donor_runs,
+                                (void) db_run_finish(m->db, old[i].id, RUN_CANCELLED, old[i].donor_runs,
                                                      old[i].moved_files, old[i].moved_bytes);
                         db_run_infos_free(old, n_old);
                 }
         }
 
         for (size_t i = 0; i < plan.n_profiles; i++)
-                store_quality(m, plan.profiles[i].name, "before", &plan.profiles[i].before);
+                store_quality(m, plan.profiles[i].name, QUALITY_BEFORE, &plan.profiles[i].before);
 
         jobs = calloc(plan.n_fs + 1, sizeof *jobs);
         if (!jobs) {
@@ -217,7 +216,7 @@ int manager_optimize(Manager *m, char *const *mounts, uint64_t *ret_id, Plan *re
                 if (r < 0) {
                         /* a run the client was told failed must not run by itself at the next start */
                         for (size_t i = 0; ids && i < n_jobs; i++)
-                                (void) db_run_finish(m->db, ids[i], "failed", 0, 0, 0);
+                                (void) db_run_finish(m->db, ids[i], RUN_FAILED, 0, 0, 0);
                         plan_done(&plan);
                         return log_error_errno(r, "Failed to start the optimizer: %m");
                 }
@@ -267,7 +266,7 @@ int manager_resume_runs(Manager *m) {
                 if (r < 0) {
                         log_warning_errno(r, "Interrupted run %" PRIi64 " on %s can't be resumed, closing it: %m",
                                           runs[i].id, runs[i].mount);
-                        (void) db_run_finish(m->db, runs[i].id, "failed", 0, 0, 0);
+                        (void) db_run_finish(m->db, runs[i].id, RUN_FAILED, 0, 0, 0);
                         continue;
                 }
                 *job = (OptJob) {
@@ -334,7 +333,7 @@ void manager_keep_finished_run(Manager *m, uint64_t id, SkipEntry **skipped, siz
 
 void manager_optimizer_finished(Manager *m) {
         Optimizer *o = TAKE_PTR(m->optimizer);
-        const char *state = o->failed ? "failed" : o->cancelled ? "cancelled" : "done";
+        RunState state = o->failed ? RUN_FAILED : o->cancelled ? RUN_CANCELLED : RUN_DONE;
         Plan after = {};
 
         if (o->shutdown) {
@@ -345,11 +344,11 @@ void manager_optimizer_finished(Manager *m) {
         /* "after" quality of every profile, for report */
         if (manager_plan(m, NULL, &after) >= 0) {
                 for (size_t i = 0; i < after.n_profiles; i++)
-                        store_quality(m, after.profiles[i].name, "after", &after.profiles[i].before);
+                        store_quality(m, after.profiles[i].name, QUALITY_AFTER, &after.profiles[i].before);
                 plan_done(&after);
         }
-        log_info("Optimization %" PRIu64 " %s: %" PRIu64 " files, %.1f MiB moved, %zu not moved", o->id, state,
-                 o->moved_files, o->moved_bytes / 1048576.0, o->n_skipped);
+        log_info("Optimization %" PRIu64 " %s: %" PRIu64 " files, %.1f MiB moved, %zu not moved", o->id,
+                 run_state_to_string(state), o->moved_files, o->moved_bytes / 1048576.0, o->n_skipped);
         size_t n_skipped = o->n_skipped;
         manager_keep_finished_run(m, o->id, &o->skipped, &o->n_skipped);
         manager_emit_run_finished(m, o->id, state, o->moved_files, o->moved_bytes, n_skipped);

@@ -122,7 +122,7 @@ int manager_connect_bus(Manager *m);
 void manager_emit_session_recorded(Manager *m, int64_t session_id, ProfileKind kind, unsigned n_files);
 void manager_emit_progress_signal(Manager *m, uint64_t id, uint64_t files_done, uint64_t files_total,
                                   uint64_t bytes_done, uint64_t bytes_total);
-void manager_emit_run_finished(Manager *m, uint64_t id, const char *state, uint64_t moved_files,
+void manager_emit_run_finished(Manager *m, uint64_t id, RunState state, uint64_t moved_files,
                                uint64_t moved_bytes, size_t n_skipped);
 /* Keeps the skipped files of a run that ended (taken over: *skipped is NULL after), dropping the oldest. */
 void manager_keep_finished_run(Manager *m, uint64_t id, SkipEntry **skipped, size_t *n_skipped);

@@ -339,11 +339,7 @@ static const char *const idle_reason_table[_IDLE_REASON_MAX] = {
         [IDLE_REASON_NOT_IDLE_LONG] = "not-idle-long-enough",
 };
 
-const char *idle_reason_to_string(IdleReason r) {
-        if (r < 0 || r >= _IDLE_REASON_MAX)
-                return NULL;
-        return idle_reason_table[r];
-}
+DEFINE_STRING_TABLE_TO_STRING(idle_reason, IdleReason, )
 
 /* snprintf() into an optional buffer. */
 _printf_(3, 4)

@@ -18,7 +18,6 @@
 #include "log.h"
 #include "mounts.h"
 #include "mover.h"
-#include "optimizer.h"
 
 typedef struct Budget {
         atomic_bool *cancel;
@@ -200,7 +199,7 @@ static int pass_on(Db *db, const Filesystem *fs, const DbFile *files, size_t n, 
                 .userdata = &p,
         };
         r = mover_run(&o, items, k, outcomes, &stats);     /* k == 0 too: it fills stats (no donor) */
-        (void) db_run_finish(db, run_id, r < 0 ? "failed" : stats.cancelled ? "cancelled" : "done",
+        (void) db_run_finish(db, run_id, r < 0 ? RUN_FAILED : stats.cancelled ? RUN_CANCELLED : RUN_DONE,
                              stats.donor_runs, stats.files_moved, stats.bytes_moved);
         if (r < 0)
                 return r;

@@ -2,14 +2,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/syscall.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -107,24 +105,6 @@ int optimizer_add_skip(Optimizer *o, const char *path, const char *reason) {
         }
         o->n_skipped++;
         return 0;
-}
-
-char *ext4_sysfs_dir(dev_t dev) {
-        char link[64], target[PATH_MAX], *p = NULL;
-        ssize_t n;
-
-        snprintf(link, sizeof link, "/sys/dev/block/%u:%u", major(dev), minor(dev));
-        n = readlink(link, target, sizeof target - 1);
-        if (n < 0)
-                return NULL;
-        target[n] = 0;
-        if (asprintf(&p, "/sys/fs/ext4/%s", basename(target)) < 0)
-                return NULL;
-        if (access(p, F_OK) < 0) {
-                free(p);
-                return NULL;
-        }
-        return p;
 }
 
 static void send_msg(Optimizer *o, const Msg *m) {
@@ -236,7 +216,7 @@ static int on_msg(sd_event_source *s, int fd, uint32_t revents, void *userdata) 
                         if (msg.error < 0) {
                                 o->failed = true;
                                 log_error_errno(msg.error, "Run %" PRIi64 " on %s failed: %m", job->run_id, job->mount);
-                                (void) db_run_finish(m->db, job->run_id, "failed", 0, 0, 0);
+                                (void) db_run_finish(m->db, job->run_id, RUN_FAILED, 0, 0, 0);
                                 break;
                         }
                         if (o->shutdown && msg.stats.cancelled) {
@@ -246,7 +226,7 @@ static int on_msg(sd_event_source *s, int fd, uint32_t revents, void *userdata) 
                         }
                         o->cancelled = o->cancelled || msg.stats.cancelled;
                         o->out_of_space = o->out_of_space || msg.stats.out_of_space;
-                        r = db_run_finish(m->db, job->run_id, msg.stats.cancelled ? "cancelled" : "done",
+                        r = db_run_finish(m->db, job->run_id, msg.stats.cancelled ? RUN_CANCELLED : RUN_DONE,
                                           msg.stats.donor_runs, msg.stats.files_moved, msg.stats.bytes_moved);
                         if (r < 0)
                                 log_warning_errno(r, "Failed to record the end of run %" PRIi64 ": %m", job->run_id);

@@ -71,5 +71,3 @@ int optimizer_add_skip(Optimizer *o, const char *path, const char *reason);
 
 void opt_jobs_free(OptJob *jobs, size_t n);
 
-/* /sys/fs/ext4/<name> of a block device, NULL if it can't be found. */
-char *ext4_sysfs_dir(dev_t dev);

@@ -55,18 +55,24 @@ static const char *const run_file_state_table[_RUN_FILE_STATE_MAX] = {
         [RUN_FILE_RETRY] = "retry",
 };
 
-const char *run_file_state_to_string(RunFileState s) {
-        if (s < 0 || s >= _RUN_FILE_STATE_MAX)
-                return NULL;
-        return run_file_state_table[s];
-}
+DEFINE_STRING_TABLE_TO_STRING(run_file_state, RunFileState, )
 
-static RunFileState run_file_state_from_string(const char *s) {
-        for (int i = 0; s && i < _RUN_FILE_STATE_MAX; i++)
-                if (streq(s, run_file_state_table[i]))
-                        return i;
-        return _RUN_FILE_STATE_INVALID;
-}
+static const char *const run_state_table[_RUN_STATE_MAX] = {
+        [RUN_RUNNING] = "running",
+        [RUN_DONE] = "done",
+        [RUN_CANCELLED] = "cancelled",
+        [RUN_FAILED] = "failed",
+};
+
+DEFINE_STRING_TABLE(run_state, RunState)
+
+static const char *const quality_which_table[_QUALITY_WHICH_MAX] = {
+        [QUALITY_BEFORE] = "before",
+        [QUALITY_AFTER] = "after",
+};
+
+DEFINE_STRING_TABLE_TO_STRING(quality_which, QualityWhich, )
+DEFINE_STRING_TABLE_FROM_STRING(run_file_state, RunFileState, static)
 
 void db_run_files_free(DbRunFile *f, size_t n) {
         for (size_t i = 0; f && i < n; i++) {
@@ -79,7 +85,6 @@ void db_run_files_free(DbRunFile *f, size_t n) {
 void db_run_infos_free(DbRunInfo *r, size_t n) {
         for (size_t i = 0; r && i < n; i++) {
                 free(r[i].mount);
-                free(r[i].state);
         }
         free(r);
 }
@@ -145,14 +150,14 @@ int db_run_file_set(Db *db, int64_t run_id, size_t position, RunFileState state,
         return sqlite3_changes(db_sqlite(db)) > 0 ? 0 : -ENOENT;
 }
 
-int db_run_finish(Db *db, int64_t run_id, const char *state, uint64_t donor_runs, uint64_t moved_files,
+int db_run_finish(Db *db, int64_t run_id, RunState state, uint64_t donor_runs, uint64_t moved_files,
                   uint64_t moved_bytes) {
         _cleanup_reset_ sqlite3_stmt *st = db_opt_stmt(db, OPT_STMT_RUN_FINISH);
         struct timespec ts;
         int r;
 
         clock_gettime(CLOCK_REALTIME, &ts);
-        if ((r = bind_i64(db, st, 1, run_id)) < 0 || (r = bind_text(db, st, 2, state)) < 0 ||
+        if ((r = bind_i64(db, st, 1, run_id)) < 0 || (r = bind_text(db, st, 2, run_state_to_string(state))) < 0 ||
             (r = bind_i64(db, st, 3, (int64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000)) < 0 ||
             (r = bind_i64(db, st, 4, (int64_t) donor_runs)) < 0 || (r = bind_i64(db, st, 5, (int64_t) moved_files)) < 0 ||
             (r = bind_i64(db, st, 6, (int64_t) moved_bytes)) < 0)
@@ -175,10 +180,10 @@ static int read_run_row(Db *db, sqlite3_stmt *st, DbRunInfo *ret) {
         r = column_strdup(db, st, 2, &i.mount);
         if (r < 0)
                 return r;
-        r = column_strdup(db, st, 5, &i.state);
-        if (r < 0) {
+        i.state = run_state_from_string((const char *) sqlite3_column_text(st, 5));
+        if (i.state < 0) {
                 free(i.mount);
-                return r;
+                return -EBADMSG;
         }
         *ret = i;
         return 0;
@@ -262,7 +267,7 @@ int db_run_files(Db *db, int64_t run_id, DbRunFile **ret, size_t *ret_n) {
         return 0;
 }
 
-int db_quality_set(Db *db, const char *profile, const char *which, const DbQuality *q) {
+int db_quality_set(Db *db, const char *profile, QualityWhich which, const DbQuality *q) {
         _cleanup_reset_ sqlite3_stmt *st = db_opt_stmt(db, OPT_STMT_QUALITY_UPSERT);
         int64_t pid;
         int r;
@@ -270,7 +275,7 @@ int db_quality_set(Db *db, const char *profile, const char *which, const DbQuali
         r = profile_lookup(db, profile, &pid, NULL);
         if (r < 0)
                 return r;
-        if ((r = bind_i64(db, st, 1, pid)) < 0 || (r = bind_text(db, st, 2, which)) < 0 ||
+        if ((r = bind_i64(db, st, 1, pid)) < 0 || (r = bind_text(db, st, 2, quality_which_to_string(which))) < 0 ||
             (r = bind_i64(db, st, 3, (int64_t) q->taken)) < 0 || (r = bind_i64(db, st, 4, (int64_t) q->files)) < 0 ||
             (r = bind_i64(db, st, 5, (int64_t) q->extents)) < 0 ||
             (r = bind_i64(db, st, 6, (int64_t) q->discontinuities)) < 0 ||
@@ -279,11 +284,11 @@ int db_quality_set(Db *db, const char *profile, const char *which, const DbQuali
         return db_step_done(db, st);
 }
 
-int db_quality_get(Db *db, const char *profile, const char *which, DbQuality *ret) {
+int db_quality_get(Db *db, const char *profile, QualityWhich which, DbQuality *ret) {
         _cleanup_reset_ sqlite3_stmt *st = db_opt_stmt(db, OPT_STMT_QUALITY_GET);
         int r;
 
-        if ((r = bind_text(db, st, 1, profile)) < 0 || (r = bind_text(db, st, 2, which)) < 0)
+        if ((r = bind_text(db, st, 1, profile)) < 0 || (r = bind_text(db, st, 2, quality_which_to_string(which))) < 0)
                 return r;
         r = db_step(db, st);
         if (r < 0)

@@ -267,20 +267,7 @@ static const char *const profile_kind_table[_PROFILE_KIND_MAX] = {
         [PROFILE_APP] = "app",
 };
 
-const char *profile_kind_to_string(ProfileKind k) {
-        if (k < 0 || k >= _PROFILE_KIND_MAX)
-                return NULL;
-        return profile_kind_table[k];
-}
-
-ProfileKind profile_kind_from_string(const char *s) {
-        if (!s)
-                return _PROFILE_KIND_INVALID;
-        for (ProfileKind k = 0; k < _PROFILE_KIND_MAX; k++)
-                if (streq(s, profile_kind_table[k]))
-                        return k;
-        return _PROFILE_KIND_INVALID;
-}
+DEFINE_STRING_TABLE(profile_kind, ProfileKind)
 
 int db_schema_version(void) {
         return (int) ELEMENTSOF(migrations);
@@ -1401,11 +1388,7 @@ static const char *const evict_reason_table[_EVICT_REASON_MAX] = {
         [EVICT_TOTAL] = "MaxProfiles",
 };
 
-const char *evict_reason_to_string(EvictReason r) {
-        if (r < 0 || r >= _EVICT_REASON_MAX)
-                return NULL;
-        return evict_reason_table[r];
-}
+DEFINE_STRING_TABLE_TO_STRING(evict_reason, EvictReason, )
 
 void db_evicted_free(DbEvicted *e, size_t n) {
         if (!e)

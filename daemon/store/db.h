@@ -212,6 +212,29 @@ typedef enum RunFileState {
 
 const char *run_file_state_to_string(RunFileState s);
 
+/* A run's state; the strings are what the database stores and RunFinished carries. */
+typedef enum RunState {
+        RUN_RUNNING,
+        RUN_DONE,
+        RUN_CANCELLED,
+        RUN_FAILED,
+        _RUN_STATE_MAX,
+        _RUN_STATE_INVALID = -EINVAL,
+} RunState;
+
+const char *run_state_to_string(RunState s);    /* "running", "done", "cancelled", "failed" */
+RunState run_state_from_string(const char *s);
+
+/* Which layout quality snapshot of a profile: taken when a run starts, or when it ends. */
+typedef enum QualityWhich {
+        QUALITY_BEFORE,
+        QUALITY_AFTER,
+        _QUALITY_WHICH_MAX,
+        _QUALITY_WHICH_INVALID = -EINVAL,
+} QualityWhich;
+
+const char *quality_which_to_string(QualityWhich w);    /* "before", "after" */
+
 typedef struct DbRunFile {
         DbFile file;            /* as stored; size/mtime_ns here are the values at planning time */
         size_t position;
@@ -226,7 +249,7 @@ typedef struct DbRunInfo {
         uint64_t fsid;
         char *mount;
         uint64_t started, finished;     /* CLOCK_REALTIME usec */
-        char *state;                    /* running, done, cancelled, failed */
+        RunState state;
         uint64_t donor_runs, moved_files, moved_bytes;
 } DbRunInfo;
 void db_run_infos_free(DbRunInfo *r, size_t n);
@@ -237,7 +260,7 @@ int db_run_create(Db *db, uint64_t fsid, const char *mount, const int64_t *file_
 /* Checkpoint one file. */
 int db_run_file_set(Db *db, int64_t run_id, size_t position, RunFileState state, const char *reason,
                     uint64_t bytes);
-int db_run_finish(Db *db, int64_t run_id, const char *state, uint64_t donor_runs, uint64_t moved_files,
+int db_run_finish(Db *db, int64_t run_id, RunState state, uint64_t donor_runs, uint64_t moved_files,
                   uint64_t moved_bytes);
 /* Runs still marked running (the daemon died during them): to resume. */
 int db_runs_unfinished(Db *db, DbRunInfo **ret, size_t *ret_n);
@@ -252,8 +275,8 @@ typedef struct DbQuality {
         uint64_t files, extents, discontinuities, span;
         double modeled_ms;
 } DbQuality;
-int db_quality_set(Db *db, const char *profile, const char *which, const DbQuality *q);
-int db_quality_get(Db *db, const char *profile, const char *which, DbQuality *ret);   /* -ENOENT if none */
+int db_quality_set(Db *db, const char *profile, QualityWhich which, const DbQuality *q);
+int db_quality_get(Db *db, const char *profile, QualityWhich which, DbQuality *ret);   /* -ENOENT if none */
 
 /* A file's extents as they were before the newest run that included it (for "before" pictures). */
 int db_extents_before_set(Db *db, int64_t file_id, const uint64_t *physical, const uint64_t *length, size_t n);
