@@ -813,26 +813,27 @@ TEST(evict_order) {
 }
 
 /* A database of schema 2 (before uids): made by the current code and brought back to schema 2's tables
- * (the columns migration 2 -> 3 adds dropped, user_version 2), then opened again. */
+ * (the columns migrations 2 -> 3 and 3 -> 4 add dropped, user_version 2), then opened again. */
 TEST(migration_from_2) {
         const char *p = tmp_path("schema2.db");
         Db *db = NULL;
         sqlite3 *s = NULL;
 
         (void) unlink(p);
-        ASSERT_EQ(db_schema_version(), 3);
+        ASSERT_EQ(db_schema_version(), 4);
         ASSERT_OK(db_open(p, &db));
         ASSERT_OK(ADD(db, "boot", PROFILE_BOOT, BOOT_A, 1000, 3, 1, 2));
         ASSERT_OK(ADD(db, APP, PROFILE_APP, BOOT_A, 2000, 3, 2, 3));
         db = db_free(db);
         ASSERT_EQ(sqlite3_open_v2(p, &s, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
         ASSERT_EQ(sqlite3_exec(s, "ALTER TABLE sessions DROP COLUMN uid; ALTER TABLE profiles DROP COLUMN uid; "
-                               "PRAGMA user_version = 2", NULL, NULL, NULL), SQLITE_OK);
+                               "ALTER TABLE run_files DROP COLUMN why; PRAGMA user_version = 2", NULL, NULL, NULL),
+                  SQLITE_OK);
         ASSERT_EQ(sqlite3_close(s), SQLITE_OK);
         ASSERT_EQ(user_version(p), 2);
 
         ASSERT_OK(db_open(p, &db));
-        ASSERT_EQ(user_version(p), 3);
+        ASSERT_EQ(user_version(p), 4);
         check_counts(db, 2, 2, 3);
         /* the boot is the system's; who launched the app is not known: a user's until a session says */
         ASSERT_EQ(profile_uid(db, "boot"), 0);
@@ -855,6 +856,63 @@ TEST(migration_from_2) {
         (void) unlink(p);
 }
 
+/* Schema 3 kept why a file was not moved as text only; the early-boot pass's queue selected on the text.
+ * Migration 3 -> 4 gives the queue's rows (retry, "running executable...") their code, and only those: the
+ * queue reads the same after it. */
+TEST(migration_from_3) {
+        const char *p = tmp_path("schema3.db");
+        DbFile *q = NULL;
+        Db *db = NULL;
+        sqlite3 *s = NULL;
+        int64_t ids[4], run;
+        uint64_t sizes[4] = { 1, 1, 1, 1 };
+        int64_t mtimes[4] = { 0, 0, 0, 0 };
+        size_t n, k;
+
+        (void) unlink(p);
+        ASSERT_OK(db_open(p, &db));
+        ASSERT_OK(ADD(db, APP, PROFILE_APP, BOOT_A, 1000, 3, 1, 2, 3, 4));
+        {
+                sqlite3_stmt *st = NULL;
+
+                n = 0;
+                ASSERT_EQ(sqlite3_open_v2(p, &s, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+                ASSERT_EQ(sqlite3_prepare_v2(s, "SELECT id FROM files ORDER BY id", -1, &st, NULL), SQLITE_OK);
+                while (n < 4 && sqlite3_step(st) == SQLITE_ROW)
+                        ids[n++] = sqlite3_column_int64(st, 0);
+                sqlite3_finalize(st);
+                ASSERT_EQ(sqlite3_close(s), SQLITE_OK);
+                ASSERT_EQ(n, 4u);
+        }
+        ASSERT_OK(db_run_create(db, 1, "/", ids, sizes, mtimes, 4, &run));
+        ASSERT_OK(db_run_file_set(db, run, 0, RUN_FILE_RETRY, MOVE_REASON_NONE, "running executable", 0));
+        ASSERT_OK(db_run_file_set(db, run, 1, RUN_FILE_RETRY, MOVE_REASON_NONE, "running executable or swap", 0));
+        ASSERT_OK(db_run_file_set(db, run, 2, RUN_FILE_RETRY, MOVE_REASON_NONE, "open for writing", 0));
+        ASSERT_OK(db_run_file_set(db, run, 3, RUN_FILE_SKIPPED, MOVE_REASON_NONE, "running executable", 0));
+        db = db_free(db);
+        ASSERT_EQ(sqlite3_open_v2(p, &s, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
+        ASSERT_EQ(sqlite3_exec(s, "ALTER TABLE run_files DROP COLUMN why; PRAGMA user_version = 3", NULL, NULL, NULL),
+                  SQLITE_OK);
+        ASSERT_EQ(sqlite3_close(s), SQLITE_OK);
+
+        ASSERT_OK(db_open(p, &db));
+        ASSERT_EQ(user_version(p), 4);
+        ASSERT_OK(db_retry_files(db, MOVE_REASON_RUNNING, &q, &k));
+        ASSERT_EQ(k, 2u);
+        ASSERT_TRUE((q[0].id == ids[0] && q[1].id == ids[1]) || (q[0].id == ids[1] && q[1].id == ids[0]));
+        db_files_free(q, k);
+        ASSERT_OK(db_retry_files(db, MOVE_REASON_BUSY, &q, &k));
+        ASSERT_EQ(k, 0u);
+        db_files_free(q, k);
+        /* from now on the code decides, whatever the text says */
+        ASSERT_OK(db_run_file_set(db, run, 2, RUN_FILE_RETRY, MOVE_REASON_RUNNING, "anything at all", 0));
+        ASSERT_OK(db_retry_files(db, MOVE_REASON_RUNNING, &q, &k));
+        ASSERT_EQ(k, 3u);
+        db_files_free(q, k);
+        db = db_free(db);
+        (void) unlink(p);
+}
+
 static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
         return remove(path);
 }
@@ -867,6 +925,7 @@ int main(void) {
         RUN(store_file);
         RUN(migrations_idempotent);
         RUN(uids);
+        RUN(migration_from_3);
         RUN(evict_order);
         RUN(migration_from_2);
         RUN(newer_version);

@@ -474,9 +474,7 @@ static int method_cancel(sd_bus_message *message, void *userdata, sd_bus_error *
                 return r;
         if (m->optimizer) {
                 log_info("Cancelling optimization %" PRIu64, m->optimizer->id);
-                /* an idle-policy pause under way becomes a cancel: the run must not resume later */
-                if (m->auto_run)
-                        m->optimizer->shutdown = false;
+                /* also an idle-policy pause under way: the run must not resume later */
                 optimizer_cancel(m->optimizer);
         }
         return sd_bus_reply_method_return(message, "b", (int) !!m->optimizer);

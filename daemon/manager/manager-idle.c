@@ -358,13 +358,12 @@ static void idle_tick(Manager *m) {
         if (m->optimizer) {
                 if (!m->auto_run)
                         snprintf(m->idle_status, sizeof m->idle_status, "optimizing (started by an administrator)");
-                else if (is_busy && !m->optimizer->shutdown) {
+                else if (is_busy && !optimizer_pausing(m->optimizer)) {
                         /* pause: stop between files, leave the run to be resumed when idle again */
                         log_info("Idle: pausing the optimization: %s", busy);
-                        m->optimizer->shutdown = true;
-                        optimizer_cancel(m->optimizer);
+                        optimizer_pause(m->optimizer);
                         snprintf(m->idle_status, sizeof m->idle_status, "pausing: %s", busy);
-                } else if (!m->optimizer->shutdown)
+                } else if (!optimizer_pausing(m->optimizer))
                         snprintf(m->idle_status, sizeof m->idle_status, "optimizing (%s)", m->auto_run_why);
                 return;
         }

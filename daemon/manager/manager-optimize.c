@@ -2,6 +2,7 @@
 /* The manager's side of optimizing: plan, start runs (checkpointed in the database), resume runs a crash
  * interrupted, and finish them (quality "after", RunFinished). The moving happens in optimizer.c's
  * thread; this file only runs in the main loop. */
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 
 #include "log.h"
 #include "manager.h"
+#include "run.h"
 
 PlanConfig manager_plan_config(Manager *m) {
         return (PlanConfig) {
@@ -90,9 +92,6 @@ static void fail_runs(Manager *m, const OptJob *jobs, size_t n) {
 
 /* Build one job from a filesystem's plan and create its run in the database. */
 static int job_from_plan(Manager *m, const FsPlan *fp, OptJob *job) {
-        _cleanup_free_ int64_t *ids = calloc(fp->n_files + 1, sizeof *ids);
-        _cleanup_free_ int64_t *mtimes = calloc(fp->n_files + 1, sizeof *mtimes);
-        _cleanup_free_ uint64_t *sizes = calloc(fp->n_files + 1, sizeof *sizes);
         int r;
 
         *job = (OptJob) {
@@ -102,15 +101,12 @@ static int job_from_plan(Manager *m, const FsPlan *fp, OptJob *job) {
                 .positions = calloc(fp->n_files + 1, sizeof *job->positions),
                 .paths = calloc(fp->n_files + 1, sizeof *job->paths),
         };
-        if (!ids || !mtimes || !sizes || !job->mount || !job->items || !job->positions || !job->paths)
+        if (!job->mount || !job->items || !job->positions || !job->paths)
                 return -ENOMEM;
         for (size_t i = 0; i < fp->n_files; i++) {
                 const PlanFile *f = &fp->files[i];
                 _cleanup_free_ uint64_t *ph = calloc(f->n_extents + 1, sizeof *ph), *len = calloc(f->n_extents + 1, sizeof *len);
 
-                ids[i] = f->file_id;
-                sizes[i] = f->size;
-                mtimes[i] = f->mtime_ns;
                 job->paths[i] = strdup(f->path);
                 if (!job->paths[i] || !ph || !len)
                         return -ENOMEM;
@@ -132,7 +128,33 @@ static int job_from_plan(Manager *m, const FsPlan *fp, OptJob *job) {
                 if (r < 0)
                         log_debug_errno(r, "Failed to store the extents of %s, ignoring: %m", f->path);
         }
-        return db_run_create(m->db, fp->fsid, fp->mount, ids, sizes, mtimes, fp->n_files, &job->run_id);
+        return run_create(m->db, fp->fsid, fp->mount, job->items, job->n_items, &job->run_id);
+}
+
+static void on_optimizer_progress(Optimizer *o, void *userdata) {
+        manager_emit_progress_signal(userdata, o->id, o->files_done, o->files_total, o->bytes_done, o->bytes_total);
+}
+
+static void on_optimizer_finished(Optimizer *o, void *userdata);
+
+/* The optimizer over these jobs (taken over), reporting to us. */
+static int start_optimizer(Manager *m, OptJob *jobs, size_t n_jobs) {
+        _cleanup_free_ char *state_file = NULL;
+
+        if (asprintf(&state_file, "%s/mb_stream_req.saved", m->state_dir) < 0) {
+                opt_jobs_free(jobs, n_jobs);
+                return -ENOMEM;
+        }
+        return optimizer_start(&(OptimizerOptions) {
+                        .event = m->event,
+                        .db = m->db,
+                        .rate_limit_bps = (uint64_t) m->config.rate_limit_mibps << 20,
+                        .make_room = m->config.make_room,
+                        .state_file = state_file,
+                        .progress = on_optimizer_progress,
+                        .finished = on_optimizer_finished,
+                        .userdata = m,
+                }, jobs, n_jobs, &m->optimizer);
 }
 
 int manager_optimize(Manager *m, char *const *mounts, uint64_t *ret_id, Plan *ret_plan) {
@@ -190,7 +212,7 @@ int manager_optimize(Manager *m, char *const *mounts, uint64_t *ret_id, Plan *re
                         if (db_run_add_file(m->db, jobs[n_jobs - 1].run_id, pos, sk->file_id, sk->size,
                                             sk->mtime_ns) >= 0)
                                 (void) db_run_file_set(m->db, jobs[n_jobs - 1].run_id, pos, RUN_FILE_RETRY,
-                                                       "running executable", 0);
+                                                       MOVE_REASON_RUNNING, "running executable", 0);
                         pos++;
                 }
                 if (r < 0) {
@@ -212,7 +234,7 @@ int manager_optimize(Manager *m, char *const *mounts, uint64_t *ret_id, Plan *re
                 _cleanup_free_ int64_t *ids = calloc(n_jobs, sizeof *ids);
                 for (size_t i = 0; ids && i < n_jobs; i++)
                         ids[i] = jobs[i].run_id;
-                r = optimizer_start(m, jobs, n_jobs, &m->optimizer);
+                r = start_optimizer(m, jobs, n_jobs);
                 if (r < 0) {
                         /* a run the client was told failed must not run by itself at the next start */
                         for (size_t i = 0; ids && i < n_jobs; i++)
@@ -308,7 +330,7 @@ int manager_resume_runs(Manager *m) {
                 free(jobs);
                 return 0;
         }
-        r = optimizer_start(m, jobs, n_jobs, &m->optimizer);
+        r = start_optimizer(m, jobs, n_jobs);
         if (r < 0)
                 return log_error_errno(r, "Failed to resume the optimizer: %m");
         return 1;
@@ -318,9 +340,6 @@ fail:
         return r;
 }
 
-void manager_emit_progress(Manager *m, Optimizer *o) {
-        manager_emit_progress_signal(m, o->id, o->files_done, o->files_total, o->bytes_done, o->bytes_total);
-}
 
 void manager_keep_finished_run(Manager *m, uint64_t id, SkipEntry **skipped, size_t *n_skipped) {
         FinishedRun *f = &m->finished[m->finished_next];
@@ -331,12 +350,14 @@ void manager_keep_finished_run(Manager *m, uint64_t id, SkipEntry **skipped, siz
         m->finished_next = (m->finished_next + 1) % FINISHED_RUNS_KEPT;
 }
 
-void manager_optimizer_finished(Manager *m) {
-        Optimizer *o = TAKE_PTR(m->optimizer);
+static void on_optimizer_finished(Optimizer *o, void *userdata) {
+        Manager *m = userdata;
         RunState state = o->failed ? RUN_FAILED : o->cancelled ? RUN_CANCELLED : RUN_DONE;
         Plan after = {};
 
-        if (o->shutdown) {
+        assert(o == m->optimizer);
+        m->optimizer = NULL;
+        if (optimizer_pausing(o)) {
                 optimizer_free(o);
                 return;
         }

@@ -27,13 +27,6 @@
 /* Read at most this many buffers per wakeup, so the bus and timers are never starved during a storm. */
 #define OPEN_READS_PER_DISPATCH 16
 
-uint64_t now_usec(clockid_t clock) {
-        struct timespec ts;
-
-        clock_gettime(clock, &ts);
-        return (uint64_t) ts.tv_sec * USEC_PER_SEC + (uint64_t) ts.tv_nsec / NSEC_PER_USEC;
-}
-
 int manager_new(Manager **ret) {
         Manager *m = calloc(1, sizeof *m);
 

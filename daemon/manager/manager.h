@@ -14,6 +14,7 @@
 #include "planner.h"
 #include "recorder.h"
 #include "session.h"
+#include "time-util.h"
 
 /* A run that ended, and the files it did not move (taken over from its Optimizer). */
 #define FINISHED_RUNS_KEPT 4
@@ -135,8 +136,6 @@ const char *manager_unwatched_mount(Manager *m, char *const *mounts);
 /* Start an optimization; *ret_id 0 when there is nothing to move. *ret_plan gets the plan (skips). */
 int manager_optimize(Manager *m, char *const *mounts, uint64_t *ret_id, Plan *ret_plan);
 int manager_resume_runs(Manager *m);
-void manager_emit_progress(Manager *m, Optimizer *o);
-void manager_optimizer_finished(Manager *m);
 
 /* manager-idle.c */
 int manager_idle_start(Manager *m);
@@ -154,5 +153,3 @@ const char *manager_relocation_refusal(Manager *m, const Filesystem *fs, char *b
 
 /* manager-boot.c */
 int manager_watch_boot(Manager *m);
-
-uint64_t now_usec(clockid_t clock);

@@ -18,6 +18,7 @@
 #include "log.h"
 #include "mounts.h"
 #include "mover.h"
+#include "run.h"
 
 typedef struct Budget {
         atomic_bool *cancel;
@@ -57,28 +58,27 @@ typedef struct Progress {
         uint64_t moved;
 } Progress;
 
-static void record(Progress *p, size_t index, const MoveOutcome *o) {
-        RunFileState s = o->result == MOVE_DONE ? RUN_FILE_DONE :
-                         o->result == MOVE_IN_PLACE ? RUN_FILE_IN_PLACE :
-                         o->result == MOVE_SKIPPED ? RUN_FILE_SKIPPED : RUN_FILE_RETRY;
-        const char *reason = o->reason;
+static void record(Progress *p, size_t index, const MoveOutcome *outcome) {
+        MoveOutcome o = *outcome;
         int r;
 
         /* A program that already runs this early (PID 1, journald, udevd) runs for as long as the system is
          * up: no pass of ours can move it. Recorded as skipped, so the next boots' passes don't queue it
          * again; the next live run that meets it running queues it once more (one failed open). */
-        if (o->result == MOVE_RETRY && startswith(o->reason, "running executable")) {
-                s = RUN_FILE_SKIPPED;
-                reason = "running since before the early pass (cannot be moved while the system is up)";
+        if (o.result == MOVE_RETRY && o.why == MOVE_REASON_RUNNING) {
+                o.result = MOVE_SKIPPED;
+                o.why = MOVE_REASON_RUNNING_EARLY;
+                snprintf(o.reason, sizeof o.reason,
+                         "running since before the early pass (cannot be moved while the system is up)");
         }
         /* same thread as the mover: the checkpoint is written before the next file is touched */
-        r = db_run_file_set(p->db, p->run_id, index, s, reason, o->bytes);
+        r = run_checkpoint(p->db, p->run_id, index, &o);
         if (r < 0)
                 log_warning_errno(r, "Failed to checkpoint %s: %m", p->files[index].path);
-        if (o->result == MOVE_DONE)
+        if (o.result == MOVE_DONE)
                 p->moved++;
         log_info("early pass: %s: %s%s%s", p->files[index].path,
-                 o->result == MOVE_DONE ? "moved" : "not moved", reason[0] ? ": " : "", reason);
+                 o.result == MOVE_DONE ? "moved" : "not moved", o.reason[0] ? ": " : "", o.reason);
 }
 
 static void on_file(void *userdata, size_t i, const MoveOutcome *o) {
@@ -138,9 +138,7 @@ static uint64_t hot_set_start(Db *db, int mount_fd, uint64_t fsid, const DbFile 
 
 static int pass_on(Db *db, const Filesystem *fs, const DbFile *files, size_t n, const Config *c,
                    const char *state_file, atomic_bool *cancel) {
-        _cleanup_free_ int64_t *ids = calloc(n + 1, sizeof *ids), *mtimes = calloc(n + 1, sizeof *mtimes);
-        _cleanup_free_ uint64_t *sizes = calloc(n + 1, sizeof *sizes);
-        _cleanup_free_ MoveItem *items = calloc(n + 1, sizeof *items);
+        _cleanup_free_ MoveItem *all = calloc(n + 1, sizeof *all), *items = calloc(n + 1, sizeof *items);
         _cleanup_free_ MoveOutcome *outcomes = calloc(n + 1, sizeof *outcomes);
         _cleanup_free_ size_t *index = calloc(n + 1, sizeof *index);
         _cleanup_free_ char *sysfs = ext4_sysfs_dir(fs->dev);
@@ -153,17 +151,15 @@ static int pass_on(Db *db, const Filesystem *fs, const DbFile *files, size_t n, 
         size_t k = 0;
         int r;
 
-        if (!ids || !mtimes || !sizes || !items || !outcomes || !index)
+        if (!all || !items || !outcomes || !index)
                 return -ENOMEM;
-        for (size_t i = 0; i < n; i++) {
-                ids[i] = files[i].id;
-                sizes[i] = files[i].size;
-                mtimes[i] = files[i].mtime_ns;
-        }
+        for (size_t i = 0; i < n; i++)
+                all[i] = (MoveItem) { .file_id = files[i].id, .path = files[i].path, .key = files[i].key,
+                                      .size = files[i].size, .mtime_ns = files[i].mtime_ns };
         mfd = open(fs->mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (mfd < 0)
                 return -errno;
-        r = db_run_create(db, fs->fsid, fs->mount, ids, sizes, mtimes, n, &run_id);
+        r = run_create(db, fs->fsid, fs->mount, all, n, &run_id);
         if (r < 0)
                 return r;
         p.run_id = run_id;
@@ -172,14 +168,13 @@ static int pass_on(Db *db, const Filesystem *fs, const DbFile *files, size_t n, 
          * the boot's other files. One that starts while the pass runs is met by the mover. */
         for (size_t i = 0; i < n; i++) {
                 if (running_now(mfd, &files[i])) {
-                        MoveOutcome o = { .result = MOVE_RETRY };
+                        MoveOutcome o = { .result = MOVE_RETRY, .why = MOVE_REASON_RUNNING };
 
                         snprintf(o.reason, sizeof o.reason, "running executable");
                         record(&p, i, &o);
                         continue;
                 }
-                items[k] = (MoveItem) { .file_id = files[i].id, .path = files[i].path, .key = files[i].key,
-                                        .size = files[i].size, .mtime_ns = files[i].mtime_ns };
+                items[k] = all[i];
                 bytes += files[i].size;
                 index[k++] = i;
         }
@@ -199,8 +194,7 @@ static int pass_on(Db *db, const Filesystem *fs, const DbFile *files, size_t n, 
                 .userdata = &p,
         };
         r = mover_run(&o, items, k, outcomes, &stats);     /* k == 0 too: it fills stats (no donor) */
-        (void) db_run_finish(db, run_id, r < 0 ? RUN_FAILED : stats.cancelled ? RUN_CANCELLED : RUN_DONE,
-                             stats.donor_runs, stats.files_moved, stats.bytes_moved);
+        (void) run_finish(db, run_id, r, &stats);
         if (r < 0)
                 return r;
         log_info("early pass on %s: %" PRIu64 " of %zu files moved%s%s", fs->mount, p.moved, n,
@@ -232,7 +226,7 @@ int early_pass_run(const Config *c, const char *db_path, const char *state_dir, 
                 return log_error_errno(SYNTHETIC_ERRNO(ENOMEM), "Out of memory");
         (void) mover_restore_tunables(state_file);
 
-        r = db_retry_files(db, "running executable", &files, &n);
+        r = db_retry_files(db, MOVE_REASON_RUNNING, &files, &n);
         if (r < 0)
                 return log_error_errno(r, "early pass: failed to read the queue: %m");
         if (n == 0) {

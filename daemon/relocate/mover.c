@@ -77,10 +77,11 @@ static bool is_cancelled(const Mover *m) {
         return m->o->cancel && atomic_load(m->o->cancel);
 }
 
-_printf_(3, 4) static void set_outcome(MoveOutcome *out, MoveResult res, const char *fmt, ...) {
+_printf_(4, 5) static void set_outcome(MoveOutcome *out, MoveResult res, MoveReason why, const char *fmt, ...) {
         va_list ap;
 
         out->result = res;
+        out->why = why;
         if (!fmt) {
                 out->reason[0] = 0;
                 return;
@@ -167,7 +168,7 @@ static int open_item(Mover *m, const MoveItem *it, MoveOutcome *out, int *ret_ro
         int r;
 
         if (it->key.fsid != m->fsid) {
-                set_outcome(out, MOVE_SKIPPED, "on another filesystem");
+                set_outcome(out, MOVE_SKIPPED, MOVE_REASON_UNMOVABLE, "on another filesystem");
                 return -1;
         }
         /* O_NONBLOCK: fail with EWOULDBLOCK rather than break someone's lease and wait for it */
@@ -176,38 +177,38 @@ static int open_item(Mover *m, const MoveItem *it, MoveOutcome *out, int *ret_ro
                 ro = open_key(m->o->mount_fd, &it->key, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
         if (ro < 0) {
                 if (is_gone(ro))
-                        set_outcome(out, MOVE_SKIPPED, "gone or replaced since recording");
+                        set_outcome(out, MOVE_SKIPPED, MOVE_REASON_GONE, "gone or replaced since recording");
                 else if (ro == -EWOULDBLOCK)
-                        set_outcome(out, MOVE_RETRY, "leased by another process");
+                        set_outcome(out, MOVE_RETRY, MOVE_REASON_BUSY, "leased by another process");
                 else
-                        set_outcome(out, MOVE_SKIPPED, "cannot open: %s", strerror(-ro));
+                        set_outcome(out, MOVE_SKIPPED, MOVE_REASON_ERROR, "cannot open: %s", strerror(-ro));
                 return -1;
         }
         if (fstat(ro, &st) < 0) {
-                set_outcome(out, MOVE_SKIPPED, "fstat: %s", strerror(errno));
+                set_outcome(out, MOVE_SKIPPED, MOVE_REASON_ERROR, "fstat: %s", strerror(errno));
                 return -1;
         }
         if (!S_ISREG(st.st_mode)) {
-                set_outcome(out, MOVE_SKIPPED, "not a regular file");
+                set_outcome(out, MOVE_SKIPPED, MOVE_REASON_UNMOVABLE, "not a regular file");
                 return -1;
         }
         if (st.st_nlink == 0) {
-                set_outcome(out, MOVE_SKIPPED, "gone or replaced since recording");
+                set_outcome(out, MOVE_SKIPPED, MOVE_REASON_GONE, "gone or replaced since recording");
                 return -1;
         }
         if ((uint64_t) st.st_size != it->size || mtime_ns(&st) != it->mtime_ns) {
-                set_outcome(out, MOVE_SKIPPED, "changed since plan");
+                set_outcome(out, MOVE_SKIPPED, MOVE_REASON_CHANGED, "changed since plan");
                 return -1;
         }
         if (st.st_size == 0) {
-                set_outcome(out, MOVE_IN_PLACE, "empty");
+                set_outcome(out, MOVE_IN_PLACE, MOVE_REASON_NONE, "empty");
                 return -1;
         }
 
         /* a read lease is only granted when nobody has the file open for writing */
         if (fcntl(ro, F_SETLEASE, F_RDLCK) < 0) {
                 if (errno == EAGAIN || errno == EBUSY) {
-                        set_outcome(out, MOVE_RETRY, "open for writing");
+                        set_outcome(out, MOVE_RETRY, MOVE_REASON_BUSY, "open for writing");
                         return -1;
                 }
                 /* leases disabled (fs.leases-enable=0) or not permitted: the probe is optional */
@@ -218,27 +219,27 @@ static int open_item(Mover *m, const MoveItem *it, MoveOutcome *out, int *ret_ro
         if (rw < 0) {
                 r = rw;
                 if (r == -ETXTBSY)
-                        set_outcome(out, MOVE_RETRY, "running executable");
+                        set_outcome(out, MOVE_RETRY, MOVE_REASON_RUNNING, "running executable");
                 else if (r == -EPERM)
-                        set_outcome(out, MOVE_SKIPPED, "immutable or append-only");
+                        set_outcome(out, MOVE_SKIPPED, MOVE_REASON_UNMOVABLE, "immutable or append-only");
                 else if (is_gone(r))
-                        set_outcome(out, MOVE_SKIPPED, "gone or replaced since recording");
+                        set_outcome(out, MOVE_SKIPPED, MOVE_REASON_GONE, "gone or replaced since recording");
                 else if (r == -EWOULDBLOCK)
-                        set_outcome(out, MOVE_RETRY, "leased by another process");
+                        set_outcome(out, MOVE_RETRY, MOVE_REASON_BUSY, "leased by another process");
                 else
-                        set_outcome(out, MOVE_SKIPPED, "cannot open for writing: %s", strerror(-r));
+                        set_outcome(out, MOVE_SKIPPED, MOVE_REASON_ERROR, "cannot open for writing: %s", strerror(-r));
                 return -1;
         }
         if (fstat(rw, &st2) < 0) {
-                set_outcome(out, MOVE_SKIPPED, "fstat: %s", strerror(errno));
+                set_outcome(out, MOVE_SKIPPED, MOVE_REASON_ERROR, "fstat: %s", strerror(errno));
                 return -1;
         }
         if (st2.st_ino != st.st_ino || st2.st_dev != st.st_dev || !S_ISREG(st2.st_mode)) {
-                set_outcome(out, MOVE_SKIPPED, "gone or replaced since recording");
+                set_outcome(out, MOVE_SKIPPED, MOVE_REASON_GONE, "gone or replaced since recording");
                 return -1;
         }
         if ((uint64_t) st2.st_size != it->size || mtime_ns(&st2) != it->mtime_ns) {
-                set_outcome(out, MOVE_SKIPPED, "changed since plan");
+                set_outcome(out, MOVE_SKIPPED, MOVE_REASON_CHANGED, "changed since plan");
                 return -1;
         }
         *ret_ro = TAKE_FD(ro);
@@ -300,7 +301,7 @@ static Next move_item(Mover *m, const MoveItem *it, uint64_t slice_blocks, MoveO
         /* delalloc data is invisible to the <= 6.18 walk (ENODATA) and to FIEMAP: flush it; drop large
          * folios */
         if (fdatasync(fd) < 0) {
-                set_outcome(out, MOVE_RETRY, "fdatasync: %s", strerror(errno));
+                set_outcome(out, MOVE_RETRY, MOVE_REASON_ERROR, "fdatasync: %s", strerror(errno));
                 return NEXT_CONTINUE;
         }
         (void) posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
@@ -312,13 +313,13 @@ static Next move_item(Mover *m, const MoveItem *it, uint64_t slice_blocks, MoveO
          * written into a hole after this look stays where it is: its data is the file's either way. */
         r = fiemap_get(fd, &ext, &n_ext);
         if (r < 0) {
-                set_outcome(out, MOVE_RETRY, "FIEMAP: %s", strerror(-r));
+                set_outcome(out, MOVE_RETRY, MOVE_REASON_ERROR, "FIEMAP: %s", strerror(-r));
                 return NEXT_CONTINUE;
         }
         file_blocks = it->size / m->bsize + (it->size % m->bsize != 0);
         skip_to_fitting_segment(m, slice_blocks);
         at = m->next_block;
-        set_outcome(out, MOVE_DONE, NULL);
+        set_outcome(out, MOVE_DONE, MOVE_REASON_NONE, NULL);
         for (size_t i = 0, j; i < n_ext && !failed; i = j) {
                 uint64_t l = ext[i].logical / m->bsize, end;
 
@@ -343,12 +344,12 @@ static Next move_item(Mover *m, const MoveItem *it, uint64_t slice_blocks, MoveO
 
                         if (left == 0) {
                                 /* cannot happen (the donor holds every slice): never move past it */
-                                set_outcome(out, MOVE_RETRY, "donor full");
+                                set_outcome(out, MOVE_RETRY, MOVE_REASON_NO_SPACE, "donor full");
                                 failed = true;
                                 break;
                         }
                         if (is_cancelled(m)) {
-                                set_outcome(out, MOVE_RETRY, "cancelled");
+                                set_outcome(out, MOVE_RETRY, MOVE_REASON_CANCELLED, "cancelled");
                                 next = NEXT_STOP_CANCEL;
                                 failed = true;
                                 break;
@@ -376,26 +377,26 @@ static Next move_item(Mover *m, const MoveItem *it, uint64_t slice_blocks, MoveO
                         if (e == ENODATA) {
                                 /* nothing allocated from here on: truncated since FIEMAP */
                                 if (moved == 0)
-                                        set_outcome(out, MOVE_SKIPPED, "unflushed or sparse");
+                                        set_outcome(out, MOVE_SKIPPED, MOVE_REASON_UNMOVABLE, "unflushed or sparse");
                                 break;
                         }
                         if (e == EBUSY)
-                                set_outcome(out, MOVE_RETRY, "busy (being written or mapped)");
+                                set_outcome(out, MOVE_RETRY, MOVE_REASON_BUSY, "busy (being written or mapped)");
                         else if (e == ETXTBSY)
-                                set_outcome(out, MOVE_RETRY, "running executable or swap");
+                                set_outcome(out, MOVE_RETRY, MOVE_REASON_RUNNING, "running executable or swap");
                         else if (e == EOPNOTSUPP)
-                                set_outcome(out, MOVE_SKIPPED,
+                                set_outcome(out, MOVE_SKIPPED, MOVE_REASON_UNMOVABLE,
                                             "not movable (not extent-mapped, encrypted, data=journal, ...)");
                         else if (e == ENOSPC || e == EDQUOT) {
-                                set_outcome(out, MOVE_RETRY, "no space");
+                                set_outcome(out, MOVE_RETRY, MOVE_REASON_NO_SPACE, "no space");
                                 next = NEXT_STOP_NOSPC;
                         } else
-                                set_outcome(out, MOVE_SKIPPED, "move failed: %s", strerror(e));
+                                set_outcome(out, MOVE_SKIPPED, MOVE_REASON_ERROR, "move failed: %s", strerror(e));
                         break;
                 }
         }
         if (moved == 0 && !failed)
-                set_outcome(out, MOVE_SKIPPED, "unflushed or sparse");
+                set_outcome(out, MOVE_SKIPPED, MOVE_REASON_UNMOVABLE, "unflushed or sparse");
 
         drop_cache(fd);
         out->bytes = MIN(moved * m->bsize, it->size);
@@ -423,9 +424,10 @@ int mover_restore_tunables(const char *state_file) {
 }
 
 /* Items from..n-1 are left for a later run, each reported. */
-static void retry_rest(const MoverOptions *o, MoveOutcome *outcomes, size_t from, size_t n, const char *reason) {
+static void retry_rest(const MoverOptions *o, MoveOutcome *outcomes, size_t from, size_t n, MoveReason why,
+                       const char *reason) {
         for (size_t i = from; i < n; i++) {
-                set_outcome(&outcomes[i], MOVE_RETRY, "%s", reason);
+                set_outcome(&outcomes[i], MOVE_RETRY, why, "%s", reason);
                 if (o->progress)
                         o->progress(o->userdata, i, &outcomes[i]);
         }
@@ -503,7 +505,7 @@ int mover_run(const MoverOptions *o, const MoveItem *items, size_t n, MoveOutcom
                                 room = mover_make_room(o, items, n, total, m.bsize, &w, &stats);
                                 if (room == -ECANCELED) {
                                         stats.cancelled = true;
-                                        retry_rest(o, outcomes, i, n, "cancelled");
+                                        retry_rest(o, outcomes, i, n, MOVE_REASON_CANCELLED, "cancelled");
                                         goto finish;
                                 }
                         }
@@ -518,7 +520,7 @@ int mover_run(const MoverOptions *o, const MoveItem *items, size_t n, MoveOutcom
                 stats.donor_segments = m.donor.n_segments;
                 if (r == -ENOSPC || r == -EDQUOT) {
                         stats.out_of_space = true;
-                        retry_rest(o, outcomes, i, n, "no space for the donor");
+                        retry_rest(o, outcomes, i, n, MOVE_REASON_NO_SPACE, "no space for the donor");
                         goto finish;
                 }
                 if (r < 0)
@@ -562,7 +564,10 @@ int mover_run(const MoverOptions *o, const MoveItem *items, size_t n, MoveOutcom
                         break;
                 }
         }
-        retry_rest(o, outcomes, i, n, stats.out_of_space ? "no space" : "cancelled");
+        if (stats.out_of_space)
+                retry_rest(o, outcomes, i, n, MOVE_REASON_NO_SPACE, "no space");
+        else
+                retry_rest(o, outcomes, i, n, MOVE_REASON_CANCELLED, "cancelled");
 
 finish:
         /* the moved data on disk before the donor's close frees the old blocks (nothing to wait for, and

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "fid.h"
+#include "move-reason.h"
 
 /* The mover: lays out a batch of files on one ext4 filesystem back to back, in the given order, with
  * EXT4_IOC_MOVE_EXT into one O_TMPFILE donor (see doc/kernel.md §1):
@@ -50,7 +51,8 @@ typedef enum MoveResult {
 
 typedef struct MoveOutcome {
         MoveResult result;
-        char reason[96];        /* for SKIPPED/RETRY: "gone", "replaced", "modified since plan", "running executable", ... */
+        MoveReason why;         /* for SKIPPED/RETRY: what decisions look at */
+        char reason[96];        /* for SKIPPED/RETRY, to show: "gone or replaced since recording", "running executable", ... */
         uint64_t bytes;         /* bytes moved */
 } MoveOutcome;
 

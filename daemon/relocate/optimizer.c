@@ -11,8 +11,9 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "manager.h"
 #include "optimizer.h"
+#include "run.h"
+#include "time-util.h"
 
 #define IOPRIO_CLASS_SHIFT 13
 #define IOPRIO_CLASS_IDLE 3
@@ -135,11 +136,11 @@ static void *optimizer_thread(void *userdata) {
                 Msg done = { .type = MSG_JOB_DONE, .job = j };
                 MoverOptions opts = {
                         .mount_fd = mfd,
-                        .rate_limit_bps = o->rate_limit_bps,
+                        .rate_limit_bps = o->opts.rate_limit_bps,
                         .cancel = &o->cancel,
                         .sysfs_dir = job->sysfs_dir,
                         .state_file = o->state_file,
-                        .make_room = o->make_room,
+                        .make_room = o->opts.make_room,
                         .progress = on_file_done,
                         .userdata = &ctx,
                 };
@@ -153,7 +154,7 @@ static void *optimizer_thread(void *userdata) {
                         done.error = r;
                         for (size_t i = 0; i < job->n_items; i++) {
                                 Msg m = { .type = MSG_FILE, .job = j, .index = i,
-                                          .outcome = { .result = MOVE_RETRY } };
+                                          .outcome = { .result = MOVE_RETRY, .why = MOVE_REASON_RUN_FAILED } };
                                 snprintf(m.outcome.reason, sizeof m.outcome.reason, "run failed: %s",
                                          strerror(-r));
                                 send_msg(o, &m);
@@ -165,37 +166,23 @@ static void *optimizer_thread(void *userdata) {
         return NULL;
 }
 
-static RunFileState state_of(MoveResult r) {
-        switch (r) {
-        case MOVE_DONE:
-                return RUN_FILE_DONE;
-        case MOVE_IN_PLACE:
-                return RUN_FILE_IN_PLACE;
-        case MOVE_SKIPPED:
-                return RUN_FILE_SKIPPED;
-        default:
-                return RUN_FILE_RETRY;
-        }
-}
-
-static int on_msg(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
-        Optimizer *o = userdata;
-        Manager *m = o->manager;
+/* Handles what the worker sent. Returns 1 once it said it is done with every job (the thread is joined
+ * then), 0 otherwise. */
+static int process_msgs(Optimizer *o) {
         char where[64];
         Msg msg;
         int r;
 
-        while (read(fd, &msg, sizeof msg) == (ssize_t) sizeof msg) {
+        while (read(o->pipe_fd[0], &msg, sizeof msg) == (ssize_t) sizeof msg) {
                 OptJob *job = msg.job < o->n_jobs ? &o->jobs[msg.job] : NULL;
 
                 switch (msg.type) {
                 case MSG_FILE:
                         if (!job || msg.index >= job->n_items)
                                 break;
-                        if (o->shutdown && msg.outcome.result == MOVE_RETRY && streq(msg.outcome.reason, "cancelled"))
+                        if (o->pausing && msg.outcome.why == MOVE_REASON_CANCELLED)
                                 break;   /* stays pending: resumed at the next start */
-                        r = db_run_file_set(m->db, job->run_id, job->positions[msg.index],
-                                            state_of(msg.outcome.result), msg.outcome.reason, msg.outcome.bytes);
+                        r = run_checkpoint(o->opts.db, job->run_id, job->positions[msg.index], &msg.outcome);
                         if (r < 0)
                                 log_warning_errno(r, "Failed to checkpoint %s, ignoring: %m", job->items[msg.index].path);
                         o->files_done++;
@@ -206,7 +193,8 @@ static int on_msg(sd_event_source *s, int fd, uint32_t revents, void *userdata) 
                         } else if (msg.outcome.result == MOVE_SKIPPED || msg.outcome.result == MOVE_RETRY) {
                                 (void) optimizer_add_skip(o, job->items[msg.index].path, msg.outcome.reason);
                         }
-                        manager_emit_progress(m, o);
+                        if (o->opts.progress)
+                                o->opts.progress(o, o->opts.userdata);
                         break;
                 case MSG_JOB_DONE:
                         if (!job)
@@ -216,18 +204,17 @@ static int on_msg(sd_event_source *s, int fd, uint32_t revents, void *userdata) 
                         if (msg.error < 0) {
                                 o->failed = true;
                                 log_error_errno(msg.error, "Run %" PRIi64 " on %s failed: %m", job->run_id, job->mount);
-                                (void) db_run_finish(m->db, job->run_id, RUN_FAILED, 0, 0, 0);
+                                (void) run_finish(o->opts.db, job->run_id, msg.error, NULL);
                                 break;
                         }
-                        if (o->shutdown && msg.stats.cancelled) {
+                        if (o->pausing && msg.stats.cancelled) {
                                 log_info("Run %" PRIi64 " on %s stopped (shutdown or the machine got busy); it resumes later",
                                          job->run_id, job->mount);
                                 break;
                         }
                         o->cancelled = o->cancelled || msg.stats.cancelled;
                         o->out_of_space = o->out_of_space || msg.stats.out_of_space;
-                        r = db_run_finish(m->db, job->run_id, msg.stats.cancelled ? RUN_CANCELLED : RUN_DONE,
-                                          msg.stats.donor_runs, msg.stats.files_moved, msg.stats.bytes_moved);
+                        r = run_finish(o->opts.db, job->run_id, 0, &msg.stats);
                         if (r < 0)
                                 log_warning_errno(r, "Failed to record the end of run %" PRIi64 ": %m", job->run_id);
                         if (msg.stats.room_start != UINT64_MAX && msg.stats.room_cleared)
@@ -251,14 +238,21 @@ static int on_msg(sd_event_source *s, int fd, uint32_t revents, void *userdata) 
                 case MSG_ALL_DONE:
                         (void) pthread_join(o->thread, NULL);
                         o->thread_started = false;
-                        manager_optimizer_finished(m);    /* frees o */
-                        return 0;
+                        return 1;
                 }
         }
         return 0;
 }
 
-int optimizer_start(Manager *m, OptJob *jobs, size_t n_jobs, Optimizer **ret) {
+static int on_msg(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Optimizer *o = userdata;
+
+        if (process_msgs(o) > 0)
+                o->opts.finished(o, o->opts.userdata);  /* may free o */
+        return 0;
+}
+
+int optimizer_start(const OptimizerOptions *opts, OptJob *jobs, size_t n_jobs, Optimizer **ret) {
         _cleanup_(optimizer_freep) Optimizer *o = NULL;
         int r;
 
@@ -267,15 +261,15 @@ int optimizer_start(Manager *m, OptJob *jobs, size_t n_jobs, Optimizer **ret) {
                 opt_jobs_free(jobs, n_jobs);
                 return -ENOMEM;
         }
-        o->manager = m;
+        o->opts = *opts;
         o->jobs = jobs;
         o->n_jobs = n_jobs;
         o->pipe_fd[0] = o->pipe_fd[1] = -EBADF;
         o->id = n_jobs > 0 ? (uint64_t) jobs[0].run_id : 0;
-        o->rate_limit_bps = (uint64_t) m->config.rate_limit_mibps << 20;
-        o->make_room = m->config.make_room;
-        if (asprintf(&o->state_file, "%s/mb_stream_req.saved", m->state_dir) < 0)
+        o->state_file = strdup(opts->state_file);
+        if (!o->state_file)
                 return -ENOMEM;
+        o->opts.state_file = o->state_file;
         for (size_t j = 0; j < n_jobs; j++)
                 for (size_t i = 0; i < jobs[j].n_items; i++) {
                         o->files_total++;
@@ -286,7 +280,7 @@ int optimizer_start(Manager *m, OptJob *jobs, size_t n_jobs, Optimizer **ret) {
                 return -errno;
         if (fcntl(o->pipe_fd[0], F_SETFL, O_NONBLOCK) < 0)
                 return -errno;
-        r = sd_event_add_io(m->event, &o->source, o->pipe_fd[0], EPOLLIN, on_msg, o);
+        r = sd_event_add_io(opts->event, &o->source, o->pipe_fd[0], EPOLLIN, on_msg, o);
         if (r < 0)
                 return r;
         r = pthread_create(&o->thread, NULL, optimizer_thread, o);
@@ -298,29 +292,33 @@ int optimizer_start(Manager *m, OptJob *jobs, size_t n_jobs, Optimizer **ret) {
 }
 
 void optimizer_cancel(Optimizer *o) {
+        o->pausing = false;
         atomic_store(&o->cancel, true);
 }
 
+void optimizer_pause(Optimizer *o) {
+        o->pausing = true;
+        atomic_store(&o->cancel, true);
+}
+
+bool optimizer_pausing(const Optimizer *o) {
+        return o->pausing;
+}
+
 void optimizer_shutdown(Optimizer *o) {
-        Manager *m = o->manager;
         uint64_t deadline = now_usec(CLOCK_MONOTONIC) + 10 * USEC_PER_SEC;
 
-        o->shutdown = true;
-        atomic_store(&o->cancel, true);
+        optimizer_pause(o);
         /* The mover stops between files or 8 MiB steps; a step (or the fdatasync before it) can take
          * long on a busy disk. Wait a bounded time: a run left behind stays 'running' and resumes at the
          * next start, and the kernel finishes the ioctl in progress even if we exit under it. */
-        while (m->optimizer == o) {
-                (void) on_msg(NULL, o->pipe_fd[0], EPOLLIN, o);
-                if (m->optimizer != o)
-                        break;
+        while (process_msgs(o) == 0) {
                 if (now_usec(CLOCK_MONOTONIC) > deadline) {
                         log_warning("The mover did not stop within 10 s; leaving its run to be resumed at the next start");
                         o->abandoned = true;
-                        m->optimizer = NULL;
-                        optimizer_free(o);
-                        return;
+                        break;
                 }
                 usleep(10000);
         }
+        o->opts.finished(o, o->opts.userdata);
 }

@@ -7,9 +7,8 @@
 #include <stdint.h>
 #include <systemd/sd-event.h>
 
+#include "db.h"
 #include "mover.h"
-
-typedef struct Manager Manager;
 
 /* One filesystem's share of an optimization: a run in the database and its files, in layout order. */
 typedef struct OptJob {
@@ -31,10 +30,29 @@ typedef struct SkipEntry {
 
 void skip_entries_free(SkipEntry *l, size_t n);
 
+typedef struct Optimizer Optimizer;
+
+/* What the optimizer needs from its owner: the loop its messages arrive on, the run store its checkpoints
+ * go to, and two callbacks, both called from that loop. */
+typedef struct OptimizerOptions {
+        sd_event *event;
+        Db *db;
+        uint64_t rate_limit_bps;        /* 0: unlimited */
+        bool make_room;                 /* MoverOptions.make_room */
+        const char *state_file;         /* MoverOptions.state_file (copied) */
+        /* after each file's checkpoint */
+        void (*progress)(Optimizer *o, void *userdata);
+        /* once the worker is done with every job (or was given up by optimizer_shutdown()): the owner frees
+         * o here, or later, with optimizer_free() */
+        void (*finished)(Optimizer *o, void *userdata);
+        void *userdata;
+} OptimizerOptions;
+
 /* The optimization in progress: a worker thread runs the mover over each job; every finished file is
- * reported through a pipe to the main loop, which checkpoints it in the database and emits Progress. */
-typedef struct Optimizer {
-        Manager *manager;
+ * reported through a pipe to the main loop, which checkpoints it in the run store (run.h) and calls
+ * progress. Only this file writes the cancel and pause state. */
+struct Optimizer {
+        OptimizerOptions opts;
         OptJob *jobs;
         size_t n_jobs;
         uint64_t id;                    /* the first job's run id: what clients wait for */
@@ -43,8 +61,8 @@ typedef struct Optimizer {
         SkipEntry *skipped;
         size_t n_skipped;
         bool cancelled, out_of_space, failed;
-        bool shutdown;                  /* stopping for shutdown or an idle-policy pause: leave the runs to
-                                         * be resumed (remaining files stay pending) */
+        bool pausing;                   /* stopping for shutdown or an idle-policy pause: the runs stay to be
+                                         * resumed (remaining files pending) */
         bool abandoned;                 /* shutdown gave up waiting for the worker: don't join it */
 
         pthread_t thread;
@@ -52,22 +70,23 @@ typedef struct Optimizer {
         atomic_bool cancel;
         int pipe_fd[2];
         sd_event_source *source;
-        uint64_t rate_limit_bps;
-        bool make_room;
         char *state_file;
-} Optimizer;
+};
 
 Optimizer *optimizer_free(Optimizer *o);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Optimizer *, optimizer_free);
 
-/* Start the worker over the given jobs (taken over). */
-int optimizer_start(Manager *m, OptJob *jobs, size_t n_jobs, Optimizer **ret);
+/* Start the worker over the given jobs (taken over, also on failure). */
+int optimizer_start(const OptimizerOptions *opts, OptJob *jobs, size_t n_jobs, Optimizer **ret);
+/* Stop between files (within a second); the runs end "cancelled". Turns a pause under way into a cancel. */
 void optimizer_cancel(Optimizer *o);
-/* Daemon shutdown: stop the worker between files and process what it reports, leaving unfinished runs
- * marked running with their remaining files pending, so the next start resumes them. Frees o (through
- * manager_optimizer_finished()). */
+/* Stop between files, leaving the runs marked running with their remaining files pending, to be resumed:
+ * the idle policy's pause. */
+void optimizer_pause(Optimizer *o);
+bool optimizer_pausing(const Optimizer *o);
+/* Daemon shutdown: pause, and process what the worker reports until it is done (at most 10 s; then it is
+ * given up and left to process exit). finished is called before this returns. */
 void optimizer_shutdown(Optimizer *o);
 int optimizer_add_skip(Optimizer *o, const char *path, const char *reason);
 
 void opt_jobs_free(OptJob *jobs, size_t n);
-

@@ -15,7 +15,7 @@ const char *const opt_stmt_sql[_OPT_STMT_MAX] = {
                 "INSERT INTO run_files (run_id, position, file_id, size, mtime_ns, state) "
                 "VALUES (?1, ?2, ?3, ?4, ?5, 'pending')",
         [OPT_STMT_RUN_FILE_UPDATE] =
-                "UPDATE run_files SET state = ?3, reason = ?4, bytes = ?5 WHERE run_id = ?1 AND position = ?2",
+                "UPDATE run_files SET state = ?3, reason = ?4, bytes = ?5, why = ?6 WHERE run_id = ?1 AND position = ?2",
         [OPT_STMT_RUN_FINISH] =
                 "UPDATE runs SET state = ?2, finished = ?3, donor_runs = ?4, moved_files = ?5, moved_bytes = ?6 "
                 "WHERE id = ?1",
@@ -36,10 +36,10 @@ const char *const opt_stmt_sql[_OPT_STMT_MAX] = {
         [OPT_STMT_QUALITY_GET] =
                 "SELECT q.taken, q.files, q.extents, q.discontinuities, q.span, q.modeled_ms FROM quality q "
                 "JOIN profiles p ON p.id = q.profile_id WHERE p.name = ?1 AND q.which = ?2",
-        /* files whose newest run entry is a retry with this reason prefix, with their planned size/mtime */
+        /* files whose newest run entry is a retry for this reason, with their planned size/mtime */
         [OPT_STMT_RETRY_FILES] =
                 "SELECT " FILE_COLUMNS ", rf.size, rf.mtime_ns FROM files f JOIN run_files rf ON rf.file_id = f.id "
-                "WHERE rf.state = 'retry' AND substr(rf.reason, 1, length(?1)) = ?1 "
+                "WHERE rf.state = 'retry' AND rf.why = ?1 "
                 "AND rf.run_id = (SELECT MAX(run_id) FROM run_files r2 WHERE r2.file_id = f.id) ORDER BY f.id",
         [OPT_STMT_EXTENTS_DELETE] = "DELETE FROM extents_before WHERE file_id = ?1",
         [OPT_STMT_EXTENT_INSERT] =
@@ -132,8 +132,8 @@ int db_run_create(Db *db, uint64_t fsid, const char *mount, const int64_t *file_
         return 0;
 }
 
-int db_run_file_set(Db *db, int64_t run_id, size_t position, RunFileState state, const char *reason,
-                    uint64_t bytes) {
+int db_run_file_set(Db *db, int64_t run_id, size_t position, RunFileState state, MoveReason why,
+                    const char *reason, uint64_t bytes) {
         _cleanup_reset_ sqlite3_stmt *st = db_opt_stmt(db, OPT_STMT_RUN_FILE_UPDATE);
         const char *s = run_file_state_to_string(state);
         int r;
@@ -142,7 +142,8 @@ int db_run_file_set(Db *db, int64_t run_id, size_t position, RunFileState state,
                 return -EINVAL;
         if ((r = bind_i64(db, st, 1, run_id)) < 0 || (r = bind_i64(db, st, 2, (int64_t) position)) < 0 ||
             (r = bind_text(db, st, 3, s)) < 0 || (r = bind_text(db, st, 4, reason ?: "")) < 0 ||
-            (r = bind_i64(db, st, 5, (int64_t) bytes)) < 0)
+            (r = bind_i64(db, st, 5, (int64_t) bytes)) < 0 ||
+            (r = bind_text(db, st, 6, move_reason_to_string(why) ?: "")) < 0)
                 return r;
         r = db_step_done(db, st);
         if (r < 0)
@@ -378,13 +379,13 @@ int db_run_add_file(Db *db, int64_t run_id, size_t position, int64_t file_id, ui
         return db_step_done(db, st);
 }
 
-int db_retry_files(Db *db, const char *reason_prefix, DbFile **ret, size_t *ret_n) {
+int db_retry_files(Db *db, MoveReason why, DbFile **ret, size_t *ret_n) {
         _cleanup_reset_ sqlite3_stmt *st = db_opt_stmt(db, OPT_STMT_RETRY_FILES);
         DbFile *a = NULL;
         size_t n = 0, alloc = 0;
         int r;
 
-        r = bind_text(db, st, 1, reason_prefix);
+        r = bind_text(db, st, 1, move_reason_to_string(why));
         if (r < 0)
                 return r;
         while ((r = db_step(db, st)) > 0) {

@@ -111,6 +111,12 @@ static const char *const migrations[] = {
         "ALTER TABLE sessions ADD COLUMN uid INTEGER NOT NULL DEFAULT 0;"
         "ALTER TABLE profiles ADD COLUMN uid INTEGER;"
         "UPDATE profiles SET uid = 0 WHERE kind = 'boot';",
+
+        /* 3 -> 4: why a file was not moved, as a code (MoveReason's strings) beside the text shown: the
+         * early-boot pass's queue selects on it. Earlier rows of that queue (retry, "running executable"
+         * or "running executable or swap") get their code; no other code decides anything. */
+        "ALTER TABLE run_files ADD COLUMN why TEXT NOT NULL DEFAULT '';"
+        "UPDATE run_files SET why = 'running' WHERE state = 'retry' AND substr(reason, 1, 18) = 'running executable';",
 };
 
 typedef enum Stmt {

@@ -8,6 +8,7 @@
 
 #include "fid.h"
 #include "macro.h"
+#include "move-reason.h"
 
 /* The recorder's SQLite store. Only this module uses SQLite. It never logs: callers log.
  *
@@ -258,8 +259,8 @@ void db_run_infos_free(DbRunInfo *r, size_t n);
 int db_run_create(Db *db, uint64_t fsid, const char *mount, const int64_t *file_ids, const uint64_t *sizes,
                   const int64_t *mtimes, size_t n, int64_t *ret_run_id);
 /* Checkpoint one file. */
-int db_run_file_set(Db *db, int64_t run_id, size_t position, RunFileState state, const char *reason,
-                    uint64_t bytes);
+int db_run_file_set(Db *db, int64_t run_id, size_t position, RunFileState state, MoveReason why,
+                    const char *reason, uint64_t bytes);
 int db_run_finish(Db *db, int64_t run_id, RunState state, uint64_t donor_runs, uint64_t moved_files,
                   uint64_t moved_bytes);
 /* Runs still marked running (the daemon died during them): to resume. */
@@ -284,7 +285,7 @@ int db_extents_before_get(Db *db, int64_t file_id, uint64_t **ret_physical, uint
 
 /* One more file in a run (state pending; set it with db_run_file_set()). */
 int db_run_add_file(Db *db, int64_t run_id, size_t position, int64_t file_id, uint64_t size, int64_t mtime_ns);
-/* Files whose newest run entry is "retry" with a reason starting with reason_prefix (e.g. "running
- * executable"), for the early-boot pass. size and mtime_ns are the values when they were planned. */
-int db_retry_files(Db *db, const char *reason_prefix, DbFile **ret, size_t *ret_n);
+/* Files whose newest run entry is "retry" for this reason (MOVE_REASON_RUNNING: the early-boot pass's
+ * queue). size and mtime_ns are the values when they were planned. */
+int db_retry_files(Db *db, MoveReason why, DbFile **ret, size_t *ret_n);
 void db_files_free(DbFile *f, size_t n);
