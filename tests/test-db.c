@@ -224,7 +224,9 @@ static void test_store(const char *path) {
                 ASSERT_EQ(f->generation, e.generation);
                 ASSERT_EQ(f->mtime_ns, e.mtime_ns);
         }
-        /* Newest first, files in position order. */
+        /* Newest first (the session added last is the first), files in position order. */
+        ASSERT_EQ(in.session_ids[0], id);
+        ASSERT_TRUE(in.session_ids[1] < in.session_ids[0] && in.session_ids[2] < in.session_ids[1]);
         const unsigned expect[3][3] = { { 5, 6, 100 }, { 4, 5, 100 }, { 3, 4, 100 } };
         for (size_t s = 0; s < 3; s++) {
                 ASSERT_EQ(in.n_session_files[s], 3);

@@ -123,6 +123,7 @@ static int read_profile_name(sd_bus_message *message, const char *what, const ch
 static int method_get_profile(sd_bus_message *message, void *userdata, sd_bus_error *error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         Manager *m = userdata;
+        ProfileOptions o = manager_profile_options(m);
         DbProfileFile *f = NULL;
         ProfileKind kind;
         _cleanup_free_ char *name = NULL;
@@ -138,7 +139,7 @@ static int method_get_profile(sd_bus_message *message, void *userdata, sd_bus_er
                 return sd_bus_error_setf(error, SEEKLESS_ERROR_NO_SUCH_PROFILE, "No profile named '%s'.", shown);
         if (r < 0)
                 return reply_db_error(error, r, "read profile");
-        manager_refresh_paths(m, f, n);
+        profile_refresh_paths(f, n, &o);
 
         r = sd_bus_message_new_method_return(message, &reply);
         if (r >= 0)

@@ -20,8 +20,9 @@
 #include "fid-util.h"
 #include "log.h"
 #include "manager.h"
+#include "mount-fds.h"
 #include "proc-events.h"
-#include "rank.h"
+#include "profile.h"
 
 #define OPEN_BUFFER_SIZE (64 * 1024)
 /* Read at most this many buffers per wakeup, so the bus and timers are never starved during a storm. */
@@ -93,156 +94,48 @@ int manager_open_mount_fd(Manager *m, uint64_t fsid) {
         return fd < 0 ? -errno : fd;
 }
 
-/* One mount fd per filesystem for the duration of a save or merge (growable: every fd is closed). */
-typedef struct MountFds {
-        uint64_t *fsid;
-        int *fd;
-        size_t n;
-} MountFds;
-
-static int mount_fds_get(Manager *m, MountFds *c, uint64_t fsid) {
-        uint64_t *nf;
-        int *nd, fd;
-
-        for (size_t i = 0; i < c->n; i++)
-                if (c->fsid[i] == fsid)
-                        return c->fd[i];
-        fd = manager_open_mount_fd(m, fsid);
-        if (fd < 0)
-                return fd;
-        nf = reallocarray(c->fsid, c->n + 1, sizeof *nf);
-        if (nf)
-                c->fsid = nf;
-        nd = reallocarray(c->fd, c->n + 1, sizeof *nd);
-        if (nd)
-                c->fd = nd;
-        if (!nf || !nd) {
-                safe_close(fd);
-                return -ENOMEM;
-        }
-        c->fsid[c->n] = fsid;
-        c->fd[c->n++] = fd;
-        return fd;
+static int open_mount(uint64_t fsid, void *userdata) {
+        return manager_open_mount_fd(userdata, fsid);
 }
 
-static void mount_fds_done(MountFds *c) {
-        for (size_t i = 0; i < c->n; i++)
-                safe_close(c->fd[i]);
-        free(c->fsid);
-        free(c->fd);
-        *c = (MountFds) {};
+/* What happened to single files on their way into a profile (profile.c tells, the Manager logs). */
+static void on_profile_note(const ProfileNote *n, void *userdata) {
+        switch (n->kind) {
+        case PROFILE_NOTE_UNREACHABLE:
+                log_debug_errno(n->error, "Session file on filesystem %" PRIx64 " not reachable: %m", n->fsid);
+                break;
+        case PROFILE_NOTE_LEFT_OUT:
+                log_debug_errno(n->error, "Session file %zu not stored (%s): %m", n->index,
+                                n->error < 0 ? "unresolvable" : "no trusted path");
+                break;
+        case PROFILE_NOTE_DROPPED:
+                log_debug("%s: gone or replaced since it was recorded, dropping it from profiles", n->path);
+                break;
+        case PROFILE_NOTE_DROP_FAILED:
+                log_warning_errno(n->error, "Failed to delete file %s from the database, ignoring: %m", n->path);
+                break;
+        case PROFILE_NOTE_UPDATE_FAILED:
+                log_warning_errno(n->error, "Failed to update file %s in the database, ignoring: %m", n->path);
+                break;
+        default:
+                break;
+        }
 }
 
-void manager_refresh_paths(Manager *m, DbProfileFile *f, size_t n) {
-        MountFds fds = {};
-
-        for (size_t i = 0; i < n; i++) {
-                _cleanup_free_ char *path = NULL;
-                int fd = mount_fds_get(m, &fds, f[i].file.key.fsid);
-
-                if (fd >= 0 && file_key_resolve(fd, &f[i].file.key, NULL, &path) >= 0 && path &&
-                    !streq(path, f[i].file.path)) {
-                        free(f[i].file.path);
-                        f[i].file.path = TAKE_PTR(path);
-                }
-        }
-        mount_fds_done(&fds);
+ProfileOptions manager_profile_options(Manager *m) {
+        return (ProfileOptions) {
+                .keep_boots = m->config.keep_boots,
+                .keep_launches = m->config.keep_launches,
+                .min_launch_files = m->config.min_launch_files,
+                .boot_id = m->boot_id,
+                .open_mount = open_mount,
+                .note = on_profile_note,
+                .userdata = m,
+        };
 }
 
 int manager_refresh_counts(Manager *m) {
         return db_counts(m->db, &m->n_profiles, &m->n_sessions, &m->n_files);
-}
-
-static int cmp_int64(const void *a, const void *b) {
-        int64_t x = *(const int64_t *) a, y = *(const int64_t *) b;
-        return x < y ? -1 : x > y;
-}
-
-/* Re-merge a profile from its newest sessions. Files that vanished or changed identity are dropped from
- * the database first; files on filesystems not mounted right now are kept as they are (we can't check). */
-int manager_merge_profile(Manager *m, const char *profile, ProfileKind kind) {
-        _cleanup_(db_merge_input_free) DbMergeInput in = {};
-        _cleanup_free_ int64_t *dropped = NULL;
-        _cleanup_free_ RankSession *rs = NULL;
-        _cleanup_free_ RankResult *res = NULL;
-        _cleanup_free_ DbProfileEntry *entries = NULL;
-        int64_t **filtered = NULL;
-        MountFds fds = {};
-        size_t n_dropped = 0;
-        unsigned keep = kind == PROFILE_BOOT ? m->config.keep_boots : m->config.keep_launches;
-        int n, r;
-
-        r = db_load_merge_input(m->db, profile, keep, &in);
-        if (r < 0)
-                return r;
-
-        dropped = calloc(in.n_files + 1, sizeof *dropped);
-        if (!dropped)
-                return -ENOMEM;
-        for (size_t i = 0; i < in.n_files; i++) {
-                const DbFile *f = &in.files[i];
-                _cleanup_free_ char *path = NULL;
-                struct stat st;
-                int fd = mount_fds_get(m, &fds, f->key.fsid);
-
-                if (fd < 0)
-                        continue;
-                r = file_key_resolve(fd, &f->key, &st, &path);
-                if (r == -ESTALE || r == -EBADE) {
-                        log_debug("%s: gone or replaced since it was recorded, dropping it from profiles", f->path);
-                        r = db_delete_file(m->db, f->id);
-                        if (r < 0)
-                                log_warning_errno(r, "Failed to delete file %s from the database, ignoring: %m", f->path);
-                        dropped[n_dropped++] = f->id;
-                } else if (r >= 0 && ((path && !streq(path, f->path)) || (uint64_t) st.st_size != f->size)) {
-                        r = db_update_file(m->db, f->id, path ?: f->path, st.st_size,
-                                           (int64_t) st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec);
-                        if (r < 0)
-                                log_warning_errno(r, "Failed to update file %s in the database, ignoring: %m", path);
-                }
-        }
-        mount_fds_done(&fds);
-        qsort(dropped, n_dropped, sizeof *dropped, cmp_int64);
-
-        rs = calloc(in.n_sessions + 1, sizeof *rs);
-        filtered = calloc(in.n_sessions + 1, sizeof *filtered);
-        if (!rs || !filtered) {
-                free(filtered);
-                return -ENOMEM;
-        }
-        for (size_t s = 0; s < in.n_sessions; s++) {
-                size_t k = 0;
-                filtered[s] = calloc(in.n_session_files[s] + 1, sizeof(int64_t));
-                if (!filtered[s]) {
-                        r = -ENOMEM;
-                        goto finish;
-                }
-                for (size_t i = 0; i < in.n_session_files[s]; i++) {
-                        int64_t id = in.session_files[s][i];
-                        if (!bsearch(&id, dropped, n_dropped, sizeof id, cmp_int64))
-                                filtered[s][k++] = id;
-                }
-                rs[s] = (RankSession) { .file_ids = filtered[s], .n_files = k };
-        }
-
-        n = rank_merge(rs, in.n_sessions, &res);
-        if (n < 0) {
-                r = n;
-                goto finish;
-        }
-        entries = calloc((size_t) n + 1, sizeof *entries);
-        if (!entries) {
-                r = -ENOMEM;
-                goto finish;
-        }
-        for (int i = 0; i < n; i++)
-                entries[i] = (DbProfileEntry) { .file_id = res[i].file_id, .score = res[i].score, .seen = res[i].seen };
-        r = db_store_profile(m->db, profile, entries, (size_t) n);
-finish:
-        for (size_t s = 0; s < in.n_sessions; s++)
-                free(filtered[s]);
-        free(filtered);
-        return r;
 }
 
 static void launch_count_bump(Manager *m, const char *path);
@@ -280,84 +173,31 @@ static bool manager_evict_profiles(Manager *m, const char *profile) {
 }
 
 /* Resolve a session's files (path, size, type) and store it. Files that vanished before we got to them
- * (temporary files) and non-regular files are left out. */
-static int manager_save_session(Manager *m, Session *s) {
-        _cleanup_free_ DbSessionFile *files = NULL;
-        char **paths = NULL;
-        MountFds fds = {};
-        size_t n = 0;
-        unsigned keep;
+ * (temporary files) and non-regular files are left out. Returns 1 and the session's id when its profile is
+ * to be merged, 0 when there is nothing to merge. */
+static int manager_save_session(Manager *m, Session *s, int64_t *ret_id) {
+        _cleanup_(profile_session_files_done) ProfileSessionFiles files = {};
+        ProfileOptions o = manager_profile_options(m);
         int64_t id;
         int r;
 
-        files = calloc(s->n_files + 1, sizeof *files);
-        paths = calloc(s->n_files + 1, sizeof *paths);
-        if (!files || !paths) {
-                free(paths);
-                return -ENOMEM;
-        }
-
-        for (size_t i = 0; i < s->n_files; i++) {
-                const SessionFile *sf = &s->files[i];
-                struct stat st;
-                int fd = mount_fds_get(m, &fds, sf->key.fsid);
-
-                if (fd < 0) {
-                        log_debug_errno(fd, "Session file on filesystem %" PRIx64 " not reachable: %m", sf->key.fsid);
-                        continue;
-                }
-                r = file_key_resolve(fd, &sf->key, &st, &paths[n]);
-                if (r >= 0 && !paths[n] && sf->path)
-                        /* the kernel can't name it any more, but it could shortly after the read */
-                        paths[n] = strdup(sf->path);
-                if (r < 0 || !paths[n]) {
-                        /* gone, not a regular file, or no name we can trust */
-                        log_debug_errno(r, "Session file %zu not stored (%s): %m", i, r < 0 ? "unresolvable" : "no trusted path");
-                        continue;
-                }
-                files[n] = (DbSessionFile) {
-                        .key = sf->key,
-                        .dev = st.st_dev,
-                        .path = paths[n],
-                        .size = st.st_size,
-                        .mtime_ns = (int64_t) st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec,
-                        .offset_usec = sf->offset_usec,
-                };
-                file_key_ino_gen(&sf->key, &files[n].ino, &files[n].generation);
-                n++;
-        }
-        mount_fds_done(&fds);
-
-        if (s->kind == PROFILE_APP && n < m->config.min_launch_files) {
+        r = profile_resolve_session(s, &o, &files);
+        if (r < 0)
+                return r;
+        r = profile_store_session(m->db, s, &files, now_usec(CLOCK_MONOTONIC), &o, &id);
+        if (r == 0 && s->kind == PROFILE_APP) {
                 log_debug("Launch of %s touched %zu file(s), fewer than MinLaunchFiles=%u: not stored",
-                          s->profile, n, m->config.min_launch_files);
-                r = 0;
-                goto finish;
+                          s->profile, files.n, m->config.min_launch_files);
+                return 0;
         }
-        if (s->kind == PROFILE_BOOT && n == 0) {
+        if (r == 0) {
                 log_info("Boot session recorded no files: not stored");
-                r = 0;
-                goto finish;
+                return 0;
         }
-
-        keep = s->kind == PROFILE_BOOT ? m->config.keep_boots : m->config.keep_launches;
-        r = db_add_session(m->db, &(DbSession) {
-                        .profile = s->profile,
-                        .kind = s->kind,
-                        .boot_id = m->boot_id,
-                        .started_realtime_usec = s->start_realtime_usec,
-                        .duration_usec = now_usec(CLOCK_MONOTONIC) - s->start_usec,
-                        .complete = !s->incomplete,
-                        .uid = s->uid,
-                        .files = files,
-                        .n_files = n,
-                }, keep, &id);
-        if (r < 0) {
-                log_error_errno(r, "Failed to store the %s session of %s (%zu files): %m",
-                                profile_kind_to_string(s->kind), s->profile, n);
-                goto finish;
-        }
-        log_info("Recorded %s session of %s: %zu files%s", profile_kind_to_string(s->kind), s->profile, n,
+        if (r < 0)
+                return log_error_errno(r, "Failed to store the %s session of %s (%zu files): %m",
+                                       profile_kind_to_string(s->kind), s->profile, files.n);
+        log_info("Recorded %s session of %s: %zu files%s", profile_kind_to_string(s->kind), s->profile, files.n,
                  s->incomplete ? " (incomplete)" : "");
         if (s->full)
                 log_info("The %s session of %s reached MaxSessionFiles=%zu: later files were left out, stored as incomplete",
@@ -367,11 +207,8 @@ static int manager_save_session(Manager *m, Session *s) {
         /* nothing to merge when the profile itself went */
         r = manager_evict_profiles(m, s->profile) ? 0 : 1;
         (void) manager_refresh_counts(m);
-        manager_emit_session_recorded(m, id, s->kind, (unsigned) n);
-finish:
-        for (size_t i = 0; i < s->n_files && paths; i++)
-                free(paths[i]);
-        free(paths);
+        manager_emit_session_recorded(m, id, s->kind, (unsigned) files.n);
+        *ret_id = id;
         return r;
 }
 
@@ -398,16 +235,19 @@ static void manager_end_session(Manager *m, Session *s) {
                         }
         _cleanup_free_ char *profile = strdup(s->profile);
         ProfileKind kind = s->kind;
+        int64_t id = 0;
         int r;
 
         pidmap_flush(&m->pidmap);
-        r = manager_save_session(m, s);
+        r = manager_save_session(m, s, &id);
         /* Free the session (and the resolved file list, freed inside) before merging, so that a big
          * boot's recording and the merge input are never in memory at the same time. */
         session_free(s);
         (void) malloc_trim(0);
         if (r > 0 && profile) {
-                r = manager_merge_profile(m, profile, kind);
+                ProfileOptions o = manager_profile_options(m);
+
+                r = profile_merge(m->db, profile, kind, id, &o);
                 if (r < 0)
                         log_warning_errno(r, "Failed to merge profile %s, keeping its previous order: %m", profile);
         }
@@ -622,7 +462,7 @@ static bool session_resolve_some(Manager *m, Session *s, MountFds *fds, size_t *
         for (; s->n_resolved < s->n_files && *budget > 0; s->n_resolved++, (*budget)--) {
                 SessionFile *sf = &s->files[s->n_resolved];
                 _cleanup_close_ int pfd = -EBADF, fd = -EBADF;
-                int mfd = mount_fds_get(m, fds, sf->key.fsid);
+                int mfd = mount_fds_get(fds, sf->key.fsid);
                 struct stat st;
                 char proc[64];
 
@@ -631,8 +471,8 @@ static bool session_resolve_some(Manager *m, Session *s, MountFds *fds, size_t *
                 pfd = file_key_open(mfd, &sf->key, O_PATH);
                 if (pfd < 0 || fstat(pfd, &st) < 0 || !S_ISREG(st.st_mode))
                         continue;
-                if (!sf->path)  /* the boot collector's files come named */
-                        (void) file_key_resolve(mfd, &sf->key, NULL, &sf->path);
+                if (!sf->path && st.st_nlink > 0)  /* the boot collector's files come named */
+                        (void) fd_get_verified_path(pfd, &sf->path);
                 if (s->kind != PROFILE_BOOT || m->launches || m->ignore_failures >= 16)
                         continue;
                 /* a real (not O_PATH) fd for fanotify_mark; regular files only, so opening is harmless */
@@ -647,7 +487,7 @@ static bool session_resolve_some(Manager *m, Session *s, MountFds *fds, size_t *
 
 static int on_resolve(sd_event_source *source, void *userdata) {
         Manager *m = userdata;
-        MountFds fds = {};
+        _cleanup_(mount_fds_done) MountFds fds = { .open = open_mount, .userdata = m };
         size_t budget = RESOLVE_CHUNK;
         bool more = false;
 
@@ -655,7 +495,6 @@ static int on_resolve(sd_event_source *source, void *userdata) {
                 more = session_resolve_some(m, m->boot, &fds, &budget) || more;
         for (Session *s = m->launches; s; s = s->next)
                 more = session_resolve_some(m, s, &fds, &budget) || more;
-        mount_fds_done(&fds);
         if (!more)
                 (void) sd_event_source_set_enabled(source, SD_EVENT_OFF);
         return 0;

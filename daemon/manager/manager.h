@@ -12,6 +12,7 @@
 #include "pidmap.h"
 #include "optimizer.h"
 #include "planner.h"
+#include "profile.h"
 #include "recorder.h"
 #include "session.h"
 #include "time-util.h"
@@ -101,16 +102,14 @@ void manager_flush(Manager *m);
 void manager_boot_finished(Manager *m, uint64_t finish_usec);
 
 int manager_refresh_counts(Manager *m);
-/* Each file under its name now: one renamed since it was recorded is shown under the new name (the
- * database learns it at the profile's next merge). */
-void manager_refresh_paths(Manager *m, DbProfileFile *f, size_t n);
+/* profile.c's options from the configuration, with the watched filesystems and the Manager's log. */
+ProfileOptions manager_profile_options(Manager *m);
 char *manager_status_text(Manager *m);
 void manager_notify_status(Manager *m);
 
 /* SIGHUP: read the configuration again (same files, same warnings). The new values apply from the next
  * time each is read: a window or a run under way keeps what it started with. */
 int manager_reload_config(Manager *m);
-int manager_merge_profile(Manager *m, const char *profile, ProfileKind kind);
 int manager_open_mount_fd(Manager *m, uint64_t fsid);
 
 /* manager-bus.c */

@@ -922,6 +922,7 @@ void db_merge_input_free(DbMergeInput *in) {
                         free(in->session_files[i]);
         free(in->session_files);
         free(in->n_session_files);
+        free(in->session_ids);
         for (size_t i = 0; i < in->n_files; i++)
                 db_file_done(in->files + i);
         free(in->files);
@@ -955,12 +956,13 @@ static int merge_load_sessions(Db *db, int64_t profile_id, unsigned keep, DbMerg
         if (!in->session_files || !in->n_session_files)
                 return -ENOMEM;
         in->n_sessions = n;
+        in->session_ids = TAKE_PTR(ids);
 
         for (size_t i = 0; i < n; i++) {
                 _cleanup_reset_ sqlite3_stmt *st = db_stmt(db, STMT_MERGE_SESSION_FILES);
                 size_t m = 0, m_alloc = 0;
 
-                r = bind_i64(db, st, 1, ids[i]);
+                r = bind_i64(db, st, 1, in->session_ids[i]);
                 if (r < 0)
                         return r;
 

@@ -105,6 +105,7 @@ typedef struct DbFile {
  * position order, and the distinct files they reference. */
 typedef struct DbMergeInput {
         size_t n_sessions;
+        int64_t *session_ids;      /* newest (highest id) first */
         int64_t **session_files;   /* session_files[i] has n_session_files[i] file ids */
         size_t *n_session_files;
         DbFile *files;

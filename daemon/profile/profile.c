@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "fid-util.h"
+#include "macro.h"
+#include "profile.h"
+#include "rank.h"
+
+static void note(const ProfileOptions *o, ProfileNote n) {
+        if (o->note)
+                o->note(&n, o->userdata);
+}
+
+static unsigned keep_of(const ProfileOptions *o, ProfileKind kind) {
+        return kind == PROFILE_BOOT ? o->keep_boots : o->keep_launches;
+}
+
+static int64_t mtime_ns(const struct stat *st) {
+        return (int64_t) st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec;
+}
+
+static int cmp_int64(const void *a, const void *b) {
+        int64_t x = *(const int64_t *) a, y = *(const int64_t *) b;
+
+        return x < y ? -1 : x > y;
+}
+
+static bool sorted_contains(const int64_t *ids, size_t n, int64_t id) {
+        return n > 0 && bsearch(&id, ids, n, sizeof id, cmp_int64);
+}
+
+void profile_session_files_done(ProfileSessionFiles *f) {
+        for (size_t i = 0; i < f->n; i++)
+                free(f->paths[i]);
+        free(f->paths);
+        free(f->files);
+        *f = (ProfileSessionFiles) {};
+}
+
+int profile_resolve_session(const Session *s, const ProfileOptions *o, ProfileSessionFiles *ret) {
+        _cleanup_(profile_session_files_done) ProfileSessionFiles out = {};
+        _cleanup_(mount_fds_done) MountFds fds = { .open = o->open_mount, .userdata = o->userdata };
+
+        out.files = calloc(s->n_files + 1, sizeof *out.files);
+        out.paths = calloc(s->n_files + 1, sizeof *out.paths);
+        if (!out.files || !out.paths)
+                return -ENOMEM;
+
+        for (size_t i = 0; i < s->n_files; i++) {
+                const SessionFile *sf = &s->files[i];
+                _cleanup_free_ char *path = NULL;
+                struct stat st;
+                int fd = mount_fds_get(&fds, sf->key.fsid), r;
+
+                if (fd < 0) {
+                        note(o, (ProfileNote) { .kind = PROFILE_NOTE_UNREACHABLE, .fsid = sf->key.fsid,
+                                                .error = fd });
+                        continue;
+                }
+                r = file_key_resolve(fd, &sf->key, &st, &path);
+                if (r >= 0 && !path && sf->path)
+                        /* the kernel can't name it any more, but it could shortly after the read */
+                        path = strdup(sf->path);
+                if (r < 0 || !path) {
+                        /* gone, not a regular file, or no name we can trust */
+                        note(o, (ProfileNote) { .kind = PROFILE_NOTE_LEFT_OUT, .index = i, .error = r });
+                        continue;
+                }
+                out.files[out.n] = (DbSessionFile) {
+                        .key = sf->key,
+                        .dev = st.st_dev,
+                        .path = path,
+                        .size = st.st_size,
+                        .mtime_ns = mtime_ns(&st),
+                        .offset_usec = sf->offset_usec,
+                };
+                file_key_ino_gen(&sf->key, &out.files[out.n].ino, &out.files[out.n].generation);
+                out.paths[out.n++] = TAKE_PTR(path);
+        }
+
+        *ret = out;
+        out = (ProfileSessionFiles) {};
+        return 0;
+}
+
+int profile_store_session(Db *db, const Session *s, const ProfileSessionFiles *f, uint64_t now_usec,
+                          const ProfileOptions *o, int64_t *ret_session_id) {
+        int64_t id;
+        int r;
+
+        if (s->kind == PROFILE_APP && f->n < o->min_launch_files)
+                return 0;
+        if (s->kind == PROFILE_BOOT && f->n == 0)
+                return 0;
+
+        r = db_add_session(db, &(DbSession) {
+                        .profile = s->profile,
+                        .kind = s->kind,
+                        .boot_id = o->boot_id,
+                        .started_realtime_usec = s->start_realtime_usec,
+                        .duration_usec = now_usec - s->start_usec,
+                        .complete = !s->incomplete,
+                        .uid = s->uid,
+                        .files = f->files,
+                        .n_files = f->n,
+                }, keep_of(o, s->kind), &id);
+        if (r < 0)
+                return r;
+        *ret_session_id = id;
+        return 1;
+}
+
+/* Checks each file of the merge input by its handle but those of the fresh session (sorted ids): deletes
+ * the vanished ones from the database, their ids going to *ret_dropped (sorted), and updates the renamed
+ * or resized ones. */
+static int merge_check_files(Db *db, const DbMergeInput *in, const int64_t *fresh, size_t n_fresh,
+                             const ProfileOptions *o, int64_t **ret_dropped, size_t *ret_n_dropped) {
+        _cleanup_(mount_fds_done) MountFds fds = { .open = o->open_mount, .userdata = o->userdata };
+        _cleanup_free_ int64_t *dropped = NULL;
+        size_t n_dropped = 0;
+
+        dropped = calloc(in->n_files + 1, sizeof *dropped);
+        if (!dropped)
+                return -ENOMEM;
+        for (size_t i = 0; i < in->n_files; i++) {
+                const DbFile *f = &in->files[i];
+                _cleanup_free_ char *path = NULL;
+                struct stat st;
+                int fd, r;
+
+                if (sorted_contains(fresh, n_fresh, f->id))
+                        continue;
+                fd = mount_fds_get(&fds, f->key.fsid);
+                if (fd < 0)
+                        continue;
+                r = file_key_resolve(fd, &f->key, &st, &path);
+                if (r == -ESTALE || r == -EBADE) {
+                        note(o, (ProfileNote) { .kind = PROFILE_NOTE_DROPPED, .path = f->path });
+                        r = db_delete_file(db, f->id);
+                        if (r < 0)
+                                note(o, (ProfileNote) { .kind = PROFILE_NOTE_DROP_FAILED, .path = f->path,
+                                                        .error = r });
+                        dropped[n_dropped++] = f->id;
+                } else if (r >= 0 && ((path && !streq(path, f->path)) || (uint64_t) st.st_size != f->size)) {
+                        r = db_update_file(db, f->id, path ?: f->path, st.st_size, mtime_ns(&st));
+                        if (r < 0)
+                                note(o, (ProfileNote) { .kind = PROFILE_NOTE_UPDATE_FAILED, .path = path,
+                                                        .error = r });
+                }
+        }
+        qsort(dropped, n_dropped, sizeof *dropped, cmp_int64);
+        *ret_dropped = TAKE_PTR(dropped);
+        *ret_n_dropped = n_dropped;
+        return 0;
+}
+
+int profile_merge(Db *db, const char *profile, ProfileKind kind, int64_t fresh_session_id,
+                  const ProfileOptions *o) {
+        _cleanup_(db_merge_input_free) DbMergeInput in = {};
+        _cleanup_free_ int64_t *fresh = NULL, *dropped = NULL, *kept = NULL;
+        _cleanup_free_ RankSession *rs = NULL;
+        _cleanup_free_ RankResult *res = NULL;
+        _cleanup_free_ DbProfileEntry *entries = NULL;
+        size_t n_fresh = 0, n_dropped = 0, n_all = 0, k = 0;
+        int n, r;
+
+        r = db_load_merge_input(db, profile, keep_of(o, kind), &in);
+        if (r < 0)
+                return r;
+
+        /* The newest session is the one just stored: its files were opened by their handles a moment ago. */
+        if (fresh_session_id > 0 && in.n_sessions > 0 && in.session_ids[0] == fresh_session_id) {
+                n_fresh = in.n_session_files[0];
+                fresh = calloc(n_fresh + 1, sizeof *fresh);
+                if (!fresh)
+                        return -ENOMEM;
+                memcpy(fresh, in.session_files[0], n_fresh * sizeof *fresh);
+                qsort(fresh, n_fresh, sizeof *fresh, cmp_int64);
+        }
+        r = merge_check_files(db, &in, fresh, n_fresh, o, &dropped, &n_dropped);
+        if (r < 0)
+                return r;
+
+        /* Every session without the dropped files, all in one array. */
+        for (size_t s = 0; s < in.n_sessions; s++)
+                n_all += in.n_session_files[s];
+        rs = calloc(in.n_sessions + 1, sizeof *rs);
+        kept = calloc(n_all + 1, sizeof *kept);
+        if (!rs || !kept)
+                return -ENOMEM;
+        for (size_t s = 0; s < in.n_sessions; s++) {
+                rs[s].file_ids = kept + k;
+                for (size_t i = 0; i < in.n_session_files[s]; i++)
+                        if (!sorted_contains(dropped, n_dropped, in.session_files[s][i]))
+                                kept[k++] = in.session_files[s][i];
+                rs[s].n_files = (size_t) (kept + k - rs[s].file_ids);
+        }
+
+        n = rank_merge(rs, in.n_sessions, &res);
+        if (n < 0)
+                return n;
+        entries = calloc((size_t) n + 1, sizeof *entries);
+        if (!entries)
+                return -ENOMEM;
+        for (int i = 0; i < n; i++)
+                entries[i] = (DbProfileEntry) { .file_id = res[i].file_id, .score = res[i].score,
+                                                .seen = res[i].seen };
+        return db_store_profile(db, profile, entries, (size_t) n);
+}
+
+void profile_refresh_paths(DbProfileFile *f, size_t n, const ProfileOptions *o) {
+        _cleanup_(mount_fds_done) MountFds fds = { .open = o->open_mount, .userdata = o->userdata };
+
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_free_ char *path = NULL;
+                int fd = mount_fds_get(&fds, f[i].file.key.fsid);
+
+                if (fd >= 0 && file_key_resolve(fd, &f[i].file.key, NULL, &path) >= 0 && path &&
+                    !streq(path, f[i].file.path)) {
+                        free(f[i].file.path);
+                        f[i].file.path = TAKE_PTR(path);
+                }
+        }
+}

@@ -1,0 +1,417 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* A session's way into its profile (profile.c) with real files: sessions recorded by the files' handles in a
+ * scratch directory, stored in an SQLite database, merged; files deleted, renamed and left out on the way.
+ * Needs CAP_DAC_READ_SEARCH (open_by_handle_at) and a filesystem with file handles; skips otherwise. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "db.h"
+#include "fid-util.h"
+#include "macro.h"
+#include "mounts.h"
+#include "profile.h"
+#include "session.h"
+#include "test-scratch.h"
+#include "test-util.h"
+
+#define BOOT_ID "0123456789abcdef0123456789abcdef"
+#define APP "/usr/bin/app"
+
+static char dir[256];
+static uint64_t dir_fsid;
+static unsigned mount_opens;
+static unsigned notes[_PROFILE_NOTE_MAX];
+static char last_dropped[512];
+
+static void cleanup(void) {
+        char cmd[512];
+
+        if (!dir[0])
+                return;
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+        if (system(cmd) != 0)
+                fprintf(stderr, "cleanup: %s failed\n", cmd);
+        dir[0] = 0;
+}
+
+static int open_mount(uint64_t fsid, void *userdata) {
+        int fd;
+
+        if (fsid != dir_fsid)
+                return -ENODEV;
+        mount_opens++;
+        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        return fd < 0 ? -errno : fd;
+}
+
+static void on_note(const ProfileNote *n, void *userdata) {
+        ASSERT_TRUE(n->kind >= 0 && n->kind < _PROFILE_NOTE_MAX);
+        notes[n->kind]++;
+        if (n->kind == PROFILE_NOTE_DROPPED)
+                snprintf(last_dropped, sizeof last_dropped, "%s", n->path);
+}
+
+static ProfileOptions options(void) {
+        return (ProfileOptions) {
+                .keep_boots = 3,
+                .keep_launches = 3,
+                .boot_id = BOOT_ID,
+                .open_mount = open_mount,
+                .note = on_note,
+        };
+}
+
+static void make_file(const char *name, size_t size) {
+        _cleanup_free_ char *data = malloc(size + 1);
+
+        ASSERT_TRUE(data);
+        memset(data, 'x', size);
+        data[size] = 0;
+        test_write_file(test_path(dir, name), data);
+}
+
+static FileKey key_of(const char *name) {
+        _cleanup_close_ int fd = open(test_path(dir, name), O_RDONLY | O_CLOEXEC);
+        FileKey k;
+
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_OK(file_key_from_fd(fd, &k));
+        return k;
+}
+
+/* A session of profile that read the named files (NULL-terminated) in that order. */
+static Session *session_of(ProfileKind kind, const char *profile, size_t max_files, const char *const *names) {
+        Session *s = NULL;
+
+        ASSERT_OK(session_new(kind, profile, 1000, 10 * USEC_PER_SEC, &s));
+        s->uid = kind == PROFILE_BOOT ? 0 : 1000;
+        s->max_files = max_files;
+        for (size_t i = 0; names[i]; i++) {
+                FileKey k = key_of(names[i]);
+                ASSERT_OK(session_add(s, &k, 1000 + i));
+        }
+        return s;
+}
+
+/* Resolves and stores the session as the daemon does. Returns its id, 0 when it was not stored. */
+static int64_t store(Db *db, Session *s, const ProfileOptions *o) {
+        _cleanup_(profile_session_files_done) ProfileSessionFiles f = {};
+        int64_t id = 0;
+        int r;
+
+        ASSERT_OK(profile_resolve_session(s, o, &f));
+        r = profile_store_session(db, s, &f, 5000, o, &id);
+        ASSERT_OK(r);
+        ASSERT_TRUE(r == 0 || id > 0);
+        return r > 0 ? id : 0;
+}
+
+/* Records, stores and merges one session of profile; returns the session's id. */
+static int64_t record(Db *db, ProfileKind kind, const char *profile, const char *const *names) {
+        _cleanup_(session_freep) Session *s = session_of(kind, profile, 0, names);
+        ProfileOptions o = options();
+        int64_t id = store(db, s, &o);
+
+        ASSERT_TRUE(id > 0);
+        ASSERT_OK(profile_merge(db, profile, kind, id, &o));
+        return id;
+}
+
+/* The profile's files, by name in the scratch directory, joined with spaces: "b a c". */
+static const char *profile_names(Db *db, const char *profile, bool refresh) {
+        static char buf[1024];
+        DbProfileFile *f = NULL;
+        ProfileKind kind;
+        ProfileOptions o = options();
+        size_t n = 0, len = strlen(dir);
+
+        ASSERT_OK(db_get_profile(db, profile, &kind, &f, &n));
+        if (refresh)
+                profile_refresh_paths(f, n, &o);
+        buf[0] = 0;
+        for (size_t i = 0; i < n; i++) {
+                ASSERT_TRUE(strncmp(f[i].file.path, dir, len) == 0 && f[i].file.path[len] == '/');
+                snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%s%s", i ? " " : "",
+                         f[i].file.path + len + 1);
+        }
+        db_profile_files_free(f, n);
+        return buf;
+}
+
+static unsigned n_files_in_db(Db *db) {
+        unsigned p, s, f;
+
+        ASSERT_OK(db_counts(db, &p, &s, &f));
+        return f;
+}
+
+#define NAMES(...) ((const char *const[]) { __VA_ARGS__, NULL })
+
+TEST(merged_order) {
+        _cleanup_(db_freep) Db *db = NULL;
+
+        ASSERT_OK(db_open(":memory:", &db));
+        make_file("a", 100);
+        make_file("b", 200);
+        make_file("c", 300);
+        make_file("d", 400);
+        /* rank.c's three-session scenario: the two older sessions agree on a before c, the newest does not. */
+        record(db, PROFILE_APP, APP, NAMES("a", "b", "c", "d"));
+        ASSERT_STREQ(profile_names(db, APP, false), "a b c d");
+        record(db, PROFILE_APP, APP, NAMES("b", "a", "c", "d"));
+        record(db, PROFILE_APP, APP, NAMES("b", "c", "a", "d"));
+        ASSERT_STREQ(profile_names(db, APP, false), "b a c d");
+
+        /* Sizes as they were when the session was stored. */
+        DbProfileFile *f = NULL;
+        ProfileKind kind;
+        size_t n = 0;
+        ASSERT_OK(db_get_profile(db, APP, &kind, &f, &n));
+        ASSERT_EQ(kind, PROFILE_APP);
+        ASSERT_EQ(n, 4);
+        ASSERT_EQ(f[0].file.size, 200);
+        ASSERT_EQ(f[0].seen, 3);
+        db_profile_files_free(f, n);
+
+        /* The boot profile is merged from its own sessions. */
+        record(db, PROFILE_BOOT, "boot", NAMES("d", "a"));
+        ASSERT_STREQ(profile_names(db, "boot", false), "d a");
+        ASSERT_STREQ(profile_names(db, APP, false), "b a c d");
+}
+
+TEST(fresh_session_not_opened_again) {
+        _cleanup_(db_freep) Db *db = NULL;
+        _cleanup_(session_freep) Session *s = NULL;
+        ProfileOptions o = options();
+        int64_t id;
+
+        ASSERT_OK(db_open(":memory:", &db));
+        make_file("a", 100);
+        make_file("b", 200);
+        s = session_of(PROFILE_APP, APP, 0, NAMES("a", "b"));
+        id = store(db, s, &o);
+        ASSERT_TRUE(id > 0);
+        /* Every file of the profile is in the session just stored: the merge opens nothing. */
+        mount_opens = 0;
+        ASSERT_OK(profile_merge(db, APP, PROFILE_APP, id, &o));
+        ASSERT_EQ(mount_opens, 0);
+        ASSERT_STREQ(profile_names(db, APP, false), "a b");
+        /* Without a fresh session, it checks them. */
+        ASSERT_OK(profile_merge(db, APP, PROFILE_APP, 0, &o));
+        ASSERT_EQ(mount_opens, 1);
+}
+
+TEST(vanished_dropped) {
+        _cleanup_(db_freep) Db *db = NULL;
+        ProfileOptions o = options();
+
+        ASSERT_OK(db_open(":memory:", &db));
+        make_file("a", 100);
+        make_file("b", 200);
+        make_file("c", 300);
+        record(db, PROFILE_APP, APP, NAMES("a", "b", "c"));
+        ASSERT_EQ(n_files_in_db(db), 3);
+
+        /* b goes; the next session does not read it, and its merge checks the older session's files. */
+        ASSERT_EQ(unlink(test_path(dir, "b")), 0);
+        memset(notes, 0, sizeof notes);
+        record(db, PROFILE_APP, APP, NAMES("a", "c"));
+        ASSERT_STREQ(profile_names(db, APP, false), "a c");
+        ASSERT_EQ(n_files_in_db(db), 2);
+        ASSERT_EQ(notes[PROFILE_NOTE_DROPPED], 1);
+        ASSERT_STREQ(last_dropped, test_path(dir, "b"));
+        ASSERT_EQ(notes[PROFILE_NOTE_DROP_FAILED], 0);
+
+        /* Replaced by another file of the same name: the recorded one is gone just the same. */
+        make_file("b", 200);
+        record(db, PROFILE_APP, APP, NAMES("b", "c"));
+        /* a and the new b both first (score 0), a by its lower file id */
+        ASSERT_STREQ(profile_names(db, APP, false), "a b c");
+        ASSERT_EQ(unlink(test_path(dir, "c")), 0);
+        make_file("c", 300);
+        ASSERT_OK(profile_merge(db, APP, PROFILE_APP, 0, &o));
+        ASSERT_STREQ(profile_names(db, APP, false), "a b");
+        ASSERT_EQ(n_files_in_db(db), 2);
+}
+
+TEST(renamed_updated) {
+        _cleanup_(db_freep) Db *db = NULL;
+        ProfileOptions o = options();
+
+        ASSERT_OK(db_open(":memory:", &db));
+        make_file("a", 100);
+        make_file("b", 200);
+        record(db, PROFILE_APP, APP, NAMES("a", "b"));
+        ASSERT_EQ(rename(test_path(dir, "a"), test_path(dir, "a2")), 0);
+        /* Shown under its new name at once, stored under it at the next merge. */
+        ASSERT_STREQ(profile_names(db, APP, false), "a b");
+        ASSERT_STREQ(profile_names(db, APP, true), "a2 b");
+        ASSERT_OK(profile_merge(db, APP, PROFILE_APP, 0, &o));
+        ASSERT_STREQ(profile_names(db, APP, false), "a2 b");
+
+        /* Grown, then renamed again while a session that does not read it is stored: its merge learns it. */
+        make_file("a2", 4096);
+        ASSERT_EQ(rename(test_path(dir, "a2"), test_path(dir, "a3")), 0);
+        record(db, PROFILE_APP, APP, NAMES("b"));
+        ASSERT_STREQ(profile_names(db, APP, false), "a3 b");
+        DbProfileFile *f = NULL;
+        ProfileKind kind;
+        size_t n = 0;
+        ASSERT_OK(db_get_profile(db, APP, &kind, &f, &n));
+        ASSERT_EQ(n, 2);
+        ASSERT_EQ(f[0].file.size, 4096);
+        db_profile_files_free(f, n);
+}
+
+TEST(min_launch_files) {
+        _cleanup_(db_freep) Db *db = NULL;
+        ProfileOptions o = options();
+        ProfileKind kind;
+        DbProfileFile *f = NULL;
+        size_t n = 0;
+
+        o.min_launch_files = 3;
+        ASSERT_OK(db_open(":memory:", &db));
+        make_file("a", 100);
+        make_file("b", 200);
+        make_file("c", 300);
+        make_file("tmp", 10);
+        {
+                _cleanup_(session_freep) Session *s = session_of(PROFILE_APP, APP, 0, NAMES("a", "b"));
+                ASSERT_EQ(store(db, s, &o), 0);
+        }
+        /* Three read, but one was a temporary file, gone by the end: two count. */
+        {
+                _cleanup_(session_freep) Session *s = session_of(PROFILE_APP, APP, 0, NAMES("a", "tmp", "b"));
+                ASSERT_EQ(unlink(test_path(dir, "tmp")), 0);
+                memset(notes, 0, sizeof notes);
+                ASSERT_EQ(store(db, s, &o), 0);
+                ASSERT_EQ(notes[PROFILE_NOTE_LEFT_OUT], 1);
+        }
+        ASSERT_ERROR(db_get_profile(db, APP, &kind, &f, &n), ENOENT);
+        {
+                _cleanup_(session_freep) Session *s = session_of(PROFILE_APP, APP, 0, NAMES("a", "b", "c"));
+                ASSERT_TRUE(store(db, s, &o) > 0);
+        }
+        /* Not for the boot, which is stored with any file, but not with none. */
+        make_file("tmp", 10);
+        {
+                _cleanup_(session_freep) Session *s = session_of(PROFILE_BOOT, "boot", 0, NAMES("tmp"));
+                ASSERT_EQ(unlink(test_path(dir, "tmp")), 0);
+                ASSERT_EQ(store(db, s, &o), 0);
+        }
+        ASSERT_ERROR(db_get_profile(db, "boot", &kind, &f, &n), ENOENT);
+        {
+                _cleanup_(session_freep) Session *s = session_of(PROFILE_BOOT, "boot", 0, NAMES("a"));
+                ASSERT_TRUE(store(db, s, &o) > 0);
+        }
+}
+
+TEST(max_session_files) {
+        _cleanup_(db_freep) Db *db = NULL;
+        _cleanup_(session_freep) Session *s = NULL;
+        ProfileOptions o = options();
+        DbSessionInfo *l = NULL;
+        size_t n = 0;
+
+        ASSERT_OK(db_open(":memory:", &db));
+        make_file("a", 100);
+        make_file("b", 200);
+        make_file("c", 300);
+        make_file("d", 400);
+        s = session_of(PROFILE_APP, APP, 2, NAMES("a", "b", "c", "d"));
+        ASSERT_EQ(s->n_files, 2);
+        ASSERT_TRUE(s->full);
+        ASSERT_TRUE(store(db, s, &o) > 0);
+        ASSERT_OK(db_list_sessions(db, &l, &n));
+        ASSERT_EQ(n, 1);
+        ASSERT_EQ(l[0].n_files, 2);
+        ASSERT_TRUE(!l[0].complete);
+        ASSERT_STREQ(l[0].boot_id, BOOT_ID);
+        ASSERT_EQ(l[0].uid, 1000);
+        db_session_infos_free(l, n);
+        ASSERT_OK(profile_merge(db, APP, PROFILE_APP, 0, &o));
+        ASSERT_STREQ(profile_names(db, APP, false), "a b");
+}
+
+TEST(left_out) {
+        _cleanup_(db_freep) Db *db = NULL;
+        _cleanup_(session_freep) Session *s = NULL;
+        ProfileOptions o = options();
+        FileKey elsewhere, sub;
+
+        ASSERT_OK(db_open(":memory:", &db));
+        make_file("a", 100);
+        make_file("b", 200);
+        ASSERT_EQ(mkdir(test_path(dir, "sub"), 0755), 0);
+        sub = key_of("sub");
+        elsewhere = key_of("b");
+        elsewhere.fsid ^= 1;   /* a filesystem that is not mounted */
+        s = session_of(PROFILE_APP, APP, 0, NAMES("a"));
+        ASSERT_OK(session_add(s, &sub, 2000));
+        ASSERT_OK(session_add(s, &elsewhere, 3000));
+        memset(notes, 0, sizeof notes);
+        ASSERT_TRUE(store(db, s, &o) > 0);
+        ASSERT_EQ(notes[PROFILE_NOTE_UNREACHABLE], 1);
+        ASSERT_EQ(notes[PROFILE_NOTE_LEFT_OUT], 1);   /* the directory */
+        ASSERT_OK(profile_merge(db, APP, PROFILE_APP, 0, &o));
+        ASSERT_STREQ(profile_names(db, APP, false), "a");
+}
+
+/* Each test in a directory of its own. */
+static void run_in_dir(void (*test)(void), const char *name) {
+        char cmd[1024];
+
+        fprintf(stderr, "-- %s\n", name);
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'/* && mkdir -p '%s'", dir, dir);
+        ASSERT_EQ(system(cmd), 0);
+        test();
+}
+#define RUN_IN_DIR(name) run_in_dir(test_##name, #name)
+
+int main(void) {
+        _cleanup_close_ int fd = -EBADF, hfd = -EBADF;
+        FileKey k;
+        int r;
+
+        snprintf(dir, sizeof dir, "%s/seekless-test-profile.XXXXXX", test_scratch_root());
+        if (!mkdtemp(dir)) {
+                fprintf(stderr, "mkdtemp %s: %m\n", dir);
+                return EXIT_FAILURE;
+        }
+        atexit(cleanup);
+        ASSERT_EQ(test_claim_dir(dir), 0);
+        ASSERT_OK(fsid_of_path(dir, &dir_fsid));
+
+        /* File handles: the filesystem must have them, and we must be allowed to open them. */
+        make_file("probe", 1);
+        fd = open(test_path(dir, "probe"), O_RDONLY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        r = file_key_from_fd(fd, &k);
+        if (r < 0) {
+                fprintf(stderr, "no file handles on %s (%s), skipping\n", dir, strerror(-r));
+                return EXIT_TEST_SKIP;
+        }
+        hfd = open_mount(dir_fsid, NULL);
+        ASSERT_TRUE(hfd >= 0);
+        r = file_key_resolve(hfd, &k, NULL, NULL);
+        if (r == -EPERM) {
+                fprintf(stderr, "open_by_handle_at needs CAP_DAC_READ_SEARCH, skipping\n");
+                return EXIT_TEST_SKIP;
+        }
+        ASSERT_OK(r);
+        fprintf(stderr, "   in %s\n", dir);
+
+        RUN_IN_DIR(merged_order);
+        RUN_IN_DIR(fresh_session_not_opened_again);
+        RUN_IN_DIR(vanished_dropped);
+        RUN_IN_DIR(renamed_updated);
+        RUN_IN_DIR(min_launch_files);
+        RUN_IN_DIR(max_session_files);
+        RUN_IN_DIR(left_out);
+        return EXIT_SUCCESS;
+}
