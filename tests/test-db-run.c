@@ -84,18 +84,18 @@ static void child_run(const int64_t ids[static N_FILES]) {
         ASSERT_OK(db_open(db_path, &db));
         /* an earlier run on another filesystem, finished */
         ASSERT_OK(db_run_create(db, OTHER_FSID, "/other", ids, sizes, mtimes, 2, &other));
-        ASSERT_OK(db_run_finish(db, other, "cancelled", 0, 1, 4096));
+        ASSERT_OK(db_run_finish(db, other, RUN_CANCELLED, 0, 1, 4096));
         ASSERT_OK(db_run_create(db, FSID, "/mnt", ids, sizes, mtimes, N_FILES - 1, &run));
         ASSERT_TRUE(run > other);
         ASSERT_OK(db_run_add_file(db, run, N_FILES - 1, ids[N_FILES - 1], 100 + N_FILES - 1, 2000 + N_FILES - 1));
-        ASSERT_OK(db_run_file_set(db, run, 0, RUN_FILE_DONE, NULL, 8192));
-        ASSERT_OK(db_run_file_set(db, run, 1, RUN_FILE_SKIPPED, "gone or replaced since recording", 0));
-        ASSERT_OK(db_run_file_set(db, run, 2, RUN_FILE_RETRY, "running executable (ETXTBSY)", 0));
-        ASSERT_OK(db_run_file_set(db, run, 3, RUN_FILE_IN_PLACE, NULL, 0));
+        ASSERT_OK(db_run_file_set(db, run, 0, RUN_FILE_DONE, MOVE_REASON_NONE, NULL, 8192));
+        ASSERT_OK(db_run_file_set(db, run, 1, RUN_FILE_SKIPPED, MOVE_REASON_GONE, "gone or replaced since recording", 0));
+        ASSERT_OK(db_run_file_set(db, run, 2, RUN_FILE_RETRY, MOVE_REASON_RUNNING, "running executable (ETXTBSY)", 0));
+        ASSERT_OK(db_run_file_set(db, run, 3, RUN_FILE_IN_PLACE, MOVE_REASON_NONE, NULL, 0));
         /* checkpoints of files the run does not have, and states that are none */
-        ASSERT_ERROR(db_run_file_set(db, run, N_FILES, RUN_FILE_DONE, NULL, 0), ENOENT);
-        ASSERT_ERROR(db_run_file_set(db, run + 100, 0, RUN_FILE_DONE, NULL, 0), ENOENT);
-        ASSERT_ERROR(db_run_file_set(db, run, 4, _RUN_FILE_STATE_MAX, NULL, 0), EINVAL);
+        ASSERT_ERROR(db_run_file_set(db, run, N_FILES, RUN_FILE_DONE, MOVE_REASON_NONE, NULL, 0), ENOENT);
+        ASSERT_ERROR(db_run_file_set(db, run + 100, 0, RUN_FILE_DONE, MOVE_REASON_NONE, NULL, 0), ENOENT);
+        ASSERT_ERROR(db_run_file_set(db, run, 4, _RUN_FILE_STATE_MAX, MOVE_REASON_NONE, NULL, 0), EINVAL);
         raise(SIGKILL);
 }
 
@@ -127,7 +127,7 @@ TEST(interrupted_run) {
         int64_t run = runs[0].id;
         ASSERT_EQ(runs[0].fsid, FSID);
         ASSERT_STREQ(runs[0].mount, "/mnt");
-        ASSERT_STREQ(runs[0].state, "running");
+        ASSERT_EQ(runs[0].state, RUN_RUNNING);
         ASSERT_TRUE(runs[0].started > 0);
         ASSERT_EQ(runs[0].finished, 0);
         db_run_infos_free(runs, n);
@@ -152,48 +152,46 @@ TEST(interrupted_run) {
         }
         db_run_files_free(f, n);
 
-        /* The early-boot pass's files: the retry whose reason starts so, with its planned values. */
-        ASSERT_OK(db_retry_files(db, "running executable", &retry, &n));
+        /* The early-boot pass's files: the retry for a running executable, with its planned values. */
+        ASSERT_OK(db_retry_files(db, MOVE_REASON_RUNNING, &retry, &n));
         ASSERT_EQ(n, 1);
         ASSERT_EQ(retry[0].id, ids[2]);
         ASSERT_EQ(retry[0].size, 102);
         ASSERT_EQ(retry[0].mtime_ns, 2002);
         db_files_free(retry, n);
-        ASSERT_OK(db_retry_files(db, "gone", &retry, &n));
+        ASSERT_OK(db_retry_files(db, MOVE_REASON_GONE, &retry, &n));
         ASSERT_EQ(n, 0);
         db_files_free(retry, n);
 
         /* Resumed: the pending ones checkpointed, the run finished. */
-        ASSERT_OK(db_run_file_set(db, run, 4, RUN_FILE_DONE, NULL, 4096));
-        ASSERT_OK(db_run_file_set(db, run, 5, RUN_FILE_DONE, NULL, 4096));
+        ASSERT_OK(db_run_file_set(db, run, 4, RUN_FILE_DONE, MOVE_REASON_NONE, NULL, 4096));
+        ASSERT_OK(db_run_file_set(db, run, 5, RUN_FILE_DONE, MOVE_REASON_NONE, NULL, 4096));
         ASSERT_ERROR(db_run_last(db, FSID, &last), ENOENT);
-        ASSERT_OK(db_run_finish(db, run, "done", 2, 3, 16384));
+        ASSERT_OK(db_run_finish(db, run, RUN_DONE, 2, 3, 16384));
         db = reopen(db);
         ASSERT_OK(db_runs_unfinished(db, &runs, &n));
         ASSERT_EQ(n, 0);
         db_run_infos_free(runs, n);
         ASSERT_OK(db_run_last(db, FSID, &last));
         ASSERT_EQ(last.id, run);
-        ASSERT_STREQ(last.state, "done");
+        ASSERT_EQ(last.state, RUN_DONE);
         ASSERT_EQ(last.donor_runs, 2);
         ASSERT_EQ(last.moved_files, 3);
         ASSERT_EQ(last.moved_bytes, 16384);
         ASSERT_TRUE(last.finished >= last.started);
         free(last.mount);
-        free(last.state);
         ASSERT_OK(db_run_last(db, OTHER_FSID, &last));
-        ASSERT_STREQ(last.state, "cancelled");
+        ASSERT_EQ(last.state, RUN_CANCELLED);
         ASSERT_STREQ(last.mount, "/other");
         free(last.mount);
-        free(last.state);
         ASSERT_ERROR(db_run_last(db, 7, &last), ENOENT);
 
         /* A later run of a file makes it newest there: a retry in an older run no longer counts. */
         int64_t later;
         ASSERT_OK(db_run_create(db, FSID, "/mnt", &ids[2], (const uint64_t[]) { 1 }, (const int64_t[]) { 1 }, 1,
                                 &later));
-        ASSERT_OK(db_run_file_set(db, later, 0, RUN_FILE_DONE, NULL, 4096));
-        ASSERT_OK(db_retry_files(db, "running executable", &retry, &n));
+        ASSERT_OK(db_run_file_set(db, later, 0, RUN_FILE_DONE, MOVE_REASON_NONE, NULL, 4096));
+        ASSERT_OK(db_retry_files(db, MOVE_REASON_RUNNING, &retry, &n));
         ASSERT_EQ(n, 0);
         db_files_free(retry, n);
         db_free(db);
@@ -208,17 +206,17 @@ TEST(quality) {
                                   .modeled_ms = 8.5 };
 
         ASSERT_OK(db_open(db_path, &db));
-        ASSERT_ERROR(db_quality_get(db, "boot", "before", &q), ENOENT);
-        ASSERT_ERROR(db_quality_set(db, "/nope", "before", &before), ENOENT);
-        ASSERT_OK(db_quality_set(db, "boot", "before", &(DbQuality) { .taken = 1 }));
-        ASSERT_OK(db_quality_set(db, "boot", "before", &before));      /* replaces */
-        ASSERT_OK(db_quality_set(db, "boot", "after", &after));
+        ASSERT_ERROR(db_quality_get(db, "boot", QUALITY_BEFORE, &q), ENOENT);
+        ASSERT_ERROR(db_quality_set(db, "/nope", QUALITY_BEFORE, &before), ENOENT);
+        ASSERT_OK(db_quality_set(db, "boot", QUALITY_BEFORE, &(DbQuality) { .taken = 1 }));
+        ASSERT_OK(db_quality_set(db, "boot", QUALITY_BEFORE, &before));      /* replaces */
+        ASSERT_OK(db_quality_set(db, "boot", QUALITY_AFTER, &after));
         db = reopen(db);
-        ASSERT_OK(db_quality_get(db, "boot", "before", &q));
+        ASSERT_OK(db_quality_get(db, "boot", QUALITY_BEFORE, &q));
         ASSERT_TRUE(memcmp(&q, &before, sizeof q) == 0);
-        ASSERT_OK(db_quality_get(db, "boot", "after", &q));
+        ASSERT_OK(db_quality_get(db, "boot", QUALITY_AFTER, &q));
         ASSERT_TRUE(memcmp(&q, &after, sizeof q) == 0);
-        ASSERT_ERROR(db_quality_get(db, "/nope", "after", &q), ENOENT);
+        ASSERT_ERROR(db_quality_get(db, "/nope", QUALITY_AFTER, &q), ENOENT);
         db_free(db);
 }
 
