@@ -10,7 +10,6 @@
 
 #include "bus-names.h"
 #include "escape.h"
-#include "json.h"
 #include "log.h"
 #include "macro.h"
 #include "seeklessctl.h"
@@ -127,27 +126,9 @@ int grow_array(void *p, size_t *allocated, size_t need, size_t size) {
         return 0;
 }
 
-int json_writer_new_stdout(JsonWriter **ret) {
-        *ret = json_writer_new(stdout, arg_json);
-        return *ret ? 0 : log_error_errno(SYNTHETIC_ERRNO(ENOMEM), "Out of memory.");
-}
-
-int json_done(JsonWriter *w, int r) {
-        if (r >= 0)
-                r = json_writer_finish(w);
-        if (r < 0)
-                return log_error_errno(r, "Failed to write JSON: %m");
-        return 0;
-}
-
 int log_oom(void) {
         return log_error_errno(SYNTHETIC_ERRNO(ENOMEM), "Out of memory.");
 }
-
-int log_table_error(int r) {
-        return r == -ENOMEM ? log_oom() : log_error_errno(r, "Failed to print table: %m");
-}
-
 
 /* The mount points given, for the daemon: a relative one made absolute here (the daemon matches them
  * against its mount points, and normalises "//", "/./" and a trailing "/"). */

@@ -268,6 +268,7 @@ static void skipped_lines(const Skipped *k, size_t n) {
 static int optimize_print(uint64_t id, const char *state, uint64_t files, uint64_t bytes, bool started,
                           const Skipped *k, size_t n) {
         _cleanup_(json_writer_freep) JsonWriter *w = NULL;
+        _cleanup_(table_freep) Table *skipped = NULL;
         char size[FORMAT_BYTES_MAX];
         int r;
 
@@ -284,6 +285,9 @@ static int optimize_print(uint64_t id, const char *state, uint64_t files, uint64
                 return 0;
         }
 
+        r = skipped_table(k, n, false, &skipped);
+        if (r < 0)
+                return log_oom();
         r = json_writer_new_stdout(&w);
         if (r < 0)
                 return r;
@@ -295,7 +299,7 @@ static int optimize_print(uint64_t id, const char *state, uint64_t files, uint64
                         (void) ((r = json_key_string(w, "state", state)) >= 0 &&
                                 (r = json_key_uint(w, "moved_files", files)) >= 0 &&
                                 (r = json_key_uint(w, "moved_bytes", bytes)) >= 0);
-                if (r >= 0 && (r = json_skipped(w, k, n, false)) >= 0)
+                if (r >= 0 && (r = json_key(w, "skipped")) >= 0 && (r = table_write_json(skipped, w)) >= 0)
                         r = json_end_object(w);
         }
         return json_done(w, r);

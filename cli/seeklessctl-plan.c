@@ -55,19 +55,28 @@ int read_skipped(sd_bus_message *m, bool with_retry, Skipped **ret, size_t *ret_
         return 0;
 }
 
-/* The skipped files as a JSON array member; with_retry adds the "retry" field (plan). */
-int json_skipped(JsonWriter *w, const Skipped *k, size_t n, bool with_retry) {
-        int r;
+int skipped_table(const Skipped *k, size_t n, bool with_retry, Table **ret) {
+        const TableColumn columns[] = {
+                { "PATH",   "path"                       },
+                { "REASON", "reason"                     },
+                { NULL,     with_retry ? "retry" : NULL  },
+                {}
+        };
+        _cleanup_(table_freep) Table *t = NULL;
 
-        if ((r = json_key(w, "skipped")) < 0 || (r = json_begin_array(w)) < 0)
-                return r;
-        for (size_t i = 0; r >= 0 && i < n; i++)
-                if ((r = json_begin_object(w)) >= 0 &&
-                    (r = json_key_string(w, "path", k[i].path)) >= 0 &&
-                    (r = json_key_string(w, "reason", k[i].reason)) >= 0 &&
-                    (!with_retry || (r = json_key_bool(w, "retry", k[i].retry)) >= 0))
-                        r = json_end_object(w);
-        return r < 0 ? r : json_end_array(w);
+        t = table_new_columns(columns);
+        if (!t)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                if (table_add_string(t, k[i].path) < 0 || table_add_string(t, k[i].reason) < 0)
+                        return -ENOMEM;
+                if (k[i].retry && table_set_textf(t, "%s (will retry)", k[i].reason) < 0)
+                        return -ENOMEM;
+                if (with_retry && table_add_bool(t, k[i].retry) < 0)
+                        return -ENOMEM;
+        }
+        *ret = TAKE_PTR(t);
+        return 0;
 }
 
 /* "→" where the locale can show it, "->" otherwise. seeklessctl never calls setlocale(), so look at the
@@ -91,34 +100,41 @@ typedef struct PlanFilesystem {
         uint64_t files, bytes;
 } PlanFilesystem;
 
-typedef struct PlanFile {
-        const char *mount, *path, *profile;
-        uint64_t size;
-} PlanFile;
-
 typedef struct PlanProfile {
         const char *name;
         Quality now, expected;
 } PlanProfile;
 
+/* The files to move: a POS column for the text, the mount point for JSON. */
+static const TableColumn plan_file_columns[] = {
+        { "POS",     NULL,      TABLE_ALIGN_RIGHT },
+        { NULL,      "mount"                      },
+        { "PATH",    "path"                       },
+        { "PROFILE", "profile"                    },
+        { "SIZE",    "size",    TABLE_ALIGN_RIGHT },
+        {}
+};
+
 /* Arrays own nothing but themselves: strings point into the reply. */
 typedef struct Plan {
         PlanFilesystem *filesystems;
-        PlanFile *files;
-        Skipped *skipped;
+        Table *files, *skipped;
         PlanProfile *profiles;
-        size_t n_filesystems, n_files, n_skipped, n_profiles;
+        size_t n_filesystems, n_profiles;
 } Plan;
 
 static void plan_done(Plan *p) {
         free(p->filesystems);
-        free(p->files);
-        free(p->skipped);
+        table_free(p->files);
+        table_free(p->skipped);
         free(p->profiles);
 }
 
 static int read_plan(sd_bus_message *m, Plan *p) {
-        size_t allocated;
+        _cleanup_free_ Skipped *skipped = NULL;
+        const char *mount, *path, *profile;
+        size_t allocated, n_skipped;
+        uint64_t size;
         int r;
 
         r = sd_bus_message_enter_container(m, 'a', "(sbtt)");
@@ -137,16 +153,20 @@ static int read_plan(sd_bus_message *m, Plan *p) {
         r = sd_bus_message_enter_container(m, 'a', "(ssst)");
         if (r < 0)
                 return r;
-        allocated = 0;
-        for (PlanFile f; (r = sd_bus_message_read(m, "(ssst)", &f.mount, &f.path, &f.profile, &f.size)) > 0;) {
-                if (grow_array(&p->files, &allocated, p->n_files + 1, sizeof *p->files) < 0)
+        p->files = table_new_columns(plan_file_columns);
+        if (!p->files)
+                return -ENOMEM;
+        while ((r = sd_bus_message_read(m, "(ssst)", &mount, &path, &profile, &size)) > 0)
+                if (table_add_uint(p->files, table_get_rows(p->files) + 1) < 0 || table_add_string(p->files, mount) < 0 ||
+                    table_add_string(p->files, path) < 0 || table_add_string(p->files, profile) < 0 ||
+                    table_add_bytes(p->files, size) < 0)
                         return -ENOMEM;
-                p->files[p->n_files++] = f;
-        }
         if (r < 0 || (r = sd_bus_message_exit_container(m)) < 0)
                 return r;
 
-        r = read_skipped(m, true, &p->skipped, &p->n_skipped);
+        r = read_skipped(m, true, &skipped, &n_skipped);
+        if (r >= 0)
+                r = skipped_table(skipped, n_skipped, true, &p->skipped);
         if (r < 0)
                 return r;
 
@@ -184,18 +204,9 @@ static int plan_json(const Plan *p) {
                     (r = json_key_uint(w, "files", p->filesystems[i].files)) >= 0 &&
                     (r = json_key_uint(w, "bytes", p->filesystems[i].bytes)) >= 0)
                         r = json_end_object(w);
-        if (r < 0 || (r = json_end_array(w)) < 0 || (r = json_key(w, "files")) < 0 ||
-            (r = json_begin_array(w)) < 0)
-                return json_done(w, r);
-        for (size_t i = 0; r >= 0 && i < p->n_files; i++)
-                if ((r = json_begin_object(w)) >= 0 &&
-                    (r = json_key_string(w, "mount", p->files[i].mount)) >= 0 &&
-                    (r = json_key_string(w, "path", p->files[i].path)) >= 0 &&
-                    (r = json_key_string(w, "profile", p->files[i].profile)) >= 0 &&
-                    (r = json_key_uint(w, "size", p->files[i].size)) >= 0)
-                        r = json_end_object(w);
         if (r < 0 || (r = json_end_array(w)) < 0 ||
-            (r = json_skipped(w, p->skipped, p->n_skipped, true)) < 0 ||
+            (r = json_key(w, "files")) < 0 || (r = table_write_json(p->files, w)) < 0 ||
+            (r = json_key(w, "skipped")) < 0 || (r = table_write_json(p->skipped, w)) < 0 ||
             (r = json_key(w, "profiles")) < 0 || (r = json_begin_array(w)) < 0)
                 return json_done(w, r);
         for (size_t i = 0; r >= 0 && i < p->n_profiles; i++)
@@ -213,32 +224,19 @@ static int plan_json(const Plan *p) {
 }
 
 /* "Skipped:" and a PATH REASON table; "(will retry)" after the reasons of files worth retrying. */
-static int skipped_human(const Skipped *k, size_t n) {
-        _cleanup_(table_freep) Table *t = NULL;
-        int r = 0;
-
-        if (n == 0)
+static int skipped_human(const Table *skipped) {
+        if (table_get_rows(skipped) == 0)
                 return 0;
-
-        t = table_new("PATH", "REASON");
-        if (!t)
-                return log_oom();
-        for (size_t i = 0; r >= 0 && i < n; i++)
-                if ((r = table_add_cell(t, k[i].path)) >= 0)
-                        r = table_add_cellf(t, "%s%s", k[i].reason, k[i].retry ? " (will retry)" : "");
-        if (r < 0)
-                return log_table_error(r);
 
         if (arg_legend)
                 puts("\nSkipped:");
         else
                 putchar('\n');
-        r = table_print(t, stdout, arg_legend);
-        return r < 0 ? log_table_error(r) : 0;
+        return print_table(skipped);
 }
 
 static int plan_human(const Plan *p) {
-        _cleanup_(table_freep) Table *files = NULL, *quality = NULL;
+        _cleanup_(table_freep) Table *quality = NULL;
         const char *arrow = glyph_arrow();
         char size[FORMAT_BYTES_MAX];
         int r = 0;
@@ -253,26 +251,14 @@ static int plan_human(const Plan *p) {
                                p->filesystems[i].files, p->filesystems[i].files == 1 ? "" : "s",
                                format_bytes(size, sizeof size, p->filesystems[i].bytes));
 
-        if (p->n_files > 0) {
-                files = table_new("POS", "PATH", "PROFILE", "SIZE");
-                if (!files)
-                        return log_oom();
-                (void) table_set_align(files, 0, TABLE_ALIGN_RIGHT);
-                (void) table_set_align(files, 3, TABLE_ALIGN_RIGHT);
-                for (size_t i = 0; r >= 0 && i < p->n_files; i++)
-                        if ((r = table_add_cellf(files, "%zu", i + 1)) >= 0 &&
-                            (r = table_add_cell(files, p->files[i].path)) >= 0 &&
-                            (r = table_add_cell(files, p->files[i].profile)) >= 0)
-                                r = table_add_cell(files, format_bytes(size, sizeof size, p->files[i].size));
-                if (r >= 0) {
-                        putchar('\n');
-                        r = table_print(files, stdout, arg_legend);
-                }
+        if (table_get_rows(p->files) > 0) {
+                putchar('\n');
+                r = print_table(p->files);
                 if (r < 0)
-                        return log_table_error(r);
+                        return r;
         }
 
-        r = skipped_human(p->skipped, p->n_skipped);
+        r = skipped_human(p->skipped);
         if (r < 0 || p->n_profiles == 0)
                 return r;
 

@@ -16,78 +16,23 @@
 #include "seeklessctl.h"
 #include "verbs.h"
 
-typedef struct ProfileInfo {
-        const char *name, *kind;
-        uint32_t sessions, files;
-        uint64_t bytes, updated_usec;
-} ProfileInfo;
-
-static int profiles_json(const ProfileInfo *p, size_t n) {
-        _cleanup_(json_writer_freep) JsonWriter *w = NULL;
-        int r;
-
-        r = json_writer_new_stdout(&w);
-        if (r < 0)
-                return r;
-
-        r = json_begin_array(w);
-        for (size_t i = 0; r >= 0 && i < n; i++)
-                if ((r = json_begin_object(w)) >= 0 &&
-                    (r = json_key_string(w, "name", p[i].name)) >= 0 &&
-                    (r = json_key_string(w, "kind", p[i].kind)) >= 0 &&
-                    (r = json_key_uint(w, "sessions", p[i].sessions)) >= 0 &&
-                    (r = json_key_uint(w, "files", p[i].files)) >= 0 &&
-                    (r = json_key_uint(w, "bytes", p[i].bytes)) >= 0 &&
-                    (r = json_key_uint(w, "updated_usec", p[i].updated_usec)) >= 0)
-                        r = json_end_object(w);
-        if (r >= 0)
-                r = json_end_array(w);
-
-        return json_done(w, r);
-}
-
-static int profiles_human(const ProfileInfo *p, size_t n) {
-        _cleanup_(table_freep) Table *t = NULL;
-        int r = 0;
-
-        if (n == 0) {
-                if (arg_legend)
-                        puts("No profiles recorded yet.");
-                return 0;
-        }
-
-        t = table_new("NAME", "KIND", "SESSIONS", "FILES", "SIZE", "UPDATED");
-        if (!t)
-                return log_oom();
-        for (size_t c = 2; c <= 4; c++)
-                (void) table_set_align(t, c, TABLE_ALIGN_RIGHT);
-
-        for (size_t i = 0; r >= 0 && i < n; i++) {
-                char size[FORMAT_BYTES_MAX], updated[FORMAT_TIMESTAMP_MAX];
-
-                if ((r = table_add_cell(t, p[i].name)) >= 0 &&
-                    (r = table_add_cell(t, p[i].kind)) >= 0 &&
-                    (r = table_add_cellf(t, "%" PRIu32, p[i].sessions)) >= 0 &&
-                    (r = table_add_cellf(t, "%" PRIu32, p[i].files)) >= 0 &&
-                    (r = table_add_cell(t, format_bytes(size, sizeof size, p[i].bytes))) >= 0)
-                        r = table_add_cell(t, format_timestamp(updated, sizeof updated, p[i].updated_usec));
-        }
-        if (r >= 0)
-                r = table_print(t, stdout, arg_legend);
-        if (r < 0)
-                return log_table_error(r);
-
-        if (arg_legend)
-                printf("\n%zu profile%s listed.\n", n, n == 1 ? "" : "s");
-        return 0;
-}
+static const TableColumn profile_columns[] = {
+        { "NAME",     "name"                            },
+        { "KIND",     "kind"                            },
+        { "SESSIONS", "sessions",     TABLE_ALIGN_RIGHT },
+        { "FILES",    "files",        TABLE_ALIGN_RIGHT },
+        { "SIZE",     "bytes",        TABLE_ALIGN_RIGHT },
+        { "UPDATED",  "updated_usec"                    },
+        {}
+};
 
 int verb_profiles(int argc, char *argv[], void *userdata) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        _cleanup_free_ ProfileInfo *profiles = NULL;
-        size_t n = 0, allocated = 0;
-        ProfileInfo p;
+        _cleanup_(table_freep) Table *t = NULL;
+        const char *name, *kind;
+        uint32_t sessions, files;
+        uint64_t bytes, updated_usec;
         int r;
 
         r = acquire_bus(&bus);
@@ -99,35 +44,41 @@ int verb_profiles(int argc, char *argv[], void *userdata) {
         if (r < 0)
                 return r;
 
+        t = table_new_columns(profile_columns);
+        if (!t)
+                return log_oom();
         r = sd_bus_message_enter_container(reply, 'a', "(ssuutt)");
         if (r < 0)
                 return log_parse_error(r);
-        while ((r = sd_bus_message_read(reply, "(ssuutt)", &p.name, &p.kind, &p.sessions, &p.files,
-                                        &p.bytes, &p.updated_usec)) > 0) {
-                if (grow_array(&profiles, &allocated, n + 1, sizeof *profiles) < 0)
+        while ((r = sd_bus_message_read(reply, "(ssuutt)", &name, &kind, &sessions, &files, &bytes,
+                                        &updated_usec)) > 0)
+                if (table_add_string(t, name) < 0 || table_add_string(t, kind) < 0 ||
+                    table_add_uint(t, sessions) < 0 || table_add_uint(t, files) < 0 ||
+                    table_add_bytes(t, bytes) < 0 || table_add_timestamp(t, updated_usec) < 0)
                         return log_oom();
-                profiles[n++] = p;
-        }
         if (r < 0)
                 return log_parse_error(r);
         r = sd_bus_message_exit_container(reply);
         if (r < 0)
                 return log_parse_error(r);
 
-        return arg_json != JSON_OFF ? profiles_json(profiles, n) : profiles_human(profiles, n);
+        return print_list(t, "profile");
 }
 
 /* ---------------------------------------------------------------------------------------------------- */
 /* show NAME */
 
-typedef struct FileInfo {
-        const char *path;
-        uint64_t size;
-        uint32_t seen;
-        double score;
-} FileInfo;
+static const TableColumn file_columns[] = {
+        { "POS",   NULL,    TABLE_ALIGN_RIGHT },
+        { "PATH",  "path"                     },
+        { "SIZE",  "size",  TABLE_ALIGN_RIGHT },
+        { "SEEN",  "seen",  TABLE_ALIGN_RIGHT },
+        { "SCORE", "score", TABLE_ALIGN_RIGHT },
+        {}
+};
 
-static int show_json(const char *name, const char *kind, const FileInfo *f, size_t n) {
+/* {"name": ..., "kind": ..., "files": [the table]} */
+static int show_json(const char *name, const char *kind, const Table *files) {
         _cleanup_(json_writer_freep) JsonWriter *w = NULL;
         int r;
 
@@ -139,64 +90,34 @@ static int show_json(const char *name, const char *kind, const FileInfo *f, size
             (r = json_key_string(w, "name", name)) >= 0 &&
             (r = json_key_string(w, "kind", kind)) >= 0 &&
             (r = json_key(w, "files")) >= 0 &&
-            (r = json_begin_array(w)) >= 0) {
-                for (size_t i = 0; r >= 0 && i < n; i++)
-                        if ((r = json_begin_object(w)) >= 0 &&
-                            (r = json_key_string(w, "path", f[i].path)) >= 0 &&
-                            (r = json_key_uint(w, "size", f[i].size)) >= 0 &&
-                            (r = json_key_uint(w, "seen", f[i].seen)) >= 0 &&
-                            (r = json_key_double(w, "score", f[i].score)) >= 0)
-                                r = json_end_object(w);
-                if (r >= 0 && (r = json_end_array(w)) >= 0)
-                        r = json_end_object(w);
-        }
+            (r = table_write_json(files, w)) >= 0)
+                r = json_end_object(w);
 
         return json_done(w, r);
 }
 
-static int show_human(const char *name, const char *kind, const FileInfo *f, size_t n) {
-        _cleanup_(table_freep) Table *t = NULL;
+/* "NAME (KIND), N files, SIZE" and the table. */
+static int show_human(const char *name, const char *kind, const Table *files, uint64_t total) {
+        size_t n = table_get_rows(files);
         char size[FORMAT_BYTES_MAX];
-        uint64_t total = 0;
-        int r = 0;
-
-        for (size_t i = 0; i < n; i++)
-                total += f[i].size;
 
         if (arg_legend)
                 printf("%s (%s), %zu file%s, %s\n", name, kind, n, n == 1 ? "" : "s",
                        format_bytes(size, sizeof size, total));
         if (n == 0)
                 return 0;
-
-        t = table_new("POS", "PATH", "SIZE", "SEEN", "SCORE");
-        if (!t)
-                return log_oom();
-        (void) table_set_align(t, 0, TABLE_ALIGN_RIGHT);
-        for (size_t c = 2; c <= 4; c++)
-                (void) table_set_align(t, c, TABLE_ALIGN_RIGHT);
-
-        for (size_t i = 0; r >= 0 && i < n; i++)
-                if ((r = table_add_cellf(t, "%zu", i + 1)) >= 0 &&
-                    (r = table_add_cell(t, f[i].path)) >= 0 &&
-                    (r = table_add_cell(t, format_bytes(size, sizeof size, f[i].size))) >= 0 &&
-                    (r = table_add_cellf(t, "%" PRIu32, f[i].seen)) >= 0)
-                        r = table_add_cellf(t, "%.3f", f[i].score);
-        if (r >= 0)
-                r = table_print(t, stdout, arg_legend);
-        if (r < 0)
-                return log_table_error(r);
-        return 0;
+        return print_table(files);
 }
 
 int verb_show(int argc, char *argv[], void *userdata) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        _cleanup_free_ FileInfo *files = NULL;
+        _cleanup_(table_freep) Table *t = NULL;
         _cleanup_free_ char *what = NULL, *name = arg_to_bus(argv[1]);
-        const char *kind;
-        size_t n = 0, allocated = 0;
-        FileInfo f;
+        const char *kind, *path;
+        uint64_t size, total = 0;
+        uint32_t seen;
+        double score;
         int r;
 
         if (!name)
@@ -214,16 +135,20 @@ int verb_show(int argc, char *argv[], void *userdata) {
         if (r < 0)
                 return r;
 
+        t = table_new_columns(file_columns);
+        if (!t)
+                return log_oom();
         r = sd_bus_message_read(reply, "s", &kind);
         if (r < 0)
                 return log_parse_error(r);
         r = sd_bus_message_enter_container(reply, 'a', "(stud)");
         if (r < 0)
                 return log_parse_error(r);
-        while ((r = sd_bus_message_read(reply, "(stud)", &f.path, &f.size, &f.seen, &f.score)) > 0) {
-                if (grow_array(&files, &allocated, n + 1, sizeof *files) < 0)
+        while ((r = sd_bus_message_read(reply, "(stud)", &path, &size, &seen, &score)) > 0) {
+                if (table_add_uint(t, table_get_rows(t) + 1) < 0 || table_add_string(t, path) < 0 ||
+                    table_add_bytes(t, size) < 0 || table_add_uint(t, seen) < 0 || table_add_double(t, score, 3) < 0)
                         return log_oom();
-                files[n++] = f;
+                total += size;
         }
         if (r < 0)
                 return log_parse_error(r);
@@ -231,91 +156,32 @@ int verb_show(int argc, char *argv[], void *userdata) {
         if (r < 0)
                 return log_parse_error(r);
 
-        return arg_json != JSON_OFF ? show_json(name, kind, files, n) : show_human(name, kind, files, n);
+        return arg_json != JSON_OFF ? show_json(name, kind, t) : show_human(name, kind, t, total);
 }
 
 /* ---------------------------------------------------------------------------------------------------- */
 /* sessions */
 
-typedef struct SessionInfo {
-        uint64_t id;
-        const char *profile, *kind, *boot_id;
-        uint64_t started_usec, duration_usec;
-        uint32_t files;
-        int complete;
-} SessionInfo;
-
-static int sessions_json(const SessionInfo *s, size_t n) {
-        _cleanup_(json_writer_freep) JsonWriter *w = NULL;
-        int r;
-
-        r = json_writer_new_stdout(&w);
-        if (r < 0)
-                return r;
-
-        r = json_begin_array(w);
-        for (size_t i = 0; r >= 0 && i < n; i++)
-                if ((r = json_begin_object(w)) >= 0 &&
-                    (r = json_key_uint(w, "id", s[i].id)) >= 0 &&
-                    (r = json_key_string(w, "profile", s[i].profile)) >= 0 &&
-                    (r = json_key_string(w, "kind", s[i].kind)) >= 0 &&
-                    (r = json_key_string(w, "boot_id", s[i].boot_id)) >= 0 &&
-                    (r = json_key_uint(w, "started_usec", s[i].started_usec)) >= 0 &&
-                    (r = json_key_uint(w, "duration_usec", s[i].duration_usec)) >= 0 &&
-                    (r = json_key_uint(w, "files", s[i].files)) >= 0 &&
-                    (r = json_key_bool(w, "complete", s[i].complete)) >= 0)
-                        r = json_end_object(w);
-        if (r >= 0)
-                r = json_end_array(w);
-
-        return json_done(w, r);
-}
-
-static int sessions_human(const SessionInfo *s, size_t n) {
-        _cleanup_(table_freep) Table *t = NULL;
-        int r = 0;
-
-        if (n == 0) {
-                if (arg_legend)
-                        puts("No sessions recorded yet.");
-                return 0;
-        }
-
-        t = table_new("ID", "PROFILE", "KIND", "BOOT", "STARTED", "DURATION", "FILES", "COMPLETE");
-        if (!t)
-                return log_oom();
-        (void) table_set_align(t, 0, TABLE_ALIGN_RIGHT);
-        (void) table_set_align(t, 5, TABLE_ALIGN_RIGHT);
-        (void) table_set_align(t, 6, TABLE_ALIGN_RIGHT);
-
-        for (size_t i = 0; r >= 0 && i < n; i++) {
-                char started[FORMAT_TIMESTAMP_MAX], duration[FORMAT_TIMESPAN_MAX];
-
-                if ((r = table_add_cellf(t, "%" PRIu64, s[i].id)) >= 0 &&
-                    (r = table_add_cell(t, s[i].profile)) >= 0 &&
-                    (r = table_add_cell(t, s[i].kind)) >= 0 &&
-                    (r = table_add_cellf(t, "%.8s", s[i].boot_id)) >= 0 &&
-                    (r = table_add_cell(t, format_timestamp(started, sizeof started, s[i].started_usec))) >= 0 &&
-                    (r = table_add_cell(t, format_timespan(duration, sizeof duration, s[i].duration_usec))) >= 0 &&
-                    (r = table_add_cellf(t, "%" PRIu32, s[i].files)) >= 0)
-                        r = table_add_cell(t, s[i].complete ? "yes" : "no");
-        }
-        if (r >= 0)
-                r = table_print(t, stdout, arg_legend);
-        if (r < 0)
-                return log_table_error(r);
-
-        if (arg_legend)
-                printf("\n%zu session%s listed.\n", n, n == 1 ? "" : "s");
-        return 0;
-}
+static const TableColumn session_columns[] = {
+        { "ID",       "id",            TABLE_ALIGN_RIGHT },
+        { "PROFILE",  "profile"                          },
+        { "KIND",     "kind"                             },
+        { "BOOT",     "boot_id"                          },
+        { "STARTED",  "started_usec"                     },
+        { "DURATION", "duration_usec", TABLE_ALIGN_RIGHT },
+        { "FILES",    "files",         TABLE_ALIGN_RIGHT },
+        { "COMPLETE", "complete"                         },
+        {}
+};
 
 int verb_sessions(int argc, char *argv[], void *userdata) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        _cleanup_free_ SessionInfo *sessions = NULL;
-        size_t n = 0, allocated = 0;
-        SessionInfo s;
+        _cleanup_(table_freep) Table *t = NULL;
+        const char *profile, *kind, *boot_id;
+        uint64_t id, started_usec, duration_usec;
+        uint32_t files;
+        int complete;
         int r;
 
         r = acquire_bus(&bus);
@@ -327,22 +193,27 @@ int verb_sessions(int argc, char *argv[], void *userdata) {
         if (r < 0)
                 return r;
 
+        t = table_new_columns(session_columns);
+        if (!t)
+                return log_oom();
         r = sd_bus_message_enter_container(reply, 'a', "(tsssttub)");
         if (r < 0)
                 return log_parse_error(r);
-        while ((r = sd_bus_message_read(reply, "(tsssttub)", &s.id, &s.profile, &s.kind, &s.boot_id,
-                                        &s.started_usec, &s.duration_usec, &s.files, &s.complete)) > 0) {
-                if (grow_array(&sessions, &allocated, n + 1, sizeof *sessions) < 0)
+        while ((r = sd_bus_message_read(reply, "(tsssttub)", &id, &profile, &kind, &boot_id, &started_usec,
+                                        &duration_usec, &files, &complete)) > 0)
+                /* the boot ID in full in JSON, its first 8 characters in the table */
+                if (table_add_uint(t, id) < 0 || table_add_string(t, profile) < 0 || table_add_string(t, kind) < 0 ||
+                    table_add_string(t, boot_id) < 0 || table_set_textf(t, "%.8s", boot_id) < 0 ||
+                    table_add_timestamp(t, started_usec) < 0 || table_add_timespan(t, duration_usec) < 0 ||
+                    table_add_uint(t, files) < 0 || table_add_bool(t, complete) < 0)
                         return log_oom();
-                sessions[n++] = s;
-        }
         if (r < 0)
                 return log_parse_error(r);
         r = sd_bus_message_exit_container(reply);
         if (r < 0)
                 return log_parse_error(r);
 
-        return arg_json != JSON_OFF ? sessions_json(sessions, n) : sessions_human(sessions, n);
+        return print_list(t, "session");
 }
 
 /* ---------------------------------------------------------------------------------------------------- */

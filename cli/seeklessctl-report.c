@@ -53,45 +53,44 @@ static int report_json(const ReportInfo *p, size_t n) {
         return json_done(w, r);
 }
 
+/* Text only: the JSON has the "before" quality whole, as an object (see report_json()). */
+static const TableColumn report_columns[] = {
+        { "NAME"                          },
+        { "FILES",      NULL, TABLE_ALIGN_RIGHT },
+        { "EXTENTS",    NULL, TABLE_ALIGN_RIGHT },
+        { "DISCONT",    NULL, TABLE_ALIGN_RIGHT },
+        { "SPAN",       NULL, TABLE_ALIGN_RIGHT },
+        { "MODELED-MS", NULL, TABLE_ALIGN_RIGHT },
+        { "BEFORE-MS",  NULL, TABLE_ALIGN_RIGHT },
+        { "CHANGED"                       },
+        {}
+};
+
 static int report_human(const ReportInfo *p, size_t n) {
         _cleanup_(table_freep) Table *t = NULL;
         int r = 0;
 
-        if (n == 0) {
-                if (arg_legend)
-                        puts("No profiles recorded yet.");
-                return 0;
-        }
-
-        t = table_new("NAME", "FILES", "EXTENTS", "DISCONT", "SPAN", "MODELED-MS", "BEFORE-MS", "CHANGED");
+        t = table_new_columns(report_columns);
         if (!t)
                 return log_oom();
-        for (size_t c = 1; c <= 6; c++)
-                (void) table_set_align(t, c, TABLE_ALIGN_RIGHT);
 
         for (size_t i = 0; r >= 0 && i < n; i++) {
-                char span[FORMAT_BYTES_MAX], changed[FORMAT_TIMESTAMP_MAX];
-
-                if ((r = table_add_cell(t, p[i].name)) >= 0 &&
-                    (r = table_add_cellf(t, "%" PRIu64, p[i].now.files)) >= 0 &&
-                    (r = table_add_cellf(t, "%" PRIu64, p[i].now.extents)) >= 0 &&
-                    (r = table_add_cellf(t, "%" PRIu64, p[i].now.discontinuities)) >= 0 &&
-                    (r = table_add_cell(t, format_bytes(span, sizeof span, p[i].now.span))) >= 0 &&
-                    (r = table_add_cellf(t, "%.1f", p[i].now.modeled_read_ms)) >= 0) {
+                if ((r = table_add_string(t, p[i].name)) >= 0 &&
+                    (r = table_add_uint(t, p[i].now.files)) >= 0 &&
+                    (r = table_add_uint(t, p[i].now.extents)) >= 0 &&
+                    (r = table_add_uint(t, p[i].now.discontinuities)) >= 0 &&
+                    (r = table_add_bytes(t, p[i].now.span)) >= 0 &&
+                    (r = table_add_double(t, p[i].now.modeled_read_ms, 1)) >= 0) {
                         if (p[i].before_usec == 0)
                                 (void) ((r = table_add_cell(t, "-")) >= 0 && (r = table_add_cell(t, "-")) >= 0);
-                        else if ((r = table_add_cellf(t, "%.1f", p[i].before.modeled_read_ms)) >= 0)
-                                r = table_add_cell(t, format_timestamp(changed, sizeof changed, p[i].before_usec));
+                        else if ((r = table_add_double(t, p[i].before.modeled_read_ms, 1)) >= 0)
+                                r = table_add_timestamp(t, p[i].before_usec);
                 }
         }
-        if (r >= 0)
-                r = table_print(t, stdout, arg_legend);
         if (r < 0)
                 return log_table_error(r);
 
-        if (arg_legend)
-                printf("\n%zu profile%s listed.\n", n, n == 1 ? "" : "s");
-        return 0;
+        return print_list(t, "profile");
 }
 
 static int read_extents(sd_bus_message *m, SvgExtent **ret, size_t *ret_n) {

@@ -12,6 +12,7 @@
 #include <systemd/sd-bus.h>
 
 #include "json.h"
+#include "output.h"
 
 /* Width of the keys in the status block: strlen("Filesystems"). */
 #define STATUS_KEY_WIDTH 11
@@ -54,14 +55,22 @@ int mounts_from_args(char **args, const char *command, char ***ret);
 
 int log_parse_error(int r);
 int log_oom(void);
-int log_table_error(int r);
 
 /* Grow *p (of *allocated elements of size each) to hold at least need elements. Logs nothing. */
 int grow_array(void *p, size_t *allocated, size_t need, size_t size);
 
+/* seeklessctl-output.c */
 int json_writer_new_stdout(JsonWriter **ret);
 /* Finishes the document if r >= 0; logs a failure of either. */
 int json_done(JsonWriter *w, int r);
+int log_table_error(int r);
+/* The table as a JSON document (an array of objects) on stdout. */
+int print_table_json(const Table *t);
+/* The table as text on stdout, with its header unless --no-legend. */
+int print_table(const Table *t);
+/* A list of recorded things: the table as JSON, or as text between the legend's "No <noun>s recorded
+ * yet." (when empty) or "<n> <noun>(s) listed." */
+int print_list(const Table *t, const char *noun);
 
 /* seeklessctl-plan.c: layout quality, shared by plan and report */
 
@@ -85,8 +94,9 @@ typedef struct Skipped {
 
 /* Logs nothing. */
 int read_skipped(sd_bus_message *m, bool with_retry, Skipped **ret, size_t *ret_n);
-/* The skipped files as a JSON array member; with_retry adds the "retry" field (plan). Logs nothing. */
-int json_skipped(JsonWriter *w, const Skipped *k, size_t n, bool with_retry);
+/* The skipped files as a PATH REASON table (the reason followed by "(will retry)" for a file worth
+ * retrying), in JSON objects {"path", "reason"} and with with_retry also "retry". Logs nothing. */
+int skipped_table(const Skipped *k, size_t n, bool with_retry, Table **ret);
 
 /* Plan for the mount points (none: every watched one) and print it: plan, and optimize --dry-run. */
 int run_plan(sd_bus *bus, char **mounts, const char *command);
