@@ -73,22 +73,54 @@ void print_field(FILE *f, int width, const char *key, const char *format, ...) {
         fputc('\n', f);
 }
 
+typedef struct TableCell {
+        TableDataType type;
+        char *text;             /* as shown: escaped */
+        union {
+                char *string;
+                uint64_t uint;
+                double number;
+                bool boolean;
+        };
+} TableCell;
+
+typedef struct TableHeader {
+        char *header;           /* escaped; NULL: not shown */
+        const char *json_key;
+        TableAlign align;
+} TableHeader;
+
 struct Table {
         size_t n_columns;
-        char **cells;           /* n_columns headers first, then the rows */
+        TableHeader *columns;
+        TableCell *cells;       /* the rows, left to right, top to bottom */
         size_t n_cells, allocated;
-        TableAlign *align;
 };
+
+static void table_cell_done(TableCell *c) {
+        free(c->text);
+        if (c->type == TABLE_STRING)
+                free(c->string);
+}
 
 Table *table_free(Table *t) {
         if (!t)
                 return NULL;
+        for (size_t i = 0; i < t->n_columns; i++)
+                free(t->columns[i].header);
+        free(t->columns);
         for (size_t i = 0; i < t->n_cells; i++)
-                free(t->cells[i]);
+                table_cell_done(&t->cells[i]);
         free(t->cells);
-        free(t->align);
         free(t);
         return NULL;
+}
+
+/* vasprintf() that returns the string, NULL on failure. */
+static char *vformat(const char *format, va_list ap) {
+        char *s;
+
+        return vasprintf(&s, format, ap) < 0 ? NULL : s;
 }
 
 /* A copy of s with control characters written as \xNN. */
@@ -114,47 +146,59 @@ static char *cell_escape(const char *s) {
         return ret;
 }
 
-static int table_append(Table *t, const char *text) {
-        char *c;
+static Table *table_new_n(size_t n_columns) {
+        _cleanup_(table_freep) Table *t = NULL;
 
-        if (t->n_cells >= t->allocated) {
-                size_t a = MAX(t->allocated * 2, (size_t) 16);
-                char **n = realloc(t->cells, a * sizeof *n);
-                if (!n)
-                        return -ENOMEM;
-                t->cells = n;
-                t->allocated = a;
+        if (n_columns == 0)
+                return NULL;
+        t = calloc(1, sizeof *t);
+        if (!t)
+                return NULL;
+        t->columns = calloc(n_columns, sizeof *t->columns);
+        if (!t->columns)
+                return NULL;
+        t->n_columns = n_columns;
+        return TAKE_PTR(t);
+}
+
+Table *table_new_columns(const TableColumn *columns) {
+        _cleanup_(table_freep) Table *t = NULL;
+        size_t n = 0;
+
+        while (columns[n].header || columns[n].json_key)
+                n++;
+        t = table_new_n(n);
+        if (!t)
+                return NULL;
+        for (size_t i = 0; i < n; i++) {
+                if (columns[i].header && !(t->columns[i].header = cell_escape(columns[i].header)))
+                        return NULL;
+                t->columns[i].json_key = columns[i].json_key;
+                t->columns[i].align = columns[i].align;
         }
-
-        c = cell_escape(text ?: "");
-        if (!c)
-                return -ENOMEM;
-        t->cells[t->n_cells++] = c;
-        return 0;
+        return TAKE_PTR(t);
 }
 
 Table *table_new_internal(const char *first_header, ...) {
         _cleanup_(table_freep) Table *t = NULL;
+        size_t n = 0, i = 0;
         va_list ap;
-        int r = 0;
 
-        t = calloc(1, sizeof *t);
+        va_start(ap, first_header);
+        for (const char *h = first_header; h; h = va_arg(ap, const char *))
+                n++;
+        va_end(ap);
+
+        t = table_new_n(n);
         if (!t)
                 return NULL;
 
         va_start(ap, first_header);
-        for (const char *h = first_header; h; h = va_arg(ap, const char *)) {
-                r = table_append(t, h);
-                if (r < 0)
+        for (const char *h = first_header; h; h = va_arg(ap, const char *))
+                if (!(t->columns[i++].header = cell_escape(h)))
                         break;
-                t->n_columns++;
-        }
         va_end(ap);
-        if (r < 0 || t->n_columns == 0)
-                return NULL;
-
-        t->align = calloc(t->n_columns, sizeof *t->align);
-        if (!t->align)
+        if (!t->columns[n - 1].header)
                 return NULL;
 
         return TAKE_PTR(t);
@@ -163,36 +207,128 @@ Table *table_new_internal(const char *first_header, ...) {
 int table_set_align(Table *t, size_t column, TableAlign align) {
         if (column >= t->n_columns)
                 return -EINVAL;
-        t->align[column] = align;
+        t->columns[column].align = align;
+        return 0;
+}
+
+/* Takes text (as shown, not yet escaped) in all cases; a string cell's value is a copy of value. */
+static int table_append(Table *t, TableCell cell, const char *text) {
+        _cleanup_free_ char *string = NULL;
+        TableCell *c;
+
+        if (t->n_cells >= t->allocated) {
+                size_t a = MAX(t->allocated * 2, (size_t) 16);
+                TableCell *n = reallocarray(t->cells, a, sizeof *n);
+                if (!n)
+                        return -ENOMEM;
+                t->cells = n;
+                t->allocated = a;
+        }
+
+        if (cell.type == TABLE_STRING) {
+                string = strdup(cell.string ?: "");
+                if (!string)
+                        return -ENOMEM;
+        }
+        cell.text = cell_escape(text ?: "");
+        if (!cell.text)
+                return -ENOMEM;
+        if (cell.type == TABLE_STRING)
+                cell.string = TAKE_PTR(string);
+
+        c = &t->cells[t->n_cells++];
+        *c = cell;
         return 0;
 }
 
 int table_add_cell(Table *t, const char *text) {
-        return table_append(t, text);
+        return table_append(t, (TableCell) { .type = TABLE_STRING, .string = (char *) text }, text);
 }
 
 int table_add_cellf(Table *t, const char *format, ...) {
         _cleanup_free_ char *s = NULL;
         va_list ap;
-        int r;
 
         va_start(ap, format);
-        r = vasprintf(&s, format, ap);
+        s = vformat(format, ap);
         va_end(ap);
-        if (r < 0) {
+        return s ? table_add_cell(t, s) : -ENOMEM;
+}
+
+int table_add_string(Table *t, const char *s) {
+        return table_add_cell(t, s);
+}
+
+int table_add_uint(Table *t, uint64_t u) {
+        char buf[sizeof "18446744073709551615"];
+
+        (void) snprintf(buf, sizeof buf, "%" PRIu64, u);
+        return table_append(t, (TableCell) { .type = TABLE_UINT, .uint = u }, buf);
+}
+
+int table_add_bytes(Table *t, uint64_t bytes) {
+        char buf[FORMAT_BYTES_MAX];
+
+        return table_append(t, (TableCell) { .type = TABLE_BYTES, .uint = bytes },
+                            format_bytes(buf, sizeof buf, bytes));
+}
+
+int table_add_timestamp(Table *t, uint64_t usec) {
+        char buf[FORMAT_TIMESTAMP_MAX];
+
+        return table_append(t, (TableCell) { .type = TABLE_TIMESTAMP, .uint = usec },
+                            format_timestamp(buf, sizeof buf, usec));
+}
+
+int table_add_timespan(Table *t, uint64_t usec) {
+        char buf[FORMAT_TIMESPAN_MAX];
+
+        return table_append(t, (TableCell) { .type = TABLE_TIMESPAN, .uint = usec },
+                            format_timespan(buf, sizeof buf, usec));
+}
+
+int table_add_bool(Table *t, bool b) {
+        return table_append(t, (TableCell) { .type = TABLE_BOOL, .boolean = b }, b ? "yes" : "no");
+}
+
+int table_add_double(Table *t, double d, unsigned decimals) {
+        _cleanup_free_ char *s = NULL;
+
+        if (asprintf(&s, "%.*f", (int) MIN(decimals, 17u), d) < 0) {
                 s = NULL;
                 return -ENOMEM;
         }
-        return table_append(t, s);
+        return table_append(t, (TableCell) { .type = TABLE_DOUBLE, .number = d }, s);
+}
+
+int table_set_textf(Table *t, const char *format, ...) {
+        _cleanup_free_ char *s = NULL;
+        char *text;
+        va_list ap;
+
+        if (t->n_cells == 0)
+                return -EINVAL;
+
+        va_start(ap, format);
+        s = vformat(format, ap);
+        va_end(ap);
+        if (!s)
+                return -ENOMEM;
+        text = cell_escape(s);
+        if (!text)
+                return -ENOMEM;
+        free(t->cells[t->n_cells - 1].text);
+        t->cells[t->n_cells - 1].text = text;
+        return 0;
 }
 
 size_t table_get_rows(const Table *t) {
-        return t->n_cells / t->n_columns - 1;
+        return t->n_cells / t->n_columns;
 }
 
 int table_print(const Table *t, FILE *f, bool header) {
         _cleanup_free_ size_t *width = NULL;
-        size_t first;
+        size_t last = 0;
 
         if (t->n_cells % t->n_columns != 0)
                 return -EINVAL;
@@ -201,24 +337,76 @@ int table_print(const Table *t, FILE *f, bool header) {
         if (!width)
                 return -ENOMEM;
 
-        first = header ? 0 : t->n_columns;
-        for (size_t i = first; i < t->n_cells; i++)
-                width[i % t->n_columns] = MAX(width[i % t->n_columns], utf8_columns(t->cells[i]));
+        for (size_t col = 0; col < t->n_columns; col++)
+                if (t->columns[col].header) {
+                        last = col;
+                        if (header)
+                                width[col] = utf8_columns(t->columns[col].header);
+                }
+        for (size_t i = 0; i < t->n_cells; i++)
+                width[i % t->n_columns] = MAX(width[i % t->n_columns], utf8_columns(t->cells[i].text));
 
-        for (size_t i = first; i < t->n_cells; i++) {
-                size_t col = i % t->n_columns, pad = width[col] - utf8_columns(t->cells[i]);
-                bool last = col == t->n_columns - 1;
+        /* row -1 is the header */
+        for (ssize_t row = header ? -1 : 0; row < (ssize_t) table_get_rows(t); row++) {
+                bool first = true;
 
-                if (col > 0)
-                        fputc(' ', f);
-                if (t->align[col] == TABLE_ALIGN_RIGHT)
-                        fprintf(f, "%*s", (int) pad, "");
-                fputs(t->cells[i], f);
-                if (t->align[col] == TABLE_ALIGN_LEFT && !last)
-                        fprintf(f, "%*s", (int) pad, "");
-                if (last)
-                        fputc('\n', f);
+                for (size_t col = 0; col < t->n_columns; col++) {
+                        const char *text;
+                        size_t pad;
+
+                        if (!t->columns[col].header)
+                                continue;
+                        text = row < 0 ? t->columns[col].header : t->cells[row * t->n_columns + col].text;
+                        pad = width[col] - utf8_columns(text);
+
+                        if (!first)
+                                fputc(' ', f);
+                        first = false;
+                        if (t->columns[col].align == TABLE_ALIGN_RIGHT)
+                                fprintf(f, "%*s", (int) pad, "");
+                        fputs(text, f);
+                        if (t->columns[col].align == TABLE_ALIGN_LEFT && col != last)
+                                fprintf(f, "%*s", (int) pad, "");
+                        if (col == last)
+                                fputc('\n', f);
+                }
         }
 
         return ferror(f) ? -EIO : 0;
+}
+
+static int table_cell_write_json(const TableCell *c, JsonWriter *w) {
+        switch (c->type) {
+        case TABLE_STRING:
+                return json_string(w, c->string);
+        case TABLE_UINT:
+        case TABLE_BYTES:
+        case TABLE_TIMESTAMP:
+        case TABLE_TIMESPAN:
+                return json_uint(w, c->uint);
+        case TABLE_BOOL:
+                return json_bool(w, c->boolean);
+        case TABLE_DOUBLE:
+                return json_double(w, c->number);
+        default:
+                return -EINVAL;
+        }
+}
+
+int table_write_json(const Table *t, JsonWriter *w) {
+        int r;
+
+        if (t->n_cells % t->n_columns != 0)
+                return -EINVAL;
+
+        r = json_begin_array(w);
+        for (size_t row = 0; r >= 0 && row < table_get_rows(t); row++) {
+                r = json_begin_object(w);
+                for (size_t col = 0; r >= 0 && col < t->n_columns; col++)
+                        if (t->columns[col].json_key && (r = json_key(w, t->columns[col].json_key)) >= 0)
+                                r = table_cell_write_json(&t->cells[row * t->n_columns + col], w);
+                if (r >= 0)
+                        r = json_end_object(w);
+        }
+        return r < 0 ? r : json_end_array(w);
 }

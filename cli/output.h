@@ -3,11 +3,13 @@
 
 /* Human-readable formatting for seeklessctl: sizes, times, "Key: value" blocks and aligned tables. */
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
+#include "json.h"
 #include "macro.h"
 
 #define FORMAT_BYTES_MAX 16
@@ -32,23 +34,64 @@ typedef enum TableAlign {
         TABLE_ALIGN_RIGHT,
 } TableAlign;
 
+/* What a cell holds: how it is shown as text, and what it is in JSON. */
+typedef enum TableDataType {
+        TABLE_STRING,           /* as given, control characters as \xNN; JSON: the string */
+        TABLE_UINT,             /* decimal; JSON: the number */
+        TABLE_BYTES,            /* format_bytes(), "1.5M"; JSON: the number of bytes */
+        TABLE_TIMESTAMP,        /* format_timestamp() of CLOCK_REALTIME usec; JSON: the usec */
+        TABLE_TIMESPAN,         /* format_timespan() of usec; JSON: the usec */
+        TABLE_BOOL,             /* "yes" or "no"; JSON: true or false */
+        TABLE_DOUBLE,           /* with the decimals given; JSON: the number, all its digits */
+        _TABLE_DATA_TYPE_MAX,
+        _TABLE_DATA_TYPE_INVALID = -EINVAL,
+} TableDataType;
+
+/* A column: its header in the text table, its key in each JSON object. */
+typedef struct TableColumn {
+        const char *header;     /* NULL: only in JSON */
+        const char *json_key;   /* NULL: only in the text table */
+        TableAlign align;
+} TableColumn;
+
 typedef struct Table Table;
 
-/* A table with one column per header (NULL-terminated list). Cells are added left to right, top to
- * bottom; a row is complete when it has a cell for every column. */
+/* A table with one column per header (NULL-terminated list), text only. Cells are added left to right, top
+ * to bottom; a row is complete when it has a cell for every column. */
 Table *table_new_internal(const char *first_header, ...) __attribute__((sentinel));
 #define table_new(...) table_new_internal(__VA_ARGS__, NULL)
+/* A table of the columns given, up to the first entry with neither header nor key; the strings must
+ * outlive the table. */
+Table *table_new_columns(const TableColumn *columns);
 Table *table_free(Table *t);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Table *, table_free);
 
 int table_set_align(Table *t, size_t column, TableAlign align);
 
-/* The text is copied; control characters are shown as \xNN so one cell stays on one line. */
+/* The text is copied; control characters are shown as \xNN so one cell stays on one line. In JSON these
+ * cells are strings. */
 int table_add_cell(Table *t, const char *text);
 int table_add_cellf(Table *t, const char *format, ...) _printf_(2, 3);
 
+/* Typed cells (see TableDataType). */
+int table_add_string(Table *t, const char *s);
+int table_add_uint(Table *t, uint64_t u);
+int table_add_bytes(Table *t, uint64_t bytes);
+int table_add_timestamp(Table *t, uint64_t usec);
+int table_add_timespan(Table *t, uint64_t usec);
+int table_add_bool(Table *t, bool b);
+int table_add_double(Table *t, double d, unsigned decimals);
+
+/* Shows the cell added last as this text instead (escaped as table_add_cell() does); its JSON value stays.
+ * -EINVAL if there is no cell. */
+int table_set_textf(Table *t, const char *format, ...) _printf_(2, 3);
+
 size_t table_get_rows(const Table *t);
 
-/* Columns are separated by one space, the last column is not padded. Returns -EINVAL if the last row is
- * incomplete. */
+/* Columns are separated by one space, the last column is not padded; columns without a header are not
+ * shown. Returns -EINVAL if the last row is incomplete. */
 int table_print(const Table *t, FILE *f, bool header);
+
+/* The rows as a JSON array of objects, one member per column with a key, in column order. Returns -EINVAL
+ * if the last row is incomplete, or what the writer returns. */
+int table_write_json(const Table *t, JsonWriter *w);

@@ -1,0 +1,318 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* seeklessctl report [NAME] [--svg=FILE]: the layout quality of profiles, and the picture of one. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <systemd/sd-bus.h>
+
+#include "bus-names.h"
+#include "json.h"
+#include "log.h"
+#include "macro.h"
+#include "output.h"
+#include "seeklessctl.h"
+#include "svg.h"
+#include "verbs.h"
+
+typedef struct ReportInfo {
+        const char *name;
+        Quality now, before;
+        uint64_t before_usec;   /* when "before" was taken; 0: never optimized, before is meaningless */
+} ReportInfo;
+
+static int report_json(const ReportInfo *p, size_t n) {
+        _cleanup_(json_writer_freep) JsonWriter *w = NULL;
+        int r;
+
+        r = json_writer_new_stdout(&w);
+        if (r < 0)
+                return r;
+
+        r = json_begin_array(w);
+        for (size_t i = 0; r >= 0 && i < n; i++)
+                if ((r = json_begin_object(w)) >= 0 &&
+                    (r = json_key_string(w, "name", p[i].name)) >= 0 &&
+                    (r = json_key_uint(w, "files", p[i].now.files)) >= 0 &&
+                    (r = json_key_uint(w, "extents", p[i].now.extents)) >= 0 &&
+                    (r = json_key_uint(w, "discontinuities", p[i].now.discontinuities)) >= 0 &&
+                    (r = json_key_uint(w, "span", p[i].now.span)) >= 0 &&
+                    (r = json_key_double(w, "modeled_read_ms", p[i].now.modeled_read_ms)) >= 0 &&
+                    (r = json_key(w, "before")) >= 0 &&
+                    (r = p[i].before_usec > 0 ? json_quality(w, &p[i].before) : json_null(w)) >= 0 &&
+                    (r = json_key_uint(w, "before_taken_usec", p[i].before_usec)) >= 0)
+                        r = json_end_object(w);
+        if (r >= 0)
+                r = json_end_array(w);
+
+        return json_done(w, r);
+}
+
+/* Text only: the JSON has the "before" quality whole, as an object (see report_json()). */
+static const TableColumn report_columns[] = {
+        { "NAME"                          },
+        { "FILES",      NULL, TABLE_ALIGN_RIGHT },
+        { "EXTENTS",    NULL, TABLE_ALIGN_RIGHT },
+        { "DISCONT",    NULL, TABLE_ALIGN_RIGHT },
+        { "SPAN",       NULL, TABLE_ALIGN_RIGHT },
+        { "MODELED-MS", NULL, TABLE_ALIGN_RIGHT },
+        { "BEFORE-MS",  NULL, TABLE_ALIGN_RIGHT },
+        { "CHANGED"                       },
+        {}
+};
+
+static int report_human(const ReportInfo *p, size_t n) {
+        _cleanup_(table_freep) Table *t = NULL;
+        int r = 0;
+
+        t = table_new_columns(report_columns);
+        if (!t)
+                return log_oom();
+
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                if ((r = table_add_string(t, p[i].name)) >= 0 &&
+                    (r = table_add_uint(t, p[i].now.files)) >= 0 &&
+                    (r = table_add_uint(t, p[i].now.extents)) >= 0 &&
+                    (r = table_add_uint(t, p[i].now.discontinuities)) >= 0 &&
+                    (r = table_add_bytes(t, p[i].now.span)) >= 0 &&
+                    (r = table_add_double(t, p[i].now.modeled_read_ms, 1)) >= 0) {
+                        if (p[i].before_usec == 0)
+                                (void) ((r = table_add_cell(t, "-")) >= 0 && (r = table_add_cell(t, "-")) >= 0);
+                        else if ((r = table_add_double(t, p[i].before.modeled_read_ms, 1)) >= 0)
+                                r = table_add_timestamp(t, p[i].before_usec);
+                }
+        }
+        if (r < 0)
+                return log_table_error(r);
+
+        return print_list(t, "profile");
+}
+
+static int read_extents(sd_bus_message *m, SvgExtent **ret, size_t *ret_n) {
+        _cleanup_free_ SvgExtent *e = NULL;
+        size_t n = 0, allocated = 0;
+        SvgExtent x;
+        int r;
+
+        r = sd_bus_message_enter_container(m, 'a', "(utt)");
+        if (r < 0)
+                return r;
+        while ((r = sd_bus_message_read(m, "(utt)", &x.file, &x.offset, &x.length)) > 0) {
+                if (grow_array(&e, &allocated, n + 1, sizeof *e) < 0)
+                        return -ENOMEM;
+                e[n++] = x;
+        }
+        if (r < 0)
+                return r;
+        r = sd_bus_message_exit_container(m);
+        if (r < 0)
+                return r;
+
+        *ret = TAKE_PTR(e);
+        *ret_n = n;
+        return 0;
+}
+
+/* Writes the picture to f (and fsyncs it when it is a regular file); logs nothing. */
+static int svg_write_to(FILE *f, bool regular, const char *name, uint64_t device, uint32_t n_files,
+                        const SvgPanel *before, const SvgPanel *now) {
+        int r;
+
+        r = svg_write_layout(f, name, device, n_files, before, now);
+        if (r >= 0 && fflush(f) != 0)
+                r = negative_errno();
+        if (r >= 0 && regular && fsync(fileno(f)) < 0)
+                r = negative_errno();
+        return r;
+}
+
+/* A path that is not there yet, or a regular file: written whole or not at all, into a temporary file
+ * next to it that is renamed over it when complete. Anything else, a symbolic link included, is never
+ * renamed over (a device node, a FIFO or /dev/stdout must stay what it is, and a link must not lead a
+ * rename elsewhere): it is opened for writing and written into, as a shell redirection would, a regular
+ * file at the end of a link truncated first. */
+static int write_svg_file(const char *path, const char *name, uint64_t device, uint32_t n_files,
+                          const SvgPanel *before, const SvgPanel *now) {
+        _cleanup_free_ char *tmp = NULL;
+        _cleanup_fclose_ FILE *f = NULL;
+        struct stat st;
+        bool exists = true;
+        mode_t mask;
+        int fd, r;
+
+        if (lstat(path, &st) < 0) {
+                if (errno != ENOENT)
+                        return log_error_errno(errno, "Failed to look at %s: %m", path);
+                exists = false;
+        } else if (!S_ISREG(st.st_mode)) {
+                fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+                if (fd < 0)
+                        return log_error_errno(errno, "Failed to open %s: %m", path);
+                if (fstat(fd, &st) < 0 || (S_ISREG(st.st_mode) && ftruncate(fd, 0) < 0)) {
+                        r = log_error_errno(errno, "Failed to prepare %s for writing: %m", path);
+                        (void) close(fd);
+                        return r;
+                }
+                f = fdopen(fd, "w");
+                if (!f) {
+                        r = log_error_errno(errno, "Failed to open %s: %m", path);
+                        (void) close(fd);
+                        return r;
+                }
+                r = svg_write_to(f, S_ISREG(st.st_mode), name, device, n_files, before, now);
+                if (r >= 0 && fclose(TAKE_PTR(f)) != 0)
+                        r = negative_errno();
+                if (r < 0)
+                        return r == -ENOMEM ? log_oom() : log_error_errno(r, "Failed to write %s: %m", path);
+                return 0;
+        }
+
+        if (asprintf(&tmp, "%s.XXXXXX", path) < 0) {
+                tmp = NULL;
+                return log_oom();
+        }
+        fd = mkostemp(tmp, O_CLOEXEC);
+        if (fd < 0)
+                return log_error_errno(errno, "Failed to create %s: %m", tmp);
+
+        /* mkostemp() creates 0600; give the picture the mode a plain fopen() would. */
+        mask = umask(0);
+        (void) umask(mask);
+        (void) fchmod(fd, 0666 & ~mask);
+
+        f = fdopen(fd, "w");
+        if (!f) {
+                r = log_error_errno(errno, "Failed to open %s: %m", tmp);
+                (void) close(fd);
+                goto fail;
+        }
+
+        r = svg_write_to(f, true, name, device, n_files, before, now);
+        if (r < 0) {
+                r = r == -ENOMEM ? log_oom() : log_error_errno(r, "Failed to write %s: %m", tmp);
+                goto fail;
+        }
+        r = fclose(TAKE_PTR(f));
+        if (r != 0) {
+                r = log_error_errno(errno, "Failed to write %s: %m", tmp);
+                goto fail;
+        }
+
+        /* RENAME_NOREPLACE when nothing was there: what appeared meanwhile is not replaced */
+        if (renameat2(AT_FDCWD, tmp, AT_FDCWD, path, exists ? 0 : RENAME_NOREPLACE) < 0) {
+                r = log_error_errno(errno, "Failed to rename %s to %s: %m", tmp, path);
+                goto fail;
+        }
+        return 0;
+
+fail:
+        (void) unlink(tmp);
+        return r;
+}
+
+static int report_svg(sd_bus *bus, const char *command, const char *what, const ReportInfo *info) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_free_ SvgExtent *before = NULL, *now = NULL;
+        _cleanup_free_ char *before_sub = NULL, *now_sub = NULL;
+        size_t n_before = 0, n_now = 0;
+        uint64_t device;
+        int r;
+
+        r = call_daemon(bus, SEEKLESS_BUS_INTERFACE, "GetLayout", command, what, info->name, &reply, "s",
+                        info->name);
+        if (r < 0)
+                return r;
+
+        r = sd_bus_message_read(reply, "t", &device);
+        if (r >= 0)
+                r = read_extents(reply, &before, &n_before);
+        if (r >= 0)
+                r = read_extents(reply, &now, &n_now);
+        if (r == -ENOMEM)
+                return log_oom();
+        if (r < 0)
+                return log_parse_error(r);
+
+        /* The numbers from Report for the subtitles; the "before" ones only if they belong to a layout. */
+        if (asprintf(&now_sub, "%zu extents, %" PRIu64 " discontinuities, %.1f ms modeled", n_now,
+                     info->now.discontinuities, info->now.modeled_read_ms) < 0)
+                now_sub = NULL;
+        if (info->before_usec > 0 && n_before > 0 &&
+            asprintf(&before_sub, "%zu extents, %" PRIu64 " discontinuities, %.1f ms modeled", n_before,
+                     info->before.discontinuities, info->before.modeled_read_ms) < 0)
+                before_sub = NULL;
+        else if (info->before_usec == 0 && n_before > 0 && asprintf(&before_sub, "%zu extents", n_before) < 0)
+                before_sub = NULL;
+
+        r = write_svg_file(arg_svg, info->name, device, (uint32_t) MIN(info->now.files, (uint64_t) UINT32_MAX),
+                           &(SvgPanel) { "before", before_sub, "no 'before' layout recorded", before, n_before },
+                           &(SvgPanel) { "after (now)", now_sub, "no layout data", now, n_now });
+        if (r < 0)
+                return r;
+
+        if (arg_json == JSON_OFF)
+                printf("Wrote %s.\n", arg_svg);
+        return 0;
+}
+
+int verb_report(int argc, char *argv[], void *userdata) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_free_ ReportInfo *profiles = NULL;
+        _cleanup_free_ char *what = NULL, *layout_what = NULL, *name = NULL;
+        size_t n = 0, allocated = 0;
+        ReportInfo p;
+        int r;
+
+        if (argc > 1 && !(name = arg_to_bus(argv[1])))
+                return log_oom();
+
+        if (arg_svg && !name) {
+                log_error("--svg needs a profile NAME: 'report NAME --svg FILE'.");
+                verb_usage_hint();
+                return -EUSAGE;
+        }
+
+        r = acquire_bus(&bus);
+        if (r < 0)
+                return r;
+
+        if (name && (asprintf(&what, "get the layout report of profile '%s'", name) < 0 ||
+                     asprintf(&layout_what, "get the layout of profile '%s'", name) < 0))
+                return log_oom();
+
+        r = call_daemon(bus, SEEKLESS_BUS_INTERFACE, "Report", argv[0], what ?: "get the layout report", name,
+                        &reply, "s", name ?: "");
+        if (r < 0)
+                return r;
+
+        r = sd_bus_message_enter_container(reply, 'a', "(s" QUALITY_TYPES QUALITY_TYPES "t)");
+        if (r < 0)
+                return log_parse_error(r);
+        while ((r = sd_bus_message_read(reply, "(s" QUALITY_TYPES QUALITY_TYPES "t)", &p.name,
+                                        QUALITY_ARGS(&p.now), QUALITY_ARGS(&p.before), &p.before_usec)) > 0) {
+                if (grow_array(&profiles, &allocated, n + 1, sizeof *profiles) < 0)
+                        return log_oom();
+                profiles[n++] = p;
+        }
+        if (r < 0)
+                return log_parse_error(r);
+        r = sd_bus_message_exit_container(reply);
+        if (r < 0)
+                return log_parse_error(r);
+
+        if (arg_svg) {
+                if (n == 0)
+                        return log_error_errno(SYNTHETIC_ERRNO(ENOENT), "No profile named '%s'.", name);
+                r = report_svg(bus, argv[0], layout_what, &profiles[0]);
+                if (r < 0 || arg_json == JSON_OFF)
+                        return r;
+        }
+
+        return arg_json != JSON_OFF ? report_json(profiles, n) : report_human(profiles, n);
+}
