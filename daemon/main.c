@@ -35,8 +35,7 @@ static void help(void) {
                "     --version            Show package version\n"
                "     --config=FILE        Read FILE and FILE.d/*.conf instead of\n"
                "                          " CONFIG_FILE "\n"
-               "     --state-dir=DIR      Keep the database in DIR (default: $STATE_DIRECTORY,\n"
-               "                          else " STATE_DIR ")\n"
+               "     --state-dir=DIR      Keep the database in DIR (default " STATE_DIR ")\n"
                "     --run-dir=DIR        Take the boot collector's record from DIR (default\n"
                "                          " RUN_DIR ")\n"
                "     --filesystem=PATH    Record only the filesystem containing PATH (repeatable)\n"
@@ -46,6 +45,24 @@ static void help(void) {
                "                          executables, within EarlyBudgetSec=, then exit\n"
                "\nSee the seeklessd(8) man page for details.\n",
                program_invocation_short_name);
+}
+
+/* The database lists which files everyone's programs read: another user able to write into its directory
+ * could replace it, or read it through a link of theirs. */
+static int check_state_dir(int fd, const char *path) {
+        struct stat st;
+
+        if (fstat(fd, &st) < 0)
+                return log_error_errno(-errno, "Failed to stat state directory %s: %m", path);
+        if (st.st_uid != geteuid())
+                return log_error_errno(SYNTHETIC_ERRNO(EPERM),
+                                       "State directory %s belongs to uid %u, not to us (uid %u): refusing to use it",
+                                       path, (unsigned) st.st_uid, (unsigned) geteuid());
+        if (st.st_mode & (S_IWGRP | S_IWOTH))
+                return log_error_errno(SYNTHETIC_ERRNO(EPERM),
+                                       "State directory %s is writable by others (mode %04o): refusing to use it",
+                                       path, (unsigned) (st.st_mode & 07777));
+        return 0;
 }
 
 static int parse_log_level(const char *s) {
@@ -204,9 +221,10 @@ static int run(int argc, char *argv[]) {
         if (!m->config_path)
                 return log_error_errno(SYNTHETIC_ERRNO(ENOMEM), "Out of memory");
 
-        state = arg_state_dir ?: getenv("STATE_DIRECTORY") ?: STATE_DIR;
-        /* $STATE_DIRECTORY may list several directories separated by ':'; ours is the first */
-        m->state_dir = strndup(state, strcspn(state, ":"));
+        /* not from the environment: what a root daemon writes must not follow an inherited variable (the
+         * unit's StateDirectory= makes this very directory) */
+        state = arg_state_dir ?: STATE_DIR;
+        m->state_dir = strdup(state);
         if (!m->state_dir || asprintf(&m->db_path, "%s/seekless.db", m->state_dir) < 0)
                 return log_error_errno(SYNTHETIC_ERRNO(ENOMEM), "Out of memory");
         /* profiles are lists of other users' file paths: keep them private */
@@ -220,6 +238,9 @@ static int run(int argc, char *argv[]) {
         state_lock = open(m->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (state_lock < 0)
                 return log_error_errno(-errno, "Failed to open state directory %s: %m", m->state_dir);
+        r = check_state_dir(state_lock, m->state_dir);
+        if (r < 0)
+                return r;
         if (flock(state_lock, LOCK_EX | LOCK_NB) < 0) {
                 if (errno == EWOULDBLOCK)
                         return log_error_errno(SYNTHETIC_ERRNO(EBUSY),

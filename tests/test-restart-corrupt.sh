@@ -78,6 +78,19 @@ grep -q "State directory $RO is not writable: Read-only file system" "$TMP/ro.lo
         fail "unclear message for a read-only state directory: $(cat "$TMP/ro.log")"
 pass "read-only state directory: '$(grep "not writable" "$TMP/ro.log")'"
 
+# a state directory others may write into, or someone else's: refused, nothing created in it
+for how in "chmod 0777" "chown 65534"; do
+        BAD=$TMP/bad-state
+        rm -rf "$BAD"; mkdir -m 0700 "$BAD"; $how "$BAD"
+        rc=0
+        "$SEEKLESSD" --config="$CONF" --state-dir="$BAD" --filesystem="$MNT" \
+                >"$TMP/bad.log" 2>&1 || rc=$?
+        [ "$rc" != 0 ] || fail "seeklessd started on a state directory after $how"
+        grep -q "State directory $BAD .*: refusing to use it" "$TMP/bad.log" || fail "$how: $(cat "$TMP/bad.log")"
+        [ -z "$(ls -A "$BAD")" ] || fail "$how: something was created: $(ls -A "$BAD")"
+        pass "state directory after $how refused: '$(tail -n 1 "$TMP/bad.log")'"
+done
+
 # a database from the future
 sqlite3 "$STATE/seekless.db" 'PRAGMA user_version = 9999;'
 sum=$(sha256sum "$STATE/seekless.db")
