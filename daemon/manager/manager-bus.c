@@ -415,6 +415,7 @@ static int method_optimize(sd_bus_message *message, void *userdata, sd_bus_error
                 log_info("Optimize supersedes the queued optimization");
                 (void) manager_idle_drop(m);
         }
+        manager_properties_announce(m);
         if (m->optimizer) {
                 files = m->optimizer->files_total;
                 bytes = m->optimizer->bytes_total;
@@ -453,6 +454,7 @@ static int method_optimize_when_idle(sd_bus_message *message, void *userdata, sd
         r = manager_idle_queue(m, TAKE_PTR(mounts), &id);
         if (r < 0)
                 return plan_error(error, r);
+        manager_properties_announce(m);
         return sd_bus_reply_method_return(message, "bts", (int) (r == 0), id, m->idle_status);
 }
 
@@ -463,7 +465,9 @@ static int method_cancel_queued(sd_bus_message *message, void *userdata, sd_bus_
         r = check_root(message, "cancel", error);
         if (r != 0)
                 return r;
-        return sd_bus_reply_method_return(message, "b", (int) manager_idle_drop(m));
+        bool dropped = manager_idle_drop(m);
+        manager_properties_announce(m);
+        return sd_bus_reply_method_return(message, "b", (int) dropped);
 }
 
 static int method_cancel(sd_bus_message *message, void *userdata, sd_bus_error *error) {
@@ -768,21 +772,24 @@ static int property_get_version(sd_bus *bus, const char *path, const char *inter
 static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_VTABLE_START(0),
         SD_BUS_PROPERTY("Version", "s", property_get_version, 0, SD_BUS_VTABLE_PROPERTY_CONST),
-        SD_BUS_PROPERTY("Status", "s", property_get_status, 0, 0),
-        SD_BUS_PROPERTY("BootRecording", "b", property_get_boot_recording, 0, 0),
-        SD_BUS_PROPERTY("ActiveLaunches", "u", property_get_active_launches, 0, 0),
-        SD_BUS_PROPERTY("Profiles", "u", NULL, offsetof(Manager, n_profiles), 0),
-        SD_BUS_PROPERTY("Sessions", "u", NULL, offsetof(Manager, n_sessions), 0),
-        SD_BUS_PROPERTY("Files", "u", NULL, offsetof(Manager, n_files), 0),
-        SD_BUS_PROPERTY("Filesystems", "a(sss)", property_get_filesystems, 0, 0),
+        /* PropertiesChanged: see manager_properties_announce(); the three counters that move with every
+         * event or write do not emit it */
+        SD_BUS_PROPERTY("Status", "s", property_get_status, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("BootRecording", "b", property_get_boot_recording, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("ActiveLaunches", "u", property_get_active_launches, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("Profiles", "u", NULL, offsetof(Manager, n_profiles), SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("Sessions", "u", NULL, offsetof(Manager, n_sessions), SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("Files", "u", NULL, offsetof(Manager, n_files), SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("Filesystems", "a(sss)", property_get_filesystems, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("EventsReceived", "t", NULL, offsetof(Manager, events_received), 0),
         SD_BUS_PROPERTY("Overflows", "t", NULL, offsetof(Manager, overflows), 0),
         SD_BUS_PROPERTY("DatabaseSize", "t", property_get_database_size, 0, 0),
-        SD_BUS_PROPERTY("Optimizing", "b", property_get_optimizing, 0, 0),
-        SD_BUS_PROPERTY("OptimizationId", "t", property_get_optimization_id, 0, 0),
-        SD_BUS_PROPERTY("IdleStatus", "s", property_get_idle_status, 0, 0),
-        SD_BUS_PROPERTY("RelocationOff", "a(ss)", property_get_relocation_off, 0, 0),
-        SD_BUS_PROPERTY("QueuedOptimization", "(tas)", property_get_queued_optimization, 0, 0),
+        SD_BUS_PROPERTY("Optimizing", "b", property_get_optimizing, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("OptimizationId", "t", property_get_optimization_id, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("IdleStatus", "s", property_get_idle_status, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("RelocationOff", "a(ss)", property_get_relocation_off, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("QueuedOptimization", "(tas)", property_get_queued_optimization, 0,
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 
         SD_BUS_METHOD_WITH_ARGS("ListProfiles", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(ssuutt)", profiles),
                                 method_list_profiles, SD_BUS_VTABLE_UNPRIVILEGED),
@@ -860,6 +867,104 @@ void manager_emit_run_finished(Manager *m, uint64_t id, RunState state, uint64_t
                                run_state_to_string(state), moved_files, moved_bytes, (uint32_t) MIN(n_skipped, (size_t) UINT32_MAX));
         if (r < 0)
                 log_warning_errno(r, "Failed to emit RunFinished, ignoring: %m");
+}
+
+/* Each announced property's value as text, to tell a change. */
+static char *property_text(Manager *m, AnnouncedProperty p) {
+        _cleanup_free_ char *l = NULL;
+        char *s = NULL;
+        unsigned n = 0;
+
+        switch (p) {
+        case PROP_STATUS:
+                return manager_status_text(m);
+        case PROP_BOOT_RECORDING:
+                return strdup(m->boot ? "1" : "0");
+        case PROP_ACTIVE_LAUNCHES:
+                for (Session *x = m->launches; x; x = x->next)
+                        n++;
+                return asprintf(&s, "%u", n) < 0 ? NULL : s;
+        case PROP_PROFILES:
+                return asprintf(&s, "%u", m->n_profiles) < 0 ? NULL : s;
+        case PROP_SESSIONS:
+                return asprintf(&s, "%u", m->n_sessions) < 0 ? NULL : s;
+        case PROP_FILES:
+                return asprintf(&s, "%u", m->n_files) < 0 ? NULL : s;
+        case PROP_OPTIMIZING:
+                return strdup(m->optimizer ? "1" : "0");
+        case PROP_OPTIMIZATION_ID:
+                return asprintf(&s, "%" PRIu64, m->optimizer ? m->optimizer->id : (uint64_t) 0) < 0 ? NULL : s;
+        case PROP_IDLE_STATUS:
+                return strdup(m->idle_status);
+        case PROP_FILESYSTEMS:
+        case PROP_RELOCATION_OFF:
+                l = strdup("");
+                for (size_t i = 0; l && i < m->filesystems.n; i++) {
+                        const Filesystem *fs = &m->filesystems.items[i];
+                        char why[128] = "";
+
+                        if (p == PROP_RELOCATION_OFF && !manager_relocation_refusal(m, fs, why, sizeof why))
+                                continue;
+                        if (asprintf(&s, "%s%s\n%u:%u\n%s\n%s\n", l, fs->mount, major(fs->dev), minor(fs->dev),
+                                     fs->fstype, why) < 0)
+                                return NULL;
+                        free(l);
+                        l = TAKE_PTR(s);
+                }
+                return TAKE_PTR(l);
+        case PROP_QUEUED_OPTIMIZATION:
+                if (asprintf(&l, "%" PRIu64, m->request_realtime_usec) < 0)
+                        return NULL;
+                for (size_t i = 0; m->request_mounts && m->request_mounts[i]; i++) {
+                        if (asprintf(&s, "%s\n%s", l, m->request_mounts[i]) < 0)
+                                return NULL;
+                        free(l);
+                        l = TAKE_PTR(s);
+                }
+                return TAKE_PTR(l);
+        default:
+                return NULL;
+        }
+}
+
+static const char *const announced_property_table[_PROP_MAX] = {
+        [PROP_STATUS] = "Status",
+        [PROP_BOOT_RECORDING] = "BootRecording",
+        [PROP_ACTIVE_LAUNCHES] = "ActiveLaunches",
+        [PROP_PROFILES] = "Profiles",
+        [PROP_SESSIONS] = "Sessions",
+        [PROP_FILES] = "Files",
+        [PROP_FILESYSTEMS] = "Filesystems",
+        [PROP_OPTIMIZING] = "Optimizing",
+        [PROP_OPTIMIZATION_ID] = "OptimizationId",
+        [PROP_IDLE_STATUS] = "IdleStatus",
+        [PROP_RELOCATION_OFF] = "RelocationOff",
+        [PROP_QUEUED_OPTIMIZATION] = "QueuedOptimization",
+};
+
+DEFINE_STRING_TABLE_TO_STRING(announced_property, AnnouncedProperty, static)
+
+void manager_properties_announce(Manager *m) {
+        const char *changed[_PROP_MAX + 1] = {};
+        size_t n = 0;
+        int r;
+
+        for (AnnouncedProperty p = 0; p < _PROP_MAX; p++) {
+                _cleanup_free_ char *now = property_text(m, p);
+
+                if (!now || (m->announced[p] && streq(now, m->announced[p])))
+                        continue;
+                /* the first look only sets the baseline: clients read the properties when they start */
+                if (m->announced[p])
+                        changed[n++] = announced_property_to_string(p);
+                free(m->announced[p]);
+                m->announced[p] = TAKE_PTR(now);
+        }
+        if (n == 0 || !m->bus)
+                return;
+        r = sd_bus_emit_properties_changed_strv(m->bus, SEEKLESS_BUS_PATH, SEEKLESS_BUS_INTERFACE, (char **) changed);
+        if (r < 0)
+                log_debug_errno(r, "Failed to emit PropertiesChanged, ignoring: %m");
 }
 
 int manager_bus_add_objects(Manager *m, sd_bus *bus) {

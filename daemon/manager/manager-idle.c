@@ -386,6 +386,7 @@ static int on_idle_check(sd_event_source *s, uint64_t usec, void *userdata) {
 
         idle_tick(m);
         schedule_next(m, m->optimizer && m->auto_run ? IDLE_CHECK_RUNNING_USEC : IDLE_CHECK_USEC);
+        manager_properties_announce(m);
         return 0;
 }
 

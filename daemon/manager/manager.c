@@ -43,6 +43,8 @@ Manager *manager_free(Manager *m) {
         if (!m)
                 return NULL;
         optimizer_free(m->optimizer);
+        for (size_t i = 0; i < _PROP_MAX; i++)
+                free(m->announced[i]);
         for (size_t i = 0; i < FINISHED_RUNS_KEPT; i++)
                 skip_entries_free(m->finished[i].skipped, m->finished[i].n_skipped);
         session_free(m->boot);
@@ -135,7 +137,10 @@ ProfileOptions manager_profile_options(Manager *m) {
 }
 
 int manager_refresh_counts(Manager *m) {
-        return db_counts(m->db, &m->n_profiles, &m->n_sessions, &m->n_files);
+        int r = db_counts(m->db, &m->n_profiles, &m->n_sessions, &m->n_files);
+
+        manager_properties_announce(m);
+        return r;
 }
 
 static void launch_count_bump(Manager *m, const char *path);
@@ -584,6 +589,7 @@ static int manager_scan_filesystems(Manager *m) {
         r = recorder_set_filesystems(m->recorder, &m->filesystems);
         if (r > 0)
                 log_warning("Failed to place fanotify marks on %i filesystem(s)", r);
+        manager_properties_announce(m);
         return 0;
 }
 
@@ -866,4 +872,5 @@ void manager_notify_status(Manager *m) {
 
         if (s)
                 (void) sd_notifyf(false, "STATUS=%s", s);
+        manager_properties_announce(m);
 }

@@ -25,6 +25,23 @@ typedef struct FinishedRun {
         size_t n_skipped;
 } FinishedRun;
 
+/* The properties that emit PropertiesChanged (manager_properties_announce()). */
+typedef enum AnnouncedProperty {
+        PROP_STATUS,
+        PROP_BOOT_RECORDING,
+        PROP_ACTIVE_LAUNCHES,
+        PROP_PROFILES,
+        PROP_SESSIONS,
+        PROP_FILES,
+        PROP_FILESYSTEMS,
+        PROP_OPTIMIZING,
+        PROP_OPTIMIZATION_ID,
+        PROP_IDLE_STATUS,
+        PROP_RELOCATION_OFF,
+        PROP_QUEUED_OPTIMIZATION,
+        _PROP_MAX,
+} AnnouncedProperty;
+
 typedef struct Manager {
         sd_event *event;
         sd_bus *bus;
@@ -86,6 +103,7 @@ typedef struct Manager {
         uint64_t events_received, overflows;
         unsigned ignore_failures;
         unsigned n_profiles, n_sessions, n_files;
+        char *announced[_PROP_MAX];     /* each property's value when last announced, as text */
 } Manager;
 
 int manager_new(Manager **ret);
@@ -114,6 +132,10 @@ int manager_open_mount_fd(Manager *m, uint64_t fsid);
 
 /* manager-bus.c */
 int manager_bus_add_objects(Manager *m, sd_bus *bus);
+/* Emits PropertiesChanged for the properties whose value changed since the last call. Called wherever
+ * they may change: after a session, at a window's end, when runs start and end, at each idle check,
+ * when mounts change, after methods that change the queue or the counts. */
+void manager_properties_announce(Manager *m);
 
 /* manager-connect.c: connect to the system bus without ever waiting for it. Early in the boot the bus
  * does not exist yet; recording goes on meanwhile and the connection is retried every second (also after

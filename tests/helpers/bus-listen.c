@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Test program: receive the signals of org.seekless.Seekless1.Manager on the system bus
- * ($DBUS_SYSTEM_BUS_ADDRESS) as an ordinary subscriber would (a match rule, no eavesdropping), and print
- * each on one line: the member, then every value it carries (strings as received), separated by spaces.
- *   bus-listen SECONDS
+/* Test program: receive the signals of seeklessd's object on the system bus ($DBUS_SYSTEM_BUS_ADDRESS) as
+ * an ordinary subscriber would (a match rule, no eavesdropping), and print each on one line: the member,
+ * then every value it carries (strings as received), separated by spaces.
+ *   bus-listen SECONDS [INTERFACE]      (default org.seekless.Seekless1.Manager; e.g.
+ *                                        org.freedesktop.DBus.Properties for PropertiesChanged)
  * Prints "ready" once subscribed; exits 0 after SECONDS, 1 if it could not subscribe. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,16 +70,16 @@ int main(int argc, char **argv) {
         double end;
         int r;
 
-        if (argc != 2) {
-                fprintf(stderr, "usage: bus-listen SECONDS\n");
+        if (argc < 2 || argc > 3) {
+                fprintf(stderr, "usage: bus-listen SECONDS [INTERFACE]\n");
                 return 2;
         }
         clock_gettime(CLOCK_MONOTONIC, &ts);
         end = (double) ts.tv_sec + atof(argv[1]);
         r = sd_bus_open_system(&bus);
         if (r >= 0)
-                r = sd_bus_match_signal(bus, NULL, NULL, "/org/seekless/Seekless1", "org.seekless.Seekless1.Manager",
-                                        NULL, on_signal, NULL);
+                r = sd_bus_match_signal(bus, NULL, NULL, "/org/seekless/Seekless1",
+                                        argc > 2 ? argv[2] : "org.seekless.Seekless1.Manager", NULL, on_signal, NULL);
         if (r < 0) {
                 fprintf(stderr, "bus-listen: cannot subscribe: %s\n", strerror(-r));
                 return 1;
