@@ -109,23 +109,6 @@ char *arg_to_bus(const char *arg) {
         return path_escape(arg);
 }
 
-/* Grow *p (of *allocated elements of size each) to hold at least need elements. */
-int grow_array(void *p, size_t *allocated, size_t need, size_t size) {
-        void **pp = p;
-        size_t a;
-        void *n;
-
-        if (need <= *allocated)
-                return 0;
-        a = MAX(need, MAX(*allocated * 2, (size_t) 16));
-        n = reallocarray(*pp, a, size);
-        if (!n)
-                return -ENOMEM;
-        *pp = n;
-        *allocated = a;
-        return 0;
-}
-
 int log_oom(void) {
         return log_error_errno(SYNTHETIC_ERRNO(ENOMEM), "Out of memory.");
 }

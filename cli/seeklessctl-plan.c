@@ -40,7 +40,7 @@ int read_skipped(sd_bus_message *m, bool with_retry, Skipped **ret, size_t *ret_
                 return r;
         while ((r = with_retry ? sd_bus_message_read(m, "(ssb)", &k.path, &k.reason, &k.retry)
                                : sd_bus_message_read(m, "(ss)", &k.path, &k.reason)) > 0) {
-                if (grow_array(&skipped, &allocated, n + 1, sizeof *skipped) < 0)
+                if (GREEDY_REALLOC(skipped, allocated, n + 1) < 0)
                         return -ENOMEM;
                 skipped[n++] = k;
         }
@@ -143,7 +143,7 @@ static int read_plan(sd_bus_message *m, Plan *p) {
         allocated = 0;
         for (PlanFilesystem f;
              (r = sd_bus_message_read(m, "(sbtt)", &f.mount, &f.in_place, &f.files, &f.bytes)) > 0;) {
-                if (grow_array(&p->filesystems, &allocated, p->n_filesystems + 1, sizeof *p->filesystems) < 0)
+                if (GREEDY_REALLOC(p->filesystems, allocated, p->n_filesystems + 1) < 0)
                         return -ENOMEM;
                 p->filesystems[p->n_filesystems++] = f;
         }
@@ -177,7 +177,7 @@ static int read_plan(sd_bus_message *m, Plan *p) {
         for (PlanProfile q;
              (r = sd_bus_message_read(m, "(s" QUALITY_TYPES QUALITY_TYPES ")", &q.name, QUALITY_ARGS(&q.now),
                                       QUALITY_ARGS(&q.expected))) > 0;) {
-                if (grow_array(&p->profiles, &allocated, p->n_profiles + 1, sizeof *p->profiles) < 0)
+                if (GREEDY_REALLOC(p->profiles, allocated, p->n_profiles + 1) < 0)
                         return -ENOMEM;
                 p->profiles[p->n_profiles++] = q;
         }

@@ -103,7 +103,7 @@ static int read_extents(sd_bus_message *m, SvgExtent **ret, size_t *ret_n) {
         if (r < 0)
                 return r;
         while ((r = sd_bus_message_read(m, "(utt)", &x.file, &x.offset, &x.length)) > 0) {
-                if (grow_array(&e, &allocated, n + 1, sizeof *e) < 0)
+                if (GREEDY_REALLOC(e, allocated, n + 1) < 0)
                         return -ENOMEM;
                 e[n++] = x;
         }
@@ -296,7 +296,7 @@ int verb_report(int argc, char *argv[], void *userdata) {
                 return log_parse_error(r);
         while ((r = sd_bus_message_read(reply, "(s" QUALITY_TYPES QUALITY_TYPES "t)", &p.name,
                                         QUALITY_ARGS(&p.now), QUALITY_ARGS(&p.before), &p.before_usec)) > 0) {
-                if (grow_array(&profiles, &allocated, n + 1, sizeof *profiles) < 0)
+                if (GREEDY_REALLOC(profiles, allocated, n + 1) < 0)
                         return log_oom();
                 profiles[n++] = p;
         }

@@ -92,8 +92,7 @@ static int read_queued(sd_bus_message *m, StatusInfo *info) {
         if (r < 0)
                 return r;
         while ((r = sd_bus_message_read(m, "s", &mount)) > 0) {
-                if (grow_array(&info->queued_mounts, &info->allocated_queued_mounts, info->n_queued_mounts + 1,
-                               sizeof *info->queued_mounts) < 0)
+                if (GREEDY_REALLOC(info->queued_mounts, info->allocated_queued_mounts, info->n_queued_mounts + 1) < 0)
                         return -ENOMEM;
                 info->queued_mounts[info->n_queued_mounts++] = mount;
         }
@@ -118,8 +117,7 @@ static int read_filesystems(sd_bus_message *m, StatusInfo *info) {
         if (r < 0)
                 return r;
         while ((r = sd_bus_message_read(m, "(sss)", &mount, &device, &fstype)) > 0) {
-                if (grow_array(&info->filesystems, &info->allocated_filesystems, info->n_filesystems + 1,
-                               sizeof *info->filesystems) < 0)
+                if (GREEDY_REALLOC(info->filesystems, info->allocated_filesystems, info->n_filesystems + 1) < 0)
                         return -ENOMEM;
                 info->filesystems[info->n_filesystems++] = (Filesystem) { mount, device, fstype };
         }

@@ -11,6 +11,7 @@
 
 #include <systemd/sd-bus.h>
 
+#include "alloc-util.h"
 #include "json.h"
 #include "output.h"
 
@@ -56,8 +57,6 @@ int mounts_from_args(char **args, const char *command, char ***ret);
 int log_parse_error(int r);
 int log_oom(void);
 
-/* Grow *p (of *allocated elements of size each) to hold at least need elements. Logs nothing. */
-int grow_array(void *p, size_t *allocated, size_t need, size_t size);
 
 /* seeklessctl-output.c */
 int json_writer_new_stdout(JsonWriter **ret);

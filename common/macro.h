@@ -125,9 +125,15 @@ static inline int isempty(const char *s) {
         return !s || !s[0];
 }
 
-/* for qsort()/bsearch() over uint64_t */
+/* for qsort()/bsearch() over uint64_t and int64_t */
 static inline int cmp_uint64(const void *a, const void *b) {
         uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
+
+        return x < y ? -1 : x > y;
+}
+
+static inline int cmp_int64(const void *a, const void *b) {
+        int64_t x = *(const int64_t *) a, y = *(const int64_t *) b;
 
         return x < y ? -1 : x > y;
 }

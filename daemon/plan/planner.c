@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "alloc-util.h"
 #include "fid-util.h"
 #include "fiemap.h"
 #include "inoset.h"
@@ -27,19 +28,6 @@
 #ifndef FS_ENCRYPT_FL
 #define FS_ENCRYPT_FL 0x00000800
 #endif
-
-static int grow_array(void **p, size_t *alloc, size_t n, size_t sz) {
-        void *q;
-
-        if (n < *alloc)
-                return 0;
-        q = reallocarray(*p, *alloc ? *alloc * 2 : 64, sz);
-        if (!q)
-                return -ENOMEM;
-        *p = q;
-        *alloc = *alloc ? *alloc * 2 : 64;
-        return 0;
-}
 
 void plan_done(Plan *p) {
         for (size_t i = 0; i < p->n_fs; i++) {
@@ -370,7 +358,7 @@ int planner_build(Db *db, const FilesystemList *fss, char *const *mounts, const 
                                 if (placed[q] == f->id)
                                         first_use = false;
                         if (first_use) {
-                                r = grow_array((void **) &placed, &alloc_placed, n_placed, sizeof *placed);
+                                r = GREEDY_REALLOC(placed, alloc_placed, n_placed + 1);
                                 if (r < 0)
                                         goto finish_profile;
                                 placed[n_placed++] = f->id;

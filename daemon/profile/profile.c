@@ -22,12 +22,6 @@ static int64_t mtime_ns(const struct stat *st) {
         return (int64_t) st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec;
 }
 
-static int cmp_int64(const void *a, const void *b) {
-        int64_t x = *(const int64_t *) a, y = *(const int64_t *) b;
-
-        return x < y ? -1 : x > y;
-}
-
 static bool sorted_contains(const int64_t *ids, size_t n, int64_t id) {
         return n > 0 && bsearch(&id, ids, n, sizeof id, cmp_int64);
 }

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "macro.h"
+#include "alloc-util.h"
 #include "room.h"
 
 /* how much of the start of the disk is looked at */
@@ -73,19 +74,6 @@ static int count_used(ext2_filsys fs, Scan *s) {
         return 0;
 }
 
-static void *grow(void *p, size_t *alloc, size_t need, size_t size) {
-        size_t n;
-        void *q;
-
-        if (need <= *alloc)
-                return p;
-        n = MAX(*alloc * 2, MAX(need, (size_t) 64));
-        q = realloc(p, n * size);
-        if (q)
-                *alloc = n;
-        return q;
-}
-
 /* One extent [p, p + len): counted in the cells it touches; *lowest = its lowest block in the window
  * (UINT64_MAX when none). */
 static void account_extent(Scan *s, uint64_t p, uint64_t len, bool movable, uint64_t *lowest) {
@@ -117,18 +105,14 @@ static int account_file(ext2_filsys fs, Scan *s, ext2_ino_t ino, struct ext2_ino
         if (ext2fs_extent_open2(fs, ino, inode, &h))
                 return 0;
         for (int op = EXT2_EXTENT_ROOT; !ext2fs_extent_get(h, op, &e); op = EXT2_EXTENT_NEXT_LEAF) {
-                Extent2 *x;
-
                 if (!(e.e_flags & EXT2_EXTENT_FLAGS_LEAF) || e.e_len == 0)
                         continue;
                 if (e.e_lblk + e.e_len > end_block)
                         movable = false;
-                x = grow(s->ext, &s->n_ext_alloc, n + 1, sizeof *x);
-                if (!x) {
+                if (GREEDY_REALLOC(s->ext, s->n_ext_alloc, n + 1) < 0) {
                         ext2fs_extent_free(h);
                         return -ENOMEM;
                 }
-                s->ext = x;
                 s->ext[n++] = (Extent2) { .physical = e.e_pblk, .length = e.e_len };
                 blocks += e.e_len;
         }
@@ -136,11 +120,8 @@ static int account_file(ext2_filsys fs, Scan *s, ext2_ino_t ino, struct ext2_ino
         for (size_t i = 0; i < n; i++)
                 account_extent(s, s->ext[i].physical, s->ext[i].length, movable, &lowest);
         if (lowest != UINT64_MAX && movable) {
-                Hit *x = grow(s->hits, &s->n_hits_alloc, s->n_hits + 1, sizeof *x);
-
-                if (!x)
+                if (GREEDY_REALLOC(s->hits, s->n_hits_alloc, s->n_hits + 1) < 0)
                         return -ENOMEM;
-                s->hits = x;
                 s->hits[s->n_hits++] = (Hit) { .ino = ino, .block = lowest, .blocks = blocks };
         }
         return 0;

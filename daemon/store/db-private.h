@@ -2,11 +2,12 @@
 #pragma once
 
 /* Shared between db.c (connection, migrations, recording) and db-run.c (optimizer state). Nothing
- * outside daemon/db*.c includes this. */
+ * outside daemon/store/ includes this. */
 
 #include <sqlite3.h>
 #include <stdbool.h>
 
+#include "alloc-util.h"
 #include "db.h"
 
 typedef enum OptStmt {
@@ -50,5 +51,4 @@ void db_rollbackp(Db **db);
 int column_strdup(Db *db, sqlite3_stmt *st, int c, char **ret);
 void db_file_done(DbFile *f);
 int read_file_row(Db *db, sqlite3_stmt *st, int c, DbFile *ret);
-int grow(void **p, size_t *n_alloc, size_t n, size_t sz);
 int profile_lookup(Db *db, const char *name, int64_t *ret_id, ProfileKind *ret_kind);

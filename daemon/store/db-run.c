@@ -197,7 +197,7 @@ int db_runs_unfinished(Db *db, DbRunInfo **ret, size_t *ret_n) {
         int r;
 
         while ((r = db_step(db, st)) > 0) {
-                r = grow((void **) &a, &alloc, n, sizeof *a);
+                r = GREEDY_REALLOC(a, alloc, n + 1);
                 if (r < 0)
                         break;
                 r = read_run_row(db, st, &a[n]);
@@ -240,7 +240,7 @@ int db_run_files(Db *db, int64_t run_id, DbRunFile **ret, size_t *ret_n) {
                 return r;
         while ((r = db_step(db, st)) > 0) {
                 DbRunFile f = {};
-                r = grow((void **) &a, &alloc, n, sizeof *a);
+                r = GREEDY_REALLOC(a, alloc, n + 1);
                 if (r < 0)
                         break;
                 r = read_file_row(db, st, 0, &f.file);
@@ -389,7 +389,7 @@ int db_retry_files(Db *db, MoveReason why, DbFile **ret, size_t *ret_n) {
         if (r < 0)
                 return r;
         while ((r = db_step(db, st)) > 0) {
-                r = grow((void **) &a, &alloc, n, sizeof *a);
+                r = GREEDY_REALLOC(a, alloc, n + 1);
                 if (r < 0)
                         break;
                 r = read_file_row(db, st, 0, &a[n]);

@@ -486,24 +486,6 @@ int read_file_row(Db *db, sqlite3_stmt *st, int c, DbFile *ret) {
         return 0;
 }
 
-/* Make room for one more element in *p (of *n_alloc elements of size sz) holding n. */
-int grow(void **p, size_t *n_alloc, size_t n, size_t sz) {
-        size_t a;
-        void *q;
-
-        if (n < *n_alloc)
-                return 0;
-
-        a = MAX(*n_alloc * 2, (size_t) 16);
-        q = reallocarray(*p, a, sz);
-        if (!q)
-                return -ENOMEM;
-
-        *p = q;
-        *n_alloc = a;
-        return 0;
-}
-
 /* Looks up a profile: -ENOENT if it does not exist. ret_kind may be NULL. */
 int profile_lookup(Db *db, const char *name, int64_t *ret_id, ProfileKind *ret_kind) {
         _cleanup_reset_ sqlite3_stmt *st = db_stmt(db, STMT_PROFILE_LOOKUP);
@@ -942,7 +924,7 @@ static int merge_load_sessions(Db *db, int64_t profile_id, unsigned keep, DbMerg
                         return r;
 
                 while ((r = db_step(db, st)) > 0) {
-                        r = grow((void **) &ids, &n_alloc, n, sizeof(int64_t));
+                        r = GREEDY_REALLOC(ids, n_alloc, n + 1);
                         if (r < 0)
                                 return r;
                         ids[n++] = sqlite3_column_int64(st, 0);
@@ -967,7 +949,7 @@ static int merge_load_sessions(Db *db, int64_t profile_id, unsigned keep, DbMerg
                         return r;
 
                 while ((r = db_step(db, st)) > 0) {
-                        r = grow((void **) &in->session_files[i], &m_alloc, m, sizeof(int64_t));
+                        r = GREEDY_REALLOC(in->session_files[i], m_alloc, m + 1);
                         if (r < 0)
                                 return r;
                         in->session_files[i][m++] = sqlite3_column_int64(st, 0);
@@ -990,7 +972,7 @@ static int merge_load_files(Db *db, int64_t profile_id, unsigned keep, DbMergeIn
                 return r;
 
         while ((r = db_step(db, st)) > 0) {
-                r = grow((void **) &in->files, &n_alloc, in->n_files, sizeof(DbFile));
+                r = GREEDY_REALLOC(in->files, n_alloc, in->n_files + 1);
                 if (r < 0)
                         return r;
                 r = read_file_row(db, st, 0, in->files + in->n_files);
@@ -1181,7 +1163,7 @@ int db_list_profiles(Db *db, DbProfileInfo **ret, size_t *ret_n) {
         while ((r = db_step(db, st)) > 0) {
                 DbProfileInfo *p;
 
-                r = grow((void **) &list, &n_alloc, n, sizeof(DbProfileInfo));
+                r = GREEDY_REALLOC(list, n_alloc, n + 1);
                 if (r < 0)
                         goto fail;
 
@@ -1252,7 +1234,7 @@ int db_get_profile(Db *db, const char *name, ProfileKind *ret_kind, DbProfileFil
                 while ((r = db_step(db, st)) > 0) {
                         DbProfileFile *p;
 
-                        r = grow((void **) &list, &n_alloc, n, sizeof(DbProfileFile));
+                        r = GREEDY_REALLOC(list, n_alloc, n + 1);
                         if (r < 0)
                                 goto fail;
 
@@ -1309,7 +1291,7 @@ int db_list_sessions(Db *db, DbSessionInfo **ret, size_t *ret_n) {
         while ((r = db_step(db, st)) > 0) {
                 DbSessionInfo *p;
 
-                r = grow((void **) &list, &n_alloc, n, sizeof(DbSessionInfo));
+                r = GREEDY_REALLOC(list, n_alloc, n + 1);
                 if (r < 0)
                         goto fail;
 
@@ -1411,7 +1393,7 @@ static int evicted_add(Db *db, DbEvicted **list, size_t *n, size_t *n_alloc, con
         char *copy;
         int r;
 
-        r = grow((void **) list, n_alloc, *n, sizeof(DbEvicted));
+        r = greedy_realloc((void **) list, n_alloc, *n + 1, sizeof(DbEvicted));
         if (r < 0)
                 return r;
         copy = strdup(name);
