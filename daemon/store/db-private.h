@@ -52,3 +52,11 @@ int column_strdup(Db *db, sqlite3_stmt *st, int c, char **ret);
 void db_file_done(DbFile *f);
 int read_file_row(Db *db, sqlite3_stmt *st, int c, DbFile *ret);
 int profile_lookup(Db *db, const char *name, int64_t *ret_id, ProfileKind *ret_kind);
+
+/* Reads every row st yields into a new array of elements of size bytes: read_row fills one (zeroed) from
+ * the current row and, when it fails, leaves nothing allocated in it; free_rows frees the rows read so far
+ * when a later one fails. */
+typedef int (*DbRowReader)(Db *db, sqlite3_stmt *st, void *row);
+typedef void (*DbRowsFree)(void *rows, size_t n);
+int db_read_rows(Db *db, sqlite3_stmt *st, size_t size, DbRowReader read_row, DbRowsFree free_rows,
+                 void **ret, size_t *ret_n);

@@ -190,28 +190,18 @@ static int read_run_row(Db *db, sqlite3_stmt *st, DbRunInfo *ret) {
         return 0;
 }
 
+static int read_run_info(Db *db, sqlite3_stmt *st, void *row) {
+        return read_run_row(db, st, row);
+}
+
+static void run_infos_free(void *rows, size_t n) {
+        db_run_infos_free(rows, n);
+}
+
 int db_runs_unfinished(Db *db, DbRunInfo **ret, size_t *ret_n) {
         _cleanup_reset_ sqlite3_stmt *st = db_opt_stmt(db, OPT_STMT_RUNS_UNFINISHED);
-        DbRunInfo *a = NULL;
-        size_t n = 0, alloc = 0;
-        int r;
 
-        while ((r = db_step(db, st)) > 0) {
-                r = GREEDY_REALLOC(a, alloc, n + 1);
-                if (r < 0)
-                        break;
-                r = read_run_row(db, st, &a[n]);
-                if (r < 0)
-                        break;
-                n++;
-        }
-        if (r < 0) {
-                db_run_infos_free(a, n);
-                return r;
-        }
-        *ret = a;
-        *ret_n = n;
-        return 0;
+        return db_read_rows(db, st, sizeof(DbRunInfo), read_run_info, run_infos_free, (void **) ret, ret_n);
 }
 
 int db_run_last(Db *db, uint64_t fsid, DbRunInfo *ret) {
@@ -229,43 +219,37 @@ int db_run_last(Db *db, uint64_t fsid, DbRunInfo *ret) {
         return read_run_row(db, st, ret);
 }
 
+static int read_run_file(Db *db, sqlite3_stmt *st, void *row) {
+        DbRunFile *f = row;
+        int r;
+
+        r = read_file_row(db, st, 0, &f->file);
+        if (r < 0)
+                return r;
+        f->position = (size_t) sqlite3_column_int64(st, 9);
+        f->state = run_file_state_from_string((const char *) sqlite3_column_text(st, 10));
+        f->bytes = (uint64_t) sqlite3_column_int64(st, 12);
+        /* the planned size and mtime, not the current ones */
+        f->file.size = (uint64_t) sqlite3_column_int64(st, 13);
+        f->file.mtime_ns = sqlite3_column_int64(st, 14);
+        r = f->state < 0 ? -EBADMSG : column_strdup(db, st, 11, &f->reason);
+        if (r < 0)
+                db_file_done(&f->file);
+        return r;
+}
+
+static void run_files_free(void *rows, size_t n) {
+        db_run_files_free(rows, n);
+}
+
 int db_run_files(Db *db, int64_t run_id, DbRunFile **ret, size_t *ret_n) {
         _cleanup_reset_ sqlite3_stmt *st = db_opt_stmt(db, OPT_STMT_RUN_FILES);
-        DbRunFile *a = NULL;
-        size_t n = 0, alloc = 0;
         int r;
 
         r = bind_i64(db, st, 1, run_id);
         if (r < 0)
                 return r;
-        while ((r = db_step(db, st)) > 0) {
-                DbRunFile f = {};
-                r = GREEDY_REALLOC(a, alloc, n + 1);
-                if (r < 0)
-                        break;
-                r = read_file_row(db, st, 0, &f.file);
-                if (r < 0)
-                        break;
-                f.position = (size_t) sqlite3_column_int64(st, 9);
-                f.state = run_file_state_from_string((const char *) sqlite3_column_text(st, 10));
-                f.bytes = (uint64_t) sqlite3_column_int64(st, 12);
-                /* the planned size and mtime, not the current ones */
-                f.file.size = (uint64_t) sqlite3_column_int64(st, 13);
-                f.file.mtime_ns = sqlite3_column_int64(st, 14);
-                r = f.state < 0 ? -EBADMSG : column_strdup(db, st, 11, &f.reason);
-                if (r < 0) {
-                        db_file_done(&f.file);
-                        break;
-                }
-                a[n++] = f;
-        }
-        if (r < 0) {
-                db_run_files_free(a, n);
-                return r;
-        }
-        *ret = a;
-        *ret_n = n;
-        return 0;
+        return db_read_rows(db, st, sizeof(DbRunFile), read_run_file, run_files_free, (void **) ret, ret_n);
 }
 
 int db_quality_set(Db *db, const char *profile, QualityWhich which, const DbQuality *q) {
@@ -379,36 +363,31 @@ int db_run_add_file(Db *db, int64_t run_id, size_t position, int64_t file_id, ui
         return db_step_done(db, st);
 }
 
+static int read_retry_file(Db *db, sqlite3_stmt *st, void *row) {
+        DbFile *f = row;
+        int r;
+
+        r = read_file_row(db, st, 0, f);
+        if (r < 0)
+                return r;
+        /* the values at planning time: a file changed since then is not moved */
+        f->size = (uint64_t) sqlite3_column_int64(st, 9);
+        f->mtime_ns = sqlite3_column_int64(st, 10);
+        return 0;
+}
+
+static void files_free(void *rows, size_t n) {
+        db_files_free(rows, n);
+}
+
 int db_retry_files(Db *db, MoveReason why, DbFile **ret, size_t *ret_n) {
         _cleanup_reset_ sqlite3_stmt *st = db_opt_stmt(db, OPT_STMT_RETRY_FILES);
-        DbFile *a = NULL;
-        size_t n = 0, alloc = 0;
         int r;
 
         r = bind_text(db, st, 1, move_reason_to_string(why));
         if (r < 0)
                 return r;
-        while ((r = db_step(db, st)) > 0) {
-                r = GREEDY_REALLOC(a, alloc, n + 1);
-                if (r < 0)
-                        break;
-                r = read_file_row(db, st, 0, &a[n]);
-                if (r < 0)
-                        break;
-                /* the values at planning time: a file changed since then is not moved */
-                a[n].size = (uint64_t) sqlite3_column_int64(st, 9);
-                a[n].mtime_ns = sqlite3_column_int64(st, 10);
-                n++;
-        }
-        if (r < 0) {
-                for (size_t i = 0; i < n; i++)
-                        db_file_done(&a[i]);
-                free(a);
-                return r;
-        }
-        *ret = a;
-        *ret_n = n;
-        return 0;
+        return db_read_rows(db, st, sizeof(DbFile), read_retry_file, files_free, (void **) ret, ret_n);
 }
 
 void db_files_free(DbFile *f, size_t n) {

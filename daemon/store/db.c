@@ -486,6 +486,34 @@ int read_file_row(Db *db, sqlite3_stmt *st, int c, DbFile *ret) {
         return 0;
 }
 
+int db_read_rows(Db *db, sqlite3_stmt *st, size_t size, DbRowReader read_row, DbRowsFree free_rows,
+                 void **ret, size_t *ret_n) {
+        void *rows = NULL;
+        size_t n = 0, allocated = 0;
+        int r;
+
+        while ((r = db_step(db, st)) > 0) {
+                void *row;
+
+                r = greedy_realloc(&rows, &allocated, n + 1, size);
+                if (r < 0)
+                        break;
+                row = (uint8_t *) rows + n * size;
+                memset(row, 0, size);
+                r = read_row(db, st, row);
+                if (r < 0)
+                        break;
+                n++;
+        }
+        if (r < 0) {
+                free_rows(rows, n);
+                return r;
+        }
+        *ret = rows;
+        *ret_n = n;
+        return 0;
+}
+
 /* Looks up a profile: -ENOENT if it does not exist. ret_kind may be NULL. */
 int profile_lookup(Db *db, const char *name, int64_t *ret_id, ProfileKind *ret_kind) {
         _cleanup_reset_ sqlite3_stmt *st = db_stmt(db, STMT_PROFILE_LOOKUP);
@@ -1150,50 +1178,35 @@ void db_profile_infos_free(DbProfileInfo *p, size_t n) {
         free(p);
 }
 
+static int read_profile_info(Db *db, sqlite3_stmt *st, void *row) {
+        DbProfileInfo *p = row;
+        int r;
+
+        *p = (DbProfileInfo) {
+                .n_sessions = (unsigned) sqlite3_column_int64(st, 2),
+                .n_files = (unsigned) sqlite3_column_int64(st, 3),
+                .bytes = (uint64_t) sqlite3_column_int64(st, 4),
+                .updated_realtime_usec = (uint64_t) sqlite3_column_int64(st, 5),
+                .n_launches = (unsigned) sqlite3_column_int64(st, 6),
+                .uid = column_uid(st, 7),
+        };
+        r = column_kind(st, 1, &p->kind);
+        if (r < 0)
+                return r;
+        return column_strdup(db, st, 0, &p->name);
+}
+
+static void profile_infos_free(void *rows, size_t n) {
+        db_profile_infos_free(rows, n);
+}
+
 int db_list_profiles(Db *db, DbProfileInfo **ret, size_t *ret_n) {
         _cleanup_reset_ sqlite3_stmt *st = NULL;
-        DbProfileInfo *list = NULL;
-        size_t n = 0, n_alloc = 0;
-        int r;
 
         if (!db || !ret || !ret_n)
                 return -EINVAL;
-
         st = db_stmt(db, STMT_LIST_PROFILES);
-        while ((r = db_step(db, st)) > 0) {
-                DbProfileInfo *p;
-
-                r = GREEDY_REALLOC(list, n_alloc, n + 1);
-                if (r < 0)
-                        goto fail;
-
-                p = list + n;
-                *p = (DbProfileInfo) {
-                        .n_sessions = (unsigned) sqlite3_column_int64(st, 2),
-                        .n_files = (unsigned) sqlite3_column_int64(st, 3),
-                        .bytes = (uint64_t) sqlite3_column_int64(st, 4),
-                        .updated_realtime_usec = (uint64_t) sqlite3_column_int64(st, 5),
-                        .n_launches = (unsigned) sqlite3_column_int64(st, 6),
-                        .uid = column_uid(st, 7),
-                };
-                r = column_kind(st, 1, &p->kind);
-                if (r < 0)
-                        goto fail;
-                r = column_strdup(db, st, 0, &p->name);
-                if (r < 0)
-                        goto fail;
-                n++;
-        }
-        if (r < 0)
-                goto fail;
-
-        *ret = list;
-        *ret_n = n;
-        return 0;
-
-fail:
-        db_profile_infos_free(list, n);
-        return r;
+        return db_read_rows(db, st, sizeof(DbProfileInfo), read_profile_info, profile_infos_free, (void **) ret, ret_n);
 }
 
 void db_profile_files_free(DbProfileFile *p, size_t n) {
@@ -1278,54 +1291,41 @@ void db_session_infos_free(DbSessionInfo *p, size_t n) {
         free(p);
 }
 
+static int read_session_info(Db *db, sqlite3_stmt *st, void *row) {
+        DbSessionInfo *p = row;
+        int r;
+
+        *p = (DbSessionInfo) {
+                .id = sqlite3_column_int64(st, 0),
+                .started_realtime_usec = (uint64_t) sqlite3_column_int64(st, 4),
+                .duration_usec = (uint64_t) sqlite3_column_int64(st, 5),
+                .n_files = (unsigned) sqlite3_column_int64(st, 6),
+                .complete = sqlite3_column_int64(st, 7) != 0,
+                .uid = column_uid(st, 8),
+        };
+        r = column_kind(st, 2, &p->kind);
+        if (r < 0)
+                return r;
+        r = column_strdup(db, st, 1, &p->profile);
+        if (r < 0)
+                return r;
+        r = column_strdup(db, st, 3, &p->boot_id);
+        if (r < 0)
+                p->profile = mfree(p->profile);
+        return r;
+}
+
+static void session_infos_free(void *rows, size_t n) {
+        db_session_infos_free(rows, n);
+}
+
 int db_list_sessions(Db *db, DbSessionInfo **ret, size_t *ret_n) {
         _cleanup_reset_ sqlite3_stmt *st = NULL;
-        DbSessionInfo *list = NULL;
-        size_t n = 0, n_alloc = 0;
-        int r;
 
         if (!db || !ret || !ret_n)
                 return -EINVAL;
-
         st = db_stmt(db, STMT_LIST_SESSIONS);
-        while ((r = db_step(db, st)) > 0) {
-                DbSessionInfo *p;
-
-                r = GREEDY_REALLOC(list, n_alloc, n + 1);
-                if (r < 0)
-                        goto fail;
-
-                p = list + n;
-                *p = (DbSessionInfo) {
-                        .id = sqlite3_column_int64(st, 0),
-                        .started_realtime_usec = (uint64_t) sqlite3_column_int64(st, 4),
-                        .duration_usec = (uint64_t) sqlite3_column_int64(st, 5),
-                        .n_files = (unsigned) sqlite3_column_int64(st, 6),
-                        .complete = sqlite3_column_int64(st, 7) != 0,
-                        .uid = column_uid(st, 8),
-                };
-                /* Count the entry before filling its strings, so that the free on failure sees them. */
-                n++;
-                r = column_kind(st, 2, &p->kind);
-                if (r < 0)
-                        goto fail;
-                r = column_strdup(db, st, 1, &p->profile);
-                if (r < 0)
-                        goto fail;
-                r = column_strdup(db, st, 3, &p->boot_id);
-                if (r < 0)
-                        goto fail;
-        }
-        if (r < 0)
-                goto fail;
-
-        *ret = list;
-        *ret_n = n;
-        return 0;
-
-fail:
-        db_session_infos_free(list, n);
-        return r;
+        return db_read_rows(db, st, sizeof(DbSessionInfo), read_session_info, session_infos_free, (void **) ret, ret_n);
 }
 
 /* Inside a write transaction: -ENOENT if there is no such profile. Sessions, their session_files and the
