@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
-/* A table-driven verb dispatcher, after systemd's src/shared/verbs.[ch]. */
+/* seeklessctl's verbs as a table (name, argument counts, function), and dispatch_verb(), which finds the
+ * verb argv names, checks its argument count and runs it. */
 
 #include <stdbool.h>
 

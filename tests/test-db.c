@@ -610,8 +610,8 @@ static size_t resident_pages(int fd, size_t *ret_total) {
 /* Opening a small store reads all of it (in file order, one request per extent) rather than the pages the
  * first queries happen to touch. Observed through the page cache: dropped before the open, complete after
  * it. Without the prefetch the open's own reads (and the kernel's read-ahead around them) leave about half
- * of this 300-session store unread: 83 of 172 pages on the development machine's 6.18 kernel, whose large
- * folios already read a 42-page store whole, hence the size. */
+ * of this 300-session store unread, while a store of a few dozen pages is read whole anyway by the large
+ * folios of a 6.18 kernel: hence the size. */
 TEST(prefetch) {
         const char *p = tmp_path("prefetch.db");
         _cleanup_close_ int fd = -EBADF;

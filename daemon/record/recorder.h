@@ -14,12 +14,12 @@
 
 /* The two fanotify groups behind recording.
  *
- * 1. The open group reports reads (FAN_ACCESS, see recorder.c) in FID mode (FAN_REPORT_FID: fsid + file handle, no fd). Measured on
- *    this kernel (doc/kernel.md §3, 2 vCPUs, 20k hot files): the fd mode saturates at
- *    50-80k events/s, because the kernel opens a file per event and the reader must readlink and close it,
- *    and lost ~43% of events to queue overflow with two busy readers; FID mode kept up with ≥115k
- *    events/s with no loss. FID mode also hands us the stable identity we store (the handle encodes inode
- *    and generation), and paths are resolved once per file per session, not once per event.
+ * 1. The open group reports reads (FAN_ACCESS, see recorder.c) in FID mode (FAN_REPORT_FID: fsid + file
+ *    handle, no fd): the fd mode saturates far earlier, because the kernel opens a file per event and the
+ *    reader must readlink and close it, and loses events to queue overflow under busy readers, where FID
+ *    mode keeps up (figures in doc/kernel.md §3). FID mode also hands us the stable identity we store (the
+ *    handle encodes inode and generation), and paths are resolved once per file per session, not once per
+ *    event.
  *    Its marks exist only while a window (boot or launch) is open: an idle mark would make every
  *    open on the system queue an event we then throw away, costing far more than the ≤2% budget.
  *

@@ -232,8 +232,8 @@ static int segment_fn(uint64_t start, uint64_t length, void *userdata) {
 
 /* Allocate the donor's pieces at logical PILOT_BLOCK + (target - pilot) each (see donor_create_targeted()),
  * then remove the pilot: cut off by truncating the file to the donor's end when it lies beyond every piece,
- * punched out otherwise. (Punching it out at the end of the file left it allocated on Debian 12's 6.1
- * kernel, FIEMAP showed; a pilot left over is one block, freed with the donor, and runs are counted over the
+ * punched out otherwise. (Punching it out at the end of the file leaves it allocated on 6.1, see
+ * doc/kernel.md §2; a pilot left over is one block, freed with the donor, and runs are counted over the
  * pieces only.) */
 static int place_segments(int fd, uint64_t bs, uint64_t pilot, const DonorTarget *t, size_t n, Donor *d) {
         uint64_t end = 0;

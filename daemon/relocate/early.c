@@ -89,8 +89,8 @@ static void on_file(void *userdata, size_t i, const MoveOutcome *o) {
 
 /* Is the file the executable of a process that runs now? Asked the way the mover meets it: opening it for
  * writing fails with ETXTBSY. (Not from /proc/PID/exe: reading that link for PID 1 or journald needs
- * CAP_SYS_PTRACE, which seekless-early.service does not have; in the guest only seeklessd was found that
- * way.) A file that opens is closed unchanged; the mover opens it the same way moments later. */
+ * CAP_SYS_PTRACE, which seekless-early.service does not have; see doc/kernel.md §4.) A file that opens is
+ * closed unchanged; the mover opens it the same way moments later. */
 static bool running_now(int mount_fd, const DbFile *f) {
         _cleanup_close_ int fd = file_key_open(mount_fd, &f->key, O_RDWR | O_NONBLOCK | O_NOCTTY);
 
@@ -102,7 +102,7 @@ static bool running_now(int mount_fd, const DbFile *f) {
  * were), or 0. The median, because a file the live run left in place (too new, too big, ...) may lie
  * anywhere. The pass puts its donor in the free space from there on first: a program that was running
  * during the live run belongs with the boot's other files, not wherever the lowest free range happens to
- * be (seen in the boot benchmark: 65.8, 400 and 644 MiB in three runs, the boot's files at 212 MiB). */
+ * be, which after the live run can lie far below or far above them. */
 #define HOT_SET_SAMPLE 9
 static uint64_t hot_set_start(Db *db, int mount_fd, uint64_t fsid, const DbFile *files, size_t n) {
         uint64_t at[HOT_SET_SAMPLE];

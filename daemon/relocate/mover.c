@@ -19,7 +19,7 @@
 #include "mover.h"
 #include "mover-room.h"
 
-/* include/uapi/linux/ext4.h, missing from Debian 12's linux-libc-dev (as in e4defrag) */
+/* The kernel's ext4 uapi definitions, missing from Debian 12's linux-libc-dev (doc/kernel.md §1) */
 struct move_extent {
         uint32_t reserved;      /* should be zero */
         uint32_t donor_fd;      /* donor file descriptor */
@@ -142,10 +142,10 @@ static void drop_cache(int fd) {
         (void) posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 }
 
-/* The <= 6.18 MOVE_EXT reads every uncached page synchronously, one block at a time (~30-40 MiB/s on the
- * test VM). Read the chunk ahead in 1 MiB requests through the O_NOATIME read-only fd with POSIX_FADV_RANDOM,
- * so the page cache gets order-0 pages: large folios (normal readahead, readahead(2)) make the same code
- * crawl (the 6.16-6.18 pitfall). Measured: 48 MiB in 0.22-0.38 s instead of 1.2-1.6 s. Best effort. */
+/* The <= 6.18 MOVE_EXT reads every uncached page synchronously, one block at a time. Read the chunk ahead
+ * in 1 MiB requests through the O_NOATIME read-only fd with POSIX_FADV_RANDOM, so the page cache gets
+ * order-0 pages: large folios (normal readahead, readahead(2)) make the same code crawl (6.16-6.18). Both,
+ * and what the read-ahead gains, in doc/kernel.md §1. Best effort. */
 static void prefetch(const Mover *m, int ro_fd, uint64_t offset, uint64_t len) {
         if (!m->buf)
                 return;

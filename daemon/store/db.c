@@ -662,7 +662,7 @@ static int db_probe(Db *db) {
 
 /* At start (the early pass, then seeklessd, both during the boot) the queries read a page here and there:
  * the schema, b-tree roots and right edges, spread over a file that grew a few pages at a time. On a
- * rotating disk each costs a seek: 13-20 read requests for a 240 KiB store in bench/boot.sh's guest. A
+ * rotating disk each costs a seek, and a store of a few hundred KiB is read in a dozen or more requests. A
  * store this small is cheaper read whole, in file order (one request per extent): ask for it before the
  * first query, asynchronously (the queries wait for their pages). Larger stores are left to the queries. */
 #define DB_PREFETCH_MAX_BYTES (8 * 1024 * 1024)

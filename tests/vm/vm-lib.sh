@@ -118,8 +118,8 @@ vm_boot() {             # WORK_DIR DATA_IMG LOG [QEMU_ARGS...]
                 set +e
                 local end=$((SECONDS + ${VM_TIMEOUT:-300})) left seen qrc last
                 # A guest reboot starts a new QEMU on the same overlay (-no-reboot makes QEMU exit on it):
-                # under TCG, QEMU's own reset after "reboot: Restarting system" once hung until the timeout
-                # (bench run of 2026-11-22 15:51). The kernel's last "reboot:" line of each QEMU tells a
+                # under TCG, QEMU's own reset after "reboot: Restarting system" can hang until the
+                # timeout. The kernel's last "reboot:" line of each QEMU tells a
                 # reboot from a power-off; a panic (panic=-1) or a crash has none and ends the boot here.
                 while :; do
                         left=$((end - SECONDS))
