@@ -341,10 +341,10 @@ fail:
 }
 
 
-void manager_keep_finished_run(Manager *m, uint64_t id, SkipEntry **skipped, size_t *n_skipped) {
+void manager_keep_finished_run(Manager *m, uint64_t id, PlanSkip **skipped, size_t *n_skipped) {
         FinishedRun *f = &m->finished[m->finished_next];
 
-        skip_entries_free(f->skipped, f->n_skipped);
+        plan_skips_free(f->skipped, f->n_skipped);
         *f = (FinishedRun) { .id = id, .skipped = TAKE_PTR(*skipped), .n_skipped = *n_skipped };
         *n_skipped = 0;
         m->finished_next = (m->finished_next + 1) % FINISHED_RUNS_KEPT;

@@ -46,7 +46,7 @@ Manager *manager_free(Manager *m) {
         for (size_t i = 0; i < _PROP_MAX; i++)
                 free(m->announced[i]);
         for (size_t i = 0; i < FINISHED_RUNS_KEPT; i++)
-                skip_entries_free(m->finished[i].skipped, m->finished[i].n_skipped);
+                plan_skips_free(m->finished[i].skipped, m->finished[i].n_skipped);
         session_free(m->boot);
         while (m->launches) {
                 Session *n = m->launches->next;

@@ -21,7 +21,7 @@
 #define FINISHED_RUNS_KEPT 4
 typedef struct FinishedRun {
         uint64_t id;                    /* 0: empty slot */
-        SkipEntry *skipped;
+        PlanSkip *skipped;
         size_t n_skipped;
 } FinishedRun;
 
@@ -147,7 +147,7 @@ void manager_emit_progress_signal(Manager *m, uint64_t id, uint64_t files_done, 
 void manager_emit_run_finished(Manager *m, uint64_t id, RunState state, uint64_t moved_files,
                                uint64_t moved_bytes, size_t n_skipped);
 /* Keeps the skipped files of a run that ended (taken over: *skipped is NULL after), dropping the oldest. */
-void manager_keep_finished_run(Manager *m, uint64_t id, SkipEntry **skipped, size_t *n_skipped);
+void manager_keep_finished_run(Manager *m, uint64_t id, PlanSkip **skipped, size_t *n_skipped);
 
 /* manager-optimize.c */
 PlanConfig manager_plan_config(Manager *m);

@@ -39,11 +39,7 @@ void plan_done(Plan *p) {
                 free(p->fs[i].mount);
         }
         free(p->fs);
-        for (size_t i = 0; i < p->n_skipped; i++) {
-                free(p->skipped[i].path);
-                free(p->skipped[i].reason);
-        }
-        free(p->skipped);
+        plan_skips_free(p->skipped, p->n_skipped);
         for (size_t i = 0; i < p->n_profiles; i++)
                 free(p->profiles[i].name);
         free(p->profiles);
@@ -158,20 +154,32 @@ static bool fs_has_journal(dev_t dev) {
         return false;
 }
 
-static int add_skip(Plan *p, const char *path, const char *reason, bool retry) {
-        PlanSkip *n = realloc(p->skipped, (p->n_skipped + 1) * sizeof *n);
+int plan_skip_add(PlanSkip **list, size_t *n, const char *path, const char *reason, bool retry) {
+        PlanSkip *l = reallocarray(*list, *n + 1, sizeof *l);
 
-        if (!n)
+        if (!l)
                 return -ENOMEM;
-        p->skipped = n;
-        n[p->n_skipped] = (PlanSkip) { .path = strdup(path), .reason = strdup(reason), .retry = retry };
-        if (!n[p->n_skipped].path || !n[p->n_skipped].reason) {
-                free(n[p->n_skipped].path);
-                free(n[p->n_skipped].reason);
+        *list = l;
+        l[*n] = (PlanSkip) { .path = strdup(path), .reason = strdup(reason), .retry = retry };
+        if (!l[*n].path || !l[*n].reason) {
+                free(l[*n].path);
+                free(l[*n].reason);
                 return -ENOMEM;
         }
-        p->n_skipped++;
+        (*n)++;
         return 0;
+}
+
+void plan_skips_free(PlanSkip *list, size_t n) {
+        for (size_t i = 0; list && i < n; i++) {
+                free(list[i].path);
+                free(list[i].reason);
+        }
+        free(list);
+}
+
+static int add_skip(Plan *p, const char *path, const char *reason, bool retry) {
+        return plan_skip_add(&p->skipped, &p->n_skipped, path, reason, retry);
 }
 
 /* Breaks a run could still remove: a run puts each file's allocated runs one after the other (holes take

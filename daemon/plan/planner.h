@@ -44,6 +44,11 @@ typedef struct PlanSkip {
         int64_t mtime_ns;
 } PlanSkip;
 
+/* One more file left out, with why (path and reason copied; retry as given, the rest unset): the
+ * planner's list and a run's. */
+int plan_skip_add(PlanSkip **list, size_t *n, const char *path, const char *reason, bool retry);
+void plan_skips_free(PlanSkip *list, size_t n);
+
 typedef struct PlanProfile {
         char *name;
         ProfileKind kind;

@@ -75,37 +75,16 @@ Optimizer *optimizer_free(Optimizer *o) {
         safe_close(o->pipe_fd[0]);
         safe_close(o->pipe_fd[1]);
         opt_jobs_free(o->jobs, o->n_jobs);
-        skip_entries_free(o->skipped, o->n_skipped);
+        plan_skips_free(o->skipped, o->n_skipped);
         free(o->state_file);
         free(o);
         return NULL;
 }
 
-void skip_entries_free(SkipEntry *l, size_t n) {
-        for (size_t i = 0; i < n; i++) {
-                free(l[i].path);
-                free(l[i].reason);
-        }
-        free(l);
-}
-
 int optimizer_add_skip(Optimizer *o, const char *path, const char *reason) {
-        SkipEntry *n = realloc(o->skipped, (o->n_skipped + 1) * sizeof *n);
-
         /* every file a run leaves alone, whether the planner or the mover decided so */
         log_info("%s: not moved: %s", path, reason);
-        if (!n)
-                return -ENOMEM;
-        o->skipped = n;
-        n[o->n_skipped].path = strdup(path);
-        n[o->n_skipped].reason = strdup(reason);
-        if (!n[o->n_skipped].path || !n[o->n_skipped].reason) {
-                free(n[o->n_skipped].path);
-                free(n[o->n_skipped].reason);
-                return -ENOMEM;
-        }
-        o->n_skipped++;
-        return 0;
+        return plan_skip_add(&o->skipped, &o->n_skipped, path, reason, false);
 }
 
 static void send_msg(Optimizer *o, const Msg *m) {

@@ -9,6 +9,7 @@
 
 #include "db.h"
 #include "mover.h"
+#include "planner.h"
 
 /* One filesystem's share of an optimization: a run in the database and its files, in layout order. */
 typedef struct OptJob {
@@ -23,12 +24,6 @@ typedef struct OptJob {
         int error;              /* mover_run() failed before moving (negative errno), 0 otherwise */
 } OptJob;
 
-typedef struct SkipEntry {
-        char *path;
-        char *reason;
-} SkipEntry;
-
-void skip_entries_free(SkipEntry *l, size_t n);
 
 typedef struct Optimizer Optimizer;
 
@@ -58,7 +53,7 @@ struct Optimizer {
         uint64_t id;                    /* the first job's run id: what clients wait for */
         uint64_t files_total, bytes_total, files_done, bytes_done;
         uint64_t moved_files, moved_bytes;
-        SkipEntry *skipped;
+        PlanSkip *skipped;              /* what the plan and the mover left out */
         size_t n_skipped;
         bool cancelled, out_of_space, failed;
         bool pausing;                   /* stopping for shutdown or an idle-policy pause: the runs stay to be
