@@ -116,7 +116,7 @@ static int write_panel(FILE *f, double x0, const SvgPanel *p, uint32_t n_files) 
                 min = MIN(min, p->extents[i].offset);
                 max = MAX(max, p->extents[i].offset + MAX(p->extents[i].length, (uint64_t) 1));
         }
-        qsort(s, p->n, sizeof *s, sorted_compare);
+        qsort_safe(s, p->n, sizeof *s, sorted_compare);
 
         /* Zoom to the extents shown, with a little room above and below. */
         range = (double) (max - min);

@@ -125,6 +125,17 @@ static inline int isempty(const char *s) {
         return !s || !s[0];
 }
 
+/* qsort() and bsearch() that take an empty array given as NULL (theirs must not be NULL, even when n is 0) */
+static inline void qsort_safe(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *)) {
+        if (n > 1)
+                qsort(base, n, size, cmp);
+}
+
+static inline void *bsearch_safe(const void *key, const void *base, size_t n, size_t size,
+                                 int (*cmp)(const void *, const void *)) {
+        return n > 0 ? bsearch(key, base, n, size, cmp) : NULL;
+}
+
 /* for qsort()/bsearch() over uint64_t and int64_t */
 static inline int cmp_uint64(const void *a, const void *b) {
         uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;

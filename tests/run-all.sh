@@ -1,8 +1,8 @@
 #!/bin/bash
 # The full test suite, as CI runs it: install build/test dependencies, build with warnings as errors, run
 # every suite (unit + integration against real fanotify, ext4 on loop devices, SQLite and a private
-# dbus-daemon; needs root), then build again with AddressSanitizer/UBSan and run the unit tests and the
-# recording path's integration tests with it.
+# dbus-daemon; needs root), then build again with AddressSanitizer/UBSan (leak detection on) and run the
+# unit and integration suites again against the sanitized daemon and tools.
 # Before and after, removes what an earlier killed run of this suite left behind (tests/scratch.sh); at
 # the end, prints the ten slowest tests with their timeouts (tests/README.md keeps the measured figures).
 #   usage: tests/run-all.sh [BUILD_DIR]     (default: build-ci)
@@ -55,11 +55,9 @@ if [ "$rc" = 0 ]; then
         ninja -C "$A"
         export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
         RAN+=("$A $A/meson-logs/testlog.json")
-        meson test -C "$A" --suite unit --print-errorlogs || rc=$?
-        # the integration tests of the recording path (fanotify and process-event parsing) against the
-        # sanitized daemon: a misaligned read or a leak ends the daemon and fails them
-        RAN+=("$A $A/meson-logs/recording.json")
-        meson test -C "$A" --logbase recording --print-errorlogs launch-profile boot-collector overflow || rc=$?
+        # every unit and integration test against the sanitized daemon and tools: a misaligned read, an
+        # overflow or a leak ends the process (abort_on_error, halt_on_error) and fails the test
+        meson test -C "$A" --suite unit --suite integration --print-errorlogs --num-processes 1 || rc=$?
 fi
 
 echo

@@ -295,7 +295,7 @@ int planner_build(Db *db, const FilesystemList *fss, char *const *mounts, const 
         r = db_list_profiles(db, &infos, &n_infos);
         if (r < 0)
                 return r;
-        qsort(infos, n_infos, sizeof *infos, cmp_profiles);
+        qsort_safe(infos, n_infos, sizeof *infos, cmp_profiles);
 
         p.fs = calloc(fss->n + 1, sizeof *p.fs);
         mount_fds = calloc(fss->n + 1, sizeof *mount_fds);

@@ -23,7 +23,7 @@ static int64_t mtime_ns(const struct stat *st) {
 }
 
 static bool sorted_contains(const int64_t *ids, size_t n, int64_t id) {
-        return n > 0 && bsearch(&id, ids, n, sizeof id, cmp_int64);
+        return n > 0 && bsearch_safe(&id, ids, n, sizeof id, cmp_int64);
 }
 
 void profile_session_files_done(ProfileSessionFiles *f) {
@@ -145,7 +145,7 @@ static int merge_check_files(Db *db, const DbMergeInput *in, const int64_t *fres
                                                         .error = r });
                 }
         }
-        qsort(dropped, n_dropped, sizeof *dropped, cmp_int64);
+        qsort_safe(dropped, n_dropped, sizeof *dropped, cmp_int64);
         *ret_dropped = TAKE_PTR(dropped);
         *ret_n_dropped = n_dropped;
         return 0;
@@ -172,7 +172,7 @@ int profile_merge(Db *db, const char *profile, ProfileKind kind, int64_t fresh_s
                 if (!fresh)
                         return -ENOMEM;
                 memcpy(fresh, in.session_files[0], n_fresh * sizeof *fresh);
-                qsort(fresh, n_fresh, sizeof *fresh, cmp_int64);
+                qsort_safe(fresh, n_fresh, sizeof *fresh, cmp_int64);
         }
         r = merge_check_files(db, &in, fresh, n_fresh, o, &dropped, &n_dropped);
         if (r < 0)

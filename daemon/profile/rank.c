@@ -120,7 +120,7 @@ int rank_merge(const RankSession *sessions, size_t n_sessions, RankResult **ret)
 
         /* Group by file; within a file, sessions newest first, and a file listed twice in one session
          * (should not happen) counts at its first access only. */
-        qsort(entries, n_entries, sizeof(RankEntry), entry_compare_by_file);
+        qsort_safe(entries, n_entries, sizeof(RankEntry), entry_compare_by_file);
 
         items = calloc(n_entries, sizeof(RankItem));
         if (!items)
@@ -140,7 +140,7 @@ int rank_merge(const RankSession *sessions, size_t n_sessions, RankResult **ret)
                 /* Sorted by session, so the first one is the newest session containing the file. */
                 double tie = entries[start].p;
 
-                qsort(entries + start, n, sizeof(RankEntry), entry_compare_by_position);
+                qsort_safe(entries + start, n, sizeof(RankEntry), entry_compare_by_position);
 
                 items[n_items++] = (RankItem) {
                         .result = {
@@ -154,7 +154,7 @@ int rank_merge(const RankSession *sessions, size_t n_sessions, RankResult **ret)
                 start = end;
         }
 
-        qsort(items, n_items, sizeof(RankItem), item_compare);
+        qsort_safe(items, n_items, sizeof(RankItem), item_compare);
 
         results = calloc(n_items, sizeof(RankResult));
         if (!results)

@@ -49,7 +49,7 @@ static int list_pids(const char *proc, pid_t **ret, size_t *ret_n) {
                 }
                 pids[n++] = (pid_t) v;
         }
-        qsort(pids, n, sizeof *pids, cmp_pid);
+        qsort_safe(pids, n, sizeof *pids, cmp_pid);
         *ret = TAKE_PTR(pids);
         *ret_n = n;
         return 0;

@@ -132,7 +132,7 @@ static uint64_t hot_set_start(Db *db, int mount_fd, uint64_t fsid, const DbFile 
         db_profile_files_free(pf, np);
         if (k == 0)
                 return 0;
-        qsort(at, k, sizeof at[0], cmp_uint64);
+        qsort_safe(at, k, sizeof at[0], cmp_uint64);
         return at[k / 2];
 }
 

@@ -97,7 +97,7 @@ static int account_file(ext2_filsys fs, Scan *s, ext2_ino_t ino, struct ext2_ino
         uint64_t size = EXT2_I_SIZE(inode), end_block = (size + fs->blocksize - 1) / fs->blocksize;
         uint64_t blocks = 0, lowest = UINT64_MAX;
         bool movable = !(inode->i_flags & (EXT2_IMMUTABLE_FL | EXT2_APPEND_FL)) &&
-                !bsearch(&(uint64_t) { ino }, s->keep, s->n_keep, sizeof *s->keep, cmp_uint64);
+                !bsearch_safe(&(uint64_t) { ino }, s->keep, s->n_keep, sizeof *s->keep, cmp_uint64);
         ext2_extent_handle_t h = NULL;
         struct ext2fs_extent e;
         size_t n = 0;
@@ -259,7 +259,7 @@ int room_plan(const char *device, dev_t dev, uint64_t need_blocks, uint64_t belo
                 if (!keep_sorted)
                         return -ENOMEM;
                 memcpy(keep_sorted, keep, n_keep * sizeof *keep);
-                qsort(keep_sorted, n_keep, sizeof *keep_sorted, cmp_uint64);
+                qsort_safe(keep_sorted, n_keep, sizeof *keep_sorted, cmp_uint64);
         }
         s = (Scan) {
                 .cell = cell,
@@ -294,7 +294,7 @@ int room_plan(const char *device, dev_t dev, uint64_t need_blocks, uint64_t belo
                 return r;
 
         /* the window's files, in the order their data lies there; each is moved whole */
-        qsort(hits, s.n_hits, sizeof *hits, cmp_hit);
+        qsort_safe(hits, s.n_hits, sizeof *hits, cmp_hit);
         inodes = calloc(MAX(s.n_hits, (size_t) 1), sizeof *inodes);
         if (!inodes)
                 return -ENOMEM;

@@ -41,6 +41,8 @@ int main(int argc, char **argv) {
                 r = sd_bus_message_close_container(m);
         if (r < 0) {
                 fprintf(stderr, "bus-call-many: cannot make the call: %s\n", strerror(-r));
+                sd_bus_message_unref(m);
+                sd_bus_flush_close_unref(bus);
                 return 1;
         }
         t = now();
@@ -49,6 +51,9 @@ int main(int argc, char **argv) {
         if (r < 0 && (!sd_bus_error_is_set(&error) || sd_bus_error_has_name(&error, SD_BUS_ERROR_TIMEOUT) ||
                       sd_bus_error_has_name(&error, SD_BUS_ERROR_NO_REPLY))) {
                 fprintf(stderr, "bus-call-many: no answer after %.1f s: %s\n", t, error.message ?: strerror(-r));
+                sd_bus_error_free(&error);
+                sd_bus_message_unref(m);
+                sd_bus_flush_close_unref(bus);
                 return 1;
         }
         printf("%s %.3f\n", r < 0 ? error.name : "ok", t);
