@@ -7,7 +7,9 @@ install_deps() {
                     dbus dbus-daemon systemd jq sqlite3 e2fsprogs util-linux mount
                     python3
                     # the VM suite (tests/vm): QEMU, qemu-img, debootstrap; xz-utils/gzip for the kernel+initramfs
-                    qemu-system-x86 qemu-utils debootstrap xz-utils gzip "$@")
+                    qemu-system-x86 qemu-utils debootstrap xz-utils gzip
+                    # the Debian package (tests/test-package.sh): dpkg-buildpackage, dh, lintian
+                    dpkg-dev debhelper lintian "$@")
         local missing=()
         for p in "${pkgs[@]}"; do
                 dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

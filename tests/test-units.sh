@@ -16,18 +16,21 @@ done
 systemd-analyze verify --man=no "$TMP/seeklessd.service" "$TMP/seekless-early.service" || fail "systemd-analyze verify"
 echo "ok: systemd-analyze verify clean"
 
+# the build's prefix: /usr/local by default, /usr in the Debian package's build (dh_auto_test)
+P=$(meson introspect --buildoptions "$BUILD_ROOT" |
+        python3 -c 'import json, sys; print(next(o["value"] for o in json.load(sys.stdin) if o["name"] == "prefix").strip("/"))')
 DESTDIR="$TMP/root" meson install -C "$BUILD_ROOT" --quiet --no-rebuild
-for f in usr/local/sbin/seeklessd usr/local/bin/seeklessctl \
-         usr/local/share/dbus-1/system.d/org.seekless.Seekless1.conf \
-         usr/local/share/dbus-1/system-services/org.seekless.Seekless1.service \
-         usr/local/share/dbus-1/interfaces/org.seekless.Seekless1.xml; do
+for f in $P/sbin/seeklessd $P/bin/seeklessctl \
+         $P/share/dbus-1/system.d/org.seekless.Seekless1.conf \
+         $P/share/dbus-1/system-services/org.seekless.Seekless1.service \
+         $P/share/dbus-1/interfaces/org.seekless.Seekless1.xml; do
         [ -e "$TMP/root/$f" ] || fail "meson install did not install /$f"
 done
 find "$TMP/root" -name seeklessd.service | grep -q . || fail "no unit installed"
 find "$TMP/root" -name seekless-early.service | grep -q . || fail "no early-boot unit installed"
 find "$TMP/root" -name 'seeklessd.8' | grep -q . || fail "no man page installed"
 alias=$(sed -n 's/^Alias=//p' "$SOURCE_ROOT/units/seeklessd.service.in")
-grep -q "^SystemdService=$alias$" "$TMP/root/usr/local/share/dbus-1/system-services/org.seekless.Seekless1.service" ||
+grep -q "^SystemdService=$alias$" "$TMP/root/$P/share/dbus-1/system-services/org.seekless.Seekless1.service" ||
         fail "activation file does not name the unit's alias $alias"
 grep -q "^PrivateNetwork=" "$SOURCE_ROOT/units/seeklessd.service.in" &&
         fail "PrivateNetwork= would cut the daemon off the process-events connector"
