@@ -42,6 +42,8 @@ int manager_new(Manager **ret) {
 Manager *manager_free(Manager *m) {
         if (!m)
                 return NULL;
+        /* first: what it still has to say goes to the bus and the database */
+        plan_worker_free(m->plan_worker);
         optimizer_free(m->optimizer);
         for (size_t i = 0; i < FINISHED_RUNS_KEPT; i++)
                 skip_entries_free(m->finished[i].skipped, m->finished[i].n_skipped);
@@ -752,6 +754,10 @@ int manager_start(Manager *m) {
                 return log_error_errno(r, "Failed to allocate event loop: %m");
         (void) sd_event_set_watchdog(m->event, true);
 
+        r = plan_worker_new(m->event, m->db_path, &m->plan_worker);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up the plan worker: %m");
+
         r = recorder_new(m->config.max_launches_per_boot > 0, &m->recorder);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up fanotify (needs CAP_SYS_ADMIN and a kernel with fanotify permission events): %m");
@@ -839,8 +845,11 @@ void manager_flush(Manager *m) {
                 manager_end_session(m, m->launches);
         }
         /* after the sessions are safe: the mover may need a moment to stop */
-        if (m->optimizer)
+        if (m->optimizer && !m->run_finishing)
                 optimizer_shutdown(m->optimizer);
+        /* plans asked for are cancelled; a run's "after" snapshot gets as long as the mover does */
+        if (m->plan_worker)
+                plan_worker_stop(m->plan_worker, 10 * USEC_PER_SEC);
 }
 
 char *manager_status_text(Manager *m) {
