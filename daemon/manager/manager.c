@@ -73,6 +73,7 @@ Manager *manager_free(Manager *m) {
                 free(m->launch_paths[i]);
         free(m->launch_paths);
         free(m->launch_counts);
+        db_boot_counts_free(m->boot_counts, m->n_boot_counts);
         free(m->config_path);
         free(m->config_dropins);
         free(m->state_dir);
@@ -136,7 +137,32 @@ ProfileOptions manager_profile_options(Manager *m) {
         };
 }
 
+/* The sessions of this boot per profile, for MaxLaunchesPerBoot=: read again whenever sessions were stored
+ * or deleted (the callers of manager_refresh_counts()), so that an exec never waits for the database. */
+static void boot_counts_reload(Manager *m) {
+        DbBootCount *c = NULL;
+        size_t n = 0;
+        int r;
+
+        r = db_count_sessions_in_boot_all(m->db, m->boot_id, &c, &n);
+        if (r < 0) {
+                log_warning_errno(r, "Failed to count this boot's sessions, keeping the counts known: %m");
+                return;
+        }
+        db_boot_counts_free(m->boot_counts, m->n_boot_counts);
+        m->boot_counts = c;
+        m->n_boot_counts = n;
+}
+
+static unsigned boot_count_get(Manager *m, const char *profile) {
+        for (size_t i = 0; i < m->n_boot_counts; i++)
+                if (streq(m->boot_counts[i].profile, profile))
+                        return m->boot_counts[i].n;
+        return 0;
+}
+
 int manager_refresh_counts(Manager *m) {
+        boot_counts_reload(m);
         return db_counts(m->db, &m->n_profiles, &m->n_sessions, &m->n_files);
 }
 
@@ -353,7 +379,7 @@ static void manager_handle_exec(Manager *m, const ExecRecord *rec) {
         _cleanup_free_ char *path = NULL, *cgroup = NULL;
         Session *owner;
         FileKey key;
-        unsigned n = 0;
+        unsigned n;
         int r;
 
         key = rec->key;
@@ -372,13 +398,8 @@ static void manager_handle_exec(Manager *m, const ExecRecord *rec) {
         path = strdup(rec->path);
         if (!path)
                 return;
-        r = db_count_sessions_in_boot(m->db, path, m->boot_id, &n);
-        if (r < 0) {
-                log_warning_errno(r, "Failed to count launches of %s, not recording it: %m", path);
-                return;
-        }
         /* The database keeps only KeepLaunches= sessions; what this daemon started counts too. */
-        n = MAX(n, launch_count_get(m, path)) + active_launches_of(m, path);
+        n = MAX(boot_count_get(m, path), launch_count_get(m, path)) + active_launches_of(m, path);
         if (n >= m->config.max_launches_per_boot) {
                 log_debug("%s: already %u launches recorded this boot (MaxLaunchesPerBoot=%u)", path, n,
                           m->config.max_launches_per_boot);

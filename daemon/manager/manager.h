@@ -89,6 +89,9 @@ typedef struct Manager {
         char **launch_paths;
         unsigned *launch_counts;
         size_t n_launch_counts;
+        /* sessions of this boot in the database, per profile (manager_refresh_counts() reads them) */
+        DbBootCount *boot_counts;
+        size_t n_boot_counts;
 
         uint64_t events_received, overflows;
         unsigned ignore_failures;
