@@ -70,5 +70,17 @@ jq -e --slurpfile r "$TMP/plan-ref.json" '.profiles == $r[0].profiles' "$TMP/pla
         fail "the profiles' layout quality differs: $(jq -c .profiles "$TMP/plan.json") vs $(jq -c .profiles "$TMP/plan-ref.json")"
 pass "the plan's reply: $(jq '.files | length' "$TMP/plan.json") files, $(jq '.skipped | length' "$TMP/plan.json") skipped, as without the measurement"
 
+# SIGTERM while a plan runs: the plan is cancelled (its caller told why), the daemon stops at once
+sync; echo 3 > /proc/sys/vm/drop_caches
+rc=0
+ctl plan > "$TMP/plan-stop.txt" 2>&1 &
+PLAN_PID=$!
+EXTRA_PIDS+=("$PLAN_PID")
+sleep 0.2
+t0=$(ms_now)
 stop_daemon
-pass "SIGTERM: clean stop"
+echo "  stopped in $(( $(ms_now) - t0 )) ms"
+wait "$PLAN_PID" || rc=$?
+[ "$rc" != 0 ] && grep -q "seeklessd is stopping" "$TMP/plan-stop.txt" ||
+        fail "the plan under way at SIGTERM was not cancelled (exit $rc): $(head -c 300 "$TMP/plan-stop.txt")"
+pass "SIGTERM during a plan: cancelled ($(cat "$TMP/plan-stop.txt")), clean stop in $(( $(ms_now) - t0 )) ms"

@@ -287,6 +287,8 @@ static int read_mounts(sd_bus_message *message, char ***ret, sd_bus_error *error
 }
 
 static int plan_error(sd_bus_error *error, int r) {
+        if (r == -ECANCELED)
+                return r;   /* the daemon is stopping: bus_call_reply_error() says so */
         if (r == -ENODEV)
                 return sd_bus_error_setf(error, SEEKLESS_ERROR_NOT_WATCHED,
                                          "Not a watched read-write ext4 filesystem (see seeklessctl status).");
@@ -808,7 +810,7 @@ static void on_layout_done(int r, void *userdata) {
 
         if (r == -ENOENT)
                 r = sd_bus_error_setf(&error, SEEKLESS_ERROR_NO_SUCH_PROFILE, "No profile named '%s'.", l->call->shown);
-        else if (r < 0)
+        else if (r < 0 && r != -ECANCELED)
                 r = reply_db_error(&error, r, "read profile");
         if (r >= 0)
                 r = sd_bus_message_new_method_return(l->call->message, &reply);

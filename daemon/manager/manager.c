@@ -60,6 +60,7 @@ Manager *manager_free(Manager *m) {
         sd_event_source_disable_unref(m->mountinfo_source);
         sd_event_source_disable_unref(m->timer_source);
         sd_event_source_disable_unref(m->resolve_source);
+        sd_event_source_disable_unref(m->exit_source);
         manager_idle_done(m);
         sd_bus_slot_unref(m->startup_finished_slot);
         sd_event_source_disable_unref(m->bus_retry_source);
@@ -756,6 +757,17 @@ static int read_boot_id(char ret[static 33]) {
         return k == 32 ? 0 : -EBADMSG;
 }
 
+/* Plans asked for are cancelled; a run's "after" snapshot gets as long as the mover does. */
+static void stop_plans(Manager *m) {
+        if (m->plan_worker)
+                plan_worker_stop(m->plan_worker, 10 * USEC_PER_SEC);
+}
+
+static int on_loop_exit(sd_event_source *s, void *userdata) {
+        stop_plans(userdata);
+        return 0;
+}
+
 int manager_start(Manager *m) {
         int r, mfd;
 
@@ -778,6 +790,12 @@ int manager_start(Manager *m) {
         r = plan_worker_new(m->event, m->db_path, &m->plan_worker);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the plan worker: %m");
+        /* before the bus's own exit source flushes and closes it: the replies of cancelled plans, and a
+         * run's end, still reach their callers */
+        r = sd_event_add_exit(m->event, &m->exit_source, on_loop_exit, m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to add the exit handler: %m");
+        (void) sd_event_source_set_priority(m->exit_source, SD_EVENT_PRIORITY_IMPORTANT);
 
         r = recorder_new(m->config.max_launches_per_boot > 0, &m->recorder);
         if (r < 0)
@@ -868,9 +886,8 @@ void manager_flush(Manager *m) {
         /* after the sessions are safe: the mover may need a moment to stop */
         if (m->optimizer && !m->run_finishing)
                 optimizer_shutdown(m->optimizer);
-        /* plans asked for are cancelled; a run's "after" snapshot gets as long as the mover does */
-        if (m->plan_worker)
-                plan_worker_stop(m->plan_worker, 10 * USEC_PER_SEC);
+        /* already done when the loop ran to its end (on_loop_exit) */
+        stop_plans(m);
 }
 
 char *manager_status_text(Manager *m) {

@@ -58,6 +58,7 @@ typedef struct Manager {
         Optimizer *optimizer;           /* the optimization in progress, if any */
         /* plans, reports, layouts and the "after" snapshots: walks of every profile file, on a thread */
         PlanWorker *plan_worker;
+        sd_event_source *exit_source;   /* stops it while the bus is still there */
         bool optimize_preparing;        /* an optimization is being planned (no second one: Busy) */
         bool optimize_cancel_pending;   /* Cancel came meanwhile: cancel it as soon as it starts */
         bool run_finishing;             /* optimizer's run ended, its "after" snapshot is being taken */
