@@ -180,6 +180,27 @@ static void test_store(const char *path) {
         ASSERT_EQ(n, 0);
         ASSERT_OK(db_count_sessions_in_boot(db, "/nope", BOOT_A, &n));
         ASSERT_EQ(n, 0);
+        /* ... and the same for every profile at once (what seeklessd keeps in memory) */
+        {
+                DbBootCount *c = NULL;
+                size_t k = 0;
+
+                ASSERT_OK(db_count_sessions_in_boot_all(db, BOOT_A, &c, &k));
+                ASSERT_EQ(k, 2);
+                ASSERT_STREQ(c[0].profile, APP);
+                ASSERT_EQ(c[0].n, 1);
+                ASSERT_STREQ(c[1].profile, "boot");
+                ASSERT_EQ(c[1].n, 1);
+                db_boot_counts_free(c, k);
+                ASSERT_OK(db_count_sessions_in_boot_all(db, BOOT_B, &c, &k));
+                ASSERT_EQ(k, 1);
+                ASSERT_STREQ(c[0].profile, "boot");
+                ASSERT_EQ(c[0].n, 2);
+                db_boot_counts_free(c, k);
+                ASSERT_OK(db_count_sessions_in_boot_all(db, "nope", &c, &k));
+                ASSERT_EQ(k, 0);
+                db_boot_counts_free(c, k);
+        }
 
         /* Sessions, newest first. */
         {

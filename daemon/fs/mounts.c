@@ -23,6 +23,25 @@ void filesystem_list_clear(FilesystemList *l) {
         l->n = 0;
 }
 
+int filesystem_list_copy(const FilesystemList *l, FilesystemList *ret) {
+        FilesystemList c = { .items = calloc(l->n + 1, sizeof *c.items) };
+
+        if (!c.items)
+                return -ENOMEM;
+        for (; c.n < l->n; c.n++) {
+                c.items[c.n] = l->items[c.n];
+                c.items[c.n].mount = strdup(l->items[c.n].mount);
+                c.items[c.n].fstype = l->items[c.n].fstype ? strdup(l->items[c.n].fstype) : NULL;
+                if (!c.items[c.n].mount || (l->items[c.n].fstype && !c.items[c.n].fstype)) {
+                        c.n++;
+                        filesystem_list_clear(&c);
+                        return -ENOMEM;
+                }
+        }
+        *ret = c;
+        return 0;
+}
+
 const Filesystem *filesystem_list_find_fsid(const FilesystemList *l, uint64_t fsid) {
         for (size_t i = 0; i < l->n; i++)
                 if (l->items[i].fsid == fsid)

@@ -24,6 +24,8 @@ typedef struct FilesystemList {
 } FilesystemList;
 
 void filesystem_list_clear(FilesystemList *l);
+/* A deep copy, for a thread that must not see the list change under it. */
+int filesystem_list_copy(const FilesystemList *l, FilesystemList *ret);
 
 /* Filesystems given by a path, pinned by identity when given: the fsid of the filesystem the path led to
  * then (statfs f_fsid; ext4 derives it from the filesystem's UUID). A scan later finds that filesystem

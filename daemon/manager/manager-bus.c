@@ -287,12 +287,63 @@ static int read_mounts(sd_bus_message *message, char ***ret, sd_bus_error *error
 }
 
 static int plan_error(sd_bus_error *error, int r) {
+        if (r == -ECANCELED)
+                return r;   /* the daemon is stopping: bus_call_reply_error() says so */
         if (r == -ENODEV)
                 return sd_bus_error_setf(error, SEEKLESS_ERROR_NOT_WATCHED,
                                          "Not a watched read-write ext4 filesystem (see seeklessctl status).");
         if (r == -EBUSY)
                 return sd_bus_error_setf(error, SEEKLESS_ERROR_BUSY, "An optimization is already running.");
         return reply_db_error(error, r, "plan");
+}
+
+/* A method call answered later, from the loop, once the worker is done: the call (referenced) and what
+ * its handler read. */
+typedef struct BusCall {
+        Manager *m;
+        sd_bus_message *message;
+        char **mounts;
+        char *name, *shown;
+} BusCall;
+
+static BusCall *bus_call_free(BusCall *c) {
+        if (!c)
+                return NULL;
+        sd_bus_message_unref(c->message);
+        strv_free(c->mounts);
+        free(c->name);
+        free(c->shown);
+        free(c);
+        return NULL;
+}
+DEFINE_TRIVIAL_CLEANUP_FUNC(BusCall *, bus_call_free);
+
+static int bus_call_new(Manager *m, sd_bus_message *message, BusCall **ret) {
+        BusCall *c = calloc(1, sizeof *c);
+
+        if (!c)
+                return -ENOMEM;
+        c->m = m;
+        c->message = sd_bus_message_ref(message);
+        *ret = c;
+        return 0;
+}
+
+/* What sd-bus sends for a handler that returned r with error (set or not), sent now. A call cut short by
+ * the daemon stopping gets a plain failure. */
+static void bus_call_reply_error(BusCall *c, int r, sd_bus_error *error) {
+        if (r == -ECANCELED && !sd_bus_error_is_set(error))
+                (void) sd_bus_error_set(error, SD_BUS_ERROR_FAILED, "seeklessd is stopping.");
+        r = sd_bus_reply_method_errno(c->message, r, error);
+        if (r < 0)
+                log_debug_errno(r, "Failed to send an error reply, ignoring: %m");
+}
+
+/* The end of a deferred call: the reply built by the handler's second half (r >= 0: sent already). */
+static void bus_call_finish(BusCall *c, int r, sd_bus_error *error) {
+        if (r < 0)
+                bus_call_reply_error(c, r, error);
+        bus_call_free(c);
 }
 
 static int append_quality(sd_bus_message *reply, const LayoutQuality *q) {
@@ -320,34 +371,21 @@ static int append_skipped(sd_bus_message *reply, const Plan *p) {
         return sd_bus_message_close_container(reply);
 }
 
-static int method_plan(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+static int reply_plan(sd_bus_message *message, char *const *mounts, const Plan *p) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        _cleanup_strv_free_ char **mounts = NULL;
-        _cleanup_(plan_done) Plan p = {};
-        Manager *m = userdata;
         int r;
-
-        r = check_root(message, "plan", error);
-        if (r != 0)
-                return r;
-        r = read_mounts(message, &mounts, error);
-        if (r != 0)
-                return r;
-        r = manager_plan(m, mounts, &p);
-        if (r < 0)
-                return plan_error(error, r);
 
         r = sd_bus_message_new_method_return(message, &reply);
         if (r >= 0)
                 r = sd_bus_message_open_container(reply, 'a', "(sbtt)");
-        for (size_t i = 0; r >= 0 && i < p.n_fs; i++)
-                if (!mounts || p.fs[i].n_files > 0 || strv_contains(mounts, p.fs[i].mount)) {
+        for (size_t i = 0; r >= 0 && i < p->n_fs; i++)
+                if (!mounts || p->fs[i].n_files > 0 || strv_contains(mounts, p->fs[i].mount)) {
                         r = sd_bus_message_open_container(reply, 'r', "sbtt");
                         if (r >= 0)
-                                r = append_path(reply, p.fs[i].mount);
+                                r = append_path(reply, p->fs[i].mount);
                         if (r >= 0)
-                                r = sd_bus_message_append(reply, "btt", (int) p.fs[i].in_place,
-                                                          (uint64_t) p.fs[i].n_files, p.fs[i].bytes);
+                                r = sd_bus_message_append(reply, "btt", (int) p->fs[i].in_place,
+                                                          (uint64_t) p->fs[i].n_files, p->fs[i].bytes);
                         if (r >= 0)
                                 r = sd_bus_message_close_container(reply);
                 }
@@ -355,34 +393,34 @@ static int method_plan(sd_bus_message *message, void *userdata, sd_bus_error *er
                 r = sd_bus_message_close_container(reply);
         if (r >= 0)
                 r = sd_bus_message_open_container(reply, 'a', "(ssst)");
-        for (size_t i = 0; r >= 0 && i < p.n_fs; i++)
-                for (size_t k = 0; r >= 0 && k < p.fs[i].n_files; k++) {
+        for (size_t i = 0; r >= 0 && i < p->n_fs; i++)
+                for (size_t k = 0; r >= 0 && k < p->fs[i].n_files; k++) {
                         r = sd_bus_message_open_container(reply, 'r', "ssst");
                         if (r >= 0)
-                                r = append_path(reply, p.fs[i].mount);
+                                r = append_path(reply, p->fs[i].mount);
                         if (r >= 0)
-                                r = append_path(reply, p.fs[i].files[k].path);
+                                r = append_path(reply, p->fs[i].files[k].path);
                         if (r >= 0)
-                                r = append_path(reply, p.fs[i].files[k].profile);
+                                r = append_path(reply, p->fs[i].files[k].profile);
                         if (r >= 0)
-                                r = sd_bus_message_append(reply, "t", p.fs[i].files[k].size);
+                                r = sd_bus_message_append(reply, "t", p->fs[i].files[k].size);
                         if (r >= 0)
                                 r = sd_bus_message_close_container(reply);
                 }
         if (r >= 0)
                 r = sd_bus_message_close_container(reply);
         if (r >= 0)
-                r = append_skipped(reply, &p);
+                r = append_skipped(reply, p);
         if (r >= 0)
                 r = sd_bus_message_open_container(reply, 'a', "(sttttdttttd)");
-        for (size_t i = 0; r >= 0 && i < p.n_profiles; i++) {
+        for (size_t i = 0; r >= 0 && i < p->n_profiles; i++) {
                 r = sd_bus_message_open_container(reply, 'r', "sttttdttttd");
                 if (r >= 0)
-                        r = append_path(reply, p.profiles[i].name);
+                        r = append_path(reply, p->profiles[i].name);
                 if (r >= 0)
-                        r = append_quality(reply, &p.profiles[i].before);
+                        r = append_quality(reply, &p->profiles[i].before);
                 if (r >= 0)
-                        r = append_quality(reply, &p.profiles[i].expected);
+                        r = append_quality(reply, &p->profiles[i].expected);
                 if (r >= 0)
                         r = sd_bus_message_close_container(reply);
         }
@@ -393,23 +431,49 @@ static int method_plan(sd_bus_message *message, void *userdata, sd_bus_error *er
         return sd_bus_send(NULL, reply, NULL);
 }
 
-static int method_optimize(sd_bus_message *message, void *userdata, sd_bus_error *error) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        _cleanup_strv_free_ char **mounts = NULL;
-        _cleanup_(plan_done) Plan p = {};
+static void on_plan_built(int r, Plan *plan, void *userdata) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        BusCall *c = userdata;
+
+        if (r < 0)
+                r = plan_error(&error, r);
+        else
+                r = reply_plan(c->message, c->mounts, plan);
+        bus_call_finish(c, r, &error);
+}
+
+/* The plan walks every profile file: the worker builds it, the reply goes from on_plan_built(). */
+static int method_plan(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+        _cleanup_(bus_call_freep) BusCall *c = NULL;
         Manager *m = userdata;
-        uint64_t id = 0, files = 0, bytes = 0;
         int r;
 
-        r = check_root(message, "optimize", error);
+        r = check_root(message, "plan", error);
         if (r != 0)
                 return r;
-        r = read_mounts(message, &mounts, error);
+        r = bus_call_new(m, message, &c);
+        if (r < 0)
+                return r;
+        r = read_mounts(message, &c->mounts, error);
         if (r != 0)
                 return r;
-        r = manager_optimize(m, mounts, &id, &p);
+        r = manager_plan(m, c->mounts, false, on_plan_built, c);
         if (r < 0)
                 return plan_error(error, r);
+        TAKE_PTR(c);
+        return 1;
+}
+
+static void on_optimize_started(Manager *m, int r, uint64_t id, Plan *p, void *userdata) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        BusCall *c = userdata;
+        uint64_t files = 0, bytes = 0;
+
+        if (r < 0) {
+                bus_call_finish(c, plan_error(&error, r), &error);
+                return;
+        }
         /* done now what a queued request would have done later */
         if (m->request_realtime_usec != 0) {
                 log_info("Optimize supersedes the queued optimization");
@@ -420,17 +484,51 @@ static int method_optimize(sd_bus_message *message, void *userdata, sd_bus_error
                 files = m->optimizer->files_total;
                 bytes = m->optimizer->bytes_total;
         }
-        r = sd_bus_message_new_method_return(message, &reply);
+        r = sd_bus_message_new_method_return(c->message, &reply);
         if (r >= 0)
                 r = sd_bus_message_append(reply, "tut", id, (uint32_t) files, bytes);
         if (r >= 0)
-                r = append_skipped(reply, &p);
+                r = append_skipped(reply, p);
+        if (r >= 0)
+                r = sd_bus_send(NULL, reply, NULL);
+        bus_call_finish(c, r, &error);
+}
+
+/* Planned on the worker; the reply comes from on_optimize_started(). */
+static int method_optimize(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+        _cleanup_(bus_call_freep) BusCall *c = NULL;
+        Manager *m = userdata;
+        int r;
+
+        r = check_root(message, "optimize", error);
+        if (r != 0)
+                return r;
+        r = bus_call_new(m, message, &c);
         if (r < 0)
                 return r;
-        return sd_bus_send(NULL, reply, NULL);
+        r = read_mounts(message, &c->mounts, error);
+        if (r != 0)
+                return r;
+        r = manager_optimize(m, c->mounts, on_optimize_started, c);
+        if (r < 0)
+                return plan_error(error, r);
+        TAKE_PTR(c);
+        return 1;
+}
+
+static void on_queued_started(Manager *m, int r, uint64_t id, void *userdata) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        BusCall *c = userdata;
+
+        if (r < 0)
+                r = plan_error(&error, r);
+        else
+                r = sd_bus_reply_method_return(c->message, "bts", 0, id, m->idle_status);
+        bus_call_finish(c, r, &error);
 }
 
 static int method_optimize_when_idle(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+        _cleanup_(bus_call_freep) BusCall *c = NULL;
         _cleanup_strv_free_ char **mounts = NULL;
         Manager *m = userdata;
         uint64_t id = 0;
@@ -451,10 +549,18 @@ static int method_optimize_when_idle(sd_bus_message *message, void *userdata, sd
                 return sd_bus_error_setf(error, SEEKLESS_ERROR_NOT_WATCHED,
                                          "'%s' is not a watched read-write ext4 filesystem (see seeklessctl status).", e);
         }
-        r = manager_idle_queue(m, TAKE_PTR(mounts), &id);
+        r = bus_call_new(m, message, &c);
+        if (r < 0)
+                return r;
+        r = manager_idle_queue(m, TAKE_PTR(mounts), on_queued_started, c);
         if (r < 0)
                 return plan_error(error, r);
         manager_properties_announce(m);
+        if (r > 0) {
+                /* being started: the reply comes from on_queued_started() */
+                TAKE_PTR(c);
+                return 1;
+        }
         return sd_bus_reply_method_return(message, "bts", (int) (r == 0), id, m->idle_status);
 }
 
@@ -481,8 +587,10 @@ static int method_cancel(sd_bus_message *message, void *userdata, sd_bus_error *
                 log_info("Cancelling optimization %" PRIu64, m->optimizer->id);
                 /* also an idle-policy pause under way: the run must not resume later */
                 optimizer_cancel(m->optimizer);
-        }
-        return sd_bus_reply_method_return(message, "b", (int) !!m->optimizer);
+        } else if (m->optimize_preparing)
+                /* being planned: cancelled as soon as it starts */
+                m->optimize_cancel_pending = true;
+        return sd_bus_reply_method_return(message, "b", (int) (m->optimizer || m->optimize_preparing));
 }
 
 static int method_get_run_skipped(sd_bus_message *message, void *userdata, sd_bus_error *error) {
@@ -524,44 +632,30 @@ static int method_get_run_skipped(sd_bus_message *message, void *userdata, sd_bu
         return sd_bus_send(NULL, reply, NULL);
 }
 
-static int method_report(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+static void on_report_planned(int r, Plan *plan, void *userdata) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        _cleanup_(plan_done) Plan p = {};
-        Manager *m = userdata;
-        _cleanup_free_ char *name = NULL;
-        const char *shown;
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        BusCall *c = userdata;
         bool found = false;
-        int r;
 
-        r = check_root(message, "report", error);
-        if (r != 0)
-                return r;
-        r = sd_bus_message_read(message, "s", &shown);
-        if (r < 0)
-                return r;
-        if (!isempty(shown)) {
-                r = unescape_name(shown, &name, error);
-                if (r != 0)
-                        return r;
+        if (r < 0) {
+                bus_call_finish(c, plan_error(&error, r), &error);
+                return;
         }
-        r = manager_plan(m, NULL, &p);
-        if (r < 0)
-                return plan_error(error, r);
-
-        r = sd_bus_message_new_method_return(message, &reply);
+        r = sd_bus_message_new_method_return(c->message, &reply);
         if (r >= 0)
                 r = sd_bus_message_open_container(reply, 'a', "(sttttdttttdt)");
-        for (size_t i = 0; r >= 0 && i < p.n_profiles; i++) {
+        for (size_t i = 0; r >= 0 && i < plan->n_profiles; i++) {
                 DbQuality b = {};
-                if (name && !streq(name, p.profiles[i].name))
+                if (c->name && !streq(c->name, plan->profiles[i].name))
                         continue;
                 found = true;
-                (void) db_quality_get(m->db, p.profiles[i].name, QUALITY_BEFORE, &b);
+                (void) db_quality_get(c->m->db, plan->profiles[i].name, QUALITY_BEFORE, &b);
                 r = sd_bus_message_open_container(reply, 'r', "sttttdttttdt");
                 if (r >= 0)
-                        r = append_path(reply, p.profiles[i].name);
+                        r = append_path(reply, plan->profiles[i].name);
                 if (r >= 0)
-                        r = append_quality(reply, &p.profiles[i].before);
+                        r = append_quality(reply, &plan->profiles[i].before);
                 if (r >= 0)
                         r = sd_bus_message_append(reply, "ttttdt", b.files, b.extents, b.discontinuities, b.span,
                                                   b.modeled_ms, b.taken);
@@ -570,74 +664,199 @@ static int method_report(sd_bus_message *message, void *userdata, sd_bus_error *
         }
         if (r >= 0)
                 r = sd_bus_message_close_container(reply);
-        if (r < 0)
-                return r;
-        if (name && !found)
-                return sd_bus_error_setf(error, SEEKLESS_ERROR_NO_SUCH_PROFILE, "No profile named '%s'.", shown);
-        return sd_bus_send(NULL, reply, NULL);
+        if (r >= 0 && c->name && !found)
+                r = sd_bus_error_setf(&error, SEEKLESS_ERROR_NO_SUCH_PROFILE, "No profile named '%s'.", c->shown);
+        if (r >= 0)
+                r = sd_bus_send(NULL, reply, NULL);
+        bus_call_finish(c, r, &error);
 }
 
-static int method_get_layout(sd_bus_message *message, void *userdata, sd_bus_error *error) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+/* The layout now is a plan's "before": built on the worker, the reply comes from on_report_planned(). */
+static int method_report(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+        _cleanup_(bus_call_freep) BusCall *c = NULL;
         Manager *m = userdata;
-        DbProfileFile *f = NULL;
-        _cleanup_free_ char *name = NULL;
         const char *shown;
-        size_t n = 0;
-        uint64_t device = 0;
         int r;
 
-        r = read_profile_name(message, "show layouts", &shown, &name, error);
+        r = check_root(message, "report", error);
         if (r != 0)
                 return r;
-        r = db_get_profile(m->db, name, NULL, &f, &n);
-        if (r == -ENOENT)
-                return sd_bus_error_setf(error, SEEKLESS_ERROR_NO_SUCH_PROFILE, "No profile named '%s'.", shown);
+        r = sd_bus_message_read(message, "s", &shown);
         if (r < 0)
-                return reply_db_error(error, r, "read profile");
+                return r;
+        r = bus_call_new(m, message, &c);
+        if (r < 0)
+                return r;
+        if (!isempty(shown)) {
+                r = unescape_name(shown, &c->name, error);
+                if (r != 0)
+                        return r;
+                c->shown = strdup(shown);
+                if (!c->shown)
+                        return -ENOMEM;
+        }
+        r = manager_plan(m, NULL, false, on_report_planned, c);
+        if (r < 0)
+                return plan_error(error, r);
+        TAKE_PTR(c);
+        return 1;
+}
 
+/* GetLayout's data, gathered on the worker: the profile's files, where each was before the last run (from
+ * the database) and where it is now (FIEMAP). */
+typedef struct LayoutExtent {
+        uint32_t index;
+        uint64_t physical, length;
+} LayoutExtent;
+
+typedef struct LayoutCall {
+        BusCall *call;
+        FilesystemList filesystems;
+        uint64_t device;
+        LayoutExtent *before, *now;
+        size_t n_before, n_now, alloc_before, alloc_now;
+} LayoutCall;
+
+static LayoutCall *layout_call_free(LayoutCall *l) {
+        if (!l)
+                return NULL;
+        bus_call_free(l->call);
+        filesystem_list_clear(&l->filesystems);
+        free(l->before);
+        free(l->now);
+        free(l);
+        return NULL;
+}
+DEFINE_TRIVIAL_CLEANUP_FUNC(LayoutCall *, layout_call_free);
+
+static int layout_add(LayoutExtent **l, size_t *n, size_t *alloc, uint32_t index, uint64_t physical,
+                      uint64_t length) {
+        if (*n == *alloc) {
+                size_t k = *alloc ? *alloc * 2 : 256;
+                LayoutExtent *q = reallocarray(*l, k, sizeof *q);
+                if (!q)
+                        return -ENOMEM;
+                *l = q;
+                *alloc = k;
+        }
+        (*l)[(*n)++] = (LayoutExtent) { index, physical, length };
+        return 0;
+}
+
+static int open_mount_of(const FilesystemList *l, uint64_t fsid) {
+        const Filesystem *fs = filesystem_list_find_fsid(l, fsid);
+        int fd;
+
+        if (!fs)
+                return -ENODEV;
+        fd = open(fs->mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        return fd < 0 ? -errno : fd;
+}
+
+/* On the worker thread, with its connection. */
+static int layout_work(Db *db, const atomic_bool *cancel, void *userdata) {
+        LayoutCall *l = userdata;
+        DbProfileFile *f = NULL;
+        size_t n = 0;
+        int r;
+
+        r = db_get_profile(db, l->call->name, NULL, &f, &n);
+        if (r < 0)
+                return r;
         /* device size: the filesystem of the first file */
-        for (size_t i = 0; i < n && device == 0; i++) {
-                _cleanup_close_ int mfd = manager_open_mount_fd(m, f[i].file.key.fsid);
+        for (size_t i = 0; i < n && l->device == 0; i++) {
+                _cleanup_close_ int mfd = open_mount_of(&l->filesystems, f[i].file.key.fsid);
                 struct statfs sfs;
                 if (mfd >= 0 && fstatfs(mfd, &sfs) >= 0)
-                        device = (uint64_t) sfs.f_blocks * (uint64_t) sfs.f_bsize;
+                        l->device = (uint64_t) sfs.f_blocks * (uint64_t) sfs.f_bsize;
         }
-        r = sd_bus_message_new_method_return(message, &reply);
-        if (r >= 0)
-                r = sd_bus_message_append(reply, "t", device);
-        if (r >= 0)
-                r = sd_bus_message_open_container(reply, 'a', "(utt)");
         for (size_t i = 0; r >= 0 && i < n; i++) {
                 _cleanup_free_ uint64_t *ph = NULL, *len = NULL;
                 size_t k = 0;
-                if (db_extents_before_get(m->db, f[i].file.id, &ph, &len, &k) < 0)
+                if (db_extents_before_get(db, f[i].file.id, &ph, &len, &k) < 0)
                         continue;
                 for (size_t e = 0; r >= 0 && e < k; e++)
-                        r = sd_bus_message_append(reply, "(utt)", (uint32_t) i, ph[e], len[e]);
+                        r = layout_add(&l->before, &l->n_before, &l->alloc_before, (uint32_t) i, ph[e], len[e]);
         }
-        if (r >= 0)
-                r = sd_bus_message_close_container(reply);
-        if (r >= 0)
-                r = sd_bus_message_open_container(reply, 'a', "(utt)");
         for (size_t i = 0; r >= 0 && i < n; i++) {
-                _cleanup_close_ int mfd = manager_open_mount_fd(m, f[i].file.key.fsid), fd = -EBADF;
+                _cleanup_close_ int mfd = open_mount_of(&l->filesystems, f[i].file.key.fsid), fd = -EBADF;
                 _cleanup_free_ Extent *ext = NULL;
                 size_t k = 0;
-                if (mfd < 0)
+                if (atomic_load(cancel))
+                        r = -ECANCELED;
+                if (r < 0 || mfd < 0)
                         continue;
                 fd = file_key_open(mfd, &f[i].file.key, O_RDONLY | O_NONBLOCK);
                 if (fd < 0 || fiemap_get(fd, &ext, &k) < 0)
                         continue;
                 for (size_t e = 0; r >= 0 && e < k; e++)
-                        r = sd_bus_message_append(reply, "(utt)", (uint32_t) i, ext[e].physical, ext[e].length);
+                        r = layout_add(&l->now, &l->n_now, &l->alloc_now, (uint32_t) i, ext[e].physical, ext[e].length);
         }
-        if (r >= 0)
-                r = sd_bus_message_close_container(reply);
         db_profile_files_free(f, n);
+        return r;
+}
+
+static int append_layout(sd_bus_message *reply, const LayoutExtent *l, size_t n) {
+        int r;
+
+        r = sd_bus_message_open_container(reply, 'a', "(utt)");
+        for (size_t i = 0; r >= 0 && i < n; i++)
+                r = sd_bus_message_append(reply, "(utt)", l[i].index, l[i].physical, l[i].length);
         if (r < 0)
                 return r;
-        return sd_bus_send(NULL, reply, NULL);
+        return sd_bus_message_close_container(reply);
+}
+
+static void on_layout_done(int r, void *userdata) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(layout_call_freep) LayoutCall *l = userdata;
+
+        if (r == -ENOENT)
+                r = sd_bus_error_setf(&error, SEEKLESS_ERROR_NO_SUCH_PROFILE, "No profile named '%s'.", l->call->shown);
+        else if (r < 0 && r != -ECANCELED)
+                r = reply_db_error(&error, r, "read profile");
+        if (r >= 0)
+                r = sd_bus_message_new_method_return(l->call->message, &reply);
+        if (r >= 0)
+                r = sd_bus_message_append(reply, "t", l->device);
+        if (r >= 0)
+                r = append_layout(reply, l->before, l->n_before);
+        if (r >= 0)
+                r = append_layout(reply, l->now, l->n_now);
+        if (r >= 0)
+                r = sd_bus_send(NULL, reply, NULL);
+        if (r < 0)
+                bus_call_reply_error(l->call, r, &error);
+}
+
+/* FIEMAP of every file of the profile: on the worker, the reply comes from on_layout_done(). */
+static int method_get_layout(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+        _cleanup_(layout_call_freep) LayoutCall *l = NULL;
+        Manager *m = userdata;
+        const char *shown;
+        int r;
+
+        l = calloc(1, sizeof *l);
+        if (!l)
+                return -ENOMEM;
+        r = bus_call_new(m, message, &l->call);
+        if (r < 0)
+                return r;
+        r = read_profile_name(message, "show layouts", &shown, &l->call->name, error);
+        if (r != 0)
+                return r;
+        l->call->shown = strdup(shown);
+        if (!l->call->shown)
+                return -ENOMEM;
+        r = filesystem_list_copy(&m->filesystems, &l->filesystems);
+        if (r < 0)
+                return r;
+        r = plan_worker_submit(m->plan_worker, layout_work, on_layout_done, l, false);
+        if (r < 0)
+                return r;
+        TAKE_PTR(l);
+        return 1;
 }
 
 static int property_get_idle_status(sd_bus *bus, const char *path, const char *interface, const char *property,

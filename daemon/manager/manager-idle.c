@@ -185,49 +185,66 @@ static bool quality_check_due(Manager *m, const IdleConfig *ic, const IdleInputs
         return idle_only_interval_blocks(ic, in);
 }
 
-static void check_quality(Manager *m) {
-        _cleanup_(plan_done) Plan plan = {};
-        int r;
+static void schedule_next(Manager *m, uint64_t usec);
 
-        m->quality_checked_usec = now_usec(CLOCK_MONOTONIC);
-        quality_forget(m);
+static void on_quality_checked(int r, Plan *plan, void *userdata) {
+        Manager *m = userdata;
 
-        r = manager_plan(m, NULL, &plan);
-        if (r < 0) {
+        m->quality_checking = false;
+        if (r == -ECANCELED)
+                return;   /* stopping */
+        if (r < 0)
                 log_warning_errno(r, "Idle: failed to check the layout quality, ignoring: %m");
-                return;
-        }
-        for (size_t i = 0; i < plan.n_profiles; i++) {
+        for (size_t i = 0; r >= 0 && i < plan->n_profiles; i++) {
                 DbQuality after = {};
                 double loss;
                 char *name;
 
-                if (db_quality_get(m->db, plan.profiles[i].name, QUALITY_AFTER, &after) < 0)
+                if (db_quality_get(m->db, plan->profiles[i].name, QUALITY_AFTER, &after) < 0)
                         continue;   /* never optimized: a new profile counts as a changed one */
-                loss = idle_quality_loss_percent(after.modeled_ms, plan.profiles[i].before.modeled_read_ms);
+                loss = idle_quality_loss_percent(after.modeled_ms, plan->profiles[i].before.modeled_read_ms);
                 if (loss <= m->quality_worst_percent)
                         continue;
-                name = strdup(plan.profiles[i].name);
+                name = strdup(plan->profiles[i].name);
                 if (!name)
                         break;
                 free(m->quality_worst_profile);
                 m->quality_worst_profile = name;
                 m->quality_worst_percent = loss;
         }
-        if (m->quality_worst_profile)
+        if (r >= 0 && m->quality_worst_profile)
                 log_info("Idle: layout check: '%s' reads %.1f%% slower (modeled) than after the last run",
                          m->quality_worst_profile, m->quality_worst_percent);
-        else
+        else if (r >= 0)
                 log_info("Idle: layout check: no profile reads slower (modeled) than after the last run");
+        /* the decision it held back, now */
+        schedule_next(m, 0);
 }
 
-/* The decision about starting a run now, with the layout check when it is due. why gets the reason. */
-static bool may_start(Manager *m, const IdleConfig *ic, IdleInputs *in, char *why, size_t n) {
-        if (quality_check_due(m, ic, in)) {
-                check_quality(m);
-                in->worst_profile = m->quality_worst_profile;
-                in->worst_loss_percent = m->quality_worst_percent;
+/* The check plans every profile: on the worker. Returns whether it is under way (the decision waits). */
+static bool check_quality(Manager *m) {
+        int r;
+
+        m->quality_checked_usec = now_usec(CLOCK_MONOTONIC);
+        quality_forget(m);
+
+        r = manager_plan(m, NULL, false, on_quality_checked, m);
+        if (r < 0) {
+                log_warning_errno(r, "Idle: failed to check the layout quality, ignoring: %m");
+                return false;
         }
+        m->quality_checking = true;
+        return true;
+}
+
+/* The decision about starting a run now, with the layout check when it is due. why gets the reason.
+ * *ret_pending: the check is under way, nothing is decided (it decides when it is done). */
+static bool may_start(Manager *m, const IdleConfig *ic, IdleInputs *in, char *why, size_t n, bool *ret_pending) {
+        *ret_pending = m->quality_checking || (quality_check_due(m, ic, in) && check_quality(m));
+        if (*ret_pending)
+                return false;
+        in->worst_profile = m->quality_worst_profile;
+        in->worst_loss_percent = m->quality_worst_percent;
         if (idle_decide(ic, in, why, n) != IDLE_GO)
                 return false;
         if (m->boot) {
@@ -262,25 +279,11 @@ static void set_running(Manager *m, const char *format, ...) {
         snprintf(m->idle_status, sizeof m->idle_status, "optimizing (%s)", m->auto_run_why);
 }
 
-/* why: idle_check()'s text, "idle for 6 min" with what lifted MinIntervalHours= after a "; ". */
-static void start_when_idle(Manager *m, const char *why) {
-        _cleanup_strv_free_ char **mounts = NULL;
-        const char *lifted = strstr(why, "; ");
-        Plan plan = {};
-        uint64_t id = 0;
-        int r;
+static void on_idle_started(Manager *m, int r, uint64_t id, Plan *plan, void *userdata) {
+        _cleanup_free_ char *lifted = userdata;
 
-        r = manager_resume_runs(m);
-        if (r > 0) {
-                set_running(m, "resumed when idle");
-                log_info("Idle: resuming the interrupted optimization");
-                return;
-        }
-        mounts = allowed_mounts(m);
-        if (!mounts || !mounts[0])
-                return;
-        r = manager_optimize(m, mounts, &id, &plan);
-        plan_done(&plan);
+        if (r == -ECANCELED)
+                return;   /* stopping */
         if (r < 0) {
                 log_warning_errno(r, "Idle: failed to start an optimization: %m");
                 m->last_noop_realtime_usec = now_usec(CLOCK_REALTIME);
@@ -292,11 +295,38 @@ static void start_when_idle(Manager *m, const char *why) {
                 return;
         }
         if (lifted) {
-                set_running(m, "started when idle: %s", lifted + 2);
-                log_info("Idle: started optimization %" PRIu64 " (%s)", id, lifted + 2);
+                set_running(m, "started when idle: %s", lifted);
+                log_info("Idle: started optimization %" PRIu64 " (%s)", id, lifted);
         } else {
                 set_running(m, "started when idle");
                 log_info("Idle: started optimization %" PRIu64, id);
+        }
+        schedule_next(m, IDLE_CHECK_RUNNING_USEC);
+}
+
+/* why: idle_check()'s text, "idle for 6 min" with what lifted MinIntervalHours= after a "; ". */
+static void start_when_idle(Manager *m, const char *why) {
+        _cleanup_strv_free_ char **mounts = NULL;
+        const char *lifted = strstr(why, "; ");
+        char *what = NULL;
+        int r;
+
+        r = manager_resume_runs(m);
+        if (r > 0) {
+                set_running(m, "resumed when idle");
+                log_info("Idle: resuming the interrupted optimization");
+                return;
+        }
+        mounts = allowed_mounts(m);
+        if (!mounts || !mounts[0])
+                return;
+        if (lifted && !(what = strdup(lifted + 2)))
+                return;
+        r = manager_optimize(m, mounts, on_idle_started, what);
+        if (r < 0) {
+                free(what);
+                log_warning_errno(r, "Idle: failed to start an optimization: %m");
+                m->last_noop_realtime_usec = now_usec(CLOCK_REALTIME);
         }
 }
 
@@ -318,24 +348,44 @@ static void request_clear(Manager *m) {
         m->request_mounts = NULL;
 }
 
-/* The queued request's turn: run it as an administrator's optimize would, but pausable. */
-static int start_request(Manager *m, uint64_t *ret_id) {
-        _cleanup_strv_free_ char **mounts = TAKE_PTR(m->request_mounts);
-        _cleanup_(plan_done) Plan plan = {};
-        uint64_t id = 0;
-        int r;
+typedef struct RequestCall {
+        ManagerQueueDone done;
+        void *userdata;
+} RequestCall;
 
-        request_clear(m);
-        r = manager_optimize(m, mounts, &id, &plan);
-        if (r < 0)
-                return log_warning_errno(r, "Idle: failed to start the queued optimization, dropping it: %m");
-        if (id == 0)
+static void on_request_started(Manager *m, int r, uint64_t id, Plan *plan, void *userdata) {
+        _cleanup_free_ RequestCall *c = userdata;
+
+        if (r < 0 && r != -ECANCELED)
+                log_warning_errno(r, "Idle: failed to start the queued optimization, dropping it: %m");
+        else if (r >= 0 && id == 0)
                 log_info("Idle: the queued optimization found nothing to move");
-        else {
+        else if (r >= 0) {
                 set_running(m, "queued by an administrator, started when idle");
                 log_info("Idle: started the queued optimization %" PRIu64, id);
         }
-        *ret_id = id;
+        if (m->optimizer)
+                schedule_next(m, IDLE_CHECK_RUNNING_USEC);
+        if (c->done)
+                c->done(m, r, id, c->userdata);
+}
+
+/* The queued request's turn: run it as an administrator's optimize would, but pausable. done (may be NULL)
+ * is called once it started. */
+static int start_request(Manager *m, ManagerQueueDone done, void *userdata) {
+        _cleanup_strv_free_ char **mounts = TAKE_PTR(m->request_mounts);
+        RequestCall *c;
+        int r;
+
+        request_clear(m);
+        c = calloc(1, sizeof *c);
+        if (c)
+                *c = (RequestCall) { .done = done, .userdata = userdata };
+        r = c ? manager_optimize(m, mounts, on_request_started, c) : -ENOMEM;
+        if (r < 0) {
+                free(c);
+                return log_warning_errno(r, "Idle: failed to start the queued optimization, dropping it: %m");
+        }
         return 0;
 }
 
@@ -350,11 +400,14 @@ static void idle_tick(Manager *m) {
         IdleConfig ic;
         IdleInputs in;
         char why[384], busy[160];
-        bool is_busy;
+        bool is_busy, pending;
 
         idle_config_from_config(&ic, &m->config);
         is_busy = observe(m, &ic, &in, busy, sizeof busy);
 
+        /* being planned, or its "after" snapshot being taken: nothing to pause or start */
+        if (m->optimize_preparing || m->run_finishing)
+                return;
         if (m->optimizer) {
                 if (!m->auto_run)
                         snprintf(m->idle_status, sizeof m->idle_status, "optimizing (started by an administrator)");
@@ -369,15 +422,15 @@ static void idle_tick(Manager *m) {
         }
 
         m->auto_run = false;
-        if (!may_start(m, &ic, &in, why, sizeof why)) {
-                snprintf(m->idle_status, sizeof m->idle_status, "waiting: %s", why);
+        if (!may_start(m, &ic, &in, why, sizeof why, &pending)) {
+                if (!pending)
+                        snprintf(m->idle_status, sizeof m->idle_status, "waiting: %s", why);
                 return;
         }
         snprintf(m->idle_status, sizeof m->idle_status, "idle: %s", why);
-        if (in.requested) {
-                uint64_t id = 0;
-                (void) start_request(m, &id);
-        } else
+        if (in.requested)
+                (void) start_request(m, NULL, NULL);
+        else
                 start_when_idle(m, why);
 }
 
@@ -390,10 +443,11 @@ static int on_idle_check(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
-int manager_idle_queue(Manager *m, char **mounts, uint64_t *ret_id) {
+int manager_idle_queue(Manager *m, char **mounts, ManagerQueueDone done, void *userdata) {
         IdleConfig ic;
         IdleInputs in;
         char why[384], busy[160], text[256];
+        bool pending;
         int r;
 
         strv_free(m->request_mounts);
@@ -402,21 +456,20 @@ int manager_idle_queue(Manager *m, char **mounts, uint64_t *ret_id) {
         log_info("Queued an optimization of %s for when the machine is idle",
                  mounts_text(m->request_mounts, text, sizeof text));
 
-        if (m->optimizer)
+        if (m->optimizer || m->optimize_preparing)
                 return 0;   /* after this one, when idle; status says what runs now */
 
         idle_config_from_config(&ic, &m->config);
         (void) observe(m, &ic, &in, busy, sizeof busy);
-        if (!may_start(m, &ic, &in, why, sizeof why)) {
-                snprintf(m->idle_status, sizeof m->idle_status, "waiting: %s", why);
+        if (!may_start(m, &ic, &in, why, sizeof why, &pending)) {
+                if (!pending)
+                        snprintf(m->idle_status, sizeof m->idle_status, "waiting: %s", why);
                 return 0;
         }
         snprintf(m->idle_status, sizeof m->idle_status, "idle: %s", why);
-        r = start_request(m, ret_id);
+        r = start_request(m, done, userdata);
         if (r < 0)
                 return r;
-        if (m->optimizer)
-                schedule_next(m, IDLE_CHECK_RUNNING_USEC);
         return 1;
 }
 

@@ -34,36 +34,62 @@ const char *manager_unwatched_mount(Manager *m, char *const *mounts) {
         return NULL;
 }
 
-int manager_plan(Manager *m, char *const *mounts, Plan *ret) {
-        _cleanup_free_ uint64_t *breaks = calloc(m->filesystems.n + 1, sizeof *breaks);
-        PlanConfig cfg = manager_plan_config(m);
+/* What a plan of mounts reads besides the database, taken now: the worker builds it while the loop goes on
+ * (mounts may come and go, the configuration be reloaded). */
+static int plan_inputs(Manager *m, char *const *mounts, PlanInputs *ret) {
+        _cleanup_(plan_inputs_done) PlanInputs in = { .config = manager_plan_config(m) };
+        int r;
 
-        if (!breaks)
+        r = filesystem_list_copy(&m->filesystems, &in.filesystems);
+        if (r < 0)
+                return r;
+        in.allowed_breaks = calloc(m->filesystems.n + 1, sizeof *in.allowed_breaks);
+        in.refusals = calloc(m->filesystems.n + 1, sizeof *in.refusals);
+        if (!in.allowed_breaks || !in.refusals)
                 return -ENOMEM;
-        if (manager_unwatched_mount(m, mounts))
-                return -ENODEV;
+        if (mounts) {
+                size_t n = 0;
+                while (mounts[n])
+                        n++;
+                in.mounts = calloc(n + 1, sizeof *in.mounts);
+                if (!in.mounts)
+                        return -ENOMEM;
+                for (size_t i = 0; i < n; i++)
+                        if (!(in.mounts[i] = strdup(mounts[i])))
+                                return -ENOMEM;
+        }
         /* Breaks the last run on a filesystem could not avoid (its donor's runs - 1) don't make a layout
          * "not in place": otherwise every later run would rewrite the same files again. */
         for (size_t i = 0; i < m->filesystems.n; i++) {
                 DbRunInfo last = {};
                 if (db_run_last(m->db, m->filesystems.items[i].fsid, &last) >= 0) {
-                        breaks[i] = last.donor_runs > 1 ? last.donor_runs - 1 : 0;
+                        in.allowed_breaks[i] = last.donor_runs > 1 ? last.donor_runs - 1 : 0;
                         free(last.mount);
                 }
         }
-        char **refusals = calloc(m->filesystems.n + 1, sizeof *refusals);
-        if (!refusals)
-                return -ENOMEM;
         for (size_t i = 0; i < m->filesystems.n; i++) {
                 char why[128];
-                if (manager_relocation_refusal(m, &m->filesystems.items[i], why, sizeof why))
-                        refusals[i] = strdup(why);
+                if (manager_relocation_refusal(m, &m->filesystems.items[i], why, sizeof why)) {
+                        in.refusals[i] = strdup(why);
+                        if (!in.refusals[i])
+                                return -ENOMEM;
+                }
         }
-        int r = planner_build(m->db, &m->filesystems, mounts, &cfg, breaks, refusals, ret);
-        for (size_t i = 0; i < m->filesystems.n; i++)
-                free(refusals[i]);
-        free(refusals);
-        return r;
+        *ret = in;
+        in = (PlanInputs) {};
+        return 0;
+}
+
+int manager_plan(Manager *m, char *const *mounts, bool finish_on_stop, PlanBuiltFunc done, void *userdata) {
+        PlanInputs in = {};
+        int r;
+
+        if (manager_unwatched_mount(m, mounts))
+                return -ENODEV;
+        r = plan_inputs(m, mounts, &in);
+        if (r < 0)
+                return r;
+        return plan_worker_build(m->plan_worker, &in, finish_on_stop, done, userdata);
 }
 
 static uint64_t now_realtime(void) {
@@ -157,17 +183,12 @@ static int start_optimizer(Manager *m, OptJob *jobs, size_t n_jobs) {
                 }, jobs, n_jobs, &m->optimizer);
 }
 
-int manager_optimize(Manager *m, char *const *mounts, uint64_t *ret_id, Plan *ret_plan) {
-        Plan plan = {};
+/* The rest of an optimization once its plan is there: close the runs it supersedes, store the "before"
+ * quality, create the runs and start the optimizer. *ret_id 0: nothing to move. */
+static int optimize_start(Manager *m, const Plan *plan, uint64_t *ret_id) {
         OptJob *jobs = NULL;
         size_t n_jobs = 0;
         int r;
-
-        if (m->optimizer)
-                return -EBUSY;
-        r = manager_plan(m, mounts, &plan);
-        if (r < 0)
-                return r;
 
         /* A paused or interrupted run is superseded by this one, which plans the same files afresh:
          * close it, or both would resume later. */
@@ -182,16 +203,14 @@ int manager_optimize(Manager *m, char *const *mounts, uint64_t *ret_id, Plan *re
                 }
         }
 
-        for (size_t i = 0; i < plan.n_profiles; i++)
-                store_quality(m, plan.profiles[i].name, QUALITY_BEFORE, &plan.profiles[i].before);
+        for (size_t i = 0; i < plan->n_profiles; i++)
+                store_quality(m, plan->profiles[i].name, QUALITY_BEFORE, &plan->profiles[i].before);
 
-        jobs = calloc(plan.n_fs + 1, sizeof *jobs);
-        if (!jobs) {
-                plan_done(&plan);
+        jobs = calloc(plan->n_fs + 1, sizeof *jobs);
+        if (!jobs)
                 return -ENOMEM;
-        }
-        for (size_t i = 0; i < plan.n_fs; i++) {
-                const FsPlan *fp = &plan.fs[i];
+        for (size_t i = 0; i < plan->n_fs; i++) {
+                const FsPlan *fp = &plan->fs[i];
                 if (fp->n_files == 0)
                         continue;
                 if (fp->in_place) {
@@ -205,8 +224,8 @@ int manager_optimize(Manager *m, char *const *mounts, uint64_t *ret_id, Plan *re
                 r = job_from_plan(m, fp, &jobs[n_jobs]);
                 n_jobs++;
                 /* the running executables the planner skipped: queued for the early-boot pass */
-                for (size_t k = 0, pos = fp->n_files; r >= 0 && k < plan.n_skipped; k++) {
-                        const PlanSkip *sk = &plan.skipped[k];
+                for (size_t k = 0, pos = fp->n_files; r >= 0 && k < plan->n_skipped; k++) {
+                        const PlanSkip *sk = &plan->skipped[k];
                         if (sk->file_id == 0 || sk->fs != i)
                                 continue;
                         if (db_run_add_file(m->db, jobs[n_jobs - 1].run_id, pos, sk->file_id, sk->size,
@@ -219,14 +238,12 @@ int manager_optimize(Manager *m, char *const *mounts, uint64_t *ret_id, Plan *re
                         log_error_errno(r, "Failed to prepare the run on %s: %m", fp->mount);
                         fail_runs(m, jobs, n_jobs);
                         opt_jobs_free(jobs, n_jobs);
-                        plan_done(&plan);
                         return r;
                 }
         }
         if (n_jobs == 0) {
                 free(jobs);
                 *ret_id = 0;
-                *ret_plan = plan;
                 return 0;
         }
         {
@@ -239,18 +256,60 @@ int manager_optimize(Manager *m, char *const *mounts, uint64_t *ret_id, Plan *re
                         /* a run the client was told failed must not run by itself at the next start */
                         for (size_t i = 0; ids && i < n_jobs; i++)
                                 (void) db_run_finish(m->db, ids[i], RUN_FAILED, 0, 0, 0);
-                        plan_done(&plan);
                         return log_error_errno(r, "Failed to start the optimizer: %m");
                 }
         }
-        for (size_t i = 0; i < plan.n_skipped; i++)
-                (void) optimizer_add_skip(m->optimizer, plan.skipped[i].path, plan.skipped[i].reason);
+        for (size_t i = 0; i < plan->n_skipped; i++)
+                (void) optimizer_add_skip(m->optimizer, plan->skipped[i].path, plan->skipped[i].reason);
         log_info("Optimization %" PRIu64 " started: %" PRIu64 " files, %.1f MiB", m->optimizer->id,
                  m->optimizer->files_total, m->optimizer->bytes_total / 1048576.0);
         (void) sd_notifyf(false, "STATUS=Optimizing: %" PRIu64 " files, %.1f MiB", m->optimizer->files_total,
                           m->optimizer->bytes_total / 1048576.0);
         *ret_id = m->optimizer->id;
-        *ret_plan = plan;
+        return 0;
+}
+
+typedef struct OptimizeCall {
+        Manager *m;
+        ManagerOptimizeDone done;
+        void *userdata;
+} OptimizeCall;
+
+static void on_optimize_planned(int r, Plan *plan, void *userdata) {
+        OptimizeCall *c = userdata;
+        Manager *m = c->m;
+        uint64_t id = 0;
+
+        m->optimize_preparing = false;
+        if (r >= 0)
+                r = optimize_start(m, plan, &id);
+        if (m->optimize_cancel_pending && m->optimizer) {
+                /* a Cancel came while it was being planned: as if it had come right after the start */
+                log_info("Cancelling optimization %" PRIu64, m->optimizer->id);
+                optimizer_cancel(m->optimizer);
+        }
+        m->optimize_cancel_pending = false;
+        c->done(m, r, id, plan, c->userdata);
+        free(c);
+}
+
+int manager_optimize(Manager *m, char *const *mounts, ManagerOptimizeDone done, void *userdata) {
+        OptimizeCall *c;
+        int r;
+
+        if (m->optimizer || m->optimize_preparing)
+                return -EBUSY;
+        c = calloc(1, sizeof *c);
+        if (!c)
+                return -ENOMEM;
+        *c = (OptimizeCall) { .m = m, .done = done, .userdata = userdata };
+        r = manager_plan(m, mounts, false, on_optimize_planned, c);
+        if (r < 0) {
+                free(c);
+                return r;
+        }
+        m->optimize_preparing = true;
+        m->optimize_cancel_pending = false;
         return 0;
 }
 
@@ -350,24 +409,14 @@ void manager_keep_finished_run(Manager *m, uint64_t id, PlanSkip **skipped, size
         m->finished_next = (m->finished_next + 1) % FINISHED_RUNS_KEPT;
 }
 
-static void on_optimizer_finished(Optimizer *o, void *userdata) {
-        Manager *m = userdata;
+/* The end of a run, once its "after" snapshot is stored (or could not be taken): RunFinished, and the
+ * optimizer goes. */
+static void finish_run(Manager *m) {
+        Optimizer *o = m->optimizer;
         RunState state = o->failed ? RUN_FAILED : o->cancelled ? RUN_CANCELLED : RUN_DONE;
-        Plan after = {};
 
-        assert(o == m->optimizer);
         m->optimizer = NULL;
-        if (optimizer_pausing(o)) {
-                optimizer_free(o);
-                return;
-        }
-
-        /* "after" quality of every profile, for report */
-        if (manager_plan(m, NULL, &after) >= 0) {
-                for (size_t i = 0; i < after.n_profiles; i++)
-                        store_quality(m, after.profiles[i].name, QUALITY_AFTER, &after.profiles[i].before);
-                plan_done(&after);
-        }
+        m->run_finishing = false;
         log_info("Optimization %" PRIu64 " %s: %" PRIu64 " files, %.1f MiB moved, %zu not moved", o->id,
                  run_state_to_string(state), o->moved_files, o->moved_bytes / 1048576.0, o->n_skipped);
         size_t n_skipped = o->n_skipped;
@@ -375,4 +424,30 @@ static void on_optimizer_finished(Optimizer *o, void *userdata) {
         manager_emit_run_finished(m, o->id, state, o->moved_files, o->moved_bytes, n_skipped);
         optimizer_free(o);
         manager_notify_status(m);
+}
+
+static void on_after_snapshot(int r, Plan *after, void *userdata) {
+        Manager *m = userdata;
+
+        /* "after" quality of every profile, for report */
+        for (size_t i = 0; r >= 0 && i < after->n_profiles; i++)
+                store_quality(m, after->profiles[i].name, QUALITY_AFTER, &after->profiles[i].before);
+        finish_run(m);
+}
+
+static void on_optimizer_finished(Optimizer *o, void *userdata) {
+        Manager *m = userdata;
+
+        assert(o == m->optimizer);
+        if (optimizer_pausing(o)) {
+                m->optimizer = NULL;
+                optimizer_free(o);
+                return;
+        }
+        /* The snapshot walks every profile file: on the worker. The run counts as going on (Optimizing,
+         * Busy) until it is stored, so that whoever sees it end finds the "after" quality there. A
+         * shutdown waits for it a while. */
+        m->run_finishing = true;
+        if (manager_plan(m, NULL, true, on_after_snapshot, m) < 0)
+                finish_run(m);
 }

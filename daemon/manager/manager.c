@@ -42,6 +42,8 @@ int manager_new(Manager **ret) {
 Manager *manager_free(Manager *m) {
         if (!m)
                 return NULL;
+        /* first: what it still has to say goes to the bus and the database */
+        plan_worker_free(m->plan_worker);
         optimizer_free(m->optimizer);
         for (size_t i = 0; i < _PROP_MAX; i++)
                 free(m->announced[i]);
@@ -60,6 +62,7 @@ Manager *manager_free(Manager *m) {
         sd_event_source_disable_unref(m->mountinfo_source);
         sd_event_source_disable_unref(m->timer_source);
         sd_event_source_disable_unref(m->resolve_source);
+        sd_event_source_disable_unref(m->exit_source);
         manager_idle_done(m);
         sd_bus_slot_unref(m->startup_finished_slot);
         sd_event_source_disable_unref(m->bus_retry_source);
@@ -73,6 +76,7 @@ Manager *manager_free(Manager *m) {
                 free(m->launch_paths[i]);
         free(m->launch_paths);
         free(m->launch_counts);
+        db_boot_counts_free(m->boot_counts, m->n_boot_counts);
         free(m->config_path);
         free(m->config_dropins);
         free(m->state_dir);
@@ -136,9 +140,35 @@ ProfileOptions manager_profile_options(Manager *m) {
         };
 }
 
-int manager_refresh_counts(Manager *m) {
-        int r = db_counts(m->db, &m->n_profiles, &m->n_sessions, &m->n_files);
+/* The sessions of this boot per profile, for MaxLaunchesPerBoot=: read again whenever sessions were stored
+ * or deleted (the callers of manager_refresh_counts()), so that an exec never waits for the database. */
+static void boot_counts_reload(Manager *m) {
+        DbBootCount *c = NULL;
+        size_t n = 0;
+        int r;
 
+        r = db_count_sessions_in_boot_all(m->db, m->boot_id, &c, &n);
+        if (r < 0) {
+                log_warning_errno(r, "Failed to count this boot's sessions, keeping the counts known: %m");
+                return;
+        }
+        db_boot_counts_free(m->boot_counts, m->n_boot_counts);
+        m->boot_counts = c;
+        m->n_boot_counts = n;
+}
+
+static unsigned boot_count_get(Manager *m, const char *profile) {
+        for (size_t i = 0; i < m->n_boot_counts; i++)
+                if (streq(m->boot_counts[i].profile, profile))
+                        return m->boot_counts[i].n;
+        return 0;
+}
+
+int manager_refresh_counts(Manager *m) {
+        int r;
+
+        boot_counts_reload(m);
+        r = db_counts(m->db, &m->n_profiles, &m->n_sessions, &m->n_files);
         manager_properties_announce(m);
         return r;
 }
@@ -356,7 +386,7 @@ static void manager_handle_exec(Manager *m, const ExecRecord *rec) {
         _cleanup_free_ char *path = NULL, *cgroup = NULL;
         Session *owner;
         FileKey key;
-        unsigned n = 0;
+        unsigned n;
         int r;
 
         key = rec->key;
@@ -375,13 +405,8 @@ static void manager_handle_exec(Manager *m, const ExecRecord *rec) {
         path = strdup(rec->path);
         if (!path)
                 return;
-        r = db_count_sessions_in_boot(m->db, path, m->boot_id, &n);
-        if (r < 0) {
-                log_warning_errno(r, "Failed to count launches of %s, not recording it: %m", path);
-                return;
-        }
         /* The database keeps only KeepLaunches= sessions; what this daemon started counts too. */
-        n = MAX(n, launch_count_get(m, path)) + active_launches_of(m, path);
+        n = MAX(boot_count_get(m, path), launch_count_get(m, path)) + active_launches_of(m, path);
         if (n >= m->config.max_launches_per_boot) {
                 log_debug("%s: already %u launches recorded this boot (MaxLaunchesPerBoot=%u)", path, n,
                           m->config.max_launches_per_boot);
@@ -739,6 +764,17 @@ static int read_boot_id(char ret[static 33]) {
         return k == 32 ? 0 : -EBADMSG;
 }
 
+/* Plans asked for are cancelled; a run's "after" snapshot gets as long as the mover does. */
+static void stop_plans(Manager *m) {
+        if (m->plan_worker)
+                plan_worker_stop(m->plan_worker, 10 * USEC_PER_SEC);
+}
+
+static int on_loop_exit(sd_event_source *s, void *userdata) {
+        stop_plans(userdata);
+        return 0;
+}
+
 int manager_start(Manager *m) {
         int r, mfd;
 
@@ -757,6 +793,16 @@ int manager_start(Manager *m) {
         if (r < 0)
                 return log_error_errno(r, "Failed to allocate event loop: %m");
         (void) sd_event_set_watchdog(m->event, true);
+
+        r = plan_worker_new(m->event, m->db_path, &m->plan_worker);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up the plan worker: %m");
+        /* before the bus's own exit source flushes and closes it: the replies of cancelled plans, and a
+         * run's end, still reach their callers */
+        r = sd_event_add_exit(m->event, &m->exit_source, on_loop_exit, m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to add the exit handler: %m");
+        (void) sd_event_source_set_priority(m->exit_source, SD_EVENT_PRIORITY_IMPORTANT);
 
         r = recorder_new(m->config.max_launches_per_boot > 0, &m->recorder);
         if (r < 0)
@@ -845,8 +891,10 @@ void manager_flush(Manager *m) {
                 manager_end_session(m, m->launches);
         }
         /* after the sessions are safe: the mover may need a moment to stop */
-        if (m->optimizer)
+        if (m->optimizer && !m->run_finishing)
                 optimizer_shutdown(m->optimizer);
+        /* already done when the loop ran to its end (on_loop_exit) */
+        stop_plans(m);
 }
 
 char *manager_status_text(Manager *m) {

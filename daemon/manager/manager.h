@@ -11,6 +11,7 @@
 #include "mounts.h"
 #include "pidmap.h"
 #include "optimizer.h"
+#include "plan-worker.h"
 #include "planner.h"
 #include "profile.h"
 #include "recorder.h"
@@ -72,6 +73,12 @@ typedef struct Manager {
         PidMap pidmap;
         uint64_t exec_seq_seen;
         Optimizer *optimizer;           /* the optimization in progress, if any */
+        /* plans, reports, layouts and the "after" snapshots: walks of every profile file, on a thread */
+        PlanWorker *plan_worker;
+        sd_event_source *exit_source;   /* stops it while the bus is still there */
+        bool optimize_preparing;        /* an optimization is being planned (no second one: Busy) */
+        bool optimize_cancel_pending;   /* Cancel came meanwhile: cancel it as soon as it starts */
+        bool run_finishing;             /* optimizer's run ended, its "after" snapshot is being taken */
         /* the files the last runs did not move, for GetRunSkipped: RunFinished, which every user may
          * receive, carries only their number */
         FinishedRun finished[FINISHED_RUNS_KEPT];
@@ -94,11 +101,15 @@ typedef struct Manager {
         uint64_t quality_last_run;      /* the last run (realtime) the check is against */
         char *quality_worst_profile;    /* the profile that degraded most, NULL if none did */
         double quality_worst_percent;
+        bool quality_checking;          /* the check is on the worker: the decision waits for it */
 
         /* launches stored this boot, per executable: the database keeps only KeepLaunches= of them */
         char **launch_paths;
         unsigned *launch_counts;
         size_t n_launch_counts;
+        /* sessions of this boot in the database, per profile (manager_refresh_counts() reads them) */
+        DbBootCount *boot_counts;
+        size_t n_boot_counts;
 
         uint64_t events_received, overflows;
         unsigned ignore_failures;
@@ -151,21 +162,29 @@ void manager_keep_finished_run(Manager *m, uint64_t id, PlanSkip **skipped, size
 
 /* manager-optimize.c */
 PlanConfig manager_plan_config(Manager *m);
-int manager_plan(Manager *m, char *const *mounts, Plan *ret);
+/* Plan mounts (NULL: all) on the plan worker; done runs on the loop. -ENODEV at once for a mount that is
+ * not watched. finish_on_stop: see plan_worker_submit(). */
+int manager_plan(Manager *m, char *const *mounts, bool finish_on_stop, PlanBuiltFunc done, void *userdata);
 /* The first of mounts that is not a watched filesystem, NULL if all are. */
 const char *manager_unwatched_mount(Manager *m, char *const *mounts);
-/* Start an optimization; *ret_id 0 when there is nothing to move. *ret_plan gets the plan (skips). */
-int manager_optimize(Manager *m, char *const *mounts, uint64_t *ret_id, Plan *ret_plan);
+/* How an optimization's start went: r < 0 failed, else id is its run (0: nothing to move); plan (skips) as
+ * PlanBuiltFunc's. */
+typedef void (*ManagerOptimizeDone)(Manager *m, int r, uint64_t id, Plan *plan, void *userdata);
+/* Plan and start an optimization; done is called once it started (or failed). Fails at once (done not
+ * called) with -EBUSY while one is running or being planned, -ENODEV for a mount not watched. */
+int manager_optimize(Manager *m, char *const *mounts, ManagerOptimizeDone done, void *userdata);
 int manager_resume_runs(Manager *m);
 
 /* manager-idle.c */
 int manager_idle_start(Manager *m);
 void manager_idle_done(Manager *m);
+/* How a queued request that is being dealt with at once went: r < 0 (the request is dropped then), else
+ * id the run started, 0 when there was nothing to move. */
+typedef void (*ManagerQueueDone)(Manager *m, int r, uint64_t id, void *userdata);
 /* Queue an administrator's run of mounts (taken over; NULL = every watched filesystem) for when the machine
- * is idle, replacing one already queued, and decide at once. Returns 0 if it stays queued, 1 if it was
- * dealt with at once (*ret_id: the run started, or 0 when there was nothing to move), or a negative errno
- * from planning (the request is dropped then). */
-int manager_idle_queue(Manager *m, char **mounts, uint64_t *ret_id);
+ * is idle, replacing one already queued, and decide at once. Returns 0 if it stays queued, 1 if it is being
+ * dealt with at once (done is called when it started), or a negative errno (the request is dropped then). */
+int manager_idle_queue(Manager *m, char **mounts, ManagerQueueDone done, void *userdata);
 /* Drop the queued request and close paused runs, so that nothing the administrator started or queued
  * starts or resumes by itself. Returns whether there was anything to drop. */
 bool manager_idle_drop(Manager *m);

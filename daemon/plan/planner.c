@@ -360,6 +360,10 @@ int planner_build(Db *db, const FilesystemList *fss, char *const *mounts, const 
                         bool retry = false, first_use = true;
                         struct stat st;
 
+                        if (cfg->cancel && atomic_load(cfg->cancel)) {
+                                r = -ECANCELED;
+                                goto finish_profile;
+                        }
                         if (fi == -2)
                                 continue;
                         for (size_t q = 0; q < n_placed; q++)

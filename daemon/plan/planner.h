@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -20,6 +21,7 @@ typedef struct PlanConfig {
         uint64_t max_hot_set_bytes;     /* MaxHotSetMiB= */
         uint64_t max_file_bytes;        /* MaxFileMiB= */
         uint64_t min_file_age_usec;     /* MinFileAgeSec= */
+        const atomic_bool *cancel;      /* NULL, or turns true to stop: planner_build() fails -ECANCELED */
 } PlanConfig;
 
 typedef struct PlanFile {

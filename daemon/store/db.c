@@ -132,6 +132,7 @@ typedef enum Stmt {
         STMT_SESSIONS_PRUNE,
         STMT_FILES_DELETE_ORPHANS,
         STMT_COUNT_IN_BOOT,
+        STMT_COUNT_IN_BOOT_ALL,
         STMT_MERGE_SESSIONS,
         STMT_MERGE_SESSION_FILES,
         STMT_MERGE_FILES,
@@ -194,6 +195,9 @@ static const char *const stmt_sql[_STMT_MAX] = {
         [STMT_COUNT_IN_BOOT] =
                 "SELECT COUNT(*) FROM sessions s JOIN profiles p ON p.id = s.profile_id "
                 "WHERE p.name = ?1 AND s.boot_id = ?2",
+        [STMT_COUNT_IN_BOOT_ALL] =
+                "SELECT p.name, COUNT(*) FROM sessions s JOIN profiles p ON p.id = s.profile_id "
+                "WHERE s.boot_id = ?1 GROUP BY p.id ORDER BY p.name",
         [STMT_MERGE_SESSIONS] = NEWEST_SESSIONS,
         [STMT_MERGE_SESSION_FILES] =
                 "SELECT file_id FROM session_files WHERE session_id = ?1 ORDER BY position",
@@ -921,6 +925,37 @@ int db_count_sessions_in_boot(Db *db, const char *profile, const char *boot_id, 
 
         *ret = (unsigned) sqlite3_column_int64(st, 0);
         return 0;
+}
+
+void db_boot_counts_free(DbBootCount *l, size_t n) {
+        for (size_t i = 0; l && i < n; i++)
+                free(l[i].profile);
+        free(l);
+}
+
+static int read_boot_count(Db *db, sqlite3_stmt *st, void *row) {
+        DbBootCount *c = row;
+
+        c->n = (unsigned) sqlite3_column_int64(st, 1);
+        return column_strdup(db, st, 0, &c->profile);
+}
+
+static void boot_counts_free(void *rows, size_t n) {
+        db_boot_counts_free(rows, n);
+}
+
+int db_count_sessions_in_boot_all(Db *db, const char *boot_id, DbBootCount **ret, size_t *ret_n) {
+        _cleanup_reset_ sqlite3_stmt *st = NULL;
+        int r;
+
+        if (!db || !boot_id || !ret || !ret_n)
+                return -EINVAL;
+
+        st = db_stmt(db, STMT_COUNT_IN_BOOT_ALL);
+        r = bind_text(db, st, 1, boot_id);
+        if (r < 0)
+                return r;
+        return db_read_rows(db, st, sizeof(DbBootCount), read_boot_count, boot_counts_free, (void **) ret, ret_n);
 }
 
 void db_merge_input_free(DbMergeInput *in) {

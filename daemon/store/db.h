@@ -89,6 +89,13 @@ int db_add_session(Db *db, const DbSession *s, unsigned keep, int64_t *ret_sessi
 
 /* Sessions recorded for `profile` during `boot_id`. */
 int db_count_sessions_in_boot(Db *db, const char *profile, const char *boot_id, unsigned *ret);
+typedef struct DbBootCount {
+        char *profile;
+        unsigned n;
+} DbBootCount;
+/* The same for every profile with sessions during `boot_id`, by name. */
+int db_count_sessions_in_boot_all(Db *db, const char *boot_id, DbBootCount **ret, size_t *ret_n);
+void db_boot_counts_free(DbBootCount *l, size_t n);
 
 /* A file row as stored. */
 typedef struct DbFile {

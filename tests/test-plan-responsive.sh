@@ -1,0 +1,86 @@
+#!/bin/bash
+# A plan walks every profile file (open by handle, FIEMAP, the checks): with 20,000 of them that takes
+# seconds, and the daemon must go on answering meanwhile. One launch reads 20,000 small files; while
+# `seeklessctl plan` runs, `seeklessctl status` answers each time within 100 ms; the plan was still running
+# after the last of them, and its reply is the same as a plan taken with nothing else going on.
+. "$(dirname "$0")/lib.sh"
+
+N=20000
+setup_image 512M -N 40000
+start_recording --filesystem="$MNT" <<EOC
+LaunchWindowSec=20
+[Optimize]
+MinFileAgeSec=0
+EOC
+
+mkdir -p "$MNT/bin"
+cp "$OPEN_FILES" "$MNT/bin/prog"
+P=$MNT/bin/prog
+for d in $(seq 0 19); do
+        mkdir -p "$MNT/s/$d"
+        (cd "$MNT/s/$d" && for i in $(seq 0 999); do echo "$d $i" > "f$i"; done)
+done
+sync
+# relative paths, from inside the image: 20,000 absolute ones would come close to ARG_MAX
+(cd "$MNT" && "$P" s/*/f*)
+wait_until 60 has_profile "$P" || fail "launch not recorded"
+n=$(ctl --json=short profiles | jq --arg p "$P" '.[] | select(.name == $p) | .files')
+[ "$n" -ge "$N" ] || fail "the profile holds $n files, not $N"
+echo "  profile of $n files"
+
+ms_now() { echo $(( $(date +%s%N) / 1000000 )); }
+
+# the reference: a plan with nothing else going on
+t0=$(ms_now)
+ctl --json=short plan > "$TMP/plan-ref.json" || fail "plan failed: $(cat "$TMP/plan-ref.json")"
+echo "  plan alone: $(( $(ms_now) - t0 )) ms"
+
+sync; echo 3 > /proc/sys/vm/drop_caches
+t0=$(ms_now)
+ctl --json=short plan > "$TMP/plan.json" &
+PLAN_PID=$!
+EXTRA_PIDS+=("$PLAN_PID")
+sleep 0.1
+worst=0 measured=0
+for k in $(seq 1 20); do
+        s0=$(ms_now)
+        ctl status > "$TMP/status.txt" || fail "status failed during the plan"
+        lat=$(( $(ms_now) - s0 ))
+        kill -0 "$PLAN_PID" 2>/dev/null || break
+        measured=$((measured + 1))
+        echo "  status during the plan: $lat ms"
+        [ "$lat" -gt "$worst" ] && worst=$lat
+done
+rc=0
+wait "$PLAN_PID" || rc=$?
+plan_ms=$(( $(ms_now) - t0 ))
+echo "  plan under measurement: $plan_ms ms, $measured status calls while it ran, the slowest $worst ms"
+[ "$rc" = 0 ] || fail "plan exited $rc: $(cat "$TMP/plan.json")"
+[ "$worst" -le 100 ] || fail "status took $worst ms while a plan ran (at most 100 ms)"
+# each measured call returned while the plan's client still waited for its reply
+[ "$measured" -ge 3 ] || fail "the plan ended before 3 status calls could be made ($plan_ms ms): nothing measured"
+pass "status answers within 100 ms (at most $worst ms) during a ${plan_ms} ms plan over $n files"
+
+jq -e --argjson n "$N" '(.files | length) + (.skipped | length) >= $n' "$TMP/plan.json" >/dev/null ||
+        fail "the plan does not account for $N files: $(jq -c '{files: (.files | length), skipped: (.skipped | length)}' "$TMP/plan.json")"
+# the profile's modeled "now" may differ (the cache was dropped between them, not the layout); the rest not
+diff <(jq -S 'del(.profiles)' "$TMP/plan-ref.json") <(jq -S 'del(.profiles)' "$TMP/plan.json") >&2 ||
+        fail "the plan under measurement differs from the reference plan"
+jq -e --slurpfile r "$TMP/plan-ref.json" '.profiles == $r[0].profiles' "$TMP/plan.json" >/dev/null ||
+        fail "the profiles' layout quality differs: $(jq -c .profiles "$TMP/plan.json") vs $(jq -c .profiles "$TMP/plan-ref.json")"
+pass "the plan's reply: $(jq '.files | length' "$TMP/plan.json") files, $(jq '.skipped | length' "$TMP/plan.json") skipped, as without the measurement"
+
+# SIGTERM while a plan runs: the plan is cancelled (its caller told why), the daemon stops at once
+sync; echo 3 > /proc/sys/vm/drop_caches
+rc=0
+ctl plan > "$TMP/plan-stop.txt" 2>&1 &
+PLAN_PID=$!
+EXTRA_PIDS+=("$PLAN_PID")
+sleep 0.2
+t0=$(ms_now)
+stop_daemon
+echo "  stopped in $(( $(ms_now) - t0 )) ms"
+wait "$PLAN_PID" || rc=$?
+[ "$rc" != 0 ] && grep -q "seeklessd is stopping" "$TMP/plan-stop.txt" ||
+        fail "the plan under way at SIGTERM was not cancelled (exit $rc): $(head -c 300 "$TMP/plan-stop.txt")"
+pass "SIGTERM during a plan: cancelled ($(cat "$TMP/plan-stop.txt")), clean stop in $(( $(ms_now) - t0 )) ms"
