@@ -119,13 +119,15 @@ for ((run = 0; run < RUNS; run++)); do
                         k=${READERS[$(rand_below ${#READERS[@]})]}
                         f=${readable[$(rand_below ${#readable[@]})]}
                         printf '[r%d-%s]\nfilename=%s\nrw=randread\nsize=%s\ntime_based=1\nruntime=%s\n' \
-                                "$j" "$k" "$f" "$(stat -c %s "$MNT/$f")" "$secs" >> "$TMP/jobs.fio"
+                                "$j" "$k" "$f" "$(( $(stat -c %s "$MNT/$f") / 4096 * 4096 ))" "$secs" >> "$TMP/jobs.fio"
                 else
                         [ ${#writable[@]} -gt 0 ] || continue
                         k=${WRITERS[$(rand_below ${#WRITERS[@]})]}
                         w=$(rand_below ${#writable[@]}); f=${writable[$w]}
                         writable=("${writable[@]:0:w}" "${writable[@]:w+1}")
-                        size=$(stat -c %s "$MNT/$f")
+                        # whole blocks: with a size that is not a multiple of bs, fio's verify_only replay
+                        # misses a replaced block (seen with fio 3.33)
+                        size=$(( $(stat -c %s "$MNT/$f") / 4096 * 4096 ))
                         if [ "$k" = append ]; then
                                 echo "$f $size" >> "$TMP/appended"; size=262144
                         else
@@ -151,9 +153,8 @@ for ((run = 0; run < RUNS; run++)); do
         fio_pid=$!; EXTRA_PIDS+=("$fio_pid")
         sleep 1
         if [ "$FAULT" = corrupt ]; then
-                ( sleep 1; victim=$(sed -n 1p "$TMP/base.$BASE.order"); for _ in 1 2 3; do
-                        [ $((${victim: -1} % 2)) = 0 ] && break; victim=$(grep -E '[02468]$' "$TMP/base.$BASE.order" | head -n1); done
-                  printf 'X' | dd of="$victim" bs=1 seek=5 conv=notrunc status=none; echo "  FAULT: corrupted $victim" ) &
+                victim=$(grep -E '[02468]$' "$TMP/base.$BASE.order" | head -n1)     # a readable profile file
+                ( sleep 1; printf 'X' | dd of="$victim" bs=1 seek=5 conv=notrunc status=none; echo "  FAULT: corrupted $victim" ) &
         fi
         t_opt0=$(now_ms)
         ctl --json=short optimize > "$TMP/opt.json" || run_fail "optimize failed: $(cat "$TMP/opt.json")"
@@ -196,7 +197,7 @@ for ((run = 0; run < RUNS; run++)); do
                 if [ "$r" = moved ]; then W_MOVED=$((W_MOVED + 1)); else W_SKIPPED=$((W_SKIPPED + 1)); fi
         done < <(cat "$TMP/written"; awk '{ print $1 }' "$TMP/appended")
         # sha256 of every file fio did not write
-        cat "$TMP/written" <(awk '{ print $1 }' "$TMP/appended") | sed 's|^|./|' > "$TMP/excluded"
+        { echo "/"; cat "$TMP/written"; awk '{ print $1 }' "$TMP/appended"; } | sed 's|^|./|' > "$TMP/excluded"   # never empty
         awk 'NR == FNR { x["  " $0] = 1; next } { p = substr($0, 65) } !(p in x)' "$TMP/excluded" "$TMP/base.$BASE.sums" > "$TMP/sums.kept"
         verify_checksums "$TMP/sums.kept"
         bytes=$(awk '{ print substr($0, 67) }' "$TMP/sums.kept" | (cd "$MNT" && xargs -d '\n' stat -c %s) | awk '{ s += $1 } END { print s }')
