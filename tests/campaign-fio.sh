@@ -129,7 +129,7 @@ for ((run = 0; run < RUNS; run++)); do
                         # misses a replaced block (seen with fio 3.33)
                         size=$(( $(stat -c %s "$MNT/$f") / 4096 * 4096 ))
                         if [ "$k" = append ]; then
-                                echo "$f $size" >> "$TMP/appended"; size=262144
+                                echo "$f $(stat -c %s "$MNT/$f")" >> "$TMP/appended"; size=262144
                         else
                                 echo "$f" >> "$TMP/written"
                         fi
