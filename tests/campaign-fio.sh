@@ -56,7 +56,7 @@ make_base() {   # SEED
         filefrag "$MNT"/aged/f* | awk '{ print $(NF - 2) }' > "$TMP/extents.before"
         for ((i = 0; i < NFILES; i += 2)); do
                 printf -v f '%s/aged/f%03d' "$MNT" "$i"
-                fio --name=prefill --filename="$f" --size="$(stat -c %s "$f")" --bs=4k --rw=write --overwrite=1 \
+                fio --verify_state_save=0 --name=prefill --filename="$f" --size="$(stat -c %s "$f")" --bs=4k --rw=write --overwrite=1 \
                     --verify=crc32c --do_verify=0 --randseed="$seed" --output=/dev/null || run_fail "prefill of $f"
         done
         sync
@@ -113,7 +113,7 @@ for ((run = 0; run < RUNS; run++)); do
         done
         njobs=$((3 + $(rand_below 6)))
         : > "$TMP/jobs.fio"; : > "$TMP/written"; : > "$TMP/appended"
-        printf '[global]\ndirectory=%s\nbs=4k\nverify=crc32c\nverify_fatal=1\nrandrepeat=1\n' "$MNT" >> "$TMP/jobs.fio"
+        printf '[global]\ndirectory=%s\nbs=4k\nverify=crc32c\nverify_fatal=1\nverify_state_save=0\nrandrepeat=1\n' "$MNT" >> "$TMP/jobs.fio"
         mix=()
         for ((j = 0; j < njobs; j++)); do
                 if (( $(rand_below 2) == 0 )); then
@@ -182,7 +182,7 @@ for ((run = 0; run < RUNS; run++)); do
                 if [[ $sec == *append ]]; then
                         f=$(awk -v s="[$sec]" '$0 == s { on = 1; next } /^\[/ { on = 0 } on && /^filename=/ { sub(/^filename=/, ""); print }' "$TMP/jobs.fio")
                         old=$(awk -v f="$f" '$1 == f { print $2 }' "$TMP/appended")
-                        fio --name=tail --filename="$MNT/$f" --offset="$old" --size=262144 --bs=4k --rw=read --verify=crc32c \
+                        fio --verify_state_save=0 --name=tail --filename="$MNT/$f" --offset="$old" --size=262144 --bs=4k --rw=read --verify=crc32c \
                             --verify_fatal=1 --output=/dev/null 2>> "$TMP/fio.err" || run_fail "the appended part of $f does not verify"
                         [ "$(stat -c %s "$MNT/$f")" = $((old + 262144)) ] || run_fail "$f: wrong size after appending"
                         [ "$(head -c "$old" "$MNT/$f" | sha256sum)" = "$(cat "$TMP/prefix.$(basename "$f")")" ] || run_fail "$f: its old part changed"
@@ -191,7 +191,7 @@ for ((run = 0; run < RUNS; run++)); do
                         # verify_only replay: with fio 3.33 it missed a replaced block under libaio and mmap)
                         f=$(awk -v s="[$sec]" '$0 == s { on = 1; next } /^\[/ { on = 0 } on && /^filename=/ { sub(/^filename=/, ""); print }' "$TMP/jobs.fio")
                         size=$(awk -v s="[$sec]" '$0 == s { on = 1; next } /^\[/ { on = 0 } on && /^size=/ { sub(/^size=/, ""); print }' "$TMP/jobs.fio")
-                        fio --name=check --filename="$MNT/$f" --size="$size" --bs=4k --rw=read --ioengine=psync --verify=crc32c \
+                        fio --verify_state_save=0 --name=check --filename="$MNT/$f" --size="$size" --bs=4k --rw=read --ioengine=psync --verify=crc32c \
                             --verify_fatal=1 --output=/dev/null 2>> "$TMP/fio.err" ||
                                 { tail -n 5 "$TMP/fio.err"; run_fail "what job $sec wrote does not verify from disk after the run"; }
                 fi
