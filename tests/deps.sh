@@ -6,6 +6,8 @@ install_deps() {
                     libsystemd-dev libsqlite3-dev libext2fs-dev
                     dbus dbus-daemon systemd jq sqlite3 e2fsprogs util-linux mount
                     python3
+                    # the safety campaign with concurrent I/O (tests/campaign-fio.sh)
+                    fio
                     # the VM suite (tests/vm): QEMU, qemu-img, debootstrap; xz-utils/gzip for the kernel+initramfs
                     qemu-system-x86 qemu-utils debootstrap xz-utils gzip
                     # the Debian package (tests/test-package.sh): dpkg-buildpackage, dh, lintian
