@@ -1,7 +1,8 @@
 #!/bin/bash
 # A file skipped by a run because it was a running executable is queued; once the program no longer
 # runs, `seeklessd --early-pass` (what seekless-early.service runs early in the boot) moves it, within
-# EarlyBudgetSec=, and a second pass finds nothing to do. Checked with filefrag and sha256sum. A queued
+# EarlyBudgetSec= (a pass whose budget runs out first leaves it queued), and a second pass finds nothing to
+# do. Checked with filefrag and sha256sum. A queued
 # program that already runs when the early pass starts (PID 1, journald, udevd on a real boot) can never
 # be moved while the system is up: the pass says so once and does not queue it again.
 . "$(dirname "$0")/lib.sh"
@@ -41,6 +42,20 @@ kill "$SLEEPER"; wait "$SLEEPER" 2>/dev/null || true
 stop_daemon
 pass "optimize skipped the running executable and queued it"
 
+# a pass whose budget is spent before it reaches the file leaves it queued for the next boot's pass
+sed 's/^EarlyBudgetSec=30$/EarlyBudgetSec=0/' "$CONF" > "$TMP/no-budget.conf"
+"$SEEKLESSD" --early-pass --config="$TMP/no-budget.conf" --state-dir="$STATE" --filesystem="$MNT" \
+        > "$TMP/early0.log" 2>&1 || fail "early pass without budget failed: $(cat "$TMP/early0.log")"
+grep -q "EarlyBudgetSec= ran out" "$TMP/early0.log" || fail "the budget did not run out: $(cat "$TMP/early0.log")"
+grep -q "early pass: $MNT/bin/sleeper: moved" "$TMP/early0.log" && fail "moved without a budget"
+[ "$(filefrag -v "$MNT/bin/sleeper" | awk '/^ *0:/ { print $4 }')" = "$before" ] || fail "the sleeper moved"
+pass "a pass out of budget moved nothing: '$(grep "early pass on" "$TMP/early0.log" | tail -n 1)'"
+grep -q "early pass: $MNT/bin/always: not moved: running since before the early pass" "$TMP/early0.log" ||
+        fail "the program still running was not reported: $(cat "$TMP/early0.log")"
+grep -q "early pass on $MNT: 1 of 2 queued files to move" "$TMP/early0.log" ||
+        fail "the running program was not left out of the pass's donor: $(cat "$TMP/early0.log")"
+pass "a queued program still running at the early pass is reported, not moved, left out of the donor"
+
 "$SEEKLESSD" --early-pass --config="$CONF" --state-dir="$STATE" --filesystem="$MNT" > "$TMP/early.log" 2>&1 ||
         fail "early pass failed: $(cat "$TMP/early.log")"
 grep -q "early pass: $MNT/bin/sleeper: moved" "$TMP/early.log" || fail "not moved: $(cat "$TMP/early.log")"
@@ -49,12 +64,9 @@ after=$(filefrag -v "$MNT/bin/sleeper" | awk '/^ *0:/ { print $4 }')
 sync; echo 3 > /proc/sys/vm/drop_caches
 [ "$(sha256sum < "$MNT/bin/sleeper")" = "$sum" ] || fail "the sleeper's content changed"
 "$MNT/bin/sleeper" 0 || fail "the moved program does not run"
-pass "early pass moved it (physical start $before -> $after), content intact, it still runs"
-grep -q "early pass: $MNT/bin/always: not moved: running since before the early pass" "$TMP/early.log" ||
-        fail "the program still running was not reported: $(cat "$TMP/early.log")"
-grep -q "early pass on $MNT: 1 of 2 queued files to move" "$TMP/early.log" ||
-        fail "the running program was not left out of the pass's donor: $(cat "$TMP/early.log")"
-pass "a queued program still running at the early pass is reported, not moved, left out of the donor"
+pass "the next pass moved it (physical start $before -> $after), content intact, it still runs"
+grep -q "early pass on $MNT: 1 of 1 queued files to move" "$TMP/early.log" ||
+        fail "the program still running was queued again: $(cat "$TMP/early.log")"
 
 "$SEEKLESSD" --early-pass --config="$CONF" --state-dir="$STATE" --filesystem="$MNT" > "$TMP/early2.log" 2>&1 ||
         fail "second early pass failed"

@@ -71,6 +71,12 @@ static void record(Progress *p, size_t index, const MoveOutcome *outcome) {
                 snprintf(o.reason, sizeof o.reason,
                          "running since before the early pass (cannot be moved while the system is up)");
         }
+        /* Not reached before EarlyBudgetSec= ran out: it stays in the queue (this run is now its newest
+         * entry, and the queue is the files whose newest entry is a retry for MOVE_REASON_RUNNING). */
+        if (o.result == MOVE_RETRY && o.why == MOVE_REASON_CANCELLED) {
+                o.why = MOVE_REASON_RUNNING;
+                snprintf(o.reason, sizeof o.reason, "not reached within EarlyBudgetSec= (waits for the next boot)");
+        }
         /* same thread as the mover: the checkpoint is written before the next file is touched */
         r = run_checkpoint(p->db, p->run_id, index, &o);
         if (r < 0)
