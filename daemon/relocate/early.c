@@ -245,13 +245,16 @@ int early_pass_run(const Config *c, const char *db_path, const char *state_dir, 
                 return log_error_errno(r, "early pass: failed to enumerate filesystems: %m");
         }
 
-        atomic_init(&cancel, false);
+        /* no budget: nothing is moved, deterministically (not "whatever fits before the timer thread runs") */
+        atomic_init(&cancel, c->early_budget_usec == 0);
         pthread_mutex_init(&b.lock, NULL);
         pthread_cond_init(&b.done, NULL);
         if (pthread_create(&t, NULL, budget_thread, &b) == 0)
                 thread = true;
 
-        for (size_t i = 0; i < fss.n && !atomic_load(&cancel); i++) {
+        /* every filesystem, also once the budget is spent: its pass then moves nothing, but still records
+         * which queued programs run already and keeps the rest queued */
+        for (size_t i = 0; i < fss.n; i++) {
                 _cleanup_free_ DbFile *mine = calloc(n + 1, sizeof *mine);
                 size_t k = 0;
 
