@@ -4,8 +4,12 @@
 /* A picture of a profile's physical layout as a self-contained SVG document: two panels side by side,
  * "before" and "after (now)". x is the access order (file index in profile order), y the physical position
  * on the device; every extent is a thin bar at its file's x spanning its physical range, and consecutive
- * extents are joined by a thin line, so every seek shows as a jump. Each panel zooms to the extents it
- * shows. No I/O other than writing to the given stream, so it can be tested on made-up arrays. */
+ * extents are joined by a thin line, so every seek shows as a jump. Both panels show the same part of the
+ * device on the same scale (zoomed to the extents of both), so a layout that got more compact looks
+ * shorter. In each, the hot region (the lowest to the highest byte of the panel's extents) is a band across
+ * the plot, its size written under it, and a thin strip right of the plot is the whole device with the hot
+ * region and the part the plot shows marked. No I/O other than writing to the given stream, so it can be
+ * tested on made-up arrays. */
 
 #include <stddef.h>
 #include <stdint.h>
@@ -27,8 +31,9 @@ typedef struct SvgPanel {
 
 /* Writes the document for profile (any bytes: escaped for XML, invalid UTF-8 replaced). n_files is the
  * width of the x axis (the profile's file count; widened to one more than the largest file index in
- * either panel if that is more). device is the
- * filesystem's size in bytes, only printed. Returns 0, -ENOMEM, or -EIO if the stream failed. */
+ * either panel if that is more). device is the size of the filesystem's device in bytes (the whole-device
+ * strips reach at least to the end of every extent); 0 for unknown: no strips. Flushes f. Returns 0,
+ * -ENOMEM, or the negative errno of a failed write (-EIO when the stream does not say). */
 int svg_write_layout(FILE *f, const char *profile, uint64_t device, uint32_t n_files,
                      const SvgPanel *before, const SvgPanel *now);
 

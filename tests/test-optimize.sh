@@ -1,8 +1,9 @@
 #!/bin/bash
 # The relocation acceptance test: on an aged image, after recording a launch and `seeklessctl optimize`,
 # the profile's files read in profile order are back to back (checked with filefrag -v: discontinuities
-# at most the donor's runs - 1), every file on the image has its old checksum, e2fsck -fn is clean, and a
-# second optimize moves nothing.
+# at most the donor's runs - 1), the layout picture draws before and now on one scale with the hot region
+# as tall as filefrag's span and the whole device its real size, every file on the image has its old
+# checksum, e2fsck -fn is clean, and a second optimize moves nothing.
 . "$(dirname "$0")/lib.sh"
 
 setup_image 1G
@@ -46,8 +47,32 @@ jq -e --argjson d "$after" '.[0] | .discontinuities == $d and .before.discontinu
         fail "report disagrees with filefrag: $(cat "$TMP/report.json")"
 pass "report: $(jq -c '.[0] | {before: .before.modeled_read_ms, now: .modeled_read_ms}' "$TMP/report.json") ms modeled"
 
+# The picture: both panels on one scale (the same ticks at the same heights), the hot region "now" as tall
+# as the span filefrag finds at that scale and shorter than "before", and the whole device its real size.
 ctl report "$P" --svg "$TMP/layout.svg" >/dev/null || fail "report --svg failed"
-grep -q "<svg" "$TMP/layout.svg" || fail "no SVG written"
+svg_panel() { awk -v id="$1" '/^<g class="panel"/ { on = index($0, "id=\"" id "\"") > 0 } on' "$TMP/layout.svg"; }
+svg_attr() { grep -m1 "^$1" | sed -n "s/.* $2=\"\([0-9.]*\)\".*/\1/p"; }
+svg_ticks() { sed -n 's/.* y="\([0-9.]*\)" class="tick">\([^<]*\)<.*/\1 \2/p'; }
+svg_panel before > "$TMP/before.svg"
+svg_panel now > "$TMP/now.svg"
+svg_ticks < "$TMP/now.svg" > "$TMP/now.ticks"
+[ "$(wc -l < "$TMP/now.ticks")" -ge 2 ] && svg_ticks < "$TMP/before.svg" | cmp -s - "$TMP/now.ticks" ||
+        fail "the panels' scales differ: $(svg_ticks < "$TMP/before.svg" | tr '\n' ';') vs $(tr '\n' ';' < "$TMP/now.ticks")"
+# pixels per byte from the first two ticks ("512 MiB" at y 300.0)
+ppb=$(head -n 2 "$TMP/now.ticks" | awk '{ m = $3 == "GiB" ? 2^30 : $3 == "MiB" ? 2^20 : $3 == "KiB" ? 2^10 : 1
+                                           y[NR] = $1; b[NR] = $2 * m } END { print (y[1] - y[2]) / (b[2] - b[1]) }')
+span=$(for f in "${order[@]}"; do file_extents "$f"; done |
+        awk 'NR == 1 || $2 < lo { lo = $2 } $2 + $3 > hi { hi = $2 + $3 } END { print (hi - lo) * 4096 }')
+h_now=$(svg_attr '<rect class="hot"' height < "$TMP/now.svg")
+h_before=$(svg_attr '<rect class="hot"' height < "$TMP/before.svg")
+awk -v h="$h_now" -v s="$span" -v p="$ppb" 'BEGIN { exit !(h > 0 && (h - s * p)^2 <= (0.02 * h + 0.05)^2) }' ||
+        fail "hot region now: $h_now px, filefrag's span $span bytes at $ppb px/byte is $(awk "BEGIN { print $span * $ppb }") px"
+awk -v a="$h_now" -v b="$h_before" 'BEGIN { exit !(a * 2 < b) }' ||
+        fail "hot region now ($h_now px) not shorter than before ($h_before px)"
+device=$(blockdev --getsize64 "$LOOP")
+[ "$(grep -c "<title>whole device: 1 GiB ($device bytes)</title>" "$TMP/layout.svg")" = 2 ] ||
+        fail "no whole-device strip of $device bytes in each panel: $(grep -o '<title>whole device[^<]*' "$TMP/layout.svg")"
+pass "picture: one scale, hot region now $h_now px (filefrag: $span bytes), before $h_before px, device $device bytes"
 
 rc=0
 ctl --json=short optimize > "$TMP/opt2.json" || rc=$?
@@ -78,6 +103,18 @@ mapfile -t order2 < <(profile_paths "$MNT/bin/prog2" | grep "/other/")
         fail "the new profile's files are not back to back"
 verify_checksums "$TMP/sums2"
 pass "a new profile moves only its own files; the one in place keeps every extent"
+
+# Data not yet written back has no place on disk (FIEMAP: physical 0, "unknown"): the picture leaves it out
+# rather than stretch the hot region down to 0.
+head -c 65536 /dev/urandom >> "${order[-1]}"
+if filefrag -v "${order[-1]}" | grep -q unknown; then
+        ctl report "$P" --svg "$TMP/layout2.svg" >/dev/null || fail "report --svg failed"
+        grep -q "<title>hot region: [^(]* ($span bytes)" "$TMP/layout2.svg" ||
+                fail "hot region with delayed allocation: $(grep -o '<title>hot region[^<]*' "$TMP/layout2.svg")"
+        pass "picture: data not yet on disk left out of the hot region"
+else
+        echo "  the appended data was already written back: delayed allocation not checked"
+fi
 
 stop_daemon
 fsck_clean

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
+#include <inttypes.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
@@ -256,4 +257,22 @@ char *ext4_sysfs_dir(dev_t dev) {
                 return NULL;
         }
         return p;
+}
+
+int block_device_bytes(dev_t dev, uint64_t *ret) {
+        _cleanup_fclose_ FILE *f = NULL;
+        char path[64];
+        uint64_t sectors;
+        char c;
+
+        /* "size" counts 512-byte sectors whatever the device's logical block size. */
+        snprintf(path, sizeof path, "/sys/dev/block/%u:%u/size", major(dev), minor(dev));
+        f = fopen(path, "re");
+        if (!f)
+                return -errno;
+        if (fscanf(f, "%" SCNu64 "%c", &sectors, &c) != 2 || c != '\n' || sectors == 0 ||
+            sectors > UINT64_MAX / 512)
+                return -EBADMSG;
+        *ret = sectors * 512;
+        return 0;
 }

@@ -58,3 +58,7 @@ int mount_path_normalize(char *path);
 
 /* /sys/fs/ext4/<name> of a block device, NULL if it can't be found. */
 char *ext4_sysfs_dir(dev_t dev);
+
+/* The size of a block device in bytes, from sysfs: where FIEMAP's physical offsets on a filesystem on it
+ * can lie (statfs's f_blocks leaves out the filesystem's own metadata, so it is less). */
+int block_device_bytes(dev_t dev, uint64_t *ret);

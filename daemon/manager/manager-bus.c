@@ -763,10 +763,14 @@ static int layout_work(Db *db, const atomic_bool *cancel, void *userdata) {
         r = db_get_profile(db, l->call->name, NULL, &f, &n);
         if (r < 0)
                 return r;
-        /* device size: the filesystem of the first file */
+        /* device size: the block device of the first file's filesystem, else what statfs counts of it */
         for (size_t i = 0; i < n && l->device == 0; i++) {
-                _cleanup_close_ int mfd = open_mount_of(&l->filesystems, f[i].file.key.fsid);
+                const Filesystem *fs = filesystem_list_find_fsid(&l->filesystems, f[i].file.key.fsid);
+                _cleanup_close_ int mfd = -EBADF;
                 struct statfs sfs;
+                if (!fs || block_device_bytes(fs->dev, &l->device) >= 0)
+                        continue;
+                mfd = open_mount_of(&l->filesystems, f[i].file.key.fsid);
                 if (mfd >= 0 && fstatfs(mfd, &sfs) >= 0)
                         l->device = (uint64_t) sfs.f_blocks * (uint64_t) sfs.f_bsize;
         }
@@ -790,7 +794,9 @@ static int layout_work(Db *db, const atomic_bool *cancel, void *userdata) {
                 if (fd < 0 || fiemap_get(fd, &ext, &k) < 0)
                         continue;
                 for (size_t e = 0; r >= 0 && e < k; e++)
-                        r = layout_add(&l->now, &l->n_now, &l->alloc_now, (uint32_t) i, ext[e].physical, ext[e].length);
+                        if (layout_extent_has_blocks(&ext[e]))
+                                r = layout_add(&l->now, &l->n_now, &l->alloc_now, (uint32_t) i, ext[e].physical,
+                                               ext[e].length);
         }
         db_profile_files_free(f, n);
         return r;

@@ -65,9 +65,7 @@ static void walker_step(LayoutWalker *w, uint64_t physical, uint64_t length) {
         w->next = end;
 }
 
-/* Extents with no place on disk of their own: delayed allocation (not yet written, physical reported as 0)
- * and data stored inline in the inode. They are read with the metadata, or not at all. */
-static bool extent_has_blocks(const Extent *e) {
+bool layout_extent_has_blocks(const Extent *e) {
         return e->length > 0 && !(e->flags & (FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DATA_INLINE));
 }
 
@@ -77,7 +75,7 @@ void layout_walker_add_file(LayoutWalker *w, const Extent *extents, size_t n) {
         for (size_t i = 0; i < n; i++) {
                 const Extent *e = &extents[i];
 
-                if (!extent_has_blocks(e))
+                if (!layout_extent_has_blocks(e))
                         continue;
 
                 walker_step(w, e->physical, e->length);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -33,6 +34,11 @@ typedef struct LayoutQuality {
 
 /* The seek part of the model for a jump of `distance` bytes (0 = rotational + settle only). */
 double layout_seek_ms(uint64_t distance, uint64_t device_bytes);
+
+/* False for extents with no place on disk of their own: delayed allocation (not yet written, physical
+ * reported as 0) and data stored inline in the inode. They are read with the metadata, or not at all, and
+ * count for nothing here. */
+bool layout_extent_has_blocks(const Extent *e);
 
 /* Incremental form: init, then add each file's extents in order. */
 typedef struct LayoutWalker {
