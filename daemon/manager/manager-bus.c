@@ -6,6 +6,7 @@
 #include <string.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
@@ -51,6 +52,78 @@ static int append_path(sd_bus_message *reply, const char *path) {
         return sd_bus_message_append_basic(reply, 's', e);
 }
 
+/* The rows of list replies are described by their fields, one letter each: the D-Bus type, or 'p' for a
+ * path or profile name, sent escaped as an 's' (append_path()). */
+#define ROW_FIELDS_MAX 16
+
+/* "(...)": the D-Bus signature of a row. */
+static int row_signature(const char *fields, char ret[static ROW_FIELDS_MAX + 3]) {
+        size_t n = strlen(fields);
+
+        if (n > ROW_FIELDS_MAX)
+                return -EINVAL;
+        ret[0] = '(';
+        for (size_t i = 0; i < n; i++)
+                ret[i + 1] = fields[i] == 'p' ? 's' : fields[i];
+        ret[n + 1] = ')';
+        ret[n + 2] = 0;
+        return 0;
+}
+
+/* Opens the array of rows; sd_bus_message_close_container() or send_rows() closes it. */
+static int open_rows(sd_bus_message *reply, const char *fields) {
+        char signature[ROW_FIELDS_MAX + 3];
+        int r;
+
+        r = row_signature(fields, signature);
+        if (r < 0)
+                return r;
+        return sd_bus_message_open_container(reply, 'a', signature);
+}
+
+/* One row. The arguments are what sd_bus_message_append() takes for each letter: const char * for s and
+ * p, int for b, uint32_t for u, uint64_t for t, double for d. */
+static int append_row(sd_bus_message *reply, const char *fields, ...) {
+        char signature[ROW_FIELDS_MAX + 3];
+        va_list ap;
+        int r;
+
+        r = row_signature(fields, signature);
+        if (r < 0)
+                return r;
+        signature[strlen(fields) + 1] = 0;      /* the struct's contents: without the parentheses */
+        r = sd_bus_message_open_container(reply, 'r', signature + 1);
+        va_start(ap, fields);
+        for (const char *f = fields; r >= 0 && *f; f++) {
+                union { int b; uint32_t u; uint64_t t; double d; } v;
+                const void *value = &v;
+
+                switch (*f) {
+                case 'p': r = append_path(reply, va_arg(ap, const char *)); continue;
+                case 's': value = va_arg(ap, const char *); break;
+                case 'b': v.b = va_arg(ap, int); break;
+                case 'u': v.u = va_arg(ap, uint32_t); break;
+                case 't': v.t = va_arg(ap, uint64_t); break;
+                case 'd': v.d = va_arg(ap, double); break;
+                default: r = -EINVAL; continue;
+                }
+                r = sd_bus_message_append_basic(reply, *f, value);
+        }
+        va_end(ap);
+        if (r < 0)
+                return r;
+        return sd_bus_message_close_container(reply);
+}
+
+/* Closes the array of rows and sends the reply, or returns the error r met building it. */
+static int send_rows(sd_bus_message *reply, int r) {
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        if (r < 0)
+                return r;
+        return sd_bus_send(NULL, reply, NULL);
+}
+
 static int method_list_profiles(sd_bus_message *message, void *userdata, sd_bus_error *error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         Manager *m = userdata;
@@ -66,23 +139,13 @@ static int method_list_profiles(sd_bus_message *message, void *userdata, sd_bus_
                 return reply_db_error(error, r, "list profiles");
         r = sd_bus_message_new_method_return(message, &reply);
         if (r >= 0)
-                r = sd_bus_message_open_container(reply, 'a', "(ssuutt)");
-        for (size_t i = 0; r >= 0 && i < n; i++) {
-                r = sd_bus_message_open_container(reply, 'r', "ssuutt");
-                if (r >= 0)
-                        r = append_path(reply, p[i].name);
-                if (r >= 0)
-                        r = sd_bus_message_append(reply, "suutt", profile_kind_to_string(p[i].kind), p[i].n_sessions,
-                                                  p[i].n_files, p[i].bytes, p[i].updated_realtime_usec);
-                if (r >= 0)
-                        r = sd_bus_message_close_container(reply);
-        }
-        if (r >= 0)
-                r = sd_bus_message_close_container(reply);
+                r = open_rows(reply, "psuutt");
+        for (size_t i = 0; r >= 0 && i < n; i++)
+                r = append_row(reply, "psuutt", p[i].name, profile_kind_to_string(p[i].kind), p[i].n_sessions,
+                               p[i].n_files, p[i].bytes, p[i].updated_realtime_usec);
+        r = send_rows(reply, r);
         db_profile_infos_free(p, n);
-        if (r < 0)
-                return r;
-        return sd_bus_send(NULL, reply, NULL);
+        return r;
 }
 
 /* A profile name as received (escaped) into the bytes it stands for. */
@@ -145,22 +208,12 @@ static int method_get_profile(sd_bus_message *message, void *userdata, sd_bus_er
         if (r >= 0)
                 r = sd_bus_message_append(reply, "s", profile_kind_to_string(kind));
         if (r >= 0)
-                r = sd_bus_message_open_container(reply, 'a', "(stud)");
-        for (size_t i = 0; r >= 0 && i < n; i++) {
-                r = sd_bus_message_open_container(reply, 'r', "stud");
-                if (r >= 0)
-                        r = append_path(reply, f[i].file.path);
-                if (r >= 0)
-                        r = sd_bus_message_append(reply, "tud", f[i].file.size, f[i].seen, f[i].score);
-                if (r >= 0)
-                        r = sd_bus_message_close_container(reply);
-        }
-        if (r >= 0)
-                r = sd_bus_message_close_container(reply);
+                r = open_rows(reply, "ptud");
+        for (size_t i = 0; r >= 0 && i < n; i++)
+                r = append_row(reply, "ptud", f[i].file.path, f[i].file.size, f[i].seen, f[i].score);
+        r = send_rows(reply, r);
         db_profile_files_free(f, n);
-        if (r < 0)
-                return r;
-        return sd_bus_send(NULL, reply, NULL);
+        return r;
 }
 
 static int method_list_sessions(sd_bus_message *message, void *userdata, sd_bus_error *error) {
@@ -178,26 +231,14 @@ static int method_list_sessions(sd_bus_message *message, void *userdata, sd_bus_
                 return reply_db_error(error, r, "list sessions");
         r = sd_bus_message_new_method_return(message, &reply);
         if (r >= 0)
-                r = sd_bus_message_open_container(reply, 'a', "(tsssttub)");
-        for (size_t i = 0; r >= 0 && i < n; i++) {
-                r = sd_bus_message_open_container(reply, 'r', "tsssttub");
-                if (r >= 0)
-                        r = sd_bus_message_append(reply, "t", (uint64_t) s[i].id);
-                if (r >= 0)
-                        r = append_path(reply, s[i].profile);
-                if (r >= 0)
-                        r = sd_bus_message_append(reply, "ssttub", profile_kind_to_string(s[i].kind), s[i].boot_id,
-                                                  s[i].started_realtime_usec, s[i].duration_usec, s[i].n_files,
-                                                  (int) s[i].complete);
-                if (r >= 0)
-                        r = sd_bus_message_close_container(reply);
-        }
-        if (r >= 0)
-                r = sd_bus_message_close_container(reply);
+                r = open_rows(reply, "tpssttub");
+        for (size_t i = 0; r >= 0 && i < n; i++)
+                r = append_row(reply, "tpssttub", (uint64_t) s[i].id, s[i].profile, profile_kind_to_string(s[i].kind),
+                               s[i].boot_id, s[i].started_realtime_usec, s[i].duration_usec, s[i].n_files,
+                               (int) s[i].complete);
+        r = send_rows(reply, r);
         db_session_infos_free(s, n);
-        if (r < 0)
-                return r;
-        return sd_bus_send(NULL, reply, NULL);
+        return r;
 }
 
 static int method_forget_profile(sd_bus_message *message, void *userdata, sd_bus_error *error) {
@@ -346,26 +387,16 @@ static void bus_call_finish(BusCall *c, int r, sd_bus_error *error) {
         bus_call_free(c);
 }
 
-static int append_quality(sd_bus_message *reply, const LayoutQuality *q) {
-        return sd_bus_message_append(reply, "ttttd", q->files, q->extents, q->discontinuities, q->span,
-                                     q->modeled_read_ms);
-}
+/* A layout quality in a row: its fields, and its values for append_row(). */
+#define QUALITY_FIELDS "ttttd"
+#define QUALITY_VALUES(q) (q).files, (q).extents, (q).discontinuities, (q).span, (q).modeled_read_ms
 
 static int append_skipped(sd_bus_message *reply, const Plan *p) {
         int r;
 
-        r = sd_bus_message_open_container(reply, 'a', "(ssb)");
-        for (size_t i = 0; r >= 0 && i < p->n_skipped; i++) {
-                r = sd_bus_message_open_container(reply, 'r', "ssb");
-                if (r >= 0)
-                        r = append_path(reply, p->skipped[i].path);
-                if (r >= 0)
-                        r = append_path(reply, p->skipped[i].reason);
-                if (r >= 0)
-                        r = sd_bus_message_append(reply, "b", (int) p->skipped[i].retry);
-                if (r >= 0)
-                        r = sd_bus_message_close_container(reply);
-        }
+        r = open_rows(reply, "ppb");
+        for (size_t i = 0; r >= 0 && i < p->n_skipped; i++)
+                r = append_row(reply, "ppb", p->skipped[i].path, p->skipped[i].reason, (int) p->skipped[i].retry);
         if (r < 0)
                 return r;
         return sd_bus_message_close_container(reply);
@@ -377,58 +408,29 @@ static int reply_plan(sd_bus_message *message, char *const *mounts, const Plan *
 
         r = sd_bus_message_new_method_return(message, &reply);
         if (r >= 0)
-                r = sd_bus_message_open_container(reply, 'a', "(sbtt)");
+                r = open_rows(reply, "pbtt");
         for (size_t i = 0; r >= 0 && i < p->n_fs; i++)
-                if (!mounts || p->fs[i].n_files > 0 || strv_contains(mounts, p->fs[i].mount)) {
-                        r = sd_bus_message_open_container(reply, 'r', "sbtt");
-                        if (r >= 0)
-                                r = append_path(reply, p->fs[i].mount);
-                        if (r >= 0)
-                                r = sd_bus_message_append(reply, "btt", (int) p->fs[i].in_place,
-                                                          (uint64_t) p->fs[i].n_files, p->fs[i].bytes);
-                        if (r >= 0)
-                                r = sd_bus_message_close_container(reply);
-                }
+                if (!mounts || p->fs[i].n_files > 0 || strv_contains(mounts, p->fs[i].mount))
+                        r = append_row(reply, "pbtt", p->fs[i].mount, (int) p->fs[i].in_place,
+                                       (uint64_t) p->fs[i].n_files, p->fs[i].bytes);
         if (r >= 0)
                 r = sd_bus_message_close_container(reply);
         if (r >= 0)
-                r = sd_bus_message_open_container(reply, 'a', "(ssst)");
+                r = open_rows(reply, "pppt");
         for (size_t i = 0; r >= 0 && i < p->n_fs; i++)
-                for (size_t k = 0; r >= 0 && k < p->fs[i].n_files; k++) {
-                        r = sd_bus_message_open_container(reply, 'r', "ssst");
-                        if (r >= 0)
-                                r = append_path(reply, p->fs[i].mount);
-                        if (r >= 0)
-                                r = append_path(reply, p->fs[i].files[k].path);
-                        if (r >= 0)
-                                r = append_path(reply, p->fs[i].files[k].profile);
-                        if (r >= 0)
-                                r = sd_bus_message_append(reply, "t", p->fs[i].files[k].size);
-                        if (r >= 0)
-                                r = sd_bus_message_close_container(reply);
-                }
+                for (size_t k = 0; r >= 0 && k < p->fs[i].n_files; k++)
+                        r = append_row(reply, "pppt", p->fs[i].mount, p->fs[i].files[k].path,
+                                       p->fs[i].files[k].profile, p->fs[i].files[k].size);
         if (r >= 0)
                 r = sd_bus_message_close_container(reply);
         if (r >= 0)
                 r = append_skipped(reply, p);
         if (r >= 0)
-                r = sd_bus_message_open_container(reply, 'a', "(sttttdttttd)");
-        for (size_t i = 0; r >= 0 && i < p->n_profiles; i++) {
-                r = sd_bus_message_open_container(reply, 'r', "sttttdttttd");
-                if (r >= 0)
-                        r = append_path(reply, p->profiles[i].name);
-                if (r >= 0)
-                        r = append_quality(reply, &p->profiles[i].before);
-                if (r >= 0)
-                        r = append_quality(reply, &p->profiles[i].expected);
-                if (r >= 0)
-                        r = sd_bus_message_close_container(reply);
-        }
-        if (r >= 0)
-                r = sd_bus_message_close_container(reply);
-        if (r < 0)
-                return r;
-        return sd_bus_send(NULL, reply, NULL);
+                r = open_rows(reply, "p" QUALITY_FIELDS QUALITY_FIELDS);
+        for (size_t i = 0; r >= 0 && i < p->n_profiles; i++)
+                r = append_row(reply, "p" QUALITY_FIELDS QUALITY_FIELDS, p->profiles[i].name,
+                               QUALITY_VALUES(p->profiles[i].before), QUALITY_VALUES(p->profiles[i].expected));
+        return send_rows(reply, r);
 }
 
 static void on_plan_built(int r, Plan *plan, void *userdata) {
@@ -615,21 +617,10 @@ static int method_get_run_skipped(sd_bus_message *message, void *userdata, sd_bu
                                          id, FINISHED_RUNS_KEPT);
         r = sd_bus_message_new_method_return(message, &reply);
         if (r >= 0)
-                r = sd_bus_message_open_container(reply, 'a', "(ss)");
-        for (size_t i = 0; r >= 0 && i < f->n_skipped; i++) {
-                r = sd_bus_message_open_container(reply, 'r', "ss");
-                if (r >= 0)
-                        r = append_path(reply, f->skipped[i].path);
-                if (r >= 0)
-                        r = append_path(reply, f->skipped[i].reason);
-                if (r >= 0)
-                        r = sd_bus_message_close_container(reply);
-        }
-        if (r >= 0)
-                r = sd_bus_message_close_container(reply);
-        if (r < 0)
-                return r;
-        return sd_bus_send(NULL, reply, NULL);
+                r = open_rows(reply, "pp");
+        for (size_t i = 0; r >= 0 && i < f->n_skipped; i++)
+                r = append_row(reply, "pp", f->skipped[i].path, f->skipped[i].reason);
+        return send_rows(reply, r);
 }
 
 static void on_report_planned(int r, Plan *plan, void *userdata) {
@@ -644,23 +635,16 @@ static void on_report_planned(int r, Plan *plan, void *userdata) {
         }
         r = sd_bus_message_new_method_return(c->message, &reply);
         if (r >= 0)
-                r = sd_bus_message_open_container(reply, 'a', "(sttttdttttdt)");
+                r = open_rows(reply, "p" QUALITY_FIELDS "ttttdt");
         for (size_t i = 0; r >= 0 && i < plan->n_profiles; i++) {
                 DbQuality b = {};
                 if (c->name && !streq(c->name, plan->profiles[i].name))
                         continue;
                 found = true;
                 (void) db_quality_get(c->m->db, plan->profiles[i].name, QUALITY_BEFORE, &b);
-                r = sd_bus_message_open_container(reply, 'r', "sttttdttttdt");
-                if (r >= 0)
-                        r = append_path(reply, plan->profiles[i].name);
-                if (r >= 0)
-                        r = append_quality(reply, &plan->profiles[i].before);
-                if (r >= 0)
-                        r = sd_bus_message_append(reply, "ttttdt", b.files, b.extents, b.discontinuities, b.span,
-                                                  b.modeled_ms, b.taken);
-                if (r >= 0)
-                        r = sd_bus_message_close_container(reply);
+                r = append_row(reply, "p" QUALITY_FIELDS "ttttdt", plan->profiles[i].name,
+                               QUALITY_VALUES(plan->profiles[i].before), b.files, b.extents, b.discontinuities,
+                               b.span, b.modeled_ms, b.taken);
         }
         if (r >= 0)
                 r = sd_bus_message_close_container(reply);
@@ -896,18 +880,11 @@ static int property_get_relocation_off(sd_bus *bus, const char *path, const char
         Manager *m = userdata;
         int r;
 
-        r = sd_bus_message_open_container(reply, 'a', "(ss)");
+        r = open_rows(reply, "ps");
         for (size_t i = 0; r >= 0 && i < m->filesystems.n; i++) {
                 char why[128];
-                if (!manager_relocation_refusal(m, &m->filesystems.items[i], why, sizeof why))
-                        continue;
-                r = sd_bus_message_open_container(reply, 'r', "ss");
-                if (r >= 0)
-                        r = append_path(reply, m->filesystems.items[i].mount);
-                if (r >= 0)
-                        r = sd_bus_message_append(reply, "s", why);
-                if (r >= 0)
-                        r = sd_bus_message_close_container(reply);
+                if (manager_relocation_refusal(m, &m->filesystems.items[i], why, sizeof why))
+                        r = append_row(reply, "ps", m->filesystems.items[i].mount, why);
         }
         if (r < 0)
                 return r;
@@ -956,18 +933,12 @@ static int property_get_filesystems(sd_bus *bus, const char *path, const char *i
         Manager *m = userdata;
         int r;
 
-        r = sd_bus_message_open_container(reply, 'a', "(sss)");
+        r = open_rows(reply, "pss");
         for (size_t i = 0; r >= 0 && i < m->filesystems.n; i++) {
                 const Filesystem *fs = &m->filesystems.items[i];
                 char dev[32];
                 snprintf(dev, sizeof dev, "%u:%u", major(fs->dev), minor(fs->dev));
-                r = sd_bus_message_open_container(reply, 'r', "sss");
-                if (r >= 0)
-                        r = append_path(reply, fs->mount);
-                if (r >= 0)
-                        r = sd_bus_message_append(reply, "ss", dev, fs->fstype);
-                if (r >= 0)
-                        r = sd_bus_message_close_container(reply);
+                r = append_row(reply, "pss", fs->mount, dev, fs->fstype);
         }
         if (r < 0)
                 return r;
