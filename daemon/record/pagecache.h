@@ -13,13 +13,15 @@
  * devices (ext4's metadata: inode tables, directories, extent blocks), through the tracepoint
  * filemap:mm_filemap_add_to_page_cache in a tracefs instance of our own with an in-kernel filter on the
  * devices (doc/kernel.md §5, doc/page-recording.md). Pages already cached are not added, so they are not
- * seen: what is recorded is what had to be read.
+ * seen: what is recorded is what had to be read (and what was written without being cached first: a
+ * write inserts a page like a read).
  *
  * Cost, measured on the development machine (doc/page-recording.md, bench/pagecache.sh): nothing for a page
- * already cached and nothing while off; while on, 2-5% of the CPU time of a cold read() on a RAM-backed
- * device whose pages are recorded (0.1-0.25 us per inserted page or folio), 1-2.5% where the filter drops the
- * event (another filesystem); the reader 40-90 ns per event. Drained when poll() says a CPU's buffer is 25%
- * full, 1 MiB per CPU took 120,000-350,000 events/s without loss in 3 of 4 runs on a loaded machine.
+ * already cached and nothing while off; while on, 0.1-0.3 us per page (or large folio) inserted for a
+ * recorded filesystem (4.3-5.4% of the CPU time of a cold read() from a RAM-backed device) and 0.05-0.17 us
+ * per page the filter drops (another filesystem); the reader 40-90 ns per event. Drained when poll() says a
+ * CPU's buffer is 25% full, 1 MiB per CPU took 89,000-351,000 events/s without loss in 4 of 5 runs on a
+ * loaded 2-CPU machine.
  *
  * An engine: options and a callback, no knowledge of sessions. The instance is named PREFIX + "PID-START"
  * (our pid and its start time); creating one first removes the instances of that prefix whose process is
