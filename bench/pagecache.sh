@@ -1,0 +1,210 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Cost of page-cache recording (daemon/record/pagecache.c, the tracepoint filemap:mm_filemap_add_to_page_cache
+# in a tracefs instance of its own). See bench/README.md and doc/page-recording.md.
+#
+#   sudo bench/pagecache.sh [BUILD_DIR]        (default: build/; builds bench/pagecache-bench there)
+#
+# a. Workload cost, three configurations per round in rotated order: `off` (no instance), `other` (the event
+#    enabled, its filter matching another filesystem: what every filesystem not recorded pays during a
+#    window), `match` (the filter matches, a consumer drains when poll() says a CPU's buffer is 25% full,
+#    at least every second; 1 MiB per CPU: the engine's default). Three workloads of page-cache insertions
+#    on a loop-mounted ext4 in memory (a worst case: the "disk" costs next to nothing): cold read()
+#    (readahead off: one order-0 page per event), cold mmap page faults (MADV_RANDOM: the same), and writes
+#    of new pages (no read at all; ext4 inserts 16-page folios for 64 KiB writes). Reported per run: pages/s and the workload's CPU time per page; medians and
+#    min-max over the rounds.
+# b. Consumer capacity: two cold readers at once (one per CPU) for SECS_B seconds, the consumer draining every
+#    100 ms or every 1000 ms, or woken by poll() when a CPU's buffer is 25% or 50% full (the instance's
+#    buffer_percent), with per-CPU buffers of 128 KiB to 4 MiB: events/s, lost events, the consumer's CPU
+#    time.
+# c. (with perf) Where the workload's CPU time goes: `perf record -e cpu-clock` of each workload (2 s) in each
+#    configuration, ROUNDS times, and the share of its samples in the tracing code (event reserve and commit, ring
+#    buffer, filter): a figure that other load on the machine hardly moves, unlike (a)'s.
+# Knobs: ROUNDS=3 SECS=1 SECS_B=2 NFILES=200 FILE_KIB=256 PARTS="a b c"; PAGECACHE_BENCH_TRACE=1 traces the
+# script (set -x). Takes about 2.5 minutes (2 CPUs busy most of it).
+set -euo pipefail
+[ -n "${PAGECACHE_BENCH_TRACE:-}" ] && set -x
+
+ROUNDS=${ROUNDS:-3}
+SECS=${SECS:-1}
+SECS_B=${SECS_B:-2}
+NFILES=${NFILES:-200}
+FILE_KIB=${FILE_KIB:-256}
+PARTS=${PARTS:-a b c}
+
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${1:-build}
+[ -d "$BUILD" ] || BUILD=$SRC/$BUILD
+BUILD=$(cd "$BUILD" && pwd)
+BENCH=$BUILD/bench/pagecache-bench
+
+if [ "$(id -u)" != 0 ]; then
+        echo "SKIP: bench/pagecache.sh needs root (tracefs, loop devices): sudo $0 ${1:-build}"
+        exit 77
+fi
+# A mount namespace of our own: the tracefs mount (if the system has none) and the image mounts go with it.
+if [ -z "${PAGECACHE_BENCH_NS:-}" ]; then
+        ninja -C "$BUILD" bench/pagecache-bench >/dev/null
+        exec env PAGECACHE_BENCH_NS=1 unshare -m --propagation private "$0" "$@"
+fi
+
+. "$SRC/tests/scratch.sh"
+TMP=$(mktemp -d "$(scratch_root)/seekless-pagecache.XXXXXX")
+scratch_claim "$TMP"
+LOOPS=() TRACER=
+cleanup() {
+        local rc=$?
+        set +e
+        [ -n "$TRACER" ] && kill "$TRACER" 2>/dev/null && wait "$TRACER" 2>/dev/null
+        for m in "$TMP"/mnt-*; do mountpoint -q "$m" && umount "$m"; done
+        for l in "${LOOPS[@]}"; do losetup -d "$l"; done
+        rm -rf "$TMP"
+        exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+T=/sys/kernel/tracing
+[ -d $T/instances ] || mount -t tracefs nodev $T
+
+image() {       # NAME SIZE -> mounts $TMP/mnt-NAME
+        truncate -s "$2" "$TMP/$1.img"
+        mkfs.ext4 -q -F -b 4096 "$TMP/$1.img"
+        local l
+        l=$(losetup -f --show "$TMP/$1.img")
+        LOOPS+=("$l")
+        echo 1 > "/sys/block/${l#/dev/}/queue/rotational"
+        mkdir "$TMP/mnt-$1"
+        mount "$l" "$TMP/mnt-$1"
+}
+image a 512M
+image b 64M
+A=$TMP/mnt-a B=$TMP/mnt-b
+mkdir "$A/files" "$A/files2" "$A/w"
+"$BENCH" create "$A/files" "$NFILES" "$FILE_KIB"
+"$BENCH" create "$A/files2" "$NFILES" "$FILE_KIB"
+sync
+
+start_tracer() {        # LOGFILE ARGS...
+        local log=$1
+        shift
+        "$BENCH" trace "$@" 2> "$log" &
+        TRACER=$!
+        for _ in $(seq 50); do grep -q '^tracing' "$log" 2>/dev/null && return; sleep 0.05; done
+        echo "ERROR: the tracer did not start: $(cat "$log")" >&2
+        exit 1
+}
+stop_tracer() {
+        kill "$TRACER"
+        wait "$TRACER"
+        TRACER=
+}
+
+run_workload() {        # WORKLOAD
+        case $1 in
+        write) "$BENCH" work write "$A/w" "$SECS" ;;
+        *) "$BENCH" work "$1" "$A/files" "$NFILES" "$SECS" ;;
+        esac
+}
+
+part() { [[ " $PARTS " == *" $1 "* ]]; }
+
+if part a; then
+echo "== a. workload cost (rounds $ROUNDS, $SECS s each, $NFILES files of $FILE_KIB KiB, $(nproc) CPUs)"
+echo "workload config round pages/s cpu-us/page consumer" > "$TMP/a.txt"
+CONFIGS=(off other match)
+for round in $(seq "$ROUNDS"); do
+        for w in read mmap write; do
+                for k in 0 1 2; do
+                        c=${CONFIGS[$(( (k + round) % 3 ))]}
+                        case $c in
+                        off) out=$(run_workload "$w"); cons=- ;;
+                        other) start_tracer "$TMP/t.log" "$B"; out=$(run_workload "$w"); stop_tracer
+                               cons=$(sed -n 's/.*events \([0-9]*\) .* lost \([0-9]*\) .*cpu-ms \([0-9]*\).*/events=\1,lost=\2,cpu-ms=\3/p' "$TMP/t.log") ;;
+                        match) start_tracer "$TMP/t.log" --poll-percent=25 --interval-ms=1000 "$A"; out=$(run_workload "$w"); stop_tracer
+                               cons=$(sed -n 's/.*events \([0-9]*\) .* lost \([0-9]*\) .*cpu-ms \([0-9]*\).*/events=\1,lost=\2,cpu-ms=\3/p' "$TMP/t.log") ;;
+                        esac
+                        set -- $out
+                        echo "$w $c $round $1 $3 $cons" | tee -a "$TMP/a.txt"
+                done
+        done
+done
+echo
+echo "workload config  median-pages/s (min-max)      median-cpu-us/page (min-max)  vs off (pages/s, cpu/page)"
+for w in read mmap write; do
+        for c in off other match; do
+                p=$(awk -v w=$w -v c=$c '$1==w && $2==c {print $4}' "$TMP/a.txt" | sort -n | tr '\n' ' ')
+                u=$(awk -v w=$w -v c=$c '$1==w && $2==c {print $5}' "$TMP/a.txt" | sort -n | tr '\n' ' ')
+                echo "$w $c $p | $u"
+        done | awk '{
+                n = 0; for (i = 3; $i != "|"; i++) pv[++n] = $i; m = 0; for (i++; i <= NF; i++) uv[++m] = $i
+                pmed = pv[int((n + 1) / 2)]; umed = uv[int((m + 1) / 2)]
+                if ($2 == "off") { poff = pmed; uoff = umed }
+                printf "%-8s %-6s %9d (%d-%d)  %22.3f (%.3f-%.3f)   %.3f, %.3f\n", $1, $2, pmed, pv[1], pv[n], umed, uv[1], uv[m], pmed / poff, umed / uoff
+        }'
+done
+
+fi
+
+if part b; then
+echo
+echo "== b. consumer capacity: two cold readers for $SECS_B s"
+echo "buffer-KiB/CPU wakeup reader-pages/s events events/s lost consumer-cpu-ms"
+# buffer KiB per CPU, drain: every N ms (sleep), or when a CPU's buffer is P% full (poll, at most 1 s apart)
+for conf in 128:sleep100 1024:sleep100 1024:sleep1000 4096:sleep1000 128:poll25 1024:poll25 1024:poll50; do
+        buf=${conf%%:*} mode=${conf#*:}
+        case $mode in
+        sleep*) args=(--interval-ms="${mode#sleep}") ;;
+        poll*) args=(--interval-ms=1000 --poll-percent="${mode#poll}") ;;
+        esac
+        start_tracer "$TMP/t.log" --buffer-kib="$buf" "${args[@]}" "$A"
+        "$BENCH" work read "$A/files" "$NFILES" "$SECS_B" > "$TMP/r1" &
+        r1=$!
+        "$BENCH" work read "$A/files2" "$NFILES" "$SECS_B" > "$TMP/r2"
+        wait $r1
+        stop_tracer
+        rate=$(awk '{s += $1} END {print s}' "$TMP/r1" "$TMP/r2")
+        sed -n "s/.*events \([0-9]*\) .* lost \([0-9]*\) seconds \([0-9.]*\) events\/s \([0-9]*\) cpu-ms \([0-9]*\).*/$buf $mode $rate \1 \4 \2 \5/p" "$TMP/t.log"
+done
+
+fi
+
+part c || exit 0
+if ! command -v perf >/dev/null; then
+        echo "== c. skipped: no perf"
+        exit 0
+fi
+echo
+echo "== c. share of the workload's CPU samples in tracing code (perf record -e cpu-clock, 2 s each)"
+echo "workload config round samples tracing-share"
+# ring-buffer and trace-event functions; not the red-black tree's rb_next, rb_insert_color, rb_erase, ...
+TRACING_SYMBOLS='trace_event|trace_buffer|ring_buffer|rb_commit|rb_move_tail|rb_reserve|rb_end_commit|rb_wakeups|rb_time|filter_match_preds|tracing_gen_ctx|buffered_event'
+: > "$TMP/c.txt"
+for round in $(seq "$ROUNDS"); do
+        for w in read mmap write; do
+                for c in off other match; do
+                        case $c in
+                        other) start_tracer "$TMP/t.log" "$B" ;;
+                        match) start_tracer "$TMP/t.log" --poll-percent=25 --interval-ms=1000 "$A" ;;
+                        esac
+                        case $w in
+                        write) cmd=("$BENCH" work write "$A/w" 2) ;;
+                        *) cmd=("$BENCH" work "$w" "$A/files" "$NFILES" 2) ;;
+                        esac
+                        perf record -q -e cpu-clock -F 10000 -o "$TMP/perf.data" -- "${cmd[@]}" >/dev/null 2>&1
+                        [ "$c" = off ] || stop_tracer
+                        perf report -i "$TMP/perf.data" --no-children --sort symbol --stdio 2>/dev/null > "$TMP/perf.txt"
+                        samples=$(sed -n 's/^# Samples: \([0-9.]*K*\) .*/\1/p' "$TMP/perf.txt" | head -n 1)
+                        share=$(grep -E "^ +[0-9.]+%.*\] ($TRACING_SYMBOLS)" "$TMP/perf.txt" |
+                                awk '{s += $1} END {printf "%.2f", s}' || true)
+                        echo "$w $c $round $samples $share%" | tee -a "$TMP/c.txt"
+                done
+        done
+done
+echo "workload config median-share (min-max)"
+for w in read mmap write; do
+        for c in off other match; do
+                awk -v w=$w -v c=$c '$1 == w && $2 == c {print $5 + 0}' "$TMP/c.txt" | sort -n | tr '\n' ' ' |
+                        awk -v w=$w -v c=$c '{printf "%-8s %-6s %.2f%% (%.2f-%.2f)\n", w, c, $(int((NF + 1) / 2)), $1, $NF}'
+        done
+done

@@ -1,0 +1,423 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "pagecache.h"
+#include "trace-page.h"
+
+#define EVENT_DIR "events/filemap/mm_filemap_add_to_page_cache"
+/* The kernel's dev_t in trace records: major in the bits above 20, minor in the 20 below (doc/kernel.md §5) */
+#define KDEV_MINOR_BITS 20
+#define KDEV(d) (((uint64_t) major(d) << KDEV_MINOR_BITS) | minor(d))
+
+typedef struct PageCacheCpu {
+        int fd;
+        unsigned cpu;
+} PageCacheCpu;
+
+struct PageCache {
+        char *dir;              /* the instance */
+        PageCacheOptions opts;
+        TracePageLayout layout;
+        unsigned event_id;
+        TraceField f_type, f_pid, f_ino, f_index, f_dev, f_order;
+        size_t subbuf_size;
+        uint8_t *buf;
+        int *fds;               /* for pagecache_fds() */
+        PageCacheCpu *cpus;
+        size_t n_cpus;
+        dev_t devs[PAGECACHE_MAX_DEVICES];
+        uint64_t kdevs[PAGECACHE_MAX_DEVICES];
+        size_t n_devs;
+        bool enabled;
+};
+
+static int read_text(const char *dir, const char *name, char **ret) {
+        _cleanup_free_ char *path = NULL, *buf = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        size_t n = 0, allocated = 0;
+
+        if (asprintf(&path, "%s/%s", dir, name) < 0)
+                return -ENOMEM;
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        for (;;) {
+                ssize_t k;
+
+                if (allocated - n < 4096) {
+                        char *b = realloc(buf, allocated + 8192);
+                        if (!b)
+                                return -ENOMEM;
+                        buf = b;
+                        allocated += 8192;
+                }
+                k = read(fd, buf + n, allocated - n - 1);
+                if (k < 0)
+                        return -errno;
+                if (k == 0)
+                        break;
+                n += (size_t) k;
+        }
+        buf[n] = 0;
+        *ret = TAKE_PTR(buf);
+        return 0;
+}
+
+static int write_text(const char *dir, const char *name, const char *value) {
+        _cleanup_free_ char *path = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        size_t l = strlen(value);
+        ssize_t k;
+
+        if (asprintf(&path, "%s/%s", dir, name) < 0)
+                return -ENOMEM;
+        fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        k = write(fd, value, l);
+        if (k < 0)
+                return -errno;
+        return (size_t) k == l ? 0 : -EIO;
+}
+
+/* Field 22 of /proc/PID/stat: the start time in clock ticks since boot, 0 if the process is gone. */
+static unsigned long long process_start_time(pid_t pid) {
+        char path[64], buf[1024], *p;
+        unsigned long long start = 0;
+        _cleanup_close_ int fd = -EBADF;
+        ssize_t n;
+
+        snprintf(path, sizeof path, "/proc/%d/stat", (int) pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return 0;
+        n = read(fd, buf, sizeof buf - 1);
+        if (n <= 0)
+                return 0;
+        buf[n] = 0;
+        p = strrchr(buf, ')');      /* the command name may hold spaces and parentheses */
+        if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+                         &start) != 1)
+                return 0;
+        return start;
+}
+
+int pagecache_reap(const char *tracefs, const char *prefix) {
+        _cleanup_free_ char *path = NULL;
+        _cleanup_closedir_ DIR *d = NULL;
+        size_t l = strlen(prefix);
+        int n = 0;
+
+        if (asprintf(&path, "%s/instances", tracefs) < 0)
+                return -ENOMEM;
+        d = opendir(path);
+        if (!d)
+                return -errno;
+        for (struct dirent *de; (de = readdir(d));) {
+                unsigned long long start;
+                int pid, end = 0;
+
+                if (strncmp(de->d_name, prefix, l) != 0)
+                        continue;
+                if (sscanf(de->d_name + l, "%d-%llu%n", &pid, &start, &end) != 2 || de->d_name[l + end])
+                        continue;       /* not a name we give */
+                if (pid > 0 && process_start_time(pid) == start)
+                        continue;       /* its owner runs */
+                if (unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR) >= 0)
+                        n++;
+        }
+        return n;
+}
+
+static int open_cpus(PageCache *p) {
+        _cleanup_free_ char *path = NULL;
+        _cleanup_closedir_ DIR *d = NULL;
+
+        if (asprintf(&path, "%s/per_cpu", p->dir) < 0)
+                return -ENOMEM;
+        d = opendir(path);
+        if (!d)
+                return -errno;
+        for (struct dirent *de; (de = readdir(d));) {
+                char name[300];
+                unsigned cpu;
+                PageCacheCpu *c;
+                int fd;
+
+                if (sscanf(de->d_name, "cpu%u", &cpu) != 1)
+                        continue;
+                snprintf(name, sizeof name, "%s/trace_pipe_raw", de->d_name);
+                fd = openat(dirfd(d), name, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+                if (fd < 0)
+                        return -errno;
+                c = realloc(p->cpus, (p->n_cpus + 1) * sizeof *c);
+                if (!c) {
+                        safe_close(fd);
+                        return -ENOMEM;
+                }
+                p->cpus = c;
+                p->cpus[p->n_cpus++] = (PageCacheCpu) { .fd = fd, .cpu = cpu };
+        }
+        if (p->n_cpus == 0)
+                return -ENOENT;
+        p->fds = calloc(p->n_cpus, sizeof *p->fds);
+        if (!p->fds)
+                return -ENOMEM;
+        for (size_t i = 0; i < p->n_cpus; i++)
+                p->fds[i] = p->cpus[i].fd;
+        return 0;
+}
+
+static int parse_formats(PageCache *p) {
+        _cleanup_free_ char *format = NULL, *header = NULL;
+        struct { const char *name; TraceField *f; } fields[] = {
+                { "common_type", &p->f_type },
+                { "common_pid", &p->f_pid },
+                { "i_ino", &p->f_ino },
+                { "index", &p->f_index },
+                { "s_dev", &p->f_dev },
+                { "order", &p->f_order },
+        };
+        int r;
+
+        r = read_text(p->dir, EVENT_DIR "/format", &format);
+        if (r < 0)
+                return r;
+        r = trace_format_id(format, &p->event_id);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < ELEMENTSOF(fields); i++) {
+                r = trace_format_field(format, fields[i].name, fields[i].f);
+                if (r < 0)
+                        return r;
+        }
+        r = read_text(p->dir, "events/header_page", &header);
+        if (r < 0)
+                return r;
+        return trace_page_layout_parse(header, &p->layout);
+}
+
+int pagecache_new(const PageCacheOptions *o, PageCache **ret) {
+        _cleanup_(pagecache_freep) PageCache *p = NULL;
+        _cleanup_free_ char *subbuf = NULL;
+        const char *tracefs = o->tracefs ?: "/sys/kernel/tracing", *prefix = o->prefix ?: "seekless-";
+        char value[32];
+        int r;
+
+        p = calloc(1, sizeof *p);
+        if (!p)
+                return -ENOMEM;
+        p->opts = *o;
+        p->opts.tracefs = p->opts.prefix = NULL;        /* not kept: the caller's strings */
+
+        r = pagecache_reap(tracefs, prefix);
+        if (r < 0)
+                return r;
+        if (asprintf(&p->dir, "%s/instances/%s%d-%llu", tracefs, prefix, (int) getpid(),
+                     process_start_time(getpid())) < 0) {
+                p->dir = NULL;
+                return -ENOMEM;
+        }
+        if (mkdir(p->dir, 0700) < 0) {
+                r = -errno;
+                free(p->dir);
+                p->dir = NULL;  /* not ours: never removed by us */
+                return r;
+        }
+
+        r = parse_formats(p);
+        if (r < 0)
+                return r;
+        /* Keep the oldest events when the buffer is full (first touches matter most) and count the rest;
+         * CLOCK_MONOTONIC timestamps, comparable with the sessions' clock. */
+        r = write_text(p->dir, "options/overwrite", "0");
+        if (r < 0)
+                return r;
+        r = write_text(p->dir, "trace_clock", "mono");
+        if (r < 0)
+                return r;
+        snprintf(value, sizeof value, "%u", o->buffer_kib ?: PAGECACHE_BUFFER_KIB_DEFAULT);
+        r = write_text(p->dir, "buffer_size_kb", value);
+        if (r < 0)
+                return r;
+        r = pagecache_set_devices(p, NULL, 0);
+        if (r < 0)
+                return r;
+
+        p->subbuf_size = (size_t) sysconf(_SC_PAGESIZE);
+        if (read_text(p->dir, "buffer_subbuf_size_kb", &subbuf) >= 0 && atoi(subbuf) > 0)
+                p->subbuf_size = (size_t) atoi(subbuf) * 1024;
+        p->buf = malloc(p->subbuf_size);
+        if (!p->buf)
+                return -ENOMEM;
+        r = open_cpus(p);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(p);
+        return 0;
+}
+
+PageCache *pagecache_free(PageCache *p) {
+        if (!p)
+                return NULL;
+        if (p->dir) {
+                if (p->enabled)
+                        (void) write_text(p->dir, EVENT_DIR "/enable", "0");
+                for (size_t i = 0; i < p->n_cpus; i++)
+                        safe_close(p->cpus[i].fd);
+                (void) rmdir(p->dir);
+        }
+        free(p->cpus);
+        free(p->fds);
+        free(p->buf);
+        free(p->dir);
+        free(p);
+        return NULL;
+}
+
+int pagecache_set_devices(PageCache *p, const dev_t *devs, size_t n) {
+        char filter[PAGECACHE_MAX_DEVICES * 64 + 64];
+        size_t o = 0;
+        int r;
+
+        if (n > PAGECACHE_MAX_DEVICES)
+                return -E2BIG;
+        if (n == 0)
+                snprintf(filter, sizeof filter, "common_pid < 0");      /* never true */
+        for (size_t i = 0; i < n; i++)
+                o += (size_t) snprintf(filter + o, sizeof filter - o, "%ss_dev == %" PRIu64,
+                                       i ? " || " : "", KDEV(devs[i]));
+        /* A block device's own pages belong to the block-device pseudo filesystem (its s_dev has major
+         * 0) and carry the device's number as inode number. */
+        if (n > 0 && p->opts.metadata) {
+                o += (size_t) snprintf(filter + o, sizeof filter - o, " || (s_dev < %u && (",
+                                       1u << KDEV_MINOR_BITS);
+                for (size_t i = 0; i < n; i++)
+                        o += (size_t) snprintf(filter + o, sizeof filter - o, "%si_ino == %" PRIu64,
+                                               i ? " || " : "", KDEV(devs[i]));
+                o += (size_t) snprintf(filter + o, sizeof filter - o, "))");
+        }
+        r = write_text(p->dir, EVENT_DIR "/filter", filter);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++) {
+                p->devs[i] = devs[i];
+                p->kdevs[i] = KDEV(devs[i]);
+        }
+        p->n_devs = n;
+        return 0;
+}
+
+int pagecache_enable(PageCache *p, bool on) {
+        int r = write_text(p->dir, EVENT_DIR "/enable", on ? "1" : "0");
+        if (r < 0)
+                return r;
+        p->enabled = on;
+        return 0;
+}
+
+static int on_record(const TraceRecord *rec, void *userdata) {
+        PageCache *p = userdata;
+        PageCacheEvent e;
+        uint64_t s_dev, ino;
+        size_t i;
+
+        if (trace_field_get(&p->f_type, rec->data, rec->size) != p->event_id)
+                return 0;
+        s_dev = trace_field_get(&p->f_dev, rec->data, rec->size);
+        ino = trace_field_get(&p->f_ino, rec->data, rec->size);
+        for (i = 0; i < p->n_devs; i++)
+                if (p->kdevs[i] == s_dev)
+                        break;
+        if (i < p->n_devs)
+                e.ino = ino;
+        else {
+                if (!p->opts.metadata || s_dev >> KDEV_MINOR_BITS != 0)
+                        return 0;
+                for (i = 0; i < p->n_devs; i++)
+                        if (p->kdevs[i] == ino)
+                                break;
+                if (i == p->n_devs)
+                        return 0;       /* a device no longer watched, the filter was changing */
+                e.ino = 0;
+        }
+        e.dev = p->devs[i];
+        e.index = trace_field_get(&p->f_index, rec->data, rec->size);
+        e.n_pages = UINT32_C(1) << MIN(trace_field_get(&p->f_order, rec->data, rec->size), 31);
+        e.tid = (pid_t) trace_field_get(&p->f_pid, rec->data, rec->size);
+        e.timestamp_nsec = rec->timestamp;
+        if (p->opts.on_pages)
+                p->opts.on_pages(&e, p->opts.userdata);
+        return 0;
+}
+
+int pagecache_read(PageCache *p) {
+        int total = 0;
+
+        for (size_t i = 0; i < p->n_cpus; i++)
+                for (;;) {
+                        uint64_t missed;
+                        ssize_t n = read(p->cpus[i].fd, p->buf, p->subbuf_size);
+                        int r;
+
+                        if (n < 0) {
+                                if (errno == EAGAIN)
+                                        break;
+                                if (errno == EINTR)
+                                        continue;
+                                return -errno;
+                        }
+                        if (n == 0)
+                                break;
+                        r = trace_page_parse(&p->layout, p->buf, (size_t) n, on_record, p, &missed);
+                        if (r < 0)
+                                return r;
+                        total += r;
+                }
+        return total;
+}
+
+size_t pagecache_fds(PageCache *p, const int **ret) {
+        *ret = p->fds;
+        return p->n_cpus;
+}
+
+int pagecache_lost(PageCache *p, uint64_t *ret) {
+        uint64_t lost = 0;
+
+        for (size_t i = 0; i < p->n_cpus; i++) {
+                _cleanup_free_ char *stats = NULL;
+                char name[64];
+                int r;
+
+                snprintf(name, sizeof name, "per_cpu/cpu%u/stats", p->cpus[i].cpu);
+                r = read_text(p->dir, name, &stats);
+                if (r < 0)
+                        return r;
+                for (char *line = stats, *next; line && *line; line = next) {
+                        unsigned long long v;
+
+                        next = strchr(line, '\n');
+                        if (next)
+                                *next++ = 0;
+                        if (sscanf(line, "overrun: %llu", &v) == 1 ||
+                            sscanf(line, "dropped events: %llu", &v) == 1)
+                                lost += v;
+                }
+        }
+        *ret = lost;
+        return 0;
+}
+
+const char *pagecache_instance(PageCache *p) {
+        return p->dir;
+}
