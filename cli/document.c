@@ -292,7 +292,7 @@ static int doc_print_object(const DocNode *o, FILE *f, bool legend) {
                 if (n->kind == DOC_LINE)
                         fprintf(f, "%s\n", n->value.text);
                 else if (n->kind != DOC_TABLE)
-                        fprintf(f, "%*s%s: %s\n", (int) pad, "", n->label, n->value.text);
+                        fprintf(f, "%*s%s%s%s\n", (int) pad, "", n->label, n->label[0] ? ": " : "  ", n->value.text);
                 else if (n->how == DOC_TABLE_GRID) {
                         if (n->label && legend)
                                 fprintf(f, "%s\n", n->label);
@@ -302,7 +302,8 @@ static int doc_print_object(const DocNode *o, FILE *f, bool legend) {
                 } else {
                         _cleanup_free_ char *first = NULL, *next = NULL;
 
-                        if (n->label && (asprintf(&first, "%*s%s: ", (int) pad, "", n->label) < 0 ||
+                        if (n->label && (asprintf(&first, "%*s%s%s", (int) pad, "", n->label,
+                                                  n->label[0] ? ": " : "  ") < 0 ||
                                          asprintf(&next, "%*s", (int) width + 2, "") < 0))
                                 return -ENOMEM;
                         r = table_print_indented(n->table, f, first ?: "", next ?: "");

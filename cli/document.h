@@ -12,7 +12,8 @@
  * right-aligned to the longest label of the block (as in hostnamectl's status), the text the field's
  * type's (output.h) unless doc_set_textf() set another. A list of strings with a label is one such line,
  * the strings joined by ", "; a nested object with a label too, its text set with doc_set_textf() (""
- * otherwise): its children are only in JSON. A
+ * otherwise): its children are only in JSON. The label "" continues the line above: no key, the text
+ * aligned under the value above. A
  * table shows nothing while it has no rows; see DocTableText for the rest. Lines of text are shown as
  * they are. All text is escaped as table cells are: control characters as \xNN, so a line stays one line.
  *
@@ -36,7 +37,8 @@ typedef enum DocTableText {
         DOC_TABLE_GRID,         /* with its header (when there is a legend); a label is a title line above it,
                                  * shown with the legend only */
         DOC_TABLE_ROWS,         /* its rows alone, one a line; with a label, the lines continue a "Key: value"
-                                 * block: "Label: first row", then the next rows aligned under it */
+                                 * block: "Label: first row", then the next rows aligned under it (with
+                                 * the label "", every row so) */
         _DOC_TABLE_TEXT_MAX,
         _DOC_TABLE_TEXT_INVALID = -EINVAL,
 } DocTableText;

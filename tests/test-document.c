@@ -34,8 +34,8 @@ static void assert_renders(const DocNode *d, bool legend, const char *text, cons
 }
 
 /* A status-like "Key: value" block: every type, text-only and JSON-only fields, a text set instead of the
- * type's, a nested object and a list, rows continuing the block, a table shown in the text at one place
- * and in JSON at another, an empty one. */
+ * type's, a nested object and a list, rows continuing the block (also under the label ""), a table shown
+ * in the text at one place and in JSON at another, an empty one. */
 TEST(block) {
         static const TableColumn mount_columns[] = {
                 { "MOUNT", "mount" },
@@ -64,6 +64,8 @@ TEST(block) {
         ASSERT_OK(doc_add_double(d, "Score", "score", 0.1234, 2));
         ASSERT_OK(doc_add_string(d, "Wide 文字", NULL, "text only"));
         ASSERT_OK(doc_add_table(d, "Filesystems", NULL, fs, DOC_TABLE_ROWS));
+        ASSERT_OK(doc_add_table(d, "", NULL, fs, DOC_TABLE_ROWS));
+        ASSERT_OK(doc_add_string(d, "", NULL, "and more"));
         ASSERT_OK(doc_add_null(d, NULL, "nothing"));
         o = doc_add_object(d, "Queued", "queued");
         ASSERT_TRUE(o);
@@ -88,6 +90,9 @@ TEST(block) {
                        "  Wide 文字: text only\n"
                        "Filesystems: / (ext4)\n"
                        "             /a\\x0ab\n"
+                       "             / (ext4)\n"
+                       "             /a\\x0ab\n"
+                       "             and more\n"
                        "     Queued: since then\n"
                        "     Mounts: /, /home\n",
                        "{\"name\":\"x\\ty\",\"count\":42,\"bytes\":1536,\"when_usec\":0,\"took_usec\":4200000,"
