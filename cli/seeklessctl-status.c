@@ -16,20 +16,15 @@
 #include "output.h"
 #include "seeklessctl.h"
 
-/* The watched filesystems: "MOUNT (DEVICE, FSTYPE)" lines; {mount, device, fstype} in JSON. */
-static const TableColumn filesystem_columns[] = {
-        { "FILESYSTEM", "mount"  },
-        { NULL,         "device" },
-        { NULL,         "fstype" },
-        {}
-};
+/* A filesystem from Filesystems (reason NULL), RelocationOff (device, fstype NULL) or UnwatchedFilesystems. */
+typedef struct StatusFilesystem {
+        const char *mount, *device, *fstype, *reason;
+} StatusFilesystem;
 
-/* Where relocation is off: "off on MOUNT: REASON" lines; {mount, reason} in JSON. */
-static const TableColumn relocation_off_columns[] = {
-        { "RELOCATION", "mount"  },
-        { NULL,         "reason" },
-        {}
-};
+typedef struct StatusFilesystems {
+        StatusFilesystem *items;
+        size_t n, allocated;
+} StatusFilesystems;
 
 /* Strings point into the reply message. */
 typedef struct StatusInfo {
@@ -37,7 +32,7 @@ typedef struct StatusInfo {
         int boot_recording, optimizing;
         uint32_t active_launches, profiles, sessions, files;
         uint64_t events_received, overflows, database_size, optimization_id;
-        Table *filesystems, *relocation_off;
+        StatusFilesystems watched, relocation_off, unwatched;
         /* QueuedOptimization: when (0 = nothing queued) and which mount points (none = every one) */
         uint64_t queued_usec;
         const char **queued_mounts;
@@ -45,37 +40,41 @@ typedef struct StatusInfo {
 } StatusInfo;
 
 static void status_info_done(StatusInfo *info) {
-        table_free(info->filesystems);
-        table_free(info->relocation_off);
+        free(info->watched.items);
+        free(info->relocation_off.items);
+        free(info->unwatched.items);
         free(info->queued_mounts);
 }
 
-static int read_filesystem(sd_bus_message *m, void *userdata) {
-        const char *mount, *device, *fstype;
-        Table *t = userdata;
-        int r;
-
-        r = sd_bus_message_read(m, "(sss)", &mount, &device, &fstype);
-        if (r < 0)
-                return r;
-        if (table_add_string(t, mount) < 0 || table_set_textf(t, "%s (%s, %s)", mount, device, fstype) < 0 ||
-            table_add_string(t, device) < 0 || table_add_string(t, fstype) < 0)
+static int status_filesystems_add(StatusFilesystems *l, StatusFilesystem fs) {
+        if (GREEDY_REALLOC(l->items, l->allocated, l->n + 1) < 0)
                 return -ENOMEM;
+        l->items[l->n++] = fs;
         return 0;
 }
 
-static int read_relocation_off(sd_bus_message *m, void *userdata) {
-        const char *mount, *why;
-        Table *t = userdata;
+static int read_filesystem(sd_bus_message *m, void *userdata) {
+        StatusFilesystem fs = {};
         int r;
 
-        r = sd_bus_message_read(m, "(ss)", &mount, &why);
-        if (r < 0)
-                return r;
-        if (table_add_string(t, mount) < 0 || table_set_textf(t, "off on %s: %s", mount, why) < 0 ||
-            table_add_string(t, why) < 0)
-                return -ENOMEM;
-        return 0;
+        r = sd_bus_message_read(m, "(sss)", &fs.mount, &fs.device, &fs.fstype);
+        return r < 0 ? r : status_filesystems_add(userdata, fs);
+}
+
+static int read_relocation_off(sd_bus_message *m, void *userdata) {
+        StatusFilesystem fs = {};
+        int r;
+
+        r = sd_bus_message_read(m, "(ss)", &fs.mount, &fs.reason);
+        return r < 0 ? r : status_filesystems_add(userdata, fs);
+}
+
+static int read_unwatched(sd_bus_message *m, void *userdata) {
+        StatusFilesystem fs = {};
+        int r;
+
+        r = sd_bus_message_read(m, "(ssss)", &fs.mount, &fs.device, &fs.fstype, &fs.reason);
+        return r < 0 ? r : status_filesystems_add(userdata, fs);
 }
 
 static int read_queued_mount(sd_bus_message *m, void *userdata) {
@@ -135,11 +134,6 @@ static int read_status(sd_bus_message *m, StatusInfo *info) {
         };
         int r;
 
-        info->filesystems = table_new_columns(filesystem_columns);
-        info->relocation_off = table_new_columns(relocation_off_columns);
-        if (!info->filesystems || !info->relocation_off)
-                return -ENOMEM;
-
         r = sd_bus_message_enter_container(m, 'a', "{sv}");
         if (r < 0)
                 return r;
@@ -163,9 +157,11 @@ static int read_status(sd_bus_message *m, StatusInfo *info) {
                 }
                 if (!known) {
                         if (streq(name, "Filesystems"))
-                                r = bus_read_array(m, true, "(sss)", read_filesystem, info->filesystems);
+                                r = bus_read_array(m, true, "(sss)", read_filesystem, &info->watched);
                         else if (streq(name, "RelocationOff"))
-                                r = bus_read_array(m, true, "(ss)", read_relocation_off, info->relocation_off);
+                                r = bus_read_array(m, true, "(ss)", read_relocation_off, &info->relocation_off);
+                        else if (streq(name, "UnwatchedFilesystems"))
+                                r = bus_read_array(m, true, "(ssss)", read_unwatched, &info->unwatched);
                         else if (streq(name, "QueuedOptimization"))
                                 r = read_queued(m, info);
                         else
@@ -201,10 +197,93 @@ static char *join_mounts(const char *const *mounts, size_t n) {
         return s;
 }
 
+/* What seekless does on each filesystem, in plain words: "MOUNT (DEVICE, FSTYPE): records and relocates",
+ * "...: records; does not relocate: REASON" (watched: in JSON "filesystems", each with "relocates" and
+ * "relocation_off", the reason or null) or "...: neither: REASON" (in JSON "unwatched", each with
+ * "reason"). */
+static const TableColumn watched_columns[] = {
+        { "FILESYSTEM", "mount"          },
+        { NULL,         "device"         },
+        { NULL,         "fstype"         },
+        { NULL,         "relocates"      },
+        { NULL,         "relocation_off" },
+        {}
+};
+
+static const TableColumn unwatched_columns[] = {
+        { "FILESYSTEM", "mount"  },
+        { NULL,         "device" },
+        { NULL,         "fstype" },
+        { NULL,         "reason" },
+        {}
+};
+
+/* The relocation_off JSON array: {mount, reason}. */
+static const TableColumn relocation_off_columns[] = {
+        { NULL, "mount"  },
+        { NULL, "reason" },
+        {}
+};
+
+static const char *relocation_off_reason(const StatusInfo *info, const char *mount) {
+        for (size_t i = 0; i < info->relocation_off.n; i++)
+                if (streq(info->relocation_off.items[i].mount, mount))
+                        return info->relocation_off.items[i].reason;
+        return NULL;
+}
+
+/* "MOUNT (DEVICE, FSTYPE): VERDICTWHY"; mount, device and fstype in JSON. */
+static int filesystem_row(Table *t, const StatusFilesystem *fs, const char *verdict, const char *why) {
+        if (table_add_string(t, fs->mount) < 0 ||
+            table_set_textf(t, "%s (%s, %s): %s%s", fs->mount, fs->device, fs->fstype, verdict, why) < 0 ||
+            table_add_string(t, fs->device) < 0 || table_add_string(t, fs->fstype) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+/* NULL on OOM, as the two below. */
+static Table *watched_table(const StatusInfo *info) {
+        _cleanup_(table_freep) Table *t = table_new_columns(watched_columns);
+
+        for (size_t i = 0; t && i < info->watched.n; i++) {
+                const char *why = relocation_off_reason(info, info->watched.items[i].mount);
+
+                if (filesystem_row(t, &info->watched.items[i],
+                                   why ? "records; does not relocate: " : "records and relocates", why ?: "") < 0 ||
+                    table_add_bool(t, !why) < 0 || (why ? table_add_string(t, why) : table_add_null(t)) < 0)
+                        return NULL;
+        }
+        return TAKE_PTR(t);
+}
+
+static Table *unwatched_table(const StatusInfo *info) {
+        _cleanup_(table_freep) Table *t = table_new_columns(unwatched_columns);
+
+        for (size_t i = 0; t && i < info->unwatched.n; i++) {
+                const StatusFilesystem *fs = &info->unwatched.items[i];
+
+                if (filesystem_row(t, fs, "neither: ", fs->reason) < 0 || table_add_string(t, fs->reason) < 0)
+                        return NULL;
+        }
+        return TAKE_PTR(t);
+}
+
+static Table *relocation_off_table(const StatusInfo *info) {
+        _cleanup_(table_freep) Table *t = table_new_columns(relocation_off_columns);
+
+        for (size_t i = 0; t && i < info->relocation_off.n; i++)
+                if (table_add_string(t, info->relocation_off.items[i].mount) < 0 ||
+                    table_add_string(t, info->relocation_off.items[i].reason) < 0)
+                        return NULL;
+        return TAKE_PTR(t);
+}
+
 /* The status: a "Key: value" block, one JSON object (its fields in seeklessctl(1), JSON OUTPUT). What fails
  * while it is built, the document remembers: print_doc() says so. */
 static DocNode *status_doc(const StatusInfo *info) {
         _cleanup_(doc_freep) DocNode *d = doc_new();
+        _cleanup_(table_freep) Table *watched = watched_table(info), *unwatched = unwatched_table(info),
+                                     *off = relocation_off_table(info);
         DocNode *queued;
 
         doc_add_string(d, "Version", "version", info->version ?: "");
@@ -221,11 +300,11 @@ static DocNode *status_doc(const StatusInfo *info) {
         doc_add_uint(d, "Sessions", "sessions", info->sessions);
         doc_add_uint(d, "Files", "files", info->files);
         doc_add_bytes(d, "Database", "database_bytes", info->database_size);
-        /* the text lists the filesystems here, JSON last */
-        if (table_get_rows(info->filesystems) == 0)
+        /* the text lists the filesystems here, watched or not; JSON last */
+        if (info->watched.n + info->unwatched.n == 0)
                 doc_add_string(d, "Filesystems", NULL, "none");
-        else
-                doc_add_table(d, "Filesystems", NULL, info->filesystems, DOC_TABLE_ROWS);
+        doc_add_table(d, "Filesystems", NULL, watched, DOC_TABLE_ROWS);
+        doc_add_table(d, info->watched.n > 0 ? "" : "Filesystems", NULL, unwatched, DOC_TABLE_ROWS);
         doc_add_uint(d, "Events", "events_received", info->events_received);
         doc_set_textf(d, "%" PRIu64 " received, %" PRIu64 " overflows", info->events_received, info->overflows);
         doc_add_uint(d, NULL, "overflows", info->overflows);
@@ -248,8 +327,9 @@ static DocNode *status_doc(const StatusInfo *info) {
                 doc_add_strv(queued, NULL, "mounts", info->queued_mounts, info->n_queued_mounts);
         }
 
-        doc_add_table(d, "Relocation", "relocation_off", info->relocation_off, DOC_TABLE_ROWS);
-        doc_add_table(d, NULL, "filesystems", info->filesystems, DOC_TABLE_HIDDEN);
+        doc_add_table(d, NULL, "relocation_off", off, DOC_TABLE_HIDDEN);
+        doc_add_table(d, NULL, "filesystems", watched, DOC_TABLE_HIDDEN);
+        doc_add_table(d, NULL, "unwatched", unwatched, DOC_TABLE_HIDDEN);
         return TAKE_PTR(d);
 }
 
