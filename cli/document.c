@@ -156,7 +156,7 @@ int doc_add_strv(DocNode *o, const char *label, const char *key, const char *con
         if (!o)
                 return -ENOMEM;
         node = node_new(DOC_STRV, label, key);
-        if (!node || !(node->strv = calloc(n, sizeof *node->strv)))
+        if (!node || !(node->strv = calloc(n + 1, sizeof *node->strv)))
                 return doc_fail(o, -ENOMEM);
         for (size_t i = 0; i < n; i++) {
                 if (!(node->strv[i] = strdup(strv[i])))
