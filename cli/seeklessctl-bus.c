@@ -61,7 +61,29 @@ static int log_bus_call_error(const sd_bus_error *error, int r, const char *comm
         return log_error_errno(r, "Failed to %s: %m", what);
 }
 
+int bus_read_array(sd_bus_message *m, bool variant, const char *contents,
+                   int (*element)(sd_bus_message *m, void *userdata), void *userdata) {
+        char signature[64];
+        int r;
+
+        if ((size_t) snprintf(signature, sizeof signature, "a%s", contents) >= sizeof signature)
+                return -EINVAL;
+        if (variant && (r = sd_bus_message_enter_container(m, 'v', signature)) < 0)
+                return r;
+        r = sd_bus_message_enter_container(m, 'a', contents);
+        if (r < 0)
+                return r;
+        while ((r = sd_bus_message_at_end(m, false)) == 0)
+                if ((r = element(m, userdata)) < 0)
+                        return r;
+        if (r < 0 || (r = sd_bus_message_exit_container(m)) < 0)
+                return r;
+        return variant ? sd_bus_message_exit_container(m) : 0;
+}
+
 int log_parse_error(int r) {
+        if (r == -ENOMEM)
+                return log_oom();
         return log_error_errno(r, "Failed to parse the daemon's reply: %m");
 }
 

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* seeklessctl's output: a JSON document on stdout, and a table as text (with its legend) or as JSON. */
+/* seeklessctl's output: a JSON document on stdout, and a table or a document (document.h) as text (with its
+ * legend) or as JSON. */
 #include <errno.h>
 #include <stdio.h>
 
+#include "document.h"
 #include "json.h"
 #include "log.h"
 #include "output.h"
@@ -60,4 +62,21 @@ int print_list(const Table *t, const char *noun) {
         if (arg_legend)
                 printf("\n%zu %s%s listed.\n", n, noun, n == 1 ? "" : "s");
         return 0;
+}
+
+int print_doc(const DocNode *d) {
+        _cleanup_(json_writer_freep) JsonWriter *w = NULL;
+        int r;
+
+        if (!d)
+                return log_oom();
+        if (arg_json == JSON_OFF) {
+                r = doc_print(d, stdout, arg_legend);
+                return r < 0 ? log_table_error(r) : 0;
+        }
+        r = json_writer_new_stdout(&w);
+        if (r < 0)
+                return r;
+        r = doc_write_json(d, w);
+        return r == -ENOMEM ? log_oom() : json_done(w, r);
 }

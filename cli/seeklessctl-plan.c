@@ -10,48 +10,55 @@
 
 #include <systemd/sd-bus.h>
 
-#include "json.h"
+#include "document.h"
 #include "log.h"
 #include "macro.h"
 #include "output.h"
 #include "seeklessctl.h"
 
-int json_quality(JsonWriter *w, const Quality *q) {
-        int r;
+DocNode *quality_object(const Quality *q) {
+        DocNode *o = doc_new();
 
-        if ((r = json_begin_object(w)) >= 0 &&
-            (r = json_key_uint(w, "files", q->files)) >= 0 &&
-            (r = json_key_uint(w, "extents", q->extents)) >= 0 &&
-            (r = json_key_uint(w, "discontinuities", q->discontinuities)) >= 0 &&
-            (r = json_key_uint(w, "span", q->span)) >= 0 &&
-            (r = json_key_double(w, "modeled_read_ms", q->modeled_read_ms)) >= 0)
-                r = json_end_object(w);
-        return r;
+        doc_add_uint(o, NULL, "files", q->files);
+        doc_add_uint(o, NULL, "extents", q->extents);
+        doc_add_uint(o, NULL, "discontinuities", q->discontinuities);
+        doc_add_uint(o, NULL, "span", q->span);
+        doc_add_double(o, NULL, "modeled_read_ms", q->modeled_read_ms, 1);
+        return o;
 }
 
-int read_skipped(sd_bus_message *m, bool with_retry, Skipped **ret, size_t *ret_n) {
-        _cleanup_free_ Skipped *skipped = NULL;
-        size_t n = 0, allocated = 0;
+typedef struct SkippedList {
+        bool with_retry;
+        Skipped *items;
+        size_t n, allocated;
+} SkippedList;
+
+static int read_one_skipped(sd_bus_message *m, void *userdata) {
+        SkippedList *l = userdata;
         Skipped k = {};
         int r;
 
-        r = sd_bus_message_enter_container(m, 'a', with_retry ? "(ssb)" : "(ss)");
+        r = l->with_retry ? sd_bus_message_read(m, "(ssb)", &k.path, &k.reason, &k.retry)
+                          : sd_bus_message_read(m, "(ss)", &k.path, &k.reason);
         if (r < 0)
                 return r;
-        while ((r = with_retry ? sd_bus_message_read(m, "(ssb)", &k.path, &k.reason, &k.retry)
-                               : sd_bus_message_read(m, "(ss)", &k.path, &k.reason)) > 0) {
-                if (GREEDY_REALLOC(skipped, allocated, n + 1) < 0)
-                        return -ENOMEM;
-                skipped[n++] = k;
-        }
-        if (r < 0)
-                return r;
-        r = sd_bus_message_exit_container(m);
-        if (r < 0)
-                return r;
+        if (GREEDY_REALLOC(l->items, l->allocated, l->n + 1) < 0)
+                return -ENOMEM;
+        l->items[l->n++] = k;
+        return 0;
+}
 
-        *ret = TAKE_PTR(skipped);
-        *ret_n = n;
+int read_skipped(sd_bus_message *m, bool with_retry, Skipped **ret, size_t *ret_n) {
+        SkippedList l = { .with_retry = with_retry };
+        int r;
+
+        r = bus_read_array(m, false, with_retry ? "(ssb)" : "(ss)", read_one_skipped, &l);
+        if (r < 0) {
+                free(l.items);
+                return r;
+        }
+        *ret = l.items;
+        *ret_n = l.n;
         return 0;
 }
 
@@ -94,16 +101,14 @@ static const char *glyph_arrow(void) {
 }
 
 
-typedef struct PlanFilesystem {
-        const char *mount;
-        int in_place;
-        uint64_t files, bytes;
-} PlanFilesystem;
-
-typedef struct PlanProfile {
-        const char *name;
-        Quality now, expected;
-} PlanProfile;
+/* Per filesystem "MOUNT: N files, SIZE to move" or "MOUNT: already in place"; the rest only in JSON. */
+static const TableColumn plan_filesystem_columns[] = {
+        { "FILESYSTEM", "mount"    },
+        { NULL,         "in_place" },
+        { NULL,         "files"    },
+        { NULL,         "bytes"    },
+        {}
+};
 
 /* The files to move: a POS column for the text, the mount point for JSON. */
 static const TableColumn plan_file_columns[] = {
@@ -115,177 +120,129 @@ static const TableColumn plan_file_columns[] = {
         {}
 };
 
-/* Arrays own nothing but themselves: strings point into the reply. */
+/* Per profile its layout quality now and as expected: "NOW → EXPECTED" in the text, two objects in JSON. */
+static const TableColumn plan_profile_columns[] = {
+        { "NAME",    "name"                         },
+        { "FILES",   NULL,       TABLE_ALIGN_RIGHT  },
+        { "EXTENTS", NULL,       TABLE_ALIGN_RIGHT  },
+        { "DISCONT", NULL,       TABLE_ALIGN_RIGHT  },
+        { "SPAN",    NULL,       TABLE_ALIGN_RIGHT  },
+        { "MODELED", NULL,       TABLE_ALIGN_RIGHT  },
+        { NULL,      "now"                          },
+        { NULL,      "expected"                     },
+        {}
+};
+
 typedef struct Plan {
-        PlanFilesystem *filesystems;
-        Table *files, *skipped;
-        PlanProfile *profiles;
-        size_t n_filesystems, n_profiles;
+        Table *filesystems, *files, *skipped, *profiles;
+        const char *arrow;
 } Plan;
 
 static void plan_done(Plan *p) {
-        free(p->filesystems);
+        table_free(p->filesystems);
         table_free(p->files);
         table_free(p->skipped);
-        free(p->profiles);
+        table_free(p->profiles);
+}
+
+static int read_plan_filesystem(sd_bus_message *m, void *userdata) {
+        Table *t = ((Plan *) userdata)->filesystems;
+        char size[FORMAT_BYTES_MAX];
+        const char *mount;
+        uint64_t files, bytes;
+        int in_place, r;
+
+        r = sd_bus_message_read(m, "(sbtt)", &mount, &in_place, &files, &bytes);
+        if (r < 0)
+                return r;
+        if (table_add_string(t, mount) < 0 ||
+            (in_place ? table_set_textf(t, "%s: already in place", mount)
+                      : table_set_textf(t, "%s: %" PRIu64 " file%s, %s to move", mount, files, files == 1 ? "" : "s",
+                                        format_bytes(size, sizeof size, bytes))) < 0 ||
+            table_add_bool(t, in_place) < 0 || table_add_uint(t, files) < 0 || table_add_bytes(t, bytes) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+static int read_plan_file(sd_bus_message *m, void *userdata) {
+        Table *t = ((Plan *) userdata)->files;
+        const char *mount, *path, *profile;
+        uint64_t size;
+        int r;
+
+        r = sd_bus_message_read(m, "(ssst)", &mount, &path, &profile, &size);
+        if (r < 0)
+                return r;
+        if (table_add_uint(t, table_get_rows(t) + 1) < 0 || table_add_string(t, mount) < 0 ||
+            table_add_string(t, path) < 0 || table_add_string(t, profile) < 0 || table_add_bytes(t, size) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+static int read_plan_profile(sd_bus_message *m, void *userdata) {
+        Plan *p = userdata;
+        Table *t = p->profiles;
+        char span_a[FORMAT_BYTES_MAX], span_b[FORMAT_BYTES_MAX];
+        const char *name;
+        Quality a, b;
+        int r;
+
+        r = sd_bus_message_read(m, "(s" QUALITY_TYPES QUALITY_TYPES ")", &name, QUALITY_ARGS(&a), QUALITY_ARGS(&b));
+        if (r < 0)
+                return r;
+        if (table_add_string(t, name) < 0 || table_add_uint(t, a.files) < 0 ||
+            table_add_cellf(t, "%" PRIu64 " %s %" PRIu64, a.extents, p->arrow, b.extents) < 0 ||
+            table_add_cellf(t, "%" PRIu64 " %s %" PRIu64, a.discontinuities, p->arrow, b.discontinuities) < 0 ||
+            table_add_cellf(t, "%s %s %s", format_bytes(span_a, sizeof span_a, a.span), p->arrow,
+                            format_bytes(span_b, sizeof span_b, b.span)) < 0 ||
+            table_add_cellf(t, "%.1f ms %s %.1f ms", a.modeled_read_ms, p->arrow, b.modeled_read_ms) < 0 ||
+            table_add_object(t, quality_object(&a)) < 0 || table_add_object(t, quality_object(&b)) < 0)
+                return -ENOMEM;
+        return 0;
 }
 
 static int read_plan(sd_bus_message *m, Plan *p) {
         _cleanup_free_ Skipped *skipped = NULL;
-        const char *mount, *path, *profile;
-        size_t allocated, n_skipped;
-        uint64_t size;
+        size_t n_skipped;
         int r;
 
-        r = sd_bus_message_enter_container(m, 'a', "(sbtt)");
-        if (r < 0)
-                return r;
-        allocated = 0;
-        for (PlanFilesystem f;
-             (r = sd_bus_message_read(m, "(sbtt)", &f.mount, &f.in_place, &f.files, &f.bytes)) > 0;) {
-                if (GREEDY_REALLOC(p->filesystems, allocated, p->n_filesystems + 1) < 0)
-                        return -ENOMEM;
-                p->filesystems[p->n_filesystems++] = f;
-        }
-        if (r < 0 || (r = sd_bus_message_exit_container(m)) < 0)
-                return r;
-
-        r = sd_bus_message_enter_container(m, 'a', "(ssst)");
-        if (r < 0)
-                return r;
+        p->arrow = glyph_arrow();
+        p->filesystems = table_new_columns(plan_filesystem_columns);
         p->files = table_new_columns(plan_file_columns);
-        if (!p->files)
+        p->profiles = table_new_columns(plan_profile_columns);
+        if (!p->filesystems || !p->files || !p->profiles)
                 return -ENOMEM;
-        while ((r = sd_bus_message_read(m, "(ssst)", &mount, &path, &profile, &size)) > 0)
-                if (table_add_uint(p->files, table_get_rows(p->files) + 1) < 0 || table_add_string(p->files, mount) < 0 ||
-                    table_add_string(p->files, path) < 0 || table_add_string(p->files, profile) < 0 ||
-                    table_add_bytes(p->files, size) < 0)
-                        return -ENOMEM;
-        if (r < 0 || (r = sd_bus_message_exit_container(m)) < 0)
-                return r;
 
-        r = read_skipped(m, true, &skipped, &n_skipped);
+        r = bus_read_array(m, false, "(sbtt)", read_plan_filesystem, p);
+        if (r >= 0)
+                r = bus_read_array(m, false, "(ssst)", read_plan_file, p);
+        if (r >= 0)
+                r = read_skipped(m, true, &skipped, &n_skipped);
         if (r >= 0)
                 r = skipped_table(skipped, n_skipped, true, &p->skipped);
-        if (r < 0)
-                return r;
-
-        r = sd_bus_message_enter_container(m, 'a', "(s" QUALITY_TYPES QUALITY_TYPES ")");
-        if (r < 0)
-                return r;
-        allocated = 0;
-        for (PlanProfile q;
-             (r = sd_bus_message_read(m, "(s" QUALITY_TYPES QUALITY_TYPES ")", &q.name, QUALITY_ARGS(&q.now),
-                                      QUALITY_ARGS(&q.expected))) > 0;) {
-                if (GREEDY_REALLOC(p->profiles, allocated, p->n_profiles + 1) < 0)
-                        return -ENOMEM;
-                p->profiles[p->n_profiles++] = q;
-        }
-        if (r < 0)
-                return r;
-        return sd_bus_message_exit_container(m);
+        if (r >= 0)
+                r = bus_read_array(m, false, "(s" QUALITY_TYPES QUALITY_TYPES ")", read_plan_profile, p);
+        return r;
 }
 
-static int plan_json(const Plan *p) {
-        _cleanup_(json_writer_freep) JsonWriter *w = NULL;
-        int r;
+/* The filesystems' lines; after an empty line each: the files to move, "Skipped:" and the files left out
+ * ("(will retry)" after the reasons of files worth retrying), the profiles' layout quality. One JSON object
+ * of four arrays: seeklessctl(1), JSON OUTPUT. */
+static DocNode *plan_doc(const Plan *p) {
+        _cleanup_(doc_freep) DocNode *d = doc_new();
 
-        r = json_writer_new_stdout(&w);
-        if (r < 0)
-                return r;
-
-        if ((r = json_begin_object(w)) < 0 || (r = json_key(w, "filesystems")) < 0 ||
-            (r = json_begin_array(w)) < 0)
-                return json_done(w, r);
-        for (size_t i = 0; r >= 0 && i < p->n_filesystems; i++)
-                if ((r = json_begin_object(w)) >= 0 &&
-                    (r = json_key_string(w, "mount", p->filesystems[i].mount)) >= 0 &&
-                    (r = json_key_bool(w, "in_place", p->filesystems[i].in_place)) >= 0 &&
-                    (r = json_key_uint(w, "files", p->filesystems[i].files)) >= 0 &&
-                    (r = json_key_uint(w, "bytes", p->filesystems[i].bytes)) >= 0)
-                        r = json_end_object(w);
-        if (r < 0 || (r = json_end_array(w)) < 0 ||
-            (r = json_key(w, "files")) < 0 || (r = table_write_json(p->files, w)) < 0 ||
-            (r = json_key(w, "skipped")) < 0 || (r = table_write_json(p->skipped, w)) < 0 ||
-            (r = json_key(w, "profiles")) < 0 || (r = json_begin_array(w)) < 0)
-                return json_done(w, r);
-        for (size_t i = 0; r >= 0 && i < p->n_profiles; i++)
-                if ((r = json_begin_object(w)) >= 0 &&
-                    (r = json_key_string(w, "name", p->profiles[i].name)) >= 0 &&
-                    (r = json_key(w, "now")) >= 0 &&
-                    (r = json_quality(w, &p->profiles[i].now)) >= 0 &&
-                    (r = json_key(w, "expected")) >= 0 &&
-                    (r = json_quality(w, &p->profiles[i].expected)) >= 0)
-                        r = json_end_object(w);
-        if (r >= 0 && (r = json_end_array(w)) >= 0)
-                r = json_end_object(w);
-
-        return json_done(w, r);
-}
-
-/* "Skipped:" and a PATH REASON table; "(will retry)" after the reasons of files worth retrying. */
-static int skipped_human(const Table *skipped) {
-        if (table_get_rows(skipped) == 0)
-                return 0;
-
-        if (arg_legend)
-                puts("\nSkipped:");
-        else
-                putchar('\n');
-        return print_table(skipped);
-}
-
-static int plan_human(const Plan *p) {
-        _cleanup_(table_freep) Table *quality = NULL;
-        const char *arrow = glyph_arrow();
-        char size[FORMAT_BYTES_MAX];
-        int r = 0;
-
-        if (p->n_filesystems == 0 && arg_legend)
-                puts("No filesystems to optimize.");
-        for (size_t i = 0; i < p->n_filesystems; i++)
-                if (p->filesystems[i].in_place)
-                        printf("%s: already in place\n", p->filesystems[i].mount);
-                else
-                        printf("%s: %" PRIu64 " file%s, %s to move\n", p->filesystems[i].mount,
-                               p->filesystems[i].files, p->filesystems[i].files == 1 ? "" : "s",
-                               format_bytes(size, sizeof size, p->filesystems[i].bytes));
-
-        if (table_get_rows(p->files) > 0) {
-                putchar('\n');
-                r = print_table(p->files);
-                if (r < 0)
-                        return r;
+        doc_add_table(d, NULL, "filesystems", p->filesystems, DOC_TABLE_ROWS);
+        if (table_get_rows(p->filesystems) == 0) {
+                doc_add_linef(d, "No filesystems to optimize.");
+                doc_set_flags(d, DOC_LEGEND);
         }
-
-        r = skipped_human(p->skipped);
-        if (r < 0 || p->n_profiles == 0)
-                return r;
-
-        quality = table_new("NAME", "FILES", "EXTENTS", "DISCONT", "SPAN", "MODELED");
-        if (!quality)
-                return log_oom();
-        for (size_t c = 1; c <= 5; c++)
-                (void) table_set_align(quality, c, TABLE_ALIGN_RIGHT);
-        for (size_t i = 0; r >= 0 && i < p->n_profiles; i++) {
-                const Quality *a = &p->profiles[i].now, *b = &p->profiles[i].expected;
-                char span_a[FORMAT_BYTES_MAX], span_b[FORMAT_BYTES_MAX];
-
-                if ((r = table_add_cell(quality, p->profiles[i].name)) >= 0 &&
-                    (r = table_add_cellf(quality, "%" PRIu64, a->files)) >= 0 &&
-                    (r = table_add_cellf(quality, "%" PRIu64 " %s %" PRIu64, a->extents, arrow, b->extents)) >= 0 &&
-                    (r = table_add_cellf(quality, "%" PRIu64 " %s %" PRIu64, a->discontinuities, arrow,
-                                         b->discontinuities)) >= 0 &&
-                    (r = table_add_cellf(quality, "%s %s %s", format_bytes(span_a, sizeof span_a, a->span), arrow,
-                                         format_bytes(span_b, sizeof span_b, b->span))) >= 0)
-                        r = table_add_cellf(quality, "%.1f ms %s %.1f ms", a->modeled_read_ms, arrow,
-                                            b->modeled_read_ms);
-        }
-        if (r >= 0) {
-                putchar('\n');
-                r = table_print(quality, stdout, arg_legend);
-        }
-        return r < 0 ? log_table_error(r) : 0;
+        doc_add_table(d, NULL, "files", p->files, DOC_TABLE_GRID);
+        doc_set_flags(d, DOC_BLANK_LINE);
+        doc_add_table(d, "Skipped:", "skipped", p->skipped, DOC_TABLE_GRID);
+        doc_set_flags(d, DOC_BLANK_LINE);
+        doc_add_table(d, NULL, "profiles", p->profiles, DOC_TABLE_GRID);
+        doc_set_flags(d, DOC_BLANK_LINE);
+        return TAKE_PTR(d);
 }
 
 int run_plan(sd_bus *bus, char **mounts, const char *command) {
@@ -298,10 +255,12 @@ int run_plan(sd_bus *bus, char **mounts, const char *command) {
                 return r;
 
         r = read_plan(reply, &p);
-        if (r < 0)
-                r = r == -ENOMEM ? log_oom() : log_parse_error(r);
-        else
-                r = arg_json != JSON_OFF ? plan_json(&p) : plan_human(&p);
+        if (r >= 0) {
+                _cleanup_(doc_freep) DocNode *d = plan_doc(&p);
+
+                r = print_doc(d);
+        } else
+                r = log_parse_error(r);
         plan_done(&p);
         return r;
 }

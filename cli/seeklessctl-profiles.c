@@ -9,6 +9,7 @@
 #include <systemd/sd-bus.h>
 
 #include "bus-names.h"
+#include "document.h"
 #include "json.h"
 #include "log.h"
 #include "macro.h"
@@ -26,43 +27,50 @@ static const TableColumn profile_columns[] = {
         {}
 };
 
-int verb_profiles(int argc, char *argv[], void *userdata) {
-        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        _cleanup_(table_freep) Table *t = NULL;
+static int read_profile(sd_bus_message *m, void *userdata) {
         const char *name, *kind;
         uint32_t sessions, files;
         uint64_t bytes, updated_usec;
+        Table *t = userdata;
+        int r;
+
+        r = sd_bus_message_read(m, "(ssuutt)", &name, &kind, &sessions, &files, &bytes, &updated_usec);
+        if (r < 0)
+                return r;
+        if (table_add_string(t, name) < 0 || table_add_string(t, kind) < 0 || table_add_uint(t, sessions) < 0 ||
+            table_add_uint(t, files) < 0 || table_add_bytes(t, bytes) < 0 || table_add_timestamp(t, updated_usec) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+/* A list the daemon's method member (without arguments) returns, an array of contents, as a table of the
+ * columns, a row of each element read by element(), shown as print_list() shows a list of nouns. */
+static int list_verb(const char *command, const char *member, const char *what, const TableColumn *columns,
+                     const char *contents, int (*element)(sd_bus_message *m, void *userdata), const char *noun) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(table_freep) Table *t = NULL;
         int r;
 
         r = acquire_bus(&bus);
         if (r < 0)
                 return r;
-
-        r = call_daemon(bus, SEEKLESS_BUS_INTERFACE, "ListProfiles", argv[0], "list profiles", NULL, &reply,
-                        NULL);
+        r = call_daemon(bus, SEEKLESS_BUS_INTERFACE, member, command, what, NULL, &reply, NULL);
         if (r < 0)
                 return r;
 
-        t = table_new_columns(profile_columns);
+        t = table_new_columns(columns);
         if (!t)
                 return log_oom();
-        r = sd_bus_message_enter_container(reply, 'a', "(ssuutt)");
+        r = bus_read_array(reply, false, contents, element, t);
         if (r < 0)
                 return log_parse_error(r);
-        while ((r = sd_bus_message_read(reply, "(ssuutt)", &name, &kind, &sessions, &files, &bytes,
-                                        &updated_usec)) > 0)
-                if (table_add_string(t, name) < 0 || table_add_string(t, kind) < 0 ||
-                    table_add_uint(t, sessions) < 0 || table_add_uint(t, files) < 0 ||
-                    table_add_bytes(t, bytes) < 0 || table_add_timestamp(t, updated_usec) < 0)
-                        return log_oom();
-        if (r < 0)
-                return log_parse_error(r);
-        r = sd_bus_message_exit_container(reply);
-        if (r < 0)
-                return log_parse_error(r);
+        return print_list(t, noun);
+}
 
-        return print_list(t, "profile");
+int verb_profiles(int argc, char *argv[], void *userdata) {
+        return list_verb(argv[0], "ListProfiles", "list profiles", profile_columns, "(ssuutt)", read_profile,
+                         "profile");
 }
 
 /* ---------------------------------------------------------------------------------------------------- */
@@ -77,47 +85,53 @@ static const TableColumn file_columns[] = {
         {}
 };
 
-/* {"name": ..., "kind": ..., "files": [the table]} */
-static int show_json(const char *name, const char *kind, const Table *files) {
-        _cleanup_(json_writer_freep) JsonWriter *w = NULL;
+/* A profile's files, and their total size. */
+typedef struct ProfileFiles {
+        Table *table;
+        uint64_t total;
+} ProfileFiles;
+
+static int read_profile_file(sd_bus_message *m, void *userdata) {
+        ProfileFiles *p = userdata;
+        Table *t = p->table;
+        const char *path;
+        uint64_t size;
+        uint32_t seen;
+        double score;
         int r;
 
-        r = json_writer_new_stdout(&w);
+        r = sd_bus_message_read(m, "(stud)", &path, &size, &seen, &score);
         if (r < 0)
                 return r;
-
-        if ((r = json_begin_object(w)) >= 0 &&
-            (r = json_key_string(w, "name", name)) >= 0 &&
-            (r = json_key_string(w, "kind", kind)) >= 0 &&
-            (r = json_key(w, "files")) >= 0 &&
-            (r = table_write_json(files, w)) >= 0)
-                r = json_end_object(w);
-
-        return json_done(w, r);
+        if (table_add_uint(t, table_get_rows(t) + 1) < 0 || table_add_string(t, path) < 0 ||
+            table_add_bytes(t, size) < 0 || table_add_uint(t, seen) < 0 || table_add_double(t, score, 3) < 0)
+                return -ENOMEM;
+        p->total += size;
+        return 0;
 }
 
-/* "NAME (KIND), N files, SIZE" and the table. */
-static int show_human(const char *name, const char *kind, const Table *files, uint64_t total) {
-        size_t n = table_get_rows(files);
+/* The legend "NAME (KIND), N files, SIZE" and the table; {"name", "kind", "files": [the table]}. */
+static DocNode *profile_doc(const char *name, const char *kind, const ProfileFiles *files) {
+        _cleanup_(doc_freep) DocNode *d = doc_new();
+        size_t n = table_get_rows(files->table);
         char size[FORMAT_BYTES_MAX];
 
-        if (arg_legend)
-                printf("%s (%s), %zu file%s, %s\n", name, kind, n, n == 1 ? "" : "s",
-                       format_bytes(size, sizeof size, total));
-        if (n == 0)
-                return 0;
-        return print_table(files);
+        doc_add_string(d, NULL, "name", name);
+        doc_add_string(d, NULL, "kind", kind);
+        doc_add_linef(d, "%s (%s), %zu file%s, %s", name, kind, n, n == 1 ? "" : "s",
+                      format_bytes(size, sizeof size, files->total));
+        doc_set_flags(d, DOC_LEGEND);
+        doc_add_table(d, NULL, "files", files->table, DOC_TABLE_GRID);
+        return TAKE_PTR(d);
 }
 
 int verb_show(int argc, char *argv[], void *userdata) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        _cleanup_(table_freep) Table *t = NULL;
+        _cleanup_(doc_freep) DocNode *d = NULL;
         _cleanup_free_ char *what = NULL, *name = arg_to_bus(argv[1]);
-        const char *kind, *path;
-        uint64_t size, total = 0;
-        uint32_t seen;
-        double score;
+        ProfileFiles files = {};
+        const char *kind;
         int r;
 
         if (!name)
@@ -135,28 +149,19 @@ int verb_show(int argc, char *argv[], void *userdata) {
         if (r < 0)
                 return r;
 
-        t = table_new_columns(file_columns);
-        if (!t)
+        files.table = table_new_columns(file_columns);
+        if (!files.table)
                 return log_oom();
         r = sd_bus_message_read(reply, "s", &kind);
-        if (r < 0)
-                return log_parse_error(r);
-        r = sd_bus_message_enter_container(reply, 'a', "(stud)");
-        if (r < 0)
-                return log_parse_error(r);
-        while ((r = sd_bus_message_read(reply, "(stud)", &path, &size, &seen, &score)) > 0) {
-                if (table_add_uint(t, table_get_rows(t) + 1) < 0 || table_add_string(t, path) < 0 ||
-                    table_add_bytes(t, size) < 0 || table_add_uint(t, seen) < 0 || table_add_double(t, score, 3) < 0)
-                        return log_oom();
-                total += size;
-        }
-        if (r < 0)
-                return log_parse_error(r);
-        r = sd_bus_message_exit_container(reply);
-        if (r < 0)
-                return log_parse_error(r);
-
-        return arg_json != JSON_OFF ? show_json(name, kind, t) : show_human(name, kind, t, total);
+        if (r >= 0)
+                r = bus_read_array(reply, false, "(stud)", read_profile_file, &files);
+        if (r >= 0) {
+                d = profile_doc(name, kind, &files);
+                r = print_doc(d);
+        } else
+                r = log_parse_error(r);
+        table_free(files.table);
+        return r;
 }
 
 /* ---------------------------------------------------------------------------------------------------- */
@@ -174,46 +179,29 @@ static const TableColumn session_columns[] = {
         {}
 };
 
-int verb_sessions(int argc, char *argv[], void *userdata) {
-        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        _cleanup_(table_freep) Table *t = NULL;
+static int read_session(sd_bus_message *m, void *userdata) {
         const char *profile, *kind, *boot_id;
         uint64_t id, started_usec, duration_usec;
         uint32_t files;
-        int complete;
-        int r;
+        Table *t = userdata;
+        int complete, r;
 
-        r = acquire_bus(&bus);
+        r = sd_bus_message_read(m, "(tsssttub)", &id, &profile, &kind, &boot_id, &started_usec, &duration_usec,
+                                &files, &complete);
         if (r < 0)
                 return r;
+        /* the boot ID in full in JSON, its first 8 characters in the table */
+        if (table_add_uint(t, id) < 0 || table_add_string(t, profile) < 0 || table_add_string(t, kind) < 0 ||
+            table_add_string(t, boot_id) < 0 || table_set_textf(t, "%.8s", boot_id) < 0 ||
+            table_add_timestamp(t, started_usec) < 0 || table_add_timespan(t, duration_usec) < 0 ||
+            table_add_uint(t, files) < 0 || table_add_bool(t, complete) < 0)
+                return -ENOMEM;
+        return 0;
+}
 
-        r = call_daemon(bus, SEEKLESS_BUS_INTERFACE, "ListSessions", argv[0], "list sessions", NULL, &reply,
-                        NULL);
-        if (r < 0)
-                return r;
-
-        t = table_new_columns(session_columns);
-        if (!t)
-                return log_oom();
-        r = sd_bus_message_enter_container(reply, 'a', "(tsssttub)");
-        if (r < 0)
-                return log_parse_error(r);
-        while ((r = sd_bus_message_read(reply, "(tsssttub)", &id, &profile, &kind, &boot_id, &started_usec,
-                                        &duration_usec, &files, &complete)) > 0)
-                /* the boot ID in full in JSON, its first 8 characters in the table */
-                if (table_add_uint(t, id) < 0 || table_add_string(t, profile) < 0 || table_add_string(t, kind) < 0 ||
-                    table_add_string(t, boot_id) < 0 || table_set_textf(t, "%.8s", boot_id) < 0 ||
-                    table_add_timestamp(t, started_usec) < 0 || table_add_timespan(t, duration_usec) < 0 ||
-                    table_add_uint(t, files) < 0 || table_add_bool(t, complete) < 0)
-                        return log_oom();
-        if (r < 0)
-                return log_parse_error(r);
-        r = sd_bus_message_exit_container(reply);
-        if (r < 0)
-                return log_parse_error(r);
-
-        return print_list(t, "session");
+int verb_sessions(int argc, char *argv[], void *userdata) {
+        return list_verb(argv[0], "ListSessions", "list sessions", session_columns, "(tsssttub)", read_session,
+                         "session");
 }
 
 /* ---------------------------------------------------------------------------------------------------- */

@@ -12,7 +12,7 @@
 #include <systemd/sd-bus.h>
 
 #include "bus-names.h"
-#include "json.h"
+#include "document.h"
 #include "log.h"
 #include "macro.h"
 #include "output.h"
@@ -26,95 +26,84 @@ typedef struct ReportInfo {
         uint64_t before_usec;   /* when "before" was taken; 0: never optimized, before is meaningless */
 } ReportInfo;
 
-static int report_json(const ReportInfo *p, size_t n) {
-        _cleanup_(json_writer_freep) JsonWriter *w = NULL;
-        int r;
-
-        r = json_writer_new_stdout(&w);
-        if (r < 0)
-                return r;
-
-        r = json_begin_array(w);
-        for (size_t i = 0; r >= 0 && i < n; i++)
-                if ((r = json_begin_object(w)) >= 0 &&
-                    (r = json_key_string(w, "name", p[i].name)) >= 0 &&
-                    (r = json_key_uint(w, "files", p[i].now.files)) >= 0 &&
-                    (r = json_key_uint(w, "extents", p[i].now.extents)) >= 0 &&
-                    (r = json_key_uint(w, "discontinuities", p[i].now.discontinuities)) >= 0 &&
-                    (r = json_key_uint(w, "span", p[i].now.span)) >= 0 &&
-                    (r = json_key_double(w, "modeled_read_ms", p[i].now.modeled_read_ms)) >= 0 &&
-                    (r = json_key(w, "before")) >= 0 &&
-                    (r = p[i].before_usec > 0 ? json_quality(w, &p[i].before) : json_null(w)) >= 0 &&
-                    (r = json_key_uint(w, "before_taken_usec", p[i].before_usec)) >= 0)
-                        r = json_end_object(w);
-        if (r >= 0)
-                r = json_end_array(w);
-
-        return json_done(w, r);
-}
-
-/* Text only: the JSON has the "before" quality whole, as an object (see report_json()). */
+/* The quality now (in JSON the object's own fields), the modeled read time of "before" and when it was
+ * taken ("-" for a profile never optimized: null and 0 in JSON, where "before" is the whole quality). */
 static const TableColumn report_columns[] = {
-        { "NAME"                          },
-        { "FILES",      NULL, TABLE_ALIGN_RIGHT },
-        { "EXTENTS",    NULL, TABLE_ALIGN_RIGHT },
-        { "DISCONT",    NULL, TABLE_ALIGN_RIGHT },
-        { "SPAN",       NULL, TABLE_ALIGN_RIGHT },
-        { "MODELED-MS", NULL, TABLE_ALIGN_RIGHT },
-        { "BEFORE-MS",  NULL, TABLE_ALIGN_RIGHT },
-        { "CHANGED"                       },
+        { "NAME",       "name"                                 },
+        { "FILES",      "files",             TABLE_ALIGN_RIGHT },
+        { "EXTENTS",    "extents",           TABLE_ALIGN_RIGHT },
+        { "DISCONT",    "discontinuities",   TABLE_ALIGN_RIGHT },
+        { "SPAN",       "span",              TABLE_ALIGN_RIGHT },
+        { "MODELED-MS", "modeled_read_ms",   TABLE_ALIGN_RIGHT },
+        { "BEFORE-MS",  "before",            TABLE_ALIGN_RIGHT },
+        { "CHANGED",    "before_taken_usec"                    },
         {}
 };
 
-static int report_human(const ReportInfo *p, size_t n) {
-        _cleanup_(table_freep) Table *t = NULL;
-        int r = 0;
+/* The rows, and the first profile's figures for the picture. */
+typedef struct Report {
+        Table *table;
+        ReportInfo first;
+} Report;
 
-        t = table_new_columns(report_columns);
-        if (!t)
-                return log_oom();
-
-        for (size_t i = 0; r >= 0 && i < n; i++) {
-                if ((r = table_add_string(t, p[i].name)) >= 0 &&
-                    (r = table_add_uint(t, p[i].now.files)) >= 0 &&
-                    (r = table_add_uint(t, p[i].now.extents)) >= 0 &&
-                    (r = table_add_uint(t, p[i].now.discontinuities)) >= 0 &&
-                    (r = table_add_bytes(t, p[i].now.span)) >= 0 &&
-                    (r = table_add_double(t, p[i].now.modeled_read_ms, 1)) >= 0) {
-                        if (p[i].before_usec == 0)
-                                (void) ((r = table_add_cell(t, "-")) >= 0 && (r = table_add_cell(t, "-")) >= 0);
-                        else if ((r = table_add_double(t, p[i].before.modeled_read_ms, 1)) >= 0)
-                                r = table_add_timestamp(t, p[i].before_usec);
-                }
-        }
-        if (r < 0)
-                return log_table_error(r);
-
-        return print_list(t, "profile");
+static int report_row(Table *t, const ReportInfo *p) {
+        if (table_add_string(t, p->name) < 0 || table_add_uint(t, p->now.files) < 0 ||
+            table_add_uint(t, p->now.extents) < 0 || table_add_uint(t, p->now.discontinuities) < 0 ||
+            table_add_bytes(t, p->now.span) < 0 || table_add_double(t, p->now.modeled_read_ms, 1) < 0)
+                return -ENOMEM;
+        if (p->before_usec == 0)
+                return table_add_null(t) < 0 || table_set_textf(t, "-") < 0 ||
+                       table_add_timestamp(t, 0) < 0 || table_set_textf(t, "-") < 0 ? -ENOMEM : 0;
+        return table_add_object(t, quality_object(&p->before)) < 0 ||
+               table_set_textf(t, "%.1f", p->before.modeled_read_ms) < 0 ||
+               table_add_timestamp(t, p->before_usec) < 0 ? -ENOMEM : 0;
 }
 
-static int read_extents(sd_bus_message *m, SvgExtent **ret, size_t *ret_n) {
-        _cleanup_free_ SvgExtent *e = NULL;
-        size_t n = 0, allocated = 0;
+static int read_report_row(sd_bus_message *m, void *userdata) {
+        Report *report = userdata;
+        ReportInfo p;
+        int r;
+
+        r = sd_bus_message_read(m, "(s" QUALITY_TYPES QUALITY_TYPES "t)", &p.name, QUALITY_ARGS(&p.now),
+                                QUALITY_ARGS(&p.before), &p.before_usec);
+        if (r < 0)
+                return r;
+        if (table_get_rows(report->table) == 0)
+                report->first = p;
+        return report_row(report->table, &p);
+}
+
+typedef struct ExtentList {
+        SvgExtent *items;
+        size_t n, allocated;
+} ExtentList;
+
+static int read_extent(sd_bus_message *m, void *userdata) {
+        ExtentList *l = userdata;
         SvgExtent x;
         int r;
 
-        r = sd_bus_message_enter_container(m, 'a', "(utt)");
+        r = sd_bus_message_read(m, "(utt)", &x.file, &x.offset, &x.length);
         if (r < 0)
                 return r;
-        while ((r = sd_bus_message_read(m, "(utt)", &x.file, &x.offset, &x.length)) > 0) {
-                if (GREEDY_REALLOC(e, allocated, n + 1) < 0)
-                        return -ENOMEM;
-                e[n++] = x;
-        }
-        if (r < 0)
-                return r;
-        r = sd_bus_message_exit_container(m);
-        if (r < 0)
-                return r;
+        if (GREEDY_REALLOC(l->items, l->allocated, l->n + 1) < 0)
+                return -ENOMEM;
+        l->items[l->n++] = x;
+        return 0;
+}
 
-        *ret = TAKE_PTR(e);
-        *ret_n = n;
+/* Logs nothing. */
+static int read_extents(sd_bus_message *m, SvgExtent **ret, size_t *ret_n) {
+        ExtentList l = {};
+        int r;
+
+        r = bus_read_array(m, false, "(utt)", read_extent, &l);
+        if (r < 0) {
+                free(l.items);
+                return r;
+        }
+        *ret = l.items;
+        *ret_n = l.n;
         return 0;
 }
 
@@ -263,10 +252,9 @@ static int report_svg(sd_bus *bus, const char *command, const char *what, const 
 int verb_report(int argc, char *argv[], void *userdata) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        _cleanup_free_ ReportInfo *profiles = NULL;
+        _cleanup_(table_freep) Table *t = NULL;
         _cleanup_free_ char *what = NULL, *layout_what = NULL, *name = NULL;
-        size_t n = 0, allocated = 0;
-        ReportInfo p;
+        Report report = {};
         int r;
 
         if (argc > 1 && !(name = arg_to_bus(argv[1])))
@@ -291,28 +279,20 @@ int verb_report(int argc, char *argv[], void *userdata) {
         if (r < 0)
                 return r;
 
-        r = sd_bus_message_enter_container(reply, 'a', "(s" QUALITY_TYPES QUALITY_TYPES "t)");
-        if (r < 0)
-                return log_parse_error(r);
-        while ((r = sd_bus_message_read(reply, "(s" QUALITY_TYPES QUALITY_TYPES "t)", &p.name,
-                                        QUALITY_ARGS(&p.now), QUALITY_ARGS(&p.before), &p.before_usec)) > 0) {
-                if (GREEDY_REALLOC(profiles, allocated, n + 1) < 0)
-                        return log_oom();
-                profiles[n++] = p;
-        }
-        if (r < 0)
-                return log_parse_error(r);
-        r = sd_bus_message_exit_container(reply);
+        report.table = t = table_new_columns(report_columns);
+        if (!t)
+                return log_oom();
+        r = bus_read_array(reply, false, "(s" QUALITY_TYPES QUALITY_TYPES "t)", read_report_row, &report);
         if (r < 0)
                 return log_parse_error(r);
 
         if (arg_svg) {
-                if (n == 0)
+                if (table_get_rows(t) == 0)
                         return log_error_errno(SYNTHETIC_ERRNO(ENOENT), "No profile named '%s'.", name);
-                r = report_svg(bus, argv[0], layout_what, &profiles[0]);
+                r = report_svg(bus, argv[0], layout_what, &report.first);
                 if (r < 0 || arg_json == JSON_OFF)
                         return r;
         }
 
-        return arg_json != JSON_OFF ? report_json(profiles, n) : report_human(profiles, n);
+        return print_list(t, "profile");
 }

@@ -10,15 +10,21 @@
 #include <systemd/sd-bus.h>
 
 #include "bus-names.h"
-#include "json.h"
+#include "document.h"
 #include "log.h"
 #include "macro.h"
 #include "output.h"
 #include "seeklessctl.h"
 
-typedef struct Filesystem {
-        const char *mount, *device, *fstype;
-} Filesystem;
+/* A filesystem from Filesystems (reason NULL), RelocationOff (device, fstype NULL) or UnwatchedFilesystems. */
+typedef struct StatusFilesystem {
+        const char *mount, *device, *fstype, *reason;
+} StatusFilesystem;
+
+typedef struct StatusFilesystems {
+        StatusFilesystem *items;
+        size_t n, allocated;
+} StatusFilesystems;
 
 /* Strings point into the reply message. */
 typedef struct StatusInfo {
@@ -26,11 +32,7 @@ typedef struct StatusInfo {
         int boot_recording, optimizing;
         uint32_t active_launches, profiles, sessions, files;
         uint64_t events_received, overflows, database_size, optimization_id;
-        Filesystem *filesystems;
-        size_t n_filesystems, allocated_filesystems;
-        /* (mount, why) pairs: relocation is off there */
-        const char *off_mount[16], *off_reason[16];
-        size_t n_off;
+        StatusFilesystems watched, relocation_off, unwatched;
         /* QueuedOptimization: when (0 = nothing queued) and which mount points (none = every one) */
         uint64_t queued_usec;
         const char **queued_mounts;
@@ -38,45 +40,58 @@ typedef struct StatusInfo {
 } StatusInfo;
 
 static void status_info_done(StatusInfo *info) {
-        free(info->filesystems);
+        free(info->watched.items);
+        free(info->relocation_off.items);
+        free(info->unwatched.items);
         free(info->queued_mounts);
 }
 
-static int write_relocation_off(JsonWriter *w, const StatusInfo *info) {
-        int r = 0;
-
-        for (size_t i = 0; r >= 0 && i < info->n_off; i++)
-                if ((r = json_begin_object(w)) >= 0 && (r = json_key_string(w, "mount", info->off_mount[i])) >= 0 &&
-                    (r = json_key_string(w, "reason", info->off_reason[i])) >= 0)
-                        r = json_end_object(w);
-        return r;
+static int status_filesystems_add(StatusFilesystems *l, StatusFilesystem fs) {
+        if (GREEDY_REALLOC(l->items, l->allocated, l->n + 1) < 0)
+                return -ENOMEM;
+        l->items[l->n++] = fs;
+        return 0;
 }
 
-static int read_relocation_off(sd_bus_message *m, StatusInfo *info) {
-        const char *mount, *why;
+static int read_filesystem(sd_bus_message *m, void *userdata) {
+        StatusFilesystem fs = {};
         int r;
 
-        r = sd_bus_message_enter_container(m, 'v', "a(ss)");
+        r = sd_bus_message_read(m, "(sss)", &fs.mount, &fs.device, &fs.fstype);
+        return r < 0 ? r : status_filesystems_add(userdata, fs);
+}
+
+static int read_relocation_off(sd_bus_message *m, void *userdata) {
+        StatusFilesystem fs = {};
+        int r;
+
+        r = sd_bus_message_read(m, "(ss)", &fs.mount, &fs.reason);
+        return r < 0 ? r : status_filesystems_add(userdata, fs);
+}
+
+static int read_unwatched(sd_bus_message *m, void *userdata) {
+        StatusFilesystem fs = {};
+        int r;
+
+        r = sd_bus_message_read(m, "(ssss)", &fs.mount, &fs.device, &fs.fstype, &fs.reason);
+        return r < 0 ? r : status_filesystems_add(userdata, fs);
+}
+
+static int read_queued_mount(sd_bus_message *m, void *userdata) {
+        StatusInfo *info = userdata;
+        const char *mount;
+        int r;
+
+        r = sd_bus_message_read(m, "s", &mount);
         if (r < 0)
                 return r;
-        r = sd_bus_message_enter_container(m, 'a', "(ss)");
-        if (r < 0)
-                return r;
-        while ((r = sd_bus_message_read(m, "(ss)", &mount, &why)) > 0)
-                if (info->n_off < ELEMENTSOF(info->off_mount)) {
-                        info->off_mount[info->n_off] = mount;
-                        info->off_reason[info->n_off++] = why;
-                }
-        if (r < 0)
-                return r;
-        r = sd_bus_message_exit_container(m);
-        if (r < 0)
-                return r;
-        return sd_bus_message_exit_container(m);
+        if (GREEDY_REALLOC(info->queued_mounts, info->allocated_queued_mounts, info->n_queued_mounts + 1) < 0)
+                return -ENOMEM;
+        info->queued_mounts[info->n_queued_mounts++] = mount;
+        return 0;
 }
 
 static int read_queued(sd_bus_message *m, StatusInfo *info) {
-        const char *mount;
         int r;
 
         r = sd_bus_message_enter_container(m, 'v', "(tas)");
@@ -88,39 +103,7 @@ static int read_queued(sd_bus_message *m, StatusInfo *info) {
         r = sd_bus_message_read(m, "t", &info->queued_usec);
         if (r < 0)
                 return r;
-        r = sd_bus_message_enter_container(m, 'a', "s");
-        if (r < 0)
-                return r;
-        while ((r = sd_bus_message_read(m, "s", &mount)) > 0) {
-                if (GREEDY_REALLOC(info->queued_mounts, info->allocated_queued_mounts, info->n_queued_mounts + 1) < 0)
-                        return -ENOMEM;
-                info->queued_mounts[info->n_queued_mounts++] = mount;
-        }
-        if (r < 0)
-                return r;
-        for (int i = 0; i < 3; i++) {
-                r = sd_bus_message_exit_container(m);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
-}
-
-static int read_filesystems(sd_bus_message *m, StatusInfo *info) {
-        const char *mount, *device, *fstype;
-        int r;
-
-        r = sd_bus_message_enter_container(m, 'v', "a(sss)");
-        if (r < 0)
-                return r;
-        r = sd_bus_message_enter_container(m, 'a', "(sss)");
-        if (r < 0)
-                return r;
-        while ((r = sd_bus_message_read(m, "(sss)", &mount, &device, &fstype)) > 0) {
-                if (GREEDY_REALLOC(info->filesystems, info->allocated_filesystems, info->n_filesystems + 1) < 0)
-                        return -ENOMEM;
-                info->filesystems[info->n_filesystems++] = (Filesystem) { mount, device, fstype };
-        }
+        r = bus_read_array(m, false, "s", read_queued_mount, info);
         if (r < 0)
                 return r;
         r = sd_bus_message_exit_container(m);
@@ -174,9 +157,11 @@ static int read_status(sd_bus_message *m, StatusInfo *info) {
                 }
                 if (!known) {
                         if (streq(name, "Filesystems"))
-                                r = read_filesystems(m, info);
+                                r = bus_read_array(m, true, "(sss)", read_filesystem, &info->watched);
                         else if (streq(name, "RelocationOff"))
-                                r = read_relocation_off(m, info);
+                                r = bus_read_array(m, true, "(ss)", read_relocation_off, &info->relocation_off);
+                        else if (streq(name, "UnwatchedFilesystems"))
+                                r = bus_read_array(m, true, "(ssss)", read_unwatched, &info->unwatched);
                         else if (streq(name, "QueuedOptimization"))
                                 r = read_queued(m, info);
                         else
@@ -193,62 +178,6 @@ static int read_status(sd_bus_message *m, StatusInfo *info) {
                 return r;
 
         return sd_bus_message_exit_container(m);
-}
-
-/* null, or {"queued_usec": N, "mounts": [...]} */
-static int write_queued(JsonWriter *w, const StatusInfo *info) {
-        int r;
-
-        if (info->queued_usec == 0)
-                return json_null(w);
-        if ((r = json_begin_object(w)) < 0 || (r = json_key_uint(w, "queued_usec", info->queued_usec)) < 0 ||
-            (r = json_key(w, "mounts")) < 0 || (r = json_begin_array(w)) < 0)
-                return r;
-        for (size_t i = 0; r >= 0 && i < info->n_queued_mounts; i++)
-                r = json_string(w, info->queued_mounts[i]);
-        if (r < 0 || (r = json_end_array(w)) < 0)
-                return r;
-        return json_end_object(w);
-}
-
-static int status_json(const StatusInfo *info) {
-        _cleanup_(json_writer_freep) JsonWriter *w = NULL;
-        int r;
-
-        r = json_writer_new_stdout(&w);
-        if (r < 0)
-                return r;
-
-        if ((r = json_begin_object(w)) >= 0 &&
-            (r = json_key_string(w, "version", info->version ?: "")) >= 0 &&
-            (r = json_key_string(w, "status", info->status ?: "")) >= 0 &&
-            (r = json_key_bool(w, "boot_recording", info->boot_recording)) >= 0 &&
-            (r = json_key_uint(w, "active_launches", info->active_launches)) >= 0 &&
-            (r = json_key_uint(w, "profiles", info->profiles)) >= 0 &&
-            (r = json_key_uint(w, "sessions", info->sessions)) >= 0 &&
-            (r = json_key_uint(w, "files", info->files)) >= 0 &&
-            (r = json_key_uint(w, "database_bytes", info->database_size)) >= 0 &&
-            (r = json_key_uint(w, "events_received", info->events_received)) >= 0 &&
-            (r = json_key_uint(w, "overflows", info->overflows)) >= 0 &&
-            (r = json_key_bool(w, "optimizing", info->optimizing)) >= 0 &&
-            (r = json_key_uint(w, "optimization_id", info->optimization_id)) >= 0 &&
-            (r = json_key_string(w, "idle", info->idle_status ?: "")) >= 0 &&
-            (r = json_key(w, "queued")) >= 0 && (r = write_queued(w, info)) >= 0 &&
-            (r = json_key(w, "relocation_off")) >= 0 && (r = json_begin_array(w)) >= 0 &&
-            (r = write_relocation_off(w, info)) >= 0 && (r = json_end_array(w)) >= 0 &&
-            (r = json_key(w, "filesystems")) >= 0 &&
-            (r = json_begin_array(w)) >= 0) {
-                for (size_t i = 0; r >= 0 && i < info->n_filesystems; i++)
-                        if ((r = json_begin_object(w)) >= 0 &&
-                            (r = json_key_string(w, "mount", info->filesystems[i].mount)) >= 0 &&
-                            (r = json_key_string(w, "device", info->filesystems[i].device)) >= 0 &&
-                            (r = json_key_string(w, "fstype", info->filesystems[i].fstype)) >= 0)
-                                r = json_end_object(w);
-                if (r >= 0 && (r = json_end_array(w)) >= 0)
-                        r = json_end_object(w);
-        }
-
-        return json_done(w, r);
 }
 
 /* "every watched filesystem" or "/, /home"; NULL on allocation failure. */
@@ -268,51 +197,146 @@ static char *join_mounts(const char *const *mounts, size_t n) {
         return s;
 }
 
-static void status_human(const StatusInfo *info) {
-        char size[FORMAT_BYTES_MAX];
+/* What seekless does on each filesystem, in plain words: "MOUNT (DEVICE, FSTYPE): records and relocates",
+ * "...: records; does not relocate: REASON" (watched: in JSON "filesystems", each with "relocates" and
+ * "relocation_off", the reason or null) or "...: neither: REASON" (in JSON "unwatched", each with
+ * "reason"). */
+static const TableColumn watched_columns[] = {
+        { "FILESYSTEM", "mount"          },
+        { NULL,         "device"         },
+        { NULL,         "fstype"         },
+        { NULL,         "relocates"      },
+        { NULL,         "relocation_off" },
+        {}
+};
 
-        print_field(stdout, STATUS_KEY_WIDTH, "Version", "%s", info->version ?: "n/a");
-        print_field(stdout, STATUS_KEY_WIDTH, "Status", "%s", info->status ?: "n/a");
-        print_field(stdout, STATUS_KEY_WIDTH, "Recording", "boot %s, launches %" PRIu32,
-                    info->boot_recording ? "yes" : "no", info->active_launches);
-        print_field(stdout, STATUS_KEY_WIDTH, "Profiles", "%" PRIu32, info->profiles);
-        print_field(stdout, STATUS_KEY_WIDTH, "Sessions", "%" PRIu32, info->sessions);
-        print_field(stdout, STATUS_KEY_WIDTH, "Files", "%" PRIu32, info->files);
-        print_field(stdout, STATUS_KEY_WIDTH, "Database", "%s",
-                    format_bytes(size, sizeof size, info->database_size));
+static const TableColumn unwatched_columns[] = {
+        { "FILESYSTEM", "mount"  },
+        { NULL,         "device" },
+        { NULL,         "fstype" },
+        { NULL,         "reason" },
+        {}
+};
 
-        if (info->n_filesystems == 0)
-                print_field(stdout, STATUS_KEY_WIDTH, "Filesystems", "none");
-        for (size_t i = 0; i < info->n_filesystems; i++)
-                print_field(stdout, STATUS_KEY_WIDTH, i == 0 ? "Filesystems" : NULL, "%s (%s, %s)",
-                            info->filesystems[i].mount, info->filesystems[i].device,
-                            info->filesystems[i].fstype);
+/* The relocation_off JSON array: {mount, reason}. */
+static const TableColumn relocation_off_columns[] = {
+        { NULL, "mount"  },
+        { NULL, "reason" },
+        {}
+};
 
-        print_field(stdout, STATUS_KEY_WIDTH, "Events", "%" PRIu64 " received, %" PRIu64 " overflows",
-                    info->events_received, info->overflows);
-        if (info->optimizing)
-                print_field(stdout, STATUS_KEY_WIDTH, "Optimizing", "yes (optimization %" PRIu64 ")",
-                            info->optimization_id);
-        else
-                print_field(stdout, STATUS_KEY_WIDTH, "Optimizing", "no");
-        if (info->idle_status)
-                print_field(stdout, STATUS_KEY_WIDTH, "Idle policy", "%s", info->idle_status);
-        if (info->queued_usec != 0) {
-                char when[FORMAT_TIMESTAMP_MAX];
-                _cleanup_free_ char *mounts = NULL;
+static const char *relocation_off_reason(const StatusInfo *info, const char *mount) {
+        for (size_t i = 0; i < info->relocation_off.n; i++)
+                if (streq(info->relocation_off.items[i].mount, mount))
+                        return info->relocation_off.items[i].reason;
+        return NULL;
+}
 
-                mounts = join_mounts(info->queued_mounts, info->n_queued_mounts);
-                print_field(stdout, STATUS_KEY_WIDTH, "Queued", "optimization of %s since %s, starts when idle",
-                            mounts ?: "the given filesystems", format_timestamp(when, sizeof when, info->queued_usec));
+/* "MOUNT (DEVICE, FSTYPE): VERDICTWHY"; mount, device and fstype in JSON. */
+static int filesystem_row(Table *t, const StatusFilesystem *fs, const char *verdict, const char *why) {
+        if (table_add_string(t, fs->mount) < 0 ||
+            table_set_textf(t, "%s (%s, %s): %s%s", fs->mount, fs->device, fs->fstype, verdict, why) < 0 ||
+            table_add_string(t, fs->device) < 0 || table_add_string(t, fs->fstype) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+/* NULL on OOM, as the two below. */
+static Table *watched_table(const StatusInfo *info) {
+        _cleanup_(table_freep) Table *t = table_new_columns(watched_columns);
+
+        for (size_t i = 0; t && i < info->watched.n; i++) {
+                const char *why = relocation_off_reason(info, info->watched.items[i].mount);
+
+                if (filesystem_row(t, &info->watched.items[i],
+                                   why ? "records; does not relocate: " : "records and relocates", why ?: "") < 0 ||
+                    table_add_bool(t, !why) < 0 || (why ? table_add_string(t, why) : table_add_null(t)) < 0)
+                        return NULL;
         }
-        for (size_t i = 0; i < info->n_off; i++)
-                print_field(stdout, STATUS_KEY_WIDTH, i == 0 ? "Relocation" : NULL, "off on %s: %s",
-                            info->off_mount[i], info->off_reason[i]);
+        return TAKE_PTR(t);
+}
+
+static Table *unwatched_table(const StatusInfo *info) {
+        _cleanup_(table_freep) Table *t = table_new_columns(unwatched_columns);
+
+        for (size_t i = 0; t && i < info->unwatched.n; i++) {
+                const StatusFilesystem *fs = &info->unwatched.items[i];
+
+                if (filesystem_row(t, fs, "neither: ", fs->reason) < 0 || table_add_string(t, fs->reason) < 0)
+                        return NULL;
+        }
+        return TAKE_PTR(t);
+}
+
+static Table *relocation_off_table(const StatusInfo *info) {
+        _cleanup_(table_freep) Table *t = table_new_columns(relocation_off_columns);
+
+        for (size_t i = 0; t && i < info->relocation_off.n; i++)
+                if (table_add_string(t, info->relocation_off.items[i].mount) < 0 ||
+                    table_add_string(t, info->relocation_off.items[i].reason) < 0)
+                        return NULL;
+        return TAKE_PTR(t);
+}
+
+/* The status: a "Key: value" block, one JSON object (its fields in seeklessctl(1), JSON OUTPUT). What fails
+ * while it is built, the document remembers: print_doc() says so. */
+static DocNode *status_doc(const StatusInfo *info) {
+        _cleanup_(doc_freep) DocNode *d = doc_new();
+        _cleanup_(table_freep) Table *watched = watched_table(info), *unwatched = unwatched_table(info),
+                                     *off = relocation_off_table(info);
+        DocNode *queued;
+
+        doc_add_string(d, "Version", "version", info->version ?: "");
+        if (!info->version)
+                doc_set_textf(d, "n/a");
+        doc_add_string(d, "Status", "status", info->status ?: "");
+        if (!info->status)
+                doc_set_textf(d, "n/a");
+        doc_add_bool(d, "Recording", "boot_recording", info->boot_recording);
+        doc_set_textf(d, "boot %s, launches %" PRIu32, info->boot_recording ? "yes" : "no",
+                      info->active_launches);
+        doc_add_uint(d, NULL, "active_launches", info->active_launches);
+        doc_add_uint(d, "Profiles", "profiles", info->profiles);
+        doc_add_uint(d, "Sessions", "sessions", info->sessions);
+        doc_add_uint(d, "Files", "files", info->files);
+        doc_add_bytes(d, "Database", "database_bytes", info->database_size);
+        /* the text lists the filesystems here, watched or not; JSON last */
+        if (info->watched.n + info->unwatched.n == 0)
+                doc_add_string(d, "Filesystems", NULL, "none");
+        doc_add_table(d, "Filesystems", NULL, watched, DOC_TABLE_ROWS);
+        doc_add_table(d, info->watched.n > 0 ? "" : "Filesystems", NULL, unwatched, DOC_TABLE_ROWS);
+        doc_add_uint(d, "Events", "events_received", info->events_received);
+        doc_set_textf(d, "%" PRIu64 " received, %" PRIu64 " overflows", info->events_received, info->overflows);
+        doc_add_uint(d, NULL, "overflows", info->overflows);
+        doc_add_bool(d, "Optimizing", "optimizing", info->optimizing);
+        if (info->optimizing)
+                doc_set_textf(d, "yes (optimization %" PRIu64 ")", info->optimization_id);
+        doc_add_uint(d, NULL, "optimization_id", info->optimization_id);
+        doc_add_string(d, info->idle_status ? "Idle policy" : NULL, "idle", info->idle_status ?: "");
+
+        if (info->queued_usec == 0)
+                doc_add_null(d, NULL, "queued");
+        else {
+                _cleanup_free_ char *mounts = join_mounts(info->queued_mounts, info->n_queued_mounts);
+                char when[FORMAT_TIMESTAMP_MAX];
+
+                queued = doc_add_object(d, "Queued", "queued");
+                doc_set_textf(d, "optimization of %s since %s, starts when idle",
+                              mounts ?: "the given filesystems", format_timestamp(when, sizeof when, info->queued_usec));
+                doc_add_uint(queued, NULL, "queued_usec", info->queued_usec);
+                doc_add_strv(queued, NULL, "mounts", info->queued_mounts, info->n_queued_mounts);
+        }
+
+        doc_add_table(d, NULL, "relocation_off", off, DOC_TABLE_HIDDEN);
+        doc_add_table(d, NULL, "filesystems", watched, DOC_TABLE_HIDDEN);
+        doc_add_table(d, NULL, "unwatched", unwatched, DOC_TABLE_HIDDEN);
+        return TAKE_PTR(d);
 }
 
 int verb_status(int argc, char *argv[], void *userdata) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(doc_freep) DocNode *d = NULL;
         StatusInfo info = {};
         int r;
 
@@ -326,15 +350,11 @@ int verb_status(int argc, char *argv[], void *userdata) {
                 return r;
 
         r = read_status(reply, &info);
-        if (r < 0) {
-                status_info_done(&info);
-                return r == -ENOMEM ? log_oom() : log_parse_error(r);
-        }
-
-        if (arg_json != JSON_OFF)
-                r = status_json(&info);
-        else
-                status_human(&info);
+        if (r >= 0) {
+                d = status_doc(&info);
+                r = print_doc(d);
+        } else
+                r = log_parse_error(r);
 
         status_info_done(&info);
         return r;

@@ -12,6 +12,7 @@
 #include <systemd/sd-bus.h>
 
 #include "alloc-util.h"
+#include "document.h"
 #include "json.h"
 #include "output.h"
 
@@ -54,6 +55,11 @@ char *arg_to_bus(const char *arg);
 /* The mount points given (argv after the verb), absolute and escaped, as a NULL-terminated list. */
 int mounts_from_args(char **args, const char *command, char ***ret);
 
+/* Reads the array of elements of signature contents at m (with variant, a variant holding it: a property's
+ * value), calling element() for each; element() reads one. Logs nothing. */
+int bus_read_array(sd_bus_message *m, bool variant, const char *contents,
+                   int (*element)(sd_bus_message *m, void *userdata), void *userdata);
+/* A failure to read the daemon's reply (-ENOMEM: "Out of memory."). */
 int log_parse_error(int r);
 int log_oom(void);
 
@@ -70,6 +76,9 @@ int print_table(const Table *t);
 /* A list of recorded things: the table as JSON, or as text between the legend's "No <noun>s recorded
  * yet." (when empty) or "<n> <noun>(s) listed." */
 int print_list(const Table *t, const char *noun);
+/* The document as text (with the legend unless --no-legend) or JSON, as --json says; d NULL: "Out of
+ * memory." (what making it returned). */
+int print_doc(const DocNode *d);
 
 /* seeklessctl-plan.c: layout quality, shared by plan and report */
 
@@ -82,7 +91,8 @@ typedef struct Quality {
 #define QUALITY_TYPES "ttttd"
 #define QUALITY_ARGS(q) &(q)->files, &(q)->extents, &(q)->discontinuities, &(q)->span, &(q)->modeled_read_ms
 
-int json_quality(JsonWriter *w, const Quality *q);
+/* The quality as an object {files, extents, discontinuities, span, modeled_read_ms}; NULL on OOM. */
+DocNode *quality_object(const Quality *q);
 
 /* A skipped file: from Plan and Optimize (with retry) or RunFinished (without). Strings point into the
  * message. */

@@ -45,30 +45,21 @@ static Table *sample(void) {
 }
 
 static char *capture_text(const Table *t, bool header) {
-        char *buf = NULL;
-        size_t size = 0;
-        FILE *f = open_memstream(&buf, &size);
+        TestCapture c;
 
-        ASSERT_TRUE(f);
-        ASSERT_OK(table_print(t, f, header));
-        ASSERT_TRUE(fclose(f) == 0);
-        return buf;
+        ASSERT_OK(table_print(t, test_capture_begin(&c), header));
+        return test_capture_end(&c);
 }
 
 static char *capture_json(const Table *t, JsonFormat format) {
-        char *buf = NULL;
-        size_t size = 0;
-        FILE *f = open_memstream(&buf, &size);
-        JsonWriter *w;
+        TestCapture c;
+        JsonWriter *w = json_writer_new(test_capture_begin(&c), format);
 
-        ASSERT_TRUE(f);
-        w = json_writer_new(f, format);
         ASSERT_TRUE(w);
         ASSERT_OK(table_write_json(t, w));
         ASSERT_OK(json_writer_finish(w));
         json_writer_free(w);
-        ASSERT_TRUE(fclose(f) == 0);
-        return buf;
+        return test_capture_end(&c);
 }
 
 TEST(text) {

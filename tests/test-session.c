@@ -264,7 +264,7 @@ TEST(boot_seed_from_maps) {
 TEST(mountinfo) {
         char dir[] = "/tmp/test-session-mi.XXXXXX";
         char path[PATH_MAX];
-        FilesystemList l = {};
+        FilesystemList l = {}, u = {};
 
         ASSERT_TRUE(mkdtemp(dir));
         snprintf(path, sizeof path, "%s/mountinfo", dir);
@@ -277,7 +277,7 @@ TEST(mountinfo) {
                    "25 22 0:5 / /proc rw - proc proc rw\n"
                    "26 22 7:2 / /tmp rw - xfs /dev/loop2 rw\n"
                    "27 22 7:3 / /does/not/exist rw - ext4 /dev/loop3 rw\n");
-        ASSERT_OK(mounts_scan(path, NULL, &l));
+        ASSERT_OK(mounts_scan(path, NULL, &l, NULL));
         /* the bind mounts are the same device (counted once, as the mount of its root, although a bind
          * of a subdirectory came first), the ro superblock, proc, xfs and the unreachable mount point are
          * left out */
@@ -286,6 +286,19 @@ TEST(mountinfo) {
         ASSERT_EQ(major(l.items[0].dev), 254);
         filesystem_list_clear(&l);
 
+        /* the same with the filesystems on a device left out, and why: the ro superblock and xfs (proc
+         * is on no device, the last mount point unreachable) */
+        ASSERT_OK(mounts_scan(path, NULL, &l, &u));
+        ASSERT_EQ(l.n, 1);
+        ASSERT_EQ(u.n, 2);
+        ASSERT_EQ(minor(u.items[0].dev), 1);
+        ASSERT_STREQ(unwatched_to_string(u.items[0].unwatched), "mounted read-only");
+        ASSERT_EQ(minor(u.items[1].dev), 2);
+        ASSERT_STREQ(u.items[1].fstype, "xfs");
+        ASSERT_STREQ(unwatched_to_string(u.items[1].unwatched), "not ext4");
+        filesystem_list_clear(&l);
+        filesystem_list_clear(&u);
+
         /* pinned: the filesystem of "/" (pinned through a path on it) is found; a pin of another
          * filesystem finds nothing, whatever the mount points are */
         FilesystemPins pins = {};
@@ -293,19 +306,27 @@ TEST(mountinfo) {
         char *const root_path[] = { (char *) "/etc", NULL }, *const missing[] = { (char *) "/nonexistent", NULL };
         ASSERT_OK(filesystem_pins_make(root_path, &pins, &failed));
         ASSERT_EQ(pins.n, 1);
-        ASSERT_OK(mounts_scan(path, &pins, &l));
+        ASSERT_OK(mounts_scan(path, &pins, &l, NULL));
         ASSERT_EQ(l.n, 1);
         ASSERT_STREQ(l.items[0].mount, "/");
         filesystem_list_clear(&l);
+        /* a pin of another filesystem: the read-write ext4 one is "not given"; the others keep the reason
+         * a pin would not change */
         pins.fsid[0] ^= 1;
-        ASSERT_OK(mounts_scan(path, &pins, &l));
+        ASSERT_OK(mounts_scan(path, &pins, &l, &u));
         ASSERT_EQ(l.n, 0);
+        ASSERT_EQ(u.n, 3);
+        ASSERT_STREQ(u.items[0].mount, "/");
+        ASSERT_STREQ(unwatched_to_string(u.items[0].unwatched), "not given with --filesystem=");
+        ASSERT_EQ(u.items[1].unwatched, UNWATCHED_READ_ONLY);
+        ASSERT_EQ(u.items[2].unwatched, UNWATCHED_NOT_EXT4);
         filesystem_list_clear(&l);
+        filesystem_list_clear(&u);
         filesystem_pins_clear(&pins);
         ASSERT_ERROR(filesystem_pins_make(missing, &pins, &failed), ENOENT);
         ASSERT_STREQ(failed, "/nonexistent");
 
-        ASSERT_ERROR(mounts_scan("/nonexistent/mountinfo", NULL, &l), ENOENT);
+        ASSERT_ERROR(mounts_scan("/nonexistent/mountinfo", NULL, &l, &u), ENOENT);
         unlink(path);
         rmdir(dir);
 }

@@ -79,6 +79,26 @@ static inline const char *test_path(const char *dir, const char *name) {
         return buf;
 }
 
+/* What a test prints into a memory stream: test_capture_begin() opens it, test_capture_end() closes it and
+ * returns the text (free() it). */
+typedef struct TestCapture {
+        FILE *f;
+        char *buf;
+        size_t size;
+} TestCapture;
+
+static inline FILE *test_capture_begin(TestCapture *c) {
+        *c = (TestCapture) {};
+        c->f = open_memstream(&c->buf, &c->size);
+        ASSERT_TRUE(c->f);
+        return c->f;
+}
+
+static inline char *test_capture_end(TestCapture *c) {
+        ASSERT_TRUE(fclose(c->f) == 0);
+        return c->buf;
+}
+
 static inline void test_write_file(const char *path, const char *contents) {
         FILE *f = fopen(path, "we");
 

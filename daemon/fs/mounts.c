@@ -131,83 +131,109 @@ static bool pinned(const FilesystemPins *only, uint64_t fsid) {
         return false;
 }
 
-int mounts_scan(const char *mountinfo, const FilesystemPins *only, FilesystemList *ret) {
+static const char *const unwatched_table[_UNWATCHED_MAX] = {
+        [UNWATCHED_NOT_EXT4] = "not ext4",
+        [UNWATCHED_READ_ONLY] = "mounted read-only",
+        [UNWATCHED_NOT_GIVEN] = "not given with --filesystem=",
+};
+
+DEFINE_STRING_TABLE_TO_STRING(unwatched, Unwatched, )
+
+static Filesystem *list_find_dev(FilesystemList *l, dev_t dev) {
+        for (size_t i = 0; l && i < l->n; i++)
+                if (l->items[i].dev == dev)
+                        return &l->items[i];
+        return NULL;
+}
+
+/* Appends fs with copies of mount and fstype. */
+static int list_add(FilesystemList *l, Filesystem fs, const char *mount, const char *fstype) {
+        Filesystem *n = realloc(l->items, (l->n + 1) * sizeof *l->items);
+
+        if (!n)
+                return -ENOMEM;
+        l->items = n;
+        fs.mount = strdup(mount);
+        fs.fstype = strdup(fstype);
+        if (!fs.mount || !fs.fstype) {
+                free(fs.mount);
+                free(fs.fstype);
+                return -ENOMEM;
+        }
+        l->items[l->n++] = fs;
+        return 0;
+}
+
+int mounts_scan(const char *mountinfo, const FilesystemPins *only, FilesystemList *ret,
+                FilesystemList *ret_unwatched) {
         _cleanup_fclose_ FILE *f = NULL;
         _cleanup_free_ char *line = NULL;
-        FilesystemList l = {};
+        FilesystemList l = {}, u = {};
         size_t sz = 0;
-        int r;
+        int r = 0;
 
         f = fopen(mountinfo, "re");
         if (!f)
                 return -errno;
 
-        while (getline(&line, &sz, f) > 0) {
+        while (r >= 0 && getline(&line, &sz, f) > 0) {
                 unsigned maj, min;
-                char root[4096], mnt[4096], mnt_opts[1024], fstype[64], sb_opts[1024];
+                char root[4096], mnt[4096], mnt_opts[1024], fstype[64], source[4096], sb_opts[1024];
                 const char *sep;
-                dev_t dev;
-                bool dup = false;
+                Filesystem *dup, fs;
+                bool ext4;
 
                 /* "36 35 98:0 /root /mnt rw,noatime master:1 - ext3 /dev/root rw,errors=continue" */
                 if (sscanf(line, "%*u %*u %u:%u %4095s %4095s %1023s", &maj, &min, root, mnt, mnt_opts) != 5)
                         continue;
                 sep = strstr(line, " - ");
-                if (!sep || sscanf(sep + 3, "%63s %*s %1023s", fstype, sb_opts) != 2)
+                if (!sep || sscanf(sep + 3, "%63s %4095s %1023s", fstype, source, sb_opts) != 3)
                         continue;
-                if (!streq(fstype, "ext4"))
+                ext4 = streq(fstype, "ext4");
+                if (!ext4 && (!ret_unwatched || !startswith(source, "/dev/")))
                         continue;
-                dev = makedev(maj, min);
                 unescape_octal(mnt);
-                /* Prefer a mount of the filesystem's root over a bind mount of a subdirectory: file
-                 * handles resolve to paths relative to the mount we use. */
-                for (size_t i = 0; i < l.n; i++)
-                        if (l.items[i].dev == dev) {
-                                dup = true;
-                                if (streq(root, "/") && !l.items[i].whole) {
-                                        char *m2 = strdup(mnt);
-                                        if (m2) {
-                                                free(l.items[i].mount);
-                                                l.items[i].mount = m2;
-                                                l.items[i].whole = true;
-                                        }
-                                }
-                        }
-                if (dup)
-                        continue;
-                Filesystem fs = {
-                        .dev = dev,
+                fs = (Filesystem) {
+                        .dev = makedev(maj, min),
                         .whole = streq(root, "/"),
                         .read_only = option_present(mnt_opts, "ro") || option_present(sb_opts, "ro"),
                 };
-                /* A read-only superblock can't be optimized; a read-only mount of a read-write
-                 * superblock is still recorded: reads through it are real. Only skip ro superblocks. */
-                if (option_present(sb_opts, "ro"))
-                        continue;
-                r = fsid_of_path(mnt, &fs.fsid);
-                if (r < 0)
-                        continue;   /* mount point not reachable from here (other namespace, gone) */
-                if (!pinned(only, fs.fsid))
-                        continue;
+                /* Prefer a mount of the filesystem's root over a bind mount of a subdirectory: file
+                 * handles resolve to paths relative to the mount we use. */
+                dup = list_find_dev(&l, fs.dev) ?: list_find_dev(&u, fs.dev);
+                if (dup) {
+                        char *m2;
 
-                Filesystem *n = realloc(l.items, (l.n + 1) * sizeof *l.items);
-                if (!n) {
-                        filesystem_list_clear(&l);
-                        return -ENOMEM;
+                        if (fs.whole && !dup->whole && (m2 = strdup(mnt))) {
+                                free(dup->mount);
+                                dup->mount = m2;
+                                dup->whole = true;
+                        }
+                        continue;
                 }
-                l.items = n;
-                fs.mount = strdup(mnt);
-                fs.fstype = strdup(fstype);
-                if (!fs.mount || !fs.fstype) {
-                        free(fs.mount);
-                        free(fs.fstype);
-                        filesystem_list_clear(&l);
-                        return -ENOMEM;
-                }
-                l.items[l.n++] = fs;
+                if (fsid_of_path(mnt, &fs.fsid) < 0)
+                        continue;   /* mount point not reachable from here (other namespace, gone) */
+
+                /* A read-only superblock can't be optimized; a read-only mount of a read-write
+                 * superblock is still recorded: reads through it are real. Only skip ro superblocks.
+                 * Of the reasons, the one a configuration cannot change comes first. */
+                fs.unwatched = !ext4 ? UNWATCHED_NOT_EXT4 :
+                               option_present(sb_opts, "ro") ? UNWATCHED_READ_ONLY :
+                               !pinned(only, fs.fsid) ? UNWATCHED_NOT_GIVEN : _UNWATCHED_INVALID;
+                if (fs.unwatched < 0)
+                        r = list_add(&l, fs, mnt, fstype);
+                else if (ret_unwatched)
+                        r = list_add(&u, fs, mnt, fstype);
+        }
+        if (r < 0) {
+                filesystem_list_clear(&l);
+                filesystem_list_clear(&u);
+                return r;
         }
 
         *ret = l;
+        if (ret_unwatched)
+                *ret_unwatched = u;
         return 0;
 }
 

@@ -1,10 +1,23 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+/* Why a filesystem on a device is not watched (what seeklessctl status says of it); where more than one
+ * holds, the first. */
+typedef enum Unwatched {
+        UNWATCHED_NOT_EXT4,     /* "not ext4" */
+        UNWATCHED_READ_ONLY,    /* "mounted read-only": its superblock (every mount of it) */
+        UNWATCHED_NOT_GIVEN,    /* "not given with --filesystem=" (the daemon watches only those) */
+        _UNWATCHED_MAX,
+        _UNWATCHED_INVALID = -EINVAL,
+} Unwatched;
+
+const char *unwatched_to_string(Unwatched u);
 
 /* The filesystems seeklessd watches: every read-write ext4 filesystem in /proc/self/mountinfo, deduplicated
  * by device (bind mounts and other mounts of the same superblock count once), or only those given with
@@ -16,6 +29,7 @@ typedef struct Filesystem {
         char *fstype;
         bool read_only;
         bool whole;             /* the mount shows the filesystem's root (not a bind of a subdirectory) */
+        Unwatched unwatched;    /* in a list of filesystems not watched: why */
 } Filesystem;
 
 typedef struct FilesystemList {
@@ -42,8 +56,11 @@ void filesystem_pins_clear(FilesystemPins *p);
 
 /* Parse a mountinfo file (normally /proc/self/mountinfo) into the list of candidate filesystems: ext4,
  * mounted read-write, one entry per device. `only` (may be NULL: every one) restricts the result to the
- * pinned filesystems. Returns 0 or a negative errno. */
-int mounts_scan(const char *mountinfo, const FilesystemPins *only, FilesystemList *ret);
+ * pinned filesystems. With ret_unwatched, also the other filesystems on a device (a mount source in /dev:
+ * not proc, tmpfs, overlays, network filesystems, ...), one entry per device, each with why it is not
+ * watched; mount points this process cannot reach are in neither list. Returns 0 or a negative errno. */
+int mounts_scan(const char *mountinfo, const FilesystemPins *only, FilesystemList *ret,
+                FilesystemList *ret_unwatched);
 
 const Filesystem *filesystem_list_find_fsid(const FilesystemList *l, uint64_t fsid);
 

@@ -928,21 +928,36 @@ static int property_get_active_launches(sd_bus *bus, const char *path, const cha
         return sd_bus_message_append(reply, "u", n);
 }
 
-static int property_get_filesystems(sd_bus *bus, const char *path, const char *interface, const char *property,
-                                    sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        Manager *m = userdata;
+/* (mount, "MAJ:MIN", fstype) of each filesystem of l, and with why, why it is not watched. */
+static int append_filesystems(sd_bus_message *reply, const FilesystemList *l, bool why) {
         int r;
 
-        r = open_rows(reply, "pss");
-        for (size_t i = 0; r >= 0 && i < m->filesystems.n; i++) {
-                const Filesystem *fs = &m->filesystems.items[i];
+        r = open_rows(reply, why ? "psss" : "pss");
+        for (size_t i = 0; r >= 0 && i < l->n; i++) {
+                const Filesystem *fs = &l->items[i];
                 char dev[32];
                 snprintf(dev, sizeof dev, "%u:%u", major(fs->dev), minor(fs->dev));
-                r = append_row(reply, "pss", fs->mount, dev, fs->fstype);
+                if (why)
+                        r = append_row(reply, "psss", fs->mount, dev, fs->fstype, unwatched_to_string(fs->unwatched));
+                else
+                        r = append_row(reply, "pss", fs->mount, dev, fs->fstype);
         }
         if (r < 0)
                 return r;
         return sd_bus_message_close_container(reply);
+}
+
+static int property_get_filesystems(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                    sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        return append_filesystems(reply, &m->filesystems, false);
+}
+
+static int property_get_unwatched_filesystems(sd_bus *bus, const char *path, const char *interface,
+                                              const char *property, sd_bus_message *reply, void *userdata,
+                                              sd_bus_error *error) {
+        Manager *m = userdata;
+        return append_filesystems(reply, &m->unwatched, true);
 }
 
 static int property_get_database_size(sd_bus *bus, const char *path, const char *interface, const char *property,
@@ -984,6 +999,8 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_PROPERTY("OptimizationId", "t", property_get_optimization_id, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("IdleStatus", "s", property_get_idle_status, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("RelocationOff", "a(ss)", property_get_relocation_off, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("UnwatchedFilesystems", "a(ssss)", property_get_unwatched_filesystems, 0,
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("QueuedOptimization", "(tas)", property_get_queued_optimization, 0,
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 
@@ -1108,6 +1125,18 @@ static char *property_text(Manager *m, AnnouncedProperty p) {
                         l = TAKE_PTR(s);
                 }
                 return TAKE_PTR(l);
+        case PROP_UNWATCHED_FILESYSTEMS:
+                l = strdup("");
+                for (size_t i = 0; l && i < m->unwatched.n; i++) {
+                        const Filesystem *fs = &m->unwatched.items[i];
+
+                        if (asprintf(&s, "%s%s\n%u:%u\n%s\n%s\n", l, fs->mount, major(fs->dev), minor(fs->dev),
+                                     fs->fstype, unwatched_to_string(fs->unwatched)) < 0)
+                                return NULL;
+                        free(l);
+                        l = TAKE_PTR(s);
+                }
+                return TAKE_PTR(l);
         case PROP_QUEUED_OPTIMIZATION:
                 if (asprintf(&l, "%" PRIu64, m->request_realtime_usec) < 0)
                         return NULL;
@@ -1136,6 +1165,7 @@ static const char *const announced_property_table[_PROP_MAX] = {
         [PROP_IDLE_STATUS] = "IdleStatus",
         [PROP_RELOCATION_OFF] = "RelocationOff",
         [PROP_QUEUED_OPTIMIZATION] = "QueuedOptimization",
+        [PROP_UNWATCHED_FILESYSTEMS] = "UnwatchedFilesystems",
 };
 
 DEFINE_STRING_TABLE_TO_STRING(announced_property, AnnouncedProperty, static)

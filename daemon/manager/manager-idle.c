@@ -28,6 +28,11 @@ const char *manager_relocation_refusal(Manager *m, const Filesystem *fs, char *b
         bool rot = true;
         int r;
 
+        /* a read-write filesystem seen here only through a read-only mount: recorded, never written */
+        if (fs->read_only) {
+                snprintf(buf, n, "mounted read-only");
+                return buf;
+        }
         idle_config_from_config(&ic, &m->config);
         r = block_device_rotational("/sys", fs->dev, &rot);
         if (idle_device_allowed(&ic, r < 0 ? r : (int) rot, buf, n))

@@ -69,6 +69,7 @@ Manager *manager_free(Manager *m) {
         sd_event_source_disable_unref(m->boot_poll_source);
         recorder_free(m->recorder);
         filesystem_list_clear(&m->filesystems);
+        filesystem_list_clear(&m->unwatched);
         sd_bus_flush_close_unref(m->bus);
         db_free(m->db);
         sd_event_unref(m->event);
@@ -599,10 +600,10 @@ static int on_open_events(sd_event_source *source, int fd, uint32_t revents, voi
 }
 
 static int manager_scan_filesystems(Manager *m) {
-        FilesystemList l = {};
+        FilesystemList l = {}, u = {};
         int r;
 
-        r = mounts_scan("/proc/self/mountinfo", m->only_filesystems, &l);
+        r = mounts_scan("/proc/self/mountinfo", m->only_filesystems, &l, &u);
         if (r < 0)
                 return log_error_errno(r, "Failed to enumerate filesystems: %m");
         for (size_t i = 0; i < l.n; i++)
@@ -611,6 +612,8 @@ static int manager_scan_filesystems(Manager *m) {
                                  minor(l.items[i].dev), l.items[i].fstype);
         filesystem_list_clear(&m->filesystems);
         m->filesystems = l;
+        filesystem_list_clear(&m->unwatched);
+        m->unwatched = u;
         r = recorder_set_filesystems(m->recorder, &m->filesystems);
         if (r > 0)
                 log_warning("Failed to place fanotify marks on %i filesystem(s)", r);

@@ -40,6 +40,7 @@ typedef enum AnnouncedProperty {
         PROP_IDLE_STATUS,
         PROP_RELOCATION_OFF,
         PROP_QUEUED_OPTIMIZATION,
+        PROP_UNWATCHED_FILESYSTEMS,
         _PROP_MAX,
 } AnnouncedProperty;
 
@@ -58,6 +59,7 @@ typedef struct Manager {
         char boot_id[33];
 
         FilesystemList filesystems;
+        FilesystemList unwatched;       /* the other filesystems on a device, each with why not */
         Recorder *recorder;
         sd_event_source *open_source, *exec_source, *fork_source, *mountinfo_source, *timer_source;
         sd_event_source *resolve_source;        /* idle priority: names new session files in small chunks */

@@ -239,7 +239,7 @@ int early_pass_run(const Config *c, const char *db_path, const char *state_dir, 
                 log_info("early pass: nothing queued");
                 return 0;
         }
-        r = mounts_scan("/proc/self/mountinfo", only_filesystems, &fss);
+        r = mounts_scan("/proc/self/mountinfo", only_filesystems, &fss, NULL);
         if (r < 0) {
                 db_files_free(files, n);
                 return log_error_errno(r, "early pass: failed to enumerate filesystems: %m");

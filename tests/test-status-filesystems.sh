@@ -1,0 +1,101 @@
+#!/bin/bash
+# seeklessctl status says of each filesystem on a device, in plain words, whether seekless records there,
+# relocates there, or neither, and why; --json has the same as fields. Six loop filesystems, one of each
+# kind: ext4 on a rotational device (records and relocates), ext4 on a non-rotational one (records; does
+# not relocate: non-rotational), a read-write ext4 seen only through a read-only bind mount (records; does
+# not relocate: mounted read-only; plan and optimize skip its files for that reason instead of failing on
+# them), ext4 mounted read-only, ext2 (neither), a read-write ext4 not given with --filesystem= (neither).
+# Remounting that last one read-only changes what status says of it.
+. "$(dirname "$0")/lib.sh"
+
+setup_image 64M                                 # $MNT: rotational (lib.sh)
+image() {       # NAME MKFS... : a 32 MiB image and its loop device, $LOOPDEV
+        truncate -s 32M "$TMP/$1.img"
+        "${@:2}" -q -F "$TMP/$1.img" >/dev/null
+        LOOPDEV=$(losetup --find --show "$TMP/$1.img")
+        EXTRA_LOOPS+=("$LOOPDEV")
+        mkdir -p "$TMP/$1"
+}
+image ssd mkfs.ext4
+echo 0 > "/sys/block/${LOOPDEV#/dev/}/queue/rotational"
+mount -t ext4 "$LOOPDEV" "$TMP/ssd"; EXTRA_MOUNTS+=("$TMP/ssd")
+image robind mkfs.ext4                          # read-write, but only a read-only bind of it stays
+mkdir -p "$TMP/rw"
+mount -t ext4 "$LOOPDEV" "$TMP/rw"
+mkdir "$TMP/rw/d"; head -c 200000 /dev/urandom > "$TMP/rw/d/x"; sync
+mount --bind "$TMP/rw" "$TMP/robind"; EXTRA_MOUNTS+=("$TMP/robind")
+mount -o remount,bind,ro "$TMP/robind"
+umount "$TMP/rw"
+image ro mkfs.ext4
+mount -t ext4 -o ro "$LOOPDEV" "$TMP/ro"; EXTRA_MOUNTS+=("$TMP/ro")
+image ext2 mkfs.ext2
+mount -t ext2 "$LOOPDEV" "$TMP/ext2"; EXTRA_MOUNTS+=("$TMP/ext2")
+image other mkfs.ext4
+mount -t ext4 "$LOOPDEV" "$TMP/other"; EXTRA_MOUNTS+=("$TMP/other")
+make_small_launch
+
+start_recording --filesystem="$MNT" --filesystem="$TMP/ssd" --filesystem="$TMP/robind" <<EOC
+[Optimize]
+MinFileAgeSec=0
+EOC
+
+# "MOUNT (MAJ:MIN, FSTYPE): VERDICT"
+says() {        # MOUNT FSTYPE VERDICT
+        grep -qxF "$(printf '%*s' 13 '')$1 ($(mountpoint -d "$1"), $2): $3" <<<"$status" ||
+                grep -qxF "Filesystems: $1 ($(mountpoint -d "$1"), $2): $3" <<<"$status" ||
+                fail "status does not say '$1 ($2): $3': $status"
+}
+status=$(ctl status)
+says "$MNT" ext4 "records and relocates"
+says "$TMP/ssd" ext4 "records; does not relocate: non-rotational device (OptimizeNonRotational=no)"
+says "$TMP/robind" ext4 "records; does not relocate: mounted read-only"
+says "$TMP/ro" ext4 "neither: mounted read-only"
+says "$TMP/ext2" ext2 "neither: not ext4"
+says "$TMP/other" ext4 "neither: not given with --filesystem="
+# the watched ones first, under the label
+[ "$(grep -A2 '^Filesystems: ' <<<"$status" | sed 's/ (.*//; s/^ *//; s/^Filesystems: //' | tr '\n' ' ')" = \
+        "$MNT $TMP/ssd $TMP/robind " ] || fail "watched filesystems not first: $status"
+grep -q "^ Relocation:" <<<"$status" && fail "relocation said twice: $status"
+pass "status: $(grep -F "$TMP/ssd (" <<<"$status" | sed "s|$TMP|\$TMP|; s/^ *//")"
+
+json=$(ctl --json=short status)
+jq -e --arg a "$MNT" --arg b "$TMP/ssd" --arg c "$TMP/robind" --arg dev "$(mountpoint -d "$MNT")" '
+        (.filesystems | map({(.mount): .}) | add) as $f
+        | $f[$a] == {mount: $a, device: $dev, fstype: "ext4", relocates: true, relocation_off: null}
+        and $f[$b].relocates == false
+        and $f[$b].relocation_off == "non-rotational device (OptimizeNonRotational=no)"
+        and $f[$c].relocates == false and $f[$c].relocation_off == "mounted read-only"
+        and (.filesystems | length) == 3
+        and ([.relocation_off[].mount] | sort) == ([$b, $c] | sort)' <<<"$json" >/dev/null ||
+        fail "status --json filesystems: $(jq -c '.filesystems, .relocation_off' <<<"$json")"
+jq -e --arg d "$TMP/ro" --arg e "$TMP/ext2" --arg f "$TMP/other" --arg a "$MNT" '
+        (.unwatched | map({(.mount): .}) | add) as $u
+        | $u[$d].reason == "mounted read-only" and $u[$d].fstype == "ext4"
+        and $u[$e].reason == "not ext4" and $u[$e].fstype == "ext2"
+        and $u[$f].reason == "not given with --filesystem=" and ($u[$f].device | test("^[0-9]+:[0-9]+$"))
+        and ($u[$a] == null)' <<<"$json" >/dev/null ||
+        fail "status --json unwatched: $(jq -c .unwatched <<<"$json")"
+pass "status --json: filesystems with relocates and relocation_off, unwatched with the reason"
+
+# Files on the read-only bind are recorded, and skipped by plan and optimize for that reason
+"$MNT/bin/prog" "$MNT/d/x" "$TMP/robind/d/x"
+wait_until 30 has_profile "$MNT/bin/prog" || fail "launch not recorded"
+profile_paths "$MNT/bin/prog" | grep -qxF "$TMP/robind/d/x" || fail "the file on the read-only bind not recorded"
+ctl --json=short plan > "$TMP/plan.json"
+jq -e --arg p "$TMP/robind/d/x" 'any(.skipped[]; .path == $p and .reason == "mounted read-only" and .retry == false)
+        and all(.files[]; .path != $p)' "$TMP/plan.json" >/dev/null || fail "plan: $(jq -c .skipped "$TMP/plan.json")"
+sum=$(sha256sum < "$TMP/robind/d/x")
+rc=0
+ctl --json=short optimize > "$TMP/opt.json" || rc=$?
+[ "$rc" = 0 ] && jq -e --arg p "$TMP/robind/d/x" '(.state == "done" or .state == "nothing to do")
+        and any(.skipped[]; .path == $p and .reason == "mounted read-only")' "$TMP/opt.json" >/dev/null ||
+        fail "optimize exited $rc: $(cat "$TMP/opt.json")"
+[ "$(sha256sum < "$TMP/robind/d/x")" = "$sum" ] || fail "the file on the read-only bind changed"
+pass "plan and optimize skip the read-only bind's file: mounted read-only"
+
+# what status says follows the mounts
+mount -o remount,ro "$TMP/other"
+other_ro() { ctl status | grep -qF "$TMP/other ($(mountpoint -d "$TMP/other"), ext4): neither: mounted read-only"; }
+wait_until 20 other_ro || fail "status after remounting read-only: $(ctl status | grep -F "$TMP/other")"
+pass "remounted read-only: neither: mounted read-only"
+stop_daemon
