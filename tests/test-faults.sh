@@ -24,7 +24,8 @@
 # journal replayed: an aborted journal shows the on-disk state only then): sha256 of every file as before
 # the run, blocks accounted (no leaked donor; after e2fsck when ext4 recorded an error, see
 # repair_kernel_errors), e2fsck -fn clean and no orphan list.
-# Knobs: SCENARIOS (names above), RUNS (repeat the list; the fault moment then varies), SEED.
+# Knobs: SCENARIOS (names above), RUNS (repeat the list; the fault moment then varies), SEED, ERRORS (the
+# mount's errors=: continue, ext4's default, or remount-ro; the scenario remount-ro always has the latter).
 . "$(dirname "$0")/campaign-lib.sh"
 . "$(dirname "$0")/lib.sh"
 
@@ -33,7 +34,7 @@ FAULTFS=${FAULTFS:-${BUILD_ROOT:-}/tests/faultfs}
 [ -c /dev/fuse ] || { echo "SKIP: no /dev/fuse"; exit 77; }
 
 read -r -a SCENARIOS <<<"${SCENARIOS:-write-start write-mid write-donor read-part full tight remount-ro}"
-RUNS=${RUNS:-1} SEED=${SEED:-1}
+RUNS=${RUNS:-1} SEED=${SEED:-1} ERRORS=${ERRORS:-continue}
 RANDOM=$SEED
 
 BACK=$TMP/back.img      # the image itself; $IMG is its view through faultfs
@@ -175,8 +176,9 @@ for ((run = 0; run < RUNS; run++)); do
 for sc in "${SCENARIOS[@]}"; do
         CURRENT_RUN="$run/$sc (SEED=$SEED)"
         echo "$sc:"
-        opts=; [ "$sc" = remount-ro ] && opts=errors=remount-ro
+        opts=errors=$ERRORS; [ "$sc" = remount-ro ] && opts=errors=remount-ro
         base_restore "$opts"; : > "$DAEMON_LOG"
+        rm -f "$TMP/fsck-kernel.out"
         werr0=$(( $(ctl_count write_errors) + $(ctl_count flush_errors) )) rerr0=$(ctl_count read_errors)
         rate=0; case $sc in write-mid|remount-ro) rate=8 ;; esac
         config "$rate"; daemon_up
@@ -297,6 +299,7 @@ for sc in "${SCENARIOS[@]}"; do
         rm -f "$MNT/filler"
         verify_checksums "$TMP/base.sums" || { CORRUPT=$((CORRUPT + 1)); run_fail "checksums differ"; }
         repaired=$(repair_kernel_errors)
+        [ ! -s "$TMP/fsck-kernel.out" ] || grep -vE '^(Pass [1-5]|e2fsck |$)' "$TMP/fsck-kernel.out" | sed 's/^/    e2fsck -fn: /'
         acct=$(unaccounted)
         [ "$acct" = "$ACCT0" ] || { LEAKED=$((LEAKED + acct - ACCT0)); run_fail "blocks not accounted for: $ACCT0 before, $acct after"; }
         fsck_and_orphans
