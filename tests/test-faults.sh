@@ -74,6 +74,33 @@ attach_mount() {        # [mount options]
         mount -t ext4 ${1:+-o "$1"} "$LOOP" "$MNT"
         SYSFS=/sys/fs/ext4/${LOOP#/dev/}
 }
+# Unmounted here, the filesystem may live on in another mount namespace that copied it (a concurrent
+# test's `unshare --mount`): then e2fsck finds it in use, with its journal to replay, and it writes to the
+# image whenever that namespace ends, also into the next scenario's copy. Wait until nobody holds it.
+device_free() { python3 -c 'import os, sys; os.close(os.open(sys.argv[1], os.O_RDONLY | os.O_EXCL))' "$LOOP" 2>/dev/null; }
+wait_device_free() {
+        wait_until 120 device_free || run_fail "$LOOP is still in use after the unmount (mounted in another mount namespace?)"
+}
+detach_unmount() {
+        if mountpoint -q "$MNT"; then
+                umount "$MNT" 2>/dev/null || { sleep 1; umount "$MNT"; }
+        fi
+        if [ -n "$LOOP" ]; then wait_device_free; losetup -d "$LOOP"; LOOP=; fi
+}
+remount() {
+        umount "$MNT"
+        wait_device_free
+        mount -t ext4 "$LOOP" "$MNT"
+}
+fsck_and_orphans() {
+        umount "$MNT"
+        wait_device_free
+        e2fsck -fn "$LOOP" > "$TMP/fsck.out" 2>&1 || { cat "$TMP/fsck.out"; run_fail "e2fsck -fn found problems"; }
+        if dumpe2fs -h "$LOOP" 2>/dev/null | grep -qi '^Last orphan inode:'; then
+                run_fail "the superblock still lists orphan inodes: $(dumpe2fs -h "$LOOP" 2>/dev/null | grep -i orphan)"
+        fi
+        mount -t ext4 "$LOOP" "$MNT"
+}
 base_save() {
         detach_unmount
         cp --sparse=always "$BACK" "$TMP/base.img"
@@ -153,6 +180,7 @@ repair_kernel_errors() {
         [ "$n" -gt 0 ] || return 0
         find "$MNT" -xdev -printf '%i\n' | sort -u > "$TMP/inodes"
         umount "$MNT"
+        wait_device_free
         out=$TMP/fsck-kernel.out
         e2fsck -fn "$LOOP" > "$out" 2>&1 && { mount -t ext4 "$LOOP" "$MNT"; echo "ext4 recorded $n error(s), e2fsck found nothing"; return 0; }
         inodes=$(grep -oE '[Ii]node [0-9]+' "$out" | awk '{ print $2 }' | sort -u)
@@ -288,8 +316,16 @@ for sc in "${SCENARIOS[@]}"; do
                 echo "  $f: moving back failed (data in memory only until the remount)"
                 grep -vxF "./${f#$MNT/}" "$TMP/live.list" > "$TMP/live.tmp"; mv "$TMP/live.tmp" "$TMP/live.list"
         done < "$TMP/memonly"
-        (cd "$MNT" && grep -F -f <(sed 's/^/  /' "$TMP/live.list") "$TMP/base.sums" | sha256sum --quiet -c) ||
-                { CORRUPT=$((CORRUPT + 1)); run_fail "files read back wrong while the device fails"; }
+        if ! (cd "$MNT" && grep -F -f <(sed 's/^/  /' "$TMP/live.list") "$TMP/base.sums" | sha256sum --quiet -c) > "$TMP/live.out" 2>&1; then
+                cat "$TMP/live.out"
+                for f in $(awk -F: '/FAILED/ { print $1 }' "$TMP/live.out"); do
+                        echo "  $f: $(db "SELECT rf.position, rf.state, rf.reason FROM run_files rf JOIN files fl ON fl.id = rf.file_id WHERE rf.run_id = $run_id AND fl.path = '$MNT/${f#./}'")"
+                        echo "    zero bytes: $(tr -d '\0' < "$MNT/$f" | wc -c) of $(stat -c %s "$MNT/$f") not zero; extents now: $(file_extents "$MNT/$f" | head -n 3 | tr '\n' ' ')"
+                done
+                echo "    position of done files: $(db "SELECT group_concat(position) FROM run_files WHERE run_id = $run_id AND state = 'done'")"
+                [ -n "${FAULTS_PAUSE:-}" ] && { echo "PAUSED $TMP"; while [ ! -e /tmp/faults-continue ]; do sleep 1; done; rm -f /tmp/faults-continue; }
+                CORRUPT=$((CORRUPT + 1)); run_fail "files read back wrong while the device fails"
+        fi
 
         # heal; the daemon still answers; stop it
         ctl_fault ok
