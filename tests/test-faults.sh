@@ -12,6 +12,8 @@
 #   full           the free space, in 64 KiB pieces, is the donor's size: ext4 refuses it (ENOSPC), no
 #                  injection
 #   tight          one block more: the donor is made in about a hundred pieces on a full filesystem
+#   idle-retry     (not in the default list) writes fail; the idle policy's own run fails, and no other
+#                  run starts within a minute
 #   remount-ro     errors=remount-ro and an ext4 error after the first file (K-th, as above), through
 #                  ext4's sysfs trigger_fs_error: the filesystem goes read-only under the mover (ext4's own
 #                  path; `mount -o remount,ro` is refused while the mover has files open for writing)
@@ -199,6 +201,39 @@ repair_kernel_errors() {
         KERNEL_ERRORS=$((KERNEL_ERRORS + 1))
 }
 
+# idle-retry (by hand): the idle policy's own run on a disk whose writes fail ends failed, and no other
+# starts by itself within a minute (MinIntervalHours= counts the failed run; no endless retries).
+idle_retry() {
+        write_config <<EOC
+[Record]
+BootWindowSec=1
+LaunchWindowSec=3
+[Optimize]
+MinFileAgeSec=0
+[Idle]
+IdleSec=2
+BootQuietSec=0
+MaxLoadPerCPU=100
+MaxIOPressure=100
+EOC
+        ctl_fault write-error
+        daemon_up
+        wait_until 60 eval '[ "$(db "SELECT COUNT(*) FROM runs WHERE state = '"'failed'"'")" -ge 1 ]' ||
+                run_fail "the idle run did not start and fail: $(db "SELECT id, state FROM runs")"
+        sleep 60
+        kill -0 "$DAEMON_PID" 2>/dev/null || run_fail "seeklessd died"
+        [ "$(db "SELECT COUNT(*) FROM runs")" = 1 ] || run_fail "runs started again: $(db "SELECT id, state FROM runs" | tr '\n' ' ')"
+        echo "  IdleStatus: $(busctl --system get-property org.seekless.Seekless1 /org/seekless/Seekless1 \
+                org.seekless.Seekless1.Manager IdleStatus)"
+        ctl_fault ok
+        stop_daemon
+        remount
+        verify_checksums "$TMP/base.sums"
+        [ "$(unaccounted)" = "$ACCT0" ] || run_fail "blocks not accounted for"
+        fsck_and_orphans
+        pass "idle-retry: one failed run, none after it in 60 s"
+}
+
 TOTAL_BYTES=0 TOTAL_FAULTS=0 CORRUPT=0 FSCKERR=0 LEAKED=0 CRASHES=0 KERNEL_ERRORS=0
 for ((run = 0; run < RUNS; run++)); do
 for sc in "${SCENARIOS[@]}"; do
@@ -209,6 +244,10 @@ for sc in "${SCENARIOS[@]}"; do
         rm -f "$TMP/fsck-kernel.out"
         werr0=$(( $(ctl_count write_errors) + $(ctl_count flush_errors) )) rerr0=$(ctl_count read_errors)
         rate=0; case $sc in write-mid|remount-ro) rate=8 ;; esac
+        if [ "$sc" = idle-retry ]; then
+                idle_retry
+                continue
+        fi
         config "$rate"; daemon_up
         unreadable=()
         case $sc in
