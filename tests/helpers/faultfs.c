@@ -10,7 +10,6 @@
  *   ok                      no faults (the device is healed)
  *   read-error [START END]  reads of [START, END) fail with EIO (a request that touches the range fails)
  *   write-error [START END] writes of [START, END) fail with EIO; without a range flushes (fsync) fail too
- *   write-error-after BYTES as write-error without a range, once BYTES more bytes have been written
  * `losetup` on MOUNTPOINT/disk (direct I/O off) turns these into failed bios: what ext4 gets from a disk
  * with bad sectors, or one that stops taking writes. The process asks to be an I/O flusher
  * (PR_SET_IO_FLUSHER: its allocations do not wait for the writeback that waits for it). */
@@ -48,8 +47,6 @@ static struct {
         int fd;
         Rules read_fail, write_fail;
         bool flush_fail;
-        bool armed;                     /* write-error-after: counting down */
-        uint64_t arm_left;
         uint64_t reads, writes, flushes, read_errors, write_errors, flush_errors;
         uint64_t bytes_read, bytes_written;
 } S = { .lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1 };
@@ -78,22 +75,13 @@ static int add_range(const char *args, Rules *rules) {
 }
 
 static int command(const char *line) {
-        unsigned long long n;
-
         if (strcmp(line, "ok") == 0) {
                 S.read_fail = S.write_fail = (Rules) {};
-                S.flush_fail = S.armed = false;
+                S.flush_fail = false;
                 return 0;
         }
         if (strncmp(line, "read-error", 10) == 0 && (line[10] == 0 || line[10] == ' '))
                 return add_range(line + 10, &S.read_fail);
-        if (strncmp(line, "write-error-after ", 18) == 0) {
-                if (sscanf(line + 18, "%llu", &n) != 1)
-                        return -EINVAL;
-                S.armed = true;
-                S.arm_left = n;
-                return 0;
-        }
         if (strncmp(line, "write-error", 11) == 0 && (line[11] == 0 || line[11] == ' ')) {
                 int r = add_range(line + 11, &S.write_fail);
                 if (r == 0 && S.write_fail.r[S.write_fail.n - 1].start == 0 && S.write_fail.r[S.write_fail.n - 1].end == 0)
@@ -113,11 +101,11 @@ static bool is_ctl(const char *path) {
 
 static int status_text(char *buf, size_t size) {
         return snprintf(buf, size,
-                        "read-ranges %zu\nwrite-ranges %zu\nflush-error %d\narmed %d %" PRIu64 "\n"
+                        "read-ranges %zu\nwrite-ranges %zu\nflush-error %d\n"
                         "reads %" PRIu64 "\nwrites %" PRIu64 "\nflushes %" PRIu64 "\n"
                         "read_errors %" PRIu64 "\nwrite_errors %" PRIu64 "\nflush_errors %" PRIu64 "\n"
                         "bytes_read %" PRIu64 "\nbytes_written %" PRIu64 "\n",
-                        S.read_fail.n, S.write_fail.n, S.flush_fail, S.armed, S.arm_left, S.reads, S.writes, S.flushes,
+                        S.read_fail.n, S.write_fail.n, S.flush_fail, S.reads, S.writes, S.flushes,
                         S.read_errors, S.write_errors, S.flush_errors, S.bytes_read, S.bytes_written);
 }
 
@@ -224,15 +212,6 @@ static int ff_write(const char *path, const char *buf, size_t size, off_t off, s
         }
         pthread_mutex_lock(&S.lock);
         S.writes++;
-        if (S.armed) {
-                if (S.arm_left <= size) {
-                        S.armed = false;
-                        S.write_fail.n = 1;
-                        S.write_fail.r[0] = (Range) {};
-                        S.flush_fail = true;
-                } else
-                        S.arm_left -= size;
-        }
         if (hits(&S.write_fail, (uint64_t) off, size)) {
                 S.write_errors++;
                 pthread_mutex_unlock(&S.lock);
