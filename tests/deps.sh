@@ -8,6 +8,8 @@ install_deps() {
                     python3
                     # the safety campaign with concurrent I/O (tests/campaign-fio.sh)
                     fio
+                    # the failing disk under tests/test-faults.sh (tests/helpers/faultfs.c)
+                    libfuse3-dev
                     # the VM suite (tests/vm): QEMU, qemu-img, debootstrap; xz-utils/gzip for the kernel+initramfs
                     qemu-system-x86 qemu-utils debootstrap xz-utils gzip
                     # the Debian package (tests/test-package.sh): dpkg-buildpackage, dh, lintian

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "db.h"
@@ -672,6 +673,62 @@ TEST(prefetch) {
         (void) unlink(p);
 }
 
+/* Sessions in the store at p, counted by a connection of a process of its own, read-write as the sqlite3
+ * shell opens it, that closes at once (the --count-sessions mode of main()): -1 on error. Executed anew,
+ * not forked: a forked child would share this process's SQLite state and its locks. */
+static int count_sessions(const char *p) {
+        sqlite3 *s = NULL;
+        sqlite3_stmt *st = NULL;
+        int n = -1;
+
+        if (sqlite3_open_v2(p, &s, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK &&
+            sqlite3_prepare_v2(s, "SELECT COUNT(*) FROM sessions", -1, &st, NULL) == SQLITE_OK &&
+            sqlite3_step(st) == SQLITE_ROW)
+                n = sqlite3_column_int(st, 0);
+        sqlite3_finalize(st);
+        sqlite3_close(s);
+        return n;
+}
+
+static int sessions_seen_by_another_process(const char *p) {
+        int status;
+        pid_t pid = fork();
+
+        ASSERT_TRUE(pid >= 0);
+        if (pid == 0) {
+                execl("/proc/self/exe", "test-db", "--count-sessions", p, (char *) NULL);
+                _exit(254);
+        }
+        ASSERT_EQ(waitpid(pid, &status, 0), pid);
+        ASSERT_TRUE(WIFEXITED(status));
+        ASSERT_TRUE(WEXITSTATUS(status) < 254);   /* 255: the child could not count */
+        return WEXITSTATUS(status);
+}
+
+/* The daemon has two connections (the loop's and the plan worker's, opened later). Opening the second must
+ * not drop the first one's locks: then an outside reader closing (an administrator's sqlite3) deleted the
+ * WAL while the daemon kept writing into it, and every later commit was invisible to others and lost at
+ * a crash (found by tests/test-faults.sh: its run checkpoints did not show). */
+TEST(second_connection) {
+        const char *p = tmp_path("second.db");
+        char wal[4096];
+        Db *a = NULL, *b = NULL;
+
+        (void) snprintf(wal, sizeof wal, "%s-wal", p);
+        ASSERT_OK(db_open(p, &a));
+        ASSERT_OK(ADD(a, APP, PROFILE_APP, BOOT_A, 1000, 10, 1, 2, 3));
+        ASSERT_OK(db_open(p, &b));
+        ASSERT_EQ(sessions_seen_by_another_process(p), 1);
+        ASSERT_TRUE(access(wal, F_OK) == 0);    /* the outside reader was not the last connection */
+        ASSERT_OK(ADD(a, APP, PROFILE_APP, BOOT_A, 2000, 10, 4, 5));
+        ASSERT_EQ(sessions_seen_by_another_process(p), 2);
+        b = db_free(b);
+        ASSERT_OK(ADD(a, APP, PROFILE_APP, BOOT_A, 3000, 10, 6));
+        ASSERT_EQ(sessions_seen_by_another_process(p), 3);
+        a = db_free(a);
+        (void) unlink(p);
+}
+
 /* One session of `profile` launched by `uid`, ending at `started` + 100, reading files nums[]. */
 static int add_uid(Db *db, const char *profile, uid_t uid, uint64_t started, const unsigned *nums, size_t n) {
         DbSessionFile files[8];
@@ -940,7 +997,11 @@ static int rm_one(const char *path, const struct stat *st, int flag, struct FTW 
         return remove(path);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+        if (argc == 3 && streq(argv[1], "--count-sessions")) {
+                int n = count_sessions(argv[2]);
+                return n < 0 ? 255 : MIN(n, 253);
+        }
         ASSERT_TRUE(mkdtemp(tmpdir));
 
         RUN(kind_strings);
@@ -956,6 +1017,7 @@ int main(void) {
         RUN(corrupt);
         RUN(truncated);
         RUN(prefetch);
+        RUN(second_connection);
 
         ASSERT_OK(nftw(tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS));
         return EXIT_SUCCESS;

@@ -203,6 +203,8 @@ static int pass_on(Db *db, const Filesystem *fs, const DbFile *files, size_t n, 
         (void) run_finish(db, run_id, r, &stats);
         if (r < 0)
                 return r;
+        if (stats.io_error < 0)
+                log_error_errno(stats.io_error, "early pass on %s stopped: the filesystem failed under it (%m)", fs->mount);
         log_info("early pass on %s: %" PRIu64 " of %zu files moved%s%s", fs->mount, p.moved, n,
                  stats.cancelled ? " (EarlyBudgetSec= ran out; the rest waits for the next boot)" : "",
                  mover_donor_where(&stats, ", donor ", where, sizeof where));

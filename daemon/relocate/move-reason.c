@@ -17,6 +17,7 @@ static const char *const move_reason_table[_MOVE_REASON_MAX] = {
         [MOVE_REASON_UNMOVABLE] = "unmovable",
         [MOVE_REASON_ERROR] = "error",
         [MOVE_REASON_RUN_FAILED] = "run-failed",
+        [MOVE_REASON_IO_ERROR] = "io-error",
 };
 
 DEFINE_STRING_TABLE(move_reason, MoveReason)

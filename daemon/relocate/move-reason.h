@@ -18,6 +18,7 @@ typedef enum MoveReason {
         MOVE_REASON_UNMOVABLE,          /* immutable, append-only, not a regular file, not extent-mapped, ... */
         MOVE_REASON_ERROR,              /* a system call failed (the text names it) */
         MOVE_REASON_RUN_FAILED,         /* the run could not start */
+        MOVE_REASON_IO_ERROR,           /* the filesystem failed under the run (a write error, read-only): it stopped */
         _MOVE_REASON_MAX,
         _MOVE_REASON_INVALID = -EINVAL,
 } MoveReason;

@@ -151,6 +151,10 @@ int mover_make_room(const MoverOptions *o, const MoveItem *items, size_t n, uint
         st->room_bytes = sub_st.bytes_moved;
         if (sub_st.cancelled)
                 return -ECANCELED;
+        if (sub_st.io_error < 0) {
+                st->io_error = sub_st.io_error;         /* the batch stops too */
+                return 0;
+        }
         for (size_t i = 0; i < n_out; i++)
                 if (outcomes[i].result != MOVE_DONE && outcomes[i].result != MOVE_IN_PLACE)
                         return 0;       /* something stays in the window: the donor is made the usual way */

@@ -134,12 +134,24 @@ static int64_t mtime_ns(const struct stat *st) {
         return (int64_t) st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
 }
 
+/* Write the file's dirty pages and wait for them: -errno when a write failed since fd was opened (the
+ * writeback error is reported once to each open file, whoever started the writeback; see doc/kernel.md §6). */
+static int write_out(int fd) {
+        if (sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER) < 0)
+                return -errno;
+        return 0;
+}
+
 /* Drop the file's clean page cache: the 6.16-6.18 MOVE_EXT code is very slow on large folios, and after the
  * move our reading must not leave the cache full of pages nobody asked for. Dirty pages are written first. */
 static void drop_cache(int fd) {
-        (void) sync_file_range(fd, 0, 0,
-                               SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
+        (void) write_out(fd);
         (void) posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+}
+
+/* The filesystem failed under us: it went read-only (an ext4 error, an aborted journal) or cannot write. */
+static bool fs_failed(int e) {
+        return e == EROFS || e == EIO;
 }
 
 /* The <= 6.18 MOVE_EXT reads every uncached page synchronously, one block at a time. Read the chunk ahead
@@ -158,7 +170,13 @@ typedef enum Next {
         NEXT_CONTINUE,
         NEXT_STOP_CANCEL,
         NEXT_STOP_NOSPC,
+        NEXT_STOP_IO,
 } Next;
+
+/* A MOVE_EXT call that swapped blocks: the same call again swaps them back. */
+typedef struct Swapped {
+        uint64_t orig, donor, len;
+} Swapped;
 
 /* Identity, state and writer checks; returns an O_RDWR fd on the right file (and in *ret_ro the O_RDONLY
  * O_NOATIME one it was checked against) or -1 with *out set. */
@@ -226,7 +244,10 @@ static int open_item(Mover *m, const MoveItem *it, MoveOutcome *out, int *ret_ro
                         set_outcome(out, MOVE_SKIPPED, MOVE_REASON_GONE, "gone or replaced since recording");
                 else if (r == -EWOULDBLOCK)
                         set_outcome(out, MOVE_RETRY, MOVE_REASON_BUSY, "leased by another process");
-                else
+                else if (fs_failed(-r)) {
+                        set_outcome(out, MOVE_RETRY, MOVE_REASON_IO_ERROR, "cannot open for writing: %s", strerror(-r));
+                        m->stats->io_error = r;
+                } else
                         set_outcome(out, MOVE_SKIPPED, MOVE_REASON_ERROR, "cannot open for writing: %s", strerror(-r));
                 return -1;
         }
@@ -284,24 +305,86 @@ static void skip_to_fitting_segment(Mover *m, uint64_t slice_blocks) {
         }
 }
 
+/* The file's new blocks did not take its data: give it its old blocks back. The same calls again swap the
+ * extents back (MOVE_EXT exchanges whatever the two ranges hold), and write the data, still in the page
+ * cache after the failed writeback, to the old blocks. Returns 0 or the first error. */
+static int move_back(const Mover *m, int fd, const Swapped *sw, size_t n) {
+        for (size_t i = n; i > 0; i--) {
+                uint64_t orig = sw[i - 1].orig, donor = sw[i - 1].donor, len = sw[i - 1].len;
+                unsigned interrupted = 0;
+
+                while (len > 0) {
+                        struct move_extent me = {
+                                .donor_fd = (uint32_t) m->donor.fd,
+                                .orig_start = orig,
+                                .donor_start = donor,
+                                .len = len,
+                        };
+
+                        if (ioctl(fd, EXT4_IOC_MOVE_EXT, &me) >= 0)
+                                break;
+                        if (errno == ENODATA)
+                                break;          /* nothing allocated from there on */
+                        if (errno != EINTR || ++interrupted >= 100)
+                                return -errno;
+                        orig += me.moved_len;
+                        donor += me.moved_len;
+                        len -= MIN(me.moved_len, len);
+                }
+        }
+        return 0;
+}
+
+/* After the moves of a file: its data written to the new blocks, or moved back. */
+static Next check_written(Mover *m, int fd, const Swapped *sw, size_t n, MoveOutcome *out, bool *ret_keep_cache) {
+        int w, r;
+
+        w = write_out(fd);
+        if (w >= 0)
+                return NEXT_CONTINUE;
+        m->stats->io_error = w;
+        out->bytes = 0;
+        r = move_back(m, fd, sw, n);
+        if (r < 0) {
+                /* the good copy is in the page cache: keep it there */
+                *ret_keep_cache = true;
+                set_outcome(out, MOVE_RETRY, MOVE_REASON_IO_ERROR, "write error on its new blocks (%s); moving back: %s",
+                            strerror(-w), strerror(-r));
+        } else if ((r = write_out(fd)) < 0) {
+                *ret_keep_cache = true;
+                set_outcome(out, MOVE_RETRY, MOVE_REASON_IO_ERROR, "write error on its new blocks (%s); moved back (%s)",
+                            strerror(-w), strerror(-r));
+        } else
+                set_outcome(out, MOVE_RETRY, MOVE_REASON_IO_ERROR, "write error on its new blocks (%s): moved back",
+                            strerror(-w));
+        return NEXT_STOP_IO;
+}
+
 static Next move_item(Mover *m, const MoveItem *it, uint64_t slice_blocks, MoveOutcome *out) {
         _cleanup_close_ int fd = -EBADF, ro = -EBADF;
         _cleanup_free_ Extent *ext = NULL;
+        _cleanup_free_ Swapped *swapped = NULL;
+        size_t n_ext = 0, n_swapped = 0, n_alloc = 0;
         uint64_t file_blocks, moved = 0, at;
+        bool failed = false, keep_cache = false;
         Next next = NEXT_CONTINUE;
         unsigned interrupted = 0;
-        bool failed = false;
-        size_t n_ext = 0;
         int r;
 
         fd = open_item(m, it, out, &ro);
         if (fd < 0)
-                return NEXT_CONTINUE;
+                return m->stats->io_error < 0 ? NEXT_STOP_IO : NEXT_CONTINUE;
 
         /* delalloc data is invisible to the <= 6.18 walk (ENODATA) and to FIEMAP: flush it; drop large
          * folios */
         if (fdatasync(fd) < 0) {
-                set_outcome(out, MOVE_RETRY, MOVE_REASON_ERROR, "fdatasync: %s", strerror(errno));
+                r = errno;
+                if (fs_failed(r)) {
+                        set_outcome(out, MOVE_RETRY, MOVE_REASON_IO_ERROR, "fdatasync: %s", strerror(r));
+                        m->stats->io_error = -r;
+                        return NEXT_STOP_IO;
+                }
+                set_outcome(out, MOVE_RETRY, MOVE_REASON_ERROR, "fdatasync: %s", strerror(r));
                 return NEXT_CONTINUE;
         }
         (void) posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
@@ -354,10 +437,26 @@ static Next move_item(Mover *m, const MoveItem *it, uint64_t slice_blocks, MoveO
                                 failed = true;
                                 break;
                         }
+                        if (n_swapped == n_alloc) {
+                                size_t k = MAX(n_alloc * 2, (size_t) 16);
+                                Swapped *t = reallocarray(swapped, k, sizeof *t);
+
+                                if (!t) {
+                                        set_outcome(out, MOVE_RETRY, MOVE_REASON_ERROR, "out of memory");
+                                        failed = true;
+                                        break;
+                                }
+                                swapped = t;
+                                n_alloc = k;
+                        }
                         prefetch(m, ro, l * m->bsize, me.len * m->bsize);
                         r = ioctl(fd, EXT4_IOC_MOVE_EXT, &me);
                         e = errno;
                         moved += me.moved_len;
+                        /* what a call swapped: all of the range when it returned (holes stay holes both
+                         * ways), else the part before where it stopped */
+                        if (r >= 0 || me.moved_len > 0)
+                                swapped[n_swapped++] = (Swapped) { l, db, r >= 0 ? me.len : me.moved_len };
                         if (r >= 0) {
                                 /* The whole range was walked; a hole that appeared since FIEMAP is skipped
                                  * and not counted in moved_len, so advance by len, not moved_len. */
@@ -390,6 +489,10 @@ static Next move_item(Mover *m, const MoveItem *it, uint64_t slice_blocks, MoveO
                         else if (e == ENOSPC || e == EDQUOT) {
                                 set_outcome(out, MOVE_RETRY, MOVE_REASON_NO_SPACE, "no space");
                                 next = NEXT_STOP_NOSPC;
+                        } else if (e == EROFS) {
+                                set_outcome(out, MOVE_RETRY, MOVE_REASON_IO_ERROR, "move failed: %s", strerror(e));
+                                m->stats->io_error = -e;
+                                next = NEXT_STOP_IO;
                         } else
                                 set_outcome(out, MOVE_SKIPPED, MOVE_REASON_ERROR, "move failed: %s", strerror(e));
                         break;
@@ -398,8 +501,11 @@ static Next move_item(Mover *m, const MoveItem *it, uint64_t slice_blocks, MoveO
         if (moved == 0 && !failed)
                 set_outcome(out, MOVE_SKIPPED, MOVE_REASON_UNMOVABLE, "unflushed or sparse");
 
-        drop_cache(fd);
         out->bytes = MIN(moved * m->bsize, it->size);
+        if (moved > 0 && check_written(m, fd, swapped, n_swapped, out, &keep_cache) == NEXT_STOP_IO)
+                next = NEXT_STOP_IO;
+        if (!keep_cache)
+                drop_cache(fd);
         if (moved > 0) {
                 /* consumed, even if only partly (see top); never more than the slice the donor holds */
                 uint64_t k = m->unit / m->bsize;
@@ -431,6 +537,13 @@ static void retry_rest(const MoverOptions *o, MoveOutcome *outcomes, size_t from
                 if (o->progress)
                         o->progress(o->userdata, i, &outcomes[i]);
         }
+}
+
+static void retry_rest_io(const MoverOptions *o, MoveOutcome *outcomes, size_t from, size_t n, int error) {
+        char reason[sizeof outcomes[0].reason];
+
+        (void) snprintf(reason, sizeof reason, "not attempted: the filesystem failed (%s)", strerror(-error));
+        retry_rest(o, outcomes, from, n, MOVE_REASON_IO_ERROR, reason);
 }
 
 int mover_run(const MoverOptions *o, const MoveItem *items, size_t n, MoveOutcome *outcomes, MoverStats *ret_stats) {
@@ -508,6 +621,10 @@ int mover_run(const MoverOptions *o, const MoveItem *items, size_t n, MoveOutcom
                                         retry_rest(o, outcomes, i, n, MOVE_REASON_CANCELLED, "cancelled");
                                         goto finish;
                                 }
+                                if (stats.io_error < 0) {
+                                        retry_rest_io(o, outcomes, i, n, stats.io_error);
+                                        goto finish;
+                                }
                         }
                         r = donor_allocate(o->mount_fd, total * m.bsize, o->sysfs_dir, o->state_file,
                                            room > 0 || w.near > 0 ? &w : NULL, &m.donor);
@@ -563,8 +680,14 @@ int mover_run(const MoverOptions *o, const MoveItem *items, size_t n, MoveOutcom
                         i++;
                         break;
                 }
+                if (next == NEXT_STOP_IO) {
+                        i++;
+                        break;
+                }
         }
-        if (stats.out_of_space)
+        if (stats.io_error < 0)
+                retry_rest_io(o, outcomes, i, n, stats.io_error);
+        else if (stats.out_of_space)
                 retry_rest(o, outcomes, i, n, MOVE_REASON_NO_SPACE, "no space");
         else
                 retry_rest(o, outcomes, i, n, MOVE_REASON_CANCELLED, "cancelled");

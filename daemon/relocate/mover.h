@@ -27,8 +27,13 @@
  *     fdatasync, drop its page cache (the 6.16-6.18 large-folio pitfall), then MOVE_EXT in a loop on
  *     moved_len; EINTR is retried, EBUSY/ETXTBSY mean "retry later", ENODATA after progress is a
  *     trailing hole (done), ENOSPC stops the batch;
- *   - afterwards the file's cache is dropped again; after the batch the filesystem is synced and the
- *     donor closed, which frees the old blocks (after a crash the kernel frees them at mount: orphan list).
+ *   - afterwards the file's moved data is written out and waited for: if that write failed (the disk
+ *     took no data at the new blocks; ext4 commits the swap all the same, see doc/kernel.md §6), the same
+ *     calls are made again, which swap the old blocks back and rewrite them from the page cache, and the
+ *     batch stops (io_error); so does it when the filesystem went read-only or a flush failed before a
+ *     move. Then the file's cache is dropped (kept when moving back failed: the only good copy may be
+ *     there); after the batch the filesystem is synced and the donor closed, which frees the old blocks
+ *     (after a crash the kernel frees them at mount: orphan list).
  *   - cancellation is checked between files and between 8 MiB chunks of big files, so a cancel takes
  *     effect within a second; the rate limit sleeps between chunks.
  * The data is never copied by us: the kernel swaps extents under the inode lock, journaled. */
@@ -86,10 +91,11 @@ typedef struct MoverStats {
         bool donor_near;                /* the donor was made near MoverOptions.near */
         bool cancelled;
         bool out_of_space;              /* the donor could not be allocated (or MOVE_EXT hit ENOSPC) */
+        int io_error;                   /* negative errno: the filesystem failed under the batch, which stopped */
 } MoverStats;
 
-/* Move items[0..n) in order. outcomes[] (n entries) receives each file's result; items after a cancel or
- * an ENOSPC are left as MOVE_RETRY. Returns 0, or a negative errno for failures that prevented starting
+/* Move items[0..n) in order. outcomes[] (n entries) receives each file's result; items after a cancel, an
+ * ENOSPC or a failure of the filesystem are left as MOVE_RETRY. Returns 0, or a negative errno for failures that prevented starting
  * (e.g. O_TMPFILE unsupported). */
 int mover_run(const MoverOptions *o, const MoveItem *items, size_t n, MoveOutcome *outcomes, MoverStats *ret_stats);
 

@@ -193,6 +193,12 @@ static int process_msgs(Optimizer *o) {
                         }
                         o->cancelled = o->cancelled || msg.stats.cancelled;
                         o->out_of_space = o->out_of_space || msg.stats.out_of_space;
+                        if (msg.stats.io_error < 0) {
+                                o->failed = true;
+                                log_error_errno(msg.stats.io_error,
+                                                "Run %" PRIi64 " on %s stopped: the filesystem failed under it (%m); "
+                                                "the files not moved stay where they are", job->run_id, job->mount);
+                        }
                         r = run_finish(o->opts.db, job->run_id, 0, &msg.stats);
                         if (r < 0)
                                 log_warning_errno(r, "Failed to record the end of run %" PRIi64 ": %m", job->run_id);
@@ -210,7 +216,8 @@ static int process_msgs(Optimizer *o) {
                                          msg.stats.room_files, msg.stats.room_bytes / 1048576.0);
                         log_info("Run %" PRIi64 " on %s %s: %" PRIu64 " files, %.1f MiB moved, donor in %" PRIu64
                                  " run(s) in %" PRIu64 " free range(s)%s",
-                                 job->run_id, job->mount, msg.stats.cancelled ? "cancelled" : "finished",
+                                 job->run_id, job->mount,
+                                 msg.stats.io_error < 0 ? "failed" : msg.stats.cancelled ? "cancelled" : "finished",
                                  msg.stats.files_moved, msg.stats.bytes_moved / 1048576.0, msg.stats.donor_runs,
                                  msg.stats.donor_segments, mover_donor_where(&msg.stats, " ", where, sizeof where));
                         break;

@@ -39,6 +39,6 @@ int run_checkpoint(Db *db, int64_t run_id, size_t position, const MoveOutcome *o
 int run_finish(Db *db, int64_t run_id, int error, const MoverStats *st) {
         if (error < 0 || !st)
                 return db_run_finish(db, run_id, RUN_FAILED, 0, 0, 0);
-        return db_run_finish(db, run_id, st->cancelled ? RUN_CANCELLED : RUN_DONE, st->donor_runs, st->files_moved,
-                             st->bytes_moved);
+        return db_run_finish(db, run_id, st->io_error < 0 ? RUN_FAILED : st->cancelled ? RUN_CANCELLED : RUN_DONE,
+                             st->donor_runs, st->files_moved, st->bytes_moved);
 }

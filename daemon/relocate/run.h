@@ -21,6 +21,6 @@ int run_create(Db *db, uint64_t fsid, const char *mount, const MoveItem *items, 
 /* The checkpoint of the file at position: its state, why it was not moved and the text shown. */
 int run_checkpoint(Db *db, int64_t run_id, size_t position, const MoveOutcome *o);
 
-/* Ends a run: failed when error < 0 (the mover could not start; st may be NULL then), else cancelled or
- * done, with what st says was moved. */
+/* Ends a run: failed when error < 0 (the mover could not start; st may be NULL then) or when the
+ * filesystem failed under it (st->io_error), else cancelled or done, with what st says was moved. */
 int run_finish(Db *db, int64_t run_id, int error, const MoverStats *st);

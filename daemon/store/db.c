@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sqlite3.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -256,6 +257,7 @@ static const char *const stmt_sql[_STMT_MAX] = {
 
 struct Db {
         sqlite3 *sqlite;
+        bool counted;                   /* in open_dbs */
         sqlite3_stmt *stmt[_STMT_MAX];
         sqlite3_stmt *opt_stmt[_OPT_STMT_MAX];
 };
@@ -681,6 +683,14 @@ static void prefetch_file(const char *path) {
         (void) posix_fadvise(fd, 0, st.st_size, POSIX_FADV_WILLNEED);
 }
 
+/* Connections this process has open. The prefetch opens and closes the database file with plain
+ * open()/close(), and closing any descriptor of a file drops every POSIX lock the process holds on it:
+ * those of a connection already open (SQLite still counts them as held). With its shared lock gone, any
+ * other process's connection that closes thinks it is the last one, checkpoints and deletes the WAL while
+ * we still write into it: our commits from then on land in an unlinked file, unseen by other readers and
+ * lost if we die before closing. So only the process's first connection prefetches. */
+static atomic_uint open_dbs;
+
 static void db_prefetch(const char *path) {
         char wal[4096];
 
@@ -702,6 +712,8 @@ Db *db_free(Db *db) {
                 (void) sqlite3_finalize(db->opt_stmt[i]);
         /* The last connection closing checkpoints the WAL into the main file. */
         (void) sqlite3_close_v2(db->sqlite);
+        if (db->counted)
+                atomic_fetch_sub(&open_dbs, 1);
         free(db);
         return NULL;
 }
@@ -717,7 +729,9 @@ int db_open(const char *path, Db **ret) {
         if (!db)
                 return -ENOMEM;
 
-        db_prefetch(path);
+        db->counted = true;
+        if (atomic_fetch_add(&open_dbs, 1) == 0)
+                db_prefetch(path);
         rc = sqlite3_open_v2(path, &db->sqlite,
                              SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX |
                              SQLITE_OPEN_EXRESCODE,
