@@ -57,8 +57,9 @@ if [ "$rc" = 0 ]; then
         RAN+=("$A $A/meson-logs/testlog.json")
         # the unit and integration tests against the sanitized daemon and tools: a misaligned read, an
         # overflow or a leak ends the process (abort_on_error, halt_on_error) and fails the test. Not the
-        # idle policy's waiting tests (suite idle-wait: minutes of clock, the same code as idle-run)
-        meson test -C "$A" --suite unit --suite integration --no-suite idle-wait --print-errorlogs \
+        # idle policy's waiting tests (suite idle-wait: minutes of clock, the same code as idle-run), nor the
+        # safety campaigns (suite campaign: they check data, not memory)
+        meson test -C "$A" --suite unit --suite integration --no-suite idle-wait --no-suite campaign --print-errorlogs \
                 --num-processes 1 || rc=$?
 fi
 
