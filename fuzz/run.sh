@@ -65,8 +65,13 @@ summary() {
 
 rc=0
 pids=() names=()
+running() {     # how many of the targets started are still running
+        local n=0 p
+        for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && n=$((n + 1)); done
+        echo "$n"
+}
 for t in "${TARGETS[@]}"; do
-        while [ "$(jobs -rp | wc -l)" -ge "$J" ]; do wait -n || true; done
+        while [ "$(running)" -ge "$J" ]; do sleep 1; done
         echo "fuzz-$t: ${T}s"
         run_one "$t" &
         pids+=($!) names+=("$t")
