@@ -5,8 +5,10 @@
  * profile (GetProfile, the merge input, its quality snapshots, the extents before the last run, a re-merge
  * of its sessions through profile_merge(), whose file checks find no filesystem mounted), ListSessions,
  * the runs to resume and their files, each filesystem's last run, the early pass's queue; then a session
- * is stored and the profile caps applied, which read and rewrite the same rows. Checked: what the reads return
- * holds what the daemon relies on (names, paths, kinds and states from their tables). */
+ * is stored and the profile caps applied, which read and rewrite the same rows. Checked: db_open() succeeds, or
+ * says the file is not seekless's (-EBADMSG: the daemon moves it aside and starts afresh) or a newer
+ * seekless's (-EPROTO); what the reads return holds what the daemon relies on (names, paths, kinds and
+ * states from their tables). */
 #include <inttypes.h>
 
 #include "db.h"
@@ -158,6 +160,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
         if (fuzz_verbose())
                 fprintf(stderr, "db_open: %s\n", r < 0 ? strerror(-r) : "ok");
+        /* the daemon moves a database aside on -EBADMSG and leaves it on -EPROTO (a newer seekless's); any
+         * other error stops it at every start: on a file in memory, only a database it can use may pass */
+        FUZZ_ASSERT(r >= 0 || r == -EBADMSG || r == -EPROTO);
         db = db_free(db);
         remove_db();
         return 0;

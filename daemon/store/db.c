@@ -572,6 +572,14 @@ static int db_exec(Db *db, const char *sql) {
         return sqlite_errno(db->sqlite, sqlite3_exec(db->sqlite, sql, NULL, NULL, NULL));
 }
 
+/* r from a statement of ours that failed with SQLITE_ERROR (SQL that cannot run on this database) on a
+ * file of one of our schema versions: its tables are not what that version made (one missing or there
+ * already, a column renamed), or SQLite cannot read its format. Not seekless's: -EBADMSG, which has the
+ * caller move it aside, rather than an error that would stop the daemon at every start. */
+static int not_ours_errno(Db *db, int r) {
+        return r < 0 && (sqlite3_errcode(db->sqlite) & 0xff) == SQLITE_ERROR ? -EBADMSG : r;
+}
+
 static int db_migrate(Db *db) {
         int64_t version;
         int r;
@@ -615,7 +623,7 @@ static int db_migrate(Db *db) {
                         continue;
                 }
 
-                r = db_exec(db, migrations[v]);
+                r = not_ours_errno(db, db_exec(db, migrations[v]));
                 if (r < 0)
                         goto rollback;
 
@@ -659,9 +667,7 @@ static int db_probe(Db *db) {
                            "IFNULL((SELECT MAX(file_id) FROM profile_files), 0)",
                            &dummy);
         /* "no such table" or "no such column": a schema that is not ours, under one of our versions */
-        if (r < 0 && (sqlite3_errcode(db->sqlite) & 0xff) == SQLITE_ERROR)
-                return -EBADMSG;
-        return r;
+        return not_ours_errno(db, r);
 }
 
 /* At start (the early pass, then seeklessd, both during the boot) the queries read a page here and there:
@@ -732,9 +738,10 @@ int db_open(const char *path, Db **ret) {
         if (rc != SQLITE_OK)
                 return sqlite_errno(db->sqlite, rc);
 
-        /* The first statement that reads the file: a non-database fails here with SQLITE_NOTADB. For
-         * ":memory:" the journal mode stays "memory". */
-        r = db_exec(db, "PRAGMA journal_mode = WAL");
+        /* The first statement that reads the file: a non-database fails here with SQLITE_NOTADB, one in a
+         * file format this SQLite cannot read with SQLITE_ERROR. For ":memory:" the journal mode stays
+         * "memory". */
+        r = not_ours_errno(db, db_exec(db, "PRAGMA journal_mode = WAL"));
         if (r < 0)
                 return r;
 
@@ -754,13 +761,13 @@ int db_open(const char *path, Db **ret) {
                 rc = sqlite3_prepare_v3(db->sqlite, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &db->stmt[i],
                                         NULL);
                 if (rc != SQLITE_OK)
-                        return sqlite_errno(db->sqlite, rc);
+                        return not_ours_errno(db, sqlite_errno(db->sqlite, rc));
         }
         for (size_t i = 0; i < _OPT_STMT_MAX; i++) {
                 rc = sqlite3_prepare_v3(db->sqlite, opt_stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT,
                                         &db->opt_stmt[i], NULL);
                 if (rc != SQLITE_OK)
-                        return sqlite_errno(db->sqlite, rc);
+                        return not_ours_errno(db, sqlite_errno(db->sqlite, rc));
         }
 
         *ret = TAKE_PTR(db);
