@@ -76,11 +76,32 @@ static inline void fuzz_write(const char *path, const void *data, size_t size) {
         FUZZ_ASSERT(close(fd) == 0);
 }
 
-/* The daemon's info and debug lines would flood a run: errors only, everything with FUZZ_VERBOSE=1. The
- * configuration's syntax warnings are always printed; libFuzzer's -close_fd_mask=2 silences all but its
- * own and the sanitizers' reports. */
+/* The daemon's info and debug lines would flood a run: errors only, everything with FUZZ_VERBOSE=1. */
 #define fuzz_verbose() (getenv("FUZZ_VERBOSE") != NULL)
 
 static inline void fuzz_log_setup(void) {
         log_set_max_level(fuzz_verbose() ? LOG_DEBUG : LOG_ERR);
+}
+
+/* Around a call that logs whatever the level (the configuration's syntax warnings): its stderr goes to
+ * /dev/null unless FUZZ_VERBOSE=1, while the checks' and the sanitizers' messages still reach the log. */
+static inline int fuzz_stderr_off(void) {
+        int saved, null;
+
+        if (fuzz_verbose())
+                return -EBADF;
+        fflush(stderr);
+        saved = dup(STDERR_FILENO);
+        null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+        FUZZ_ASSERT(saved >= 0 && null >= 0 && dup2(null, STDERR_FILENO) == STDERR_FILENO);
+        close(null);
+        return saved;
+}
+
+static inline void fuzz_stderr_on(int saved) {
+        if (saved < 0)
+                return;
+        fflush(stderr);
+        FUZZ_ASSERT(dup2(saved, STDERR_FILENO) == STDERR_FILENO);
+        close(saved);
 }

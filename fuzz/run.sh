@@ -50,7 +50,7 @@ run_one() {    # TARGET: the fuzzer's output goes to BUILD_DIR/fuzz-logs/TARGET.
         for d in fuzz/corpus/$t fuzz/regressions/$t; do [ -d "$d" ] && seeds+=("$d"); done
         # libFuzzer writes what it finds into the first directory only: the build directory's
         "$B/fuzz/fuzz-$t" -max_total_time="$T" -timeout=10 -rss_limit_mb=2048 -max_len="${MAX_LEN[$t]}" \
-                -close_fd_mask=2 -print_final_stats=1 -artifact_prefix="$B/fuzz-artifacts/$t-" \
+                -print_final_stats=1 -artifact_prefix="$B/fuzz-artifacts/$t-" \
                 "${dict[@]}" "$c" "${seeds[@]}" > "$B/fuzz-logs/$t.log" 2>&1
 }
 

@@ -572,12 +572,17 @@ static int db_exec(Db *db, const char *sql) {
         return sqlite_errno(db->sqlite, sqlite3_exec(db->sqlite, sql, NULL, NULL, NULL));
 }
 
-/* r from a statement of ours that failed with SQLITE_ERROR (SQL that cannot run on this database) on a
- * file of one of our schema versions: its tables are not what that version made (one missing or there
- * already, a column renamed), or SQLite cannot read its format. Not seekless's: -EBADMSG, which has the
- * caller move it aside, rather than an error that would stop the daemon at every start. */
+/* r from a statement of ours that failed on a file of one of our schema versions, while it is opened, with
+ * SQLITE_ERROR (SQL that cannot run on it: its tables are not what that version made, one missing or there
+ * already, a column renamed; or SQLite cannot read its format) or SQLITE_NOMEM (a length in the file so
+ * corrupt that the allocation SQLite asks for fails; a real shortage of memory at this point looks the
+ * same and is taken for it, and costs the profiles, not the file: it is moved aside, not removed). Not
+ * seekless's, or corrupt: -EBADMSG, which has the caller move it aside, rather than an error that would
+ * stop the daemon at every start. */
 static int not_ours_errno(Db *db, int r) {
-        return r < 0 && (sqlite3_errcode(db->sqlite) & 0xff) == SQLITE_ERROR ? -EBADMSG : r;
+        int e = sqlite3_errcode(db->sqlite) & 0xff;
+
+        return r < 0 && (e == SQLITE_ERROR || e == SQLITE_NOMEM) ? -EBADMSG : r;
 }
 
 static int db_migrate(Db *db) {
@@ -595,7 +600,7 @@ static int db_migrate(Db *db) {
                 int64_t objects;
 
                 /* every migration commits with its version: tables at version 0 are someone else's */
-                r = db_read_int(db, "SELECT COUNT(*) FROM sqlite_schema", &objects);
+                r = not_ours_errno(db, db_read_int(db, "SELECT COUNT(*) FROM sqlite_schema", &objects));
                 if (r < 0)
                         return r;
                 if (objects > 0)
