@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "db.h"
 #include "db-private.h"
@@ -572,17 +573,32 @@ static int db_exec(Db *db, const char *sql) {
         return sqlite_errno(db->sqlite, sqlite3_exec(db->sqlite, sql, NULL, NULL, NULL));
 }
 
-/* r from a statement of ours that failed on a file of one of our schema versions, while it is opened, with
- * SQLITE_ERROR (SQL that cannot run on it: its tables are not what that version made, one missing or there
- * already, a column renamed; or SQLite cannot read its format) or SQLITE_NOMEM (a length in the file so
- * corrupt that the allocation SQLite asks for fails; a real shortage of memory at this point looks the
- * same and is taken for it, and costs the profiles, not the file: it is moved aside, not removed). Not
- * seekless's, or corrupt: -EBADMSG, which has the caller move it aside, rather than an error that would
- * stop the daemon at every start. */
+/* r from a statement of ours that failed on the file while it is opened (a database of one of our schema
+ * versions, or of none yet). What the file holds is the cause, and it is not seekless's or is corrupt
+ * (-EBADMSG, on which the caller moves it aside), rather than an error that would stop the daemon at every
+ * start, when SQLite says:
+ *   SQLITE_ERROR     SQL of ours cannot run on it: its tables are not what its version made (one missing
+ *                    or there already, a column renamed), or SQLite cannot read its file format;
+ *   SQLITE_NOMEM     a length in it so corrupt that the allocation SQLite asks for fails (a real shortage
+ *                    of memory at this point looks the same and is taken for it: it costs the profiles,
+ *                    not the file, which is moved aside, not removed);
+ *   SQLITE_READONLY  while we may write the file: its header asks for a newer SQLite to write it.
+ * What comes from around the file (busy, I/O, no space, no permission) stays what it is. */
 static int not_ours_errno(Db *db, int r) {
-        int e = sqlite3_errcode(db->sqlite) & 0xff;
+        const char *f;
 
-        return r < 0 && (e == SQLITE_ERROR || e == SQLITE_NOMEM) ? -EBADMSG : r;
+        if (r >= 0)
+                return r;
+        switch (sqlite3_errcode(db->sqlite) & 0xff) {
+        case SQLITE_ERROR:
+        case SQLITE_NOMEM:
+                return -EBADMSG;
+        case SQLITE_READONLY:
+                f = sqlite3_db_filename(db->sqlite, "main");
+                return f && *f && access(f, W_OK) >= 0 ? -EBADMSG : r;
+        default:
+                return r;
+        }
 }
 
 static int db_migrate(Db *db) {
