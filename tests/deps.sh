@@ -13,7 +13,9 @@ install_deps() {
                     # the VM suite (tests/vm): QEMU, qemu-img, debootstrap; xz-utils/gzip for the kernel+initramfs
                     qemu-system-x86 qemu-utils debootstrap xz-utils gzip
                     # the Debian package (tests/test-package.sh): dpkg-buildpackage, dh, lintian
-                    dpkg-dev debhelper lintian "$@")
+                    dpkg-dev debhelper lintian
+                    # the fuzz targets (fuzz/run.sh): clang with libFuzzer and the sanitizers' runtimes
+                    clang libclang-rt-14-dev "$@")
         local missing=()
         for p in "${pkgs[@]}"; do
                 dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -2,7 +2,8 @@
 # The full test suite, as CI runs it: install build/test dependencies, build with warnings as errors, run
 # every suite (unit + integration against real fanotify, ext4 on loop devices, SQLite and a private
 # dbus-daemon; needs root), then build again with AddressSanitizer/UBSan (leak detection on) and run the
-# unit and integration suites again against the sanitized daemon and tools.
+# unit and integration suites again against the sanitized daemon and tools; last, the fuzz targets built
+# with clang run 20 s each (fuzz/run.sh, two at a time).
 # Before and after, removes what an earlier killed run of this suite left behind (tests/scratch.sh); at
 # the end, prints the ten slowest tests with their timeouts (tests/README.md keeps the measured figures).
 #   usage: tests/run-all.sh [BUILD_DIR]     (default: build-ci)
@@ -14,6 +15,7 @@ install_deps
 
 B=${1:-build-ci}
 A=$B-asan
+F=$B-fuzz
 scratch_reap
 trap scratch_reap EXIT
 
@@ -61,6 +63,14 @@ if [ "$rc" = 0 ]; then
         # safety campaigns (suite campaign: they check data, not memory)
         meson test -C "$A" --suite unit --suite integration --no-suite idle-wait --no-suite campaign --print-errorlogs \
                 --num-processes 1 || rc=$?
+fi
+
+# A short run of every fuzz target (libFuzzer, ASan, UBSan; its own clang build): a crash, a leak or an
+# UB report fails the run and leaves the input in $F/fuzz-artifacts/.
+if [ "$rc" = 0 ]; then
+        fuzz_start=$(date +%s)
+        fuzz/run.sh -t 20 -j 2 "$F" || rc=$?
+        echo "fuzz: $(( $(date +%s) - fuzz_start )) s in all"
 fi
 
 echo

@@ -545,17 +545,46 @@ static void mark_incomplete(Manager *m) {
                 s->incomplete = true;
 }
 
+/* One buffer read from the open group (see manager.h). */
+void manager_take_open_events(Manager *m, const void *buf, size_t n, uint64_t now) {
+        pid_t self = getpid();
+        FanotifyEvent ev;
+
+        for (size_t off = 0; fanotify_event_next(buf, n, &off, &ev);) {
+                const struct fanotify_event_metadata *e = &ev.meta;
+                FileKey key;
+                Session *s;
+
+                m->events_received++;
+                if (e->mask & FAN_Q_OVERFLOW) {
+                        m->overflows++;
+                        log_warning("fanotify queue overflowed: events were lost, sessions open now are marked incomplete");
+                        mark_incomplete(m);
+                        continue;
+                }
+                if (e->pid == self)
+                        continue;
+                if (fanotify_event_file_key(&ev, &key) <= 0)
+                        continue;
+                if (m->boot && session_add(m->boot, &key, now) > 0)
+                        manager_want_resolve(m);
+                if (m->launches) {
+                        s = pidmap_lookup(&m->pidmap, m->launches, e->pid);
+                        if (s && session_add(s, &key, now) > 0)
+                                manager_want_resolve(m);
+                }
+        }
+}
+
 static int on_open_events(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
         static union {
                 struct fanotify_event_metadata m;
                 char buf[OPEN_BUFFER_SIZE];
         } u;
         Manager *m = userdata;
-        pid_t self = getpid();
 
         for (unsigned i = 0; i < OPEN_READS_PER_DISPATCH; i++) {
                 ssize_t n = read(fd, u.buf, sizeof u.buf);
-                uint64_t now;
 
                 if (n < 0) {
                         if (errno != EAGAIN && errno != EINTR)
@@ -566,33 +595,7 @@ static int on_open_events(sd_event_source *source, int fd, uint32_t revents, voi
                  * announced before the child runs, so for every read in this buffer the exec and fork
                  * records it depends on are already waiting: take those first. */
                 manager_drain_forks(m);
-                now = now_usec(CLOCK_MONOTONIC);
-
-                FanotifyEvent ev;
-                for (size_t off = 0; fanotify_event_next(u.buf, (size_t) n, &off, &ev);) {
-                        const struct fanotify_event_metadata *e = &ev.meta;
-                        FileKey key;
-                        Session *s;
-
-                        m->events_received++;
-                        if (e->mask & FAN_Q_OVERFLOW) {
-                                m->overflows++;
-                                log_warning("fanotify queue overflowed: events were lost, sessions open now are marked incomplete");
-                                mark_incomplete(m);
-                                continue;
-                        }
-                        if (e->pid == self)
-                                continue;
-                        if (fanotify_event_file_key(&ev, &key) <= 0)
-                                continue;
-                        if (m->boot && session_add(m->boot, &key, now) > 0)
-                                manager_want_resolve(m);
-                        if (m->launches) {
-                                s = pidmap_lookup(&m->pidmap, m->launches, e->pid);
-                                if (s && session_add(s, &key, now) > 0)
-                                        manager_want_resolve(m);
-                        }
-                }
+                manager_take_open_events(m, u.buf, (size_t) n, now_usec(CLOCK_MONOTONIC));
                 if ((size_t) n < sizeof u.buf - 4096)
                         break;
         }

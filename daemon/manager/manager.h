@@ -142,6 +142,10 @@ void manager_notify_status(Manager *m);
  * time each is read: a window or a run under way keeps what it started with. */
 int manager_reload_config(Manager *m);
 int manager_open_mount_fd(Manager *m, uint64_t fsid);
+/* One buffer read from the fanotify group that reports reads (buf[0..n), as read() filled it): each file
+ * read goes to the boot session and to the launch its process belongs to; an overflow marks the open
+ * sessions incomplete. now is CLOCK_MONOTONIC. */
+void manager_take_open_events(Manager *m, const void *buf, size_t n, uint64_t now);
 
 /* manager-bus.c */
 int manager_bus_add_objects(Manager *m, sd_bus *bus);

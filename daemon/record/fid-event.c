@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "fid-event.h"
@@ -22,28 +23,31 @@ bool fanotify_event_next(const void *buf, size_t n, size_t *offset, FanotifyEven
 int fanotify_event_file_key(const FanotifyEvent *e, FileKey *ret) {
         const char *p = e->record + e->meta.metadata_len, *end = e->record + e->meta.event_len;
 
-        while (p + sizeof(struct fanotify_event_info_header) <= end) {
-                const struct fanotify_event_info_header *h = (const void *) p;
-                const struct fanotify_event_info_fid *fid;
-                const struct file_handle *fh;
+        /* The info records are copied out as well: a record's length need not keep the next one aligned
+         * (the kernel's are, a corrupt buffer's are not), and a misaligned read is undefined. */
+        while ((size_t) (end - p) >= sizeof(struct fanotify_event_info_header)) {
+                const size_t fid_size = sizeof(struct fanotify_event_info_fid);
+                struct fanotify_event_info_header h;
+                struct file_handle fh;
+                FileKey k;
 
-                if (h->len < sizeof *h || p + h->len > end)
+                memcpy(&h, p, sizeof h);
+                if (h.len < sizeof h || h.len > (size_t) (end - p))
                         return -EBADMSG;
-                if (h->info_type != FAN_EVENT_INFO_TYPE_FID) {
-                        p += h->len;
+                if (h.info_type != FAN_EVENT_INFO_TYPE_FID) {
+                        p += h.len;
                         continue;
                 }
-                if (h->len < sizeof *fid + sizeof *fh)
+                if (h.len < fid_size + sizeof fh)
                         return -EBADMSG;
-                fid = (const void *) p;
-                fh = (const struct file_handle *) fid->handle;
-                if (sizeof *fid + sizeof *fh + fh->handle_bytes > h->len)
+                memcpy(&fh, p + fid_size, sizeof fh);
+                if (fid_size + sizeof fh + fh.handle_bytes > h.len)
                         return -EBADMSG;
-                if (fh->handle_bytes > FID_HANDLE_MAX)
+                if (fh.handle_bytes > FID_HANDLE_MAX)
                         return 0;     /* not an ext4-sized handle; we don't record such filesystems */
-                FileKey k = { .handle_type = fh->handle_type, .handle_len = fh->handle_bytes };
-                memcpy(&k.fsid, &fid->fsid, sizeof k.fsid);
-                memcpy(k.handle, fh->f_handle, fh->handle_bytes);
+                k = (FileKey) { .handle_type = fh.handle_type, .handle_len = fh.handle_bytes };
+                memcpy(&k.fsid, p + offsetof(struct fanotify_event_info_fid, fsid), sizeof k.fsid);
+                memcpy(k.handle, p + fid_size + sizeof fh, fh.handle_bytes);
                 *ret = k;
                 return 1;
         }

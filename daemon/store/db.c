@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "db.h"
 #include "db-private.h"
@@ -574,6 +575,34 @@ static int db_exec(Db *db, const char *sql) {
         return sqlite_errno(db->sqlite, sqlite3_exec(db->sqlite, sql, NULL, NULL, NULL));
 }
 
+/* r from a statement of ours that failed on the file while it is opened (a database of one of our schema
+ * versions, or of none yet). What the file holds is the cause, and it is not seekless's or is corrupt
+ * (-EBADMSG, on which the caller moves it aside), rather than an error that would stop the daemon at every
+ * start, when SQLite says:
+ *   SQLITE_ERROR     SQL of ours cannot run on it: its tables are not what its version made (one missing
+ *                    or there already, a column renamed), or SQLite cannot read its file format;
+ *   SQLITE_NOMEM     a length in it so corrupt that the allocation SQLite asks for fails (a real shortage
+ *                    of memory at this point looks the same and is taken for it: it costs the profiles,
+ *                    not the file, which is moved aside, not removed);
+ *   SQLITE_READONLY  while we may write the file: its header asks for a newer SQLite to write it.
+ * What comes from around the file (busy, I/O, no space, no permission) stays what it is. */
+static int not_ours_errno(Db *db, int r) {
+        const char *f;
+
+        if (r >= 0)
+                return r;
+        switch (sqlite3_errcode(db->sqlite) & 0xff) {
+        case SQLITE_ERROR:
+        case SQLITE_NOMEM:
+                return -EBADMSG;
+        case SQLITE_READONLY:
+                f = sqlite3_db_filename(db->sqlite, "main");
+                return f && *f && access(f, W_OK) >= 0 ? -EBADMSG : r;
+        default:
+                return r;
+        }
+}
+
 static int db_migrate(Db *db) {
         int64_t version;
         int r;
@@ -589,7 +618,7 @@ static int db_migrate(Db *db) {
                 int64_t objects;
 
                 /* every migration commits with its version: tables at version 0 are someone else's */
-                r = db_read_int(db, "SELECT COUNT(*) FROM sqlite_schema", &objects);
+                r = not_ours_errno(db, db_read_int(db, "SELECT COUNT(*) FROM sqlite_schema", &objects));
                 if (r < 0)
                         return r;
                 if (objects > 0)
@@ -617,7 +646,7 @@ static int db_migrate(Db *db) {
                         continue;
                 }
 
-                r = db_exec(db, migrations[v]);
+                r = not_ours_errno(db, db_exec(db, migrations[v]));
                 if (r < 0)
                         goto rollback;
 
@@ -661,9 +690,7 @@ static int db_probe(Db *db) {
                            "IFNULL((SELECT MAX(file_id) FROM profile_files), 0)",
                            &dummy);
         /* "no such table" or "no such column": a schema that is not ours, under one of our versions */
-        if (r < 0 && (sqlite3_errcode(db->sqlite) & 0xff) == SQLITE_ERROR)
-                return -EBADMSG;
-        return r;
+        return not_ours_errno(db, r);
 }
 
 /* At start (the early pass, then seeklessd, both during the boot) the queries read a page here and there:
@@ -746,9 +773,10 @@ int db_open(const char *path, Db **ret) {
         if (rc != SQLITE_OK)
                 return sqlite_errno(db->sqlite, rc);
 
-        /* The first statement that reads the file: a non-database fails here with SQLITE_NOTADB. For
-         * ":memory:" the journal mode stays "memory". */
-        r = db_exec(db, "PRAGMA journal_mode = WAL");
+        /* The first statement that reads the file: a non-database fails here with SQLITE_NOTADB, one in a
+         * file format this SQLite cannot read with SQLITE_ERROR. For ":memory:" the journal mode stays
+         * "memory". */
+        r = not_ours_errno(db, db_exec(db, "PRAGMA journal_mode = WAL"));
         if (r < 0)
                 return r;
 
@@ -768,13 +796,13 @@ int db_open(const char *path, Db **ret) {
                 rc = sqlite3_prepare_v3(db->sqlite, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &db->stmt[i],
                                         NULL);
                 if (rc != SQLITE_OK)
-                        return sqlite_errno(db->sqlite, rc);
+                        return not_ours_errno(db, sqlite_errno(db->sqlite, rc));
         }
         for (size_t i = 0; i < _OPT_STMT_MAX; i++) {
                 rc = sqlite3_prepare_v3(db->sqlite, opt_stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT,
                                         &db->opt_stmt[i], NULL);
                 if (rc != SQLITE_OK)
-                        return sqlite_errno(db->sqlite, rc);
+                        return not_ours_errno(db, sqlite_errno(db->sqlite, rc));
         }
 
         *ret = TAKE_PTR(db);
