@@ -572,6 +572,10 @@ static int db_exec(Db *db, const char *sql) {
         return sqlite_errno(db->sqlite, sqlite3_exec(db->sqlite, sql, NULL, NULL, NULL));
 }
 
+int db_set_synchronous_full(Db *db, bool full) {
+        return db_exec(db, full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL");
+}
+
 static int db_migrate(Db *db) {
         int64_t version;
         int r;
