@@ -27,7 +27,7 @@
 # the last word repeats; default 0). Nothing is shut down or flushed: the root disk keeps what QEMU had
 # written to the overlay file, and loses what it had not (see the cache mode on the drive below). A new QEMU
 # then starts on the same disks, like after a reboot; before it, `$VM_CUT_HOOK OVERLAY K` runs if set (K:
-# the cut's number, from 1). A line "vm_boot: power cut K: ..." in LOG marks each cut. A QEMU that ends
+# the cut's number, from 1; it runs in vm_boot's loop, so a shell function may set VM_APPEND for the next QEMU). A line "vm_boot: power cut K: ..." in LOG marks each cut. A QEMU that ends
 # before its armed cut is not cut.
 
 VM_TMP=$(mktemp -d "${TMPDIR:-/var/tmp}/seekless-vm-run.XXXXXX")
