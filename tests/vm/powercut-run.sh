@@ -152,7 +152,7 @@ phase_cut() {
         cp out.log "out.boot$n.log"     # the harness starts out.log afresh in the next boot
         touch armed
         sync -f armed           # the data disk only: nothing more is written to it before the cut
-        console "POWERCUT-ARM run $id: $(jq -r .files <<<"$run") files, $(jq -r .bytes <<<"$run") bytes"
+        console "POWERCUT-ARM run $id: $(jq -r '"\(.files) files, \(.bytes) bytes"' <<<"$run")"
         local t0=$SECONDS
         while optimizing; do sleep 2; done
         console "POWERCUT-NOTE: run $id ended $((SECONDS - t0)) s after the arm line, before the cut"
