@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The optimizer's crash-safety store (db-run.c) on a database file: a run and its checkpoints written by a
  * process that is then killed (no close, the WAL left behind), found again by a new process with exactly
- * the files still pending; finished runs, layout quality snapshots and the extents files had before a run,
- * each read back after a reopen. */
+ * the files still pending; a run's creation synced to the disk (WAL syncs counted by a VFS shim), its
+ * checkpoints not; finished runs, layout quality snapshots and the extents files had before a run, each
+ * read back after a reopen. */
 #include <signal.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +34,41 @@ static void cleanup(void) {
         if (system(cmd) != 0)
                 fprintf(stderr, "cleanup: %s failed\n", cmd);
         dir[0] = 0;
+}
+
+/* The default VFS with xSync of WAL files counted: its files keep their memory layout, only their method
+ * table is swapped for a copy whose xSync counts. Registered as the default before the first db_open(). */
+static sqlite3_vfs *real_vfs, counting_vfs;
+static sqlite3_io_methods wal_methods;
+static int (*real_sync)(sqlite3_file *f, int flags);
+static unsigned wal_syncs;
+
+static int counting_sync(sqlite3_file *f, int flags) {
+        wal_syncs++;
+        return real_sync(f, flags);
+}
+
+static int counting_open(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *f, int flags, int *out_flags) {
+        int rc = real_vfs->xOpen(real_vfs, name, f, flags, out_flags);
+
+        if (rc == SQLITE_OK && (flags & SQLITE_OPEN_WAL) && f->pMethods) {
+                if (!real_sync) {
+                        wal_methods = *f->pMethods;
+                        real_sync = wal_methods.xSync;
+                        wal_methods.xSync = counting_sync;
+                }
+                f->pMethods = &wal_methods;
+        }
+        return rc;
+}
+
+static void count_wal_syncs(void) {
+        real_vfs = sqlite3_vfs_find(NULL);
+        ASSERT_TRUE(real_vfs);
+        counting_vfs = *real_vfs;
+        counting_vfs.zName = "seekless-test-counting";
+        counting_vfs.xOpen = counting_open;
+        ASSERT_EQ(sqlite3_vfs_register(&counting_vfs, 1), SQLITE_OK);
 }
 
 static Db *reopen(Db *db) {
@@ -197,6 +234,36 @@ TEST(interrupted_run) {
         db_free(db);
 }
 
+/* A power cut must not take back a run whose files may already be moving: its creation syncs the WAL. A
+ * checkpoint does not (one lost only sends a file through the mover again), and neither does anything
+ * after the run's creation, which leaves the connection's synchronous = NORMAL as it was. */
+TEST(run_creation_synced) {
+        Db *db = NULL;
+        int64_t ids[N_FILES], run;
+
+        ASSERT_OK(db_open(db_path, &db));
+        {
+                DbMergeInput in = {};
+                ASSERT_OK(db_load_merge_input(db, "boot", 3, &in));
+                memcpy(ids, in.session_files[0], sizeof ids);
+                db_merge_input_free(&in);
+        }
+        /* the first write after opening starts a new WAL, which SQLite syncs whatever the setting */
+        ASSERT_OK(db_run_create(db, FSID, "/mnt", ids, (const uint64_t[]) { 1 }, (const int64_t[]) { 1 }, 1, &run));
+        ASSERT_OK(db_run_finish(db, run, RUN_DONE, 1, 1, 4096));
+        wal_syncs = 0;
+        ASSERT_OK(db_run_create(db, FSID, "/mnt", ids, (const uint64_t[]) { 1, 2 }, (const int64_t[]) { 1, 2 }, 2,
+                                &run));
+        ASSERT_EQ(wal_syncs, 1);
+        wal_syncs = 0;
+        ASSERT_OK(db_run_file_set(db, run, 0, RUN_FILE_DONE, MOVE_REASON_NONE, NULL, 4096));
+        ASSERT_OK(db_run_file_set(db, run, 1, RUN_FILE_DONE, MOVE_REASON_NONE, NULL, 8192));
+        ASSERT_EQ(wal_syncs, 0);
+        ASSERT_OK(db_run_finish(db, run, RUN_DONE, 1, 2, 12288));
+        ASSERT_EQ(wal_syncs, 0);
+        db_free(db);
+}
+
 TEST(quality) {
         Db *db = NULL;
         DbQuality q;
@@ -272,7 +339,9 @@ int main(void) {
         ASSERT_EQ(test_claim_dir(dir), 0);
         snprintf(db_path, sizeof db_path, "%s/seekless.db", dir);
 
+        count_wal_syncs();
         RUN(interrupted_run);
+        RUN(run_creation_synced);
         RUN(quality);
         RUN(extents_before);
         return EXIT_SUCCESS;

@@ -46,6 +46,10 @@ int bind_text(Db *db, sqlite3_stmt *st, int i, const char *s);
 int bind_blob(Db *db, sqlite3_stmt *st, int i, const void *p, size_t n);
 int db_begin(Db *db, bool immediate);
 int db_commit(Db *db);
+/* The connection runs with synchronous = NORMAL: a commit reaches the disk at the next WAL checkpoint, so a
+ * power cut may take the last commits back (never part of one). With `full`, each commit syncs the WAL
+ * first, which makes it and every commit before it durable. Outside a transaction. */
+int db_set_synchronous_full(Db *db, bool full);
 void db_rollbackp(Db **db);
 #define _cleanup_rollback_ _cleanup_(db_rollbackp)
 int column_strdup(Db *db, sqlite3_stmt *st, int c, char **ret);

@@ -89,8 +89,8 @@ void db_run_infos_free(DbRunInfo *r, size_t n) {
         free(r);
 }
 
-int db_run_create(Db *db, uint64_t fsid, const char *mount, const int64_t *file_ids, const uint64_t *sizes,
-                  const int64_t *mtimes, size_t n, int64_t *ret_run_id) {
+static int run_create_tx(Db *db, uint64_t fsid, const char *mount, const int64_t *file_ids, const uint64_t *sizes,
+                         const int64_t *mtimes, size_t n, int64_t *ret_run_id) {
         _cleanup_rollback_ Db *tx = NULL;
         int64_t id;
         int r;
@@ -130,6 +130,22 @@ int db_run_create(Db *db, uint64_t fsid, const char *mount, const int64_t *file_
         if (ret_run_id)
                 *ret_run_id = id;
         return 0;
+}
+
+/* Durable before the first file moves: the moves commit in the filesystem's journal within seconds, while a
+ * commit under synchronous = NORMAL may wait in the page cache until a WAL checkpoint, so a power cut
+ * could leave files moved and no run to resume. The per-file checkpoints stay lazy: one lost sends a file
+ * already moved through the mover again when the run resumes. */
+int db_run_create(Db *db, uint64_t fsid, const char *mount, const int64_t *file_ids, const uint64_t *sizes,
+                  const int64_t *mtimes, size_t n, int64_t *ret_run_id) {
+        int r;
+
+        r = db_set_synchronous_full(db, true);
+        if (r < 0)
+                return r;
+        r = run_create_tx(db, fsid, mount, file_ids, sizes, mtimes, n, ret_run_id);
+        (void) db_set_synchronous_full(db, false);
+        return r;
 }
 
 int db_run_file_set(Db *db, int64_t run_id, size_t position, RunFileState state, MoveReason why,

@@ -603,6 +603,10 @@ static int not_ours_errno(Db *db, int r) {
         }
 }
 
+int db_set_synchronous_full(Db *db, bool full) {
+        return db_exec(db, full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL");
+}
+
 static int db_migrate(Db *db) {
         int64_t version;
         int r;

@@ -263,7 +263,8 @@ typedef struct DbRunInfo {
 } DbRunInfo;
 void db_run_infos_free(DbRunInfo *r, size_t n);
 
-/* A run and its planned files (file id, planned size and mtime), in layout order, in one transaction. */
+/* A run and its planned files (file id, planned size and mtime), in layout order, in one transaction that
+ * is on the disk when this returns (a power cut during the run leaves the run to resume). */
 int db_run_create(Db *db, uint64_t fsid, const char *mount, const int64_t *file_ids, const uint64_t *sizes,
                   const int64_t *mtimes, size_t n, int64_t *ret_run_id);
 /* Checkpoint one file. */

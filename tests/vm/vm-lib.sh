@@ -14,12 +14,21 @@
 #                                      restarts QEMU on the same overlay (the root disk keeps its writes);
 #                                      VM_TIMEOUT bounds all of them together. Returns QEMU's status
 #                                      (0 = guest powered off, 124 = timed out).
+#                                      Power cuts (VM_CUT_ON): see below.
 #   vm_out DATA_IMG FILE               print /FILE of a data disk (after the VM is off); 1 if it doesn't exist
 #   vm_root_out FILE                   print /FILE of the last boot's root disk (overlay + base image)
 #
 # env: VM_TIMEOUT (s, default 300) VM_ACCEL (kvm|tcg; default kvm only with kvm_intel/kvm_amd loaded)
 #      VM_MEM (MiB, 1024) VM_SMP (2) VM_APPEND (extra kernel cmdline) VM_CONSOLE=1 (also echo the console to
 #      stderr) VM_KEEP=1 (keep $VM_TMP: overlays, pid files)
+#
+# Power cuts: with VM_CUT_ON=ERE, the first console line of each QEMU that matches ERE (bash =~) arms a
+# SIGKILL of that QEMU VM_CUT_DELAY seconds later (a list: the k-th cut of the vm_boot takes the k-th word,
+# the last word repeats; default 0). Nothing is shut down or flushed: the root disk keeps what QEMU had
+# written to the overlay file, and loses what it had not (see the cache mode on the drive below). A new QEMU
+# then starts on the same disks, like after a reboot; before it, `$VM_CUT_HOOK OVERLAY K` runs if set (K:
+# the cut's number, from 1; it runs in vm_boot's loop, so a shell function may set VM_APPEND for the next QEMU). A line "vm_boot: power cut K: ..." in LOG marks each cut. A QEMU that ends
+# before its armed cut is not cut.
 
 VM_TMP=$(mktemp -d "${TMPDIR:-/var/tmp}/seekless-vm-run.XXXXXX")
 . "$(dirname "${BASH_SOURCE[0]}")/../scratch.sh" && scratch_claim "$VM_TMP"
@@ -83,14 +92,36 @@ _vm_accel() {
         esac
 }
 
-_vm_stamp() {           # START_USEC: prefix each line with the seconds since START; strip the console's CRs
-        local t0=$1 line d
+_vm_stamp() {           # START_USEC [PIDFILE CUT_MARK CUT_DELAY]: prefix each line with the seconds since START;
+                        # strip the console's CRs; with PIDFILE, arm the power cut on VM_CUT_ON (see above)
+        local t0=$1 line d killer=
         while IFS= read -r line || [ -n "$line" ]; do
                 d=$(( (${EPOCHREALTIME//[!0-9]/} - t0) / 10000 ))
                 printf '%4d.%02d %s\n' $((d / 100)) $((d % 100)) "${line//$'\r'/}"
                 [ "${VM_CONSOLE:-0}" = 1 ] && printf '%4d.%02d %s\n' $((d / 100)) $((d % 100)) "${line//$'\r'/}" >&2
+                if [ -n "${2:-}" ] && [ -z "$killer" ] && [[ ${line//$'\r'/} =~ $VM_CUT_ON ]]; then
+                        _vm_cut "$t0" "$2" "$3" "$4" </dev/null &
+                        killer=$!
+                fi
         done
+        # QEMU is gone: a cut still waiting for its moment has nothing left to cut
+        [ -z "$killer" ] || { kill "$killer" 2>/dev/null; wait "$killer" 2>/dev/null; }
         return 0
+}
+
+_vm_cut() {             # START_USEC PIDFILE CUT_MARK DELAY: SIGKILL the QEMU of PIDFILE DELAY seconds from now
+        local pid d sp
+        pid=$(cat "$2")
+        sleep "$4" &
+        sp=$!
+        trap 'kill "$sp" 2>/dev/null; exit 0' TERM
+        wait "$sp"
+        kill -0 "$pid" 2>/dev/null || return 0
+        d=$(( (${EPOCHREALTIME//[!0-9]/} - $1) / 10000 ))
+        printf '%d.%02d %s\n' $((d / 100)) $((d % 100)) "$4" >"$3"
+        kill -KILL "$pid"
+        printf '%4d.%02d vm_boot: power cut %s: SIGKILL to QEMU (pid %s), %s s after the console line\n' \
+                $((d / 100)) $((d % 100)) "${3##*.}" "$pid" "$4"
 }
 
 vm_boot() {             # WORK_DIR DATA_IMG LOG [QEMU_ARGS...]
@@ -109,14 +140,20 @@ vm_boot() {             # WORK_DIR DATA_IMG LOG [QEMU_ARGS...]
         n=$((VM_NBOOT += 1))
         VM_OVERLAY=$VM_TMP/root.$n.qcow2
         qemu-img create -q -f qcow2 -b "$base" -F raw "$VM_OVERLAY"
-        local drives=(-drive "file=$VM_OVERLAY,if=virtio,format=qcow2")
+        # cache=writeback (QEMU's default, named here for the power cuts): the guest sees a volatile write
+        # cache and flushes it. On a SIGKILL of QEMU (the host stays up) a write the guest flushed is in the
+        # overlay file; one completed but not flushed that allocated a new qcow2 cluster is lost (its
+        # mapping lived only in QEMU), one into a cluster allocated before survives. cache=none and
+        # cache=unsafe behave alike on a SIGKILL; directsync/writethrough flush every write (nothing lost).
+        local drives=(-drive "file=$VM_OVERLAY,if=virtio,format=qcow2,cache=writeback")
         [ -n "$data" ] && drives+=(-drive "file=$data,if=virtio,format=raw")
         t0=${EPOCHREALTIME//[!0-9]/}
         : >"$log"
         # in the background + wait: a signal to this script runs the traps at once instead of after QEMU
         (
                 set +e
-                local end=$((SECONDS + ${VM_TIMEOUT:-300})) left seen qrc last
+                local end=$((SECONDS + ${VM_TIMEOUT:-300})) left seen qrc last cuts=0 cut_args=() delays
+                read -r -a delays <<<"${VM_CUT_DELAY:-0}"
                 # A guest reboot starts a new QEMU on the same overlay (-no-reboot makes QEMU exit on it):
                 # under TCG, QEMU's own reset after "reboot: Restarting system" can hang until the
                 # timeout. The kernel's last "reboot:" line of each QEMU tells a
@@ -125,14 +162,23 @@ vm_boot() {             # WORK_DIR DATA_IMG LOG [QEMU_ARGS...]
                         left=$((end - SECONDS))
                         [ "$left" -gt 0 ] || { qrc=124; break; }
                         seen=$(wc -l <"$log")
+                        [ -z "${VM_CUT_ON:-}" ] || cut_args=("$VM_TMP/qemu.$n.pid" "$VM_TMP/cut.$n.$((cuts + 1))"
+                                "${delays[cuts < ${#delays[@]} ? cuts : ${#delays[@]} - 1]}")
                         # shellcheck disable=SC2046
                         timeout -k 10 "$left" qemu-system-x86_64 $(_vm_accel) \
                                 -m "${VM_MEM:-1024}" -smp "${VM_SMP:-2}" -no-reboot \
                                 -display none -no-user-config -nodefaults -serial stdio -pidfile "$VM_TMP/qemu.$n.pid" \
                                 -kernel "$w/kernel/vmlinux" -initrd "$w/kernel/initrd.img" \
                                 -append "root=/dev/vda rw console=ttyS0 panic=-1 systemd.getty_auto=0 vmtest.run quiet ${VM_APPEND:-}" \
-                                "${drives[@]}" -device virtio-rng-pci "$@" </dev/null 2>&1 | _vm_stamp "$t0" >>"$log"
+                                "${drives[@]}" -device virtio-rng-pci "$@" </dev/null 2>&1 |
+                                _vm_stamp "$t0" "${cut_args[@]}" >>"$log"
                         qrc=${PIPESTATUS[0]}
+                        if [ "$qrc" = 137 ] && [ -n "${VM_CUT_ON:-}" ] && [ -e "$VM_TMP/cut.$n.$((cuts + 1))" ]; then
+                                cuts=$((cuts + 1))
+                                echo "vm_boot: power cut $cuts: new QEMU on the same root disk" >>"$log"
+                                [ -z "${VM_CUT_HOOK:-}" ] || $VM_CUT_HOOK "$VM_OVERLAY" "$cuts"
+                                continue
+                        fi
                         [ "$qrc" = 0 ] || break
                         last=$(tail -n +$((seen + 1)) "$log" | grep -a 'reboot: ' | tail -n 1)
                         [[ "$last" == *"reboot: Restarting system"* ]] || break
