@@ -30,7 +30,7 @@ arch=$(dpkg --print-architecture)
 deb=$TMP/seekless_${version}_$arch.deb
 changes=$TMP/seekless_${version}_$arch.changes
 [ -f "$deb" ] && [ -f "$changes" ] || fail "no $(basename "$deb") or $(basename "$changes"): $(ls "$TMP")"
-echo "ok: dpkg-buildpackage -us -uc -b built $(basename "$deb") ($((SECONDS - t0)) s)"
+echo "ok: dpkg-buildpackage -us -uc -b made $(basename "$deb") and $(basename "$changes") ($((SECONDS - t0)) s)"
 
 # lintian refuses to be root only in its advice; its tags are what counts
 lintian --fail-on error,warning "$changes" "$deb" 2>&1 | grep -v '^running with root privileges' | tee "$TMP/lintian.log" ||

@@ -11,11 +11,11 @@
 # postrm, new postinst configure, which restarts the daemon), and every file is unpacked anew. What it does
 # not change is the programs' content, so the daemon still reports the upstream version V; the guest
 # tells the new daemon from the old one by the inode of the executable it runs.
-#   usage: test-vm-lifecycle.sh [WORK_DIR]   (default /var/tmp/seekless-vm; exits 77 = skip without root/qemu)
+#   usage: test-vm-lifecycle.sh [WORK_DIR]   (default $SEEKLESS_VM_WORK_DIR, else /var/tmp/seekless-vm; 77 = skip)
 #   env:   VM_NO_BUILD=1 reuses WORK_DIR's images and package as they are
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
-W=${1:-/var/tmp/seekless-vm}
+W=${1:-${SEEKLESS_VM_WORK_DIR:-/var/tmp/seekless-vm}}
 . "$HERE/vm-lib.sh"
 vm_skip_unless_able
 vm_image "$W"
