@@ -80,7 +80,9 @@ flock "$BUILD_LOCK"
 cp --sparse=always "$W/disk.img" "$BW/disk.img"
 cp "$W/kernel/vmlinux" "$W/kernel/initrd.img" "$W/kernel/version" "$BW/kernel/"
 IMG_ID="disk.img built $(date -u -r "$W/disk.img" '+%Y-%m-%d %H:%M:%S UTC'), guest kernel $(cat "$W/kernel/version")"
-[ -x "$W/build-guest/daemon/seeklessd" ] && IMG_ID+=", seeklessd sha256 $(sha256sum "$W/build-guest/daemon/seeklessd" | cut -c1-12)"
+for deb in "$W"/pkg/seekless_*.deb; do
+        [ -f "$deb" ] && IMG_ID+=", $(basename "$deb") sha256 $(sha256sum "$deb" | cut -c1-12)"
+done
 exec {BUILD_LOCK}>&-
 log "image (private copy): $IMG_ID"
 declare -p RUN_DATE DESCRIBE IMG_ID REPS SEED > "$RES/meta"

@@ -1,13 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# The Debian package (debian/): dpkg-buildpackage -us -uc -b on a copy of the tracked sources, lintian on
-# the .changes and the .deb without an error or a warning, the .deb ships the files a working install
-# needs with the configuration as a conffile, and its maintainer scripts enable both units, restart the
-# daemon after an upgrade, stop it on remove and wipe its state on purge.
-# Then, when the VM suite's debootstrapped Debian 12 root is at hand (tests/vm, /var/tmp/seekless-vm), the
-# package is installed, reinstalled, removed and purged with dpkg in a chroot on an overlay of that root,
-# in a mount namespace of its own: nothing is installed on this machine and no service is started (no
-# systemd runs in the chroot, and policy-rc.d forbids it anyway).
+# The Debian package (debian/): dpkg-buildpackage -us -uc -b on a copy of the tracked sources (build-deb.sh,
+# which the VM suite's image build has usually run already for the same sources: then its build is reused),
+# lintian on the .changes and the .deb without an error or a warning, the .deb ships the files a working
+# install needs with the configuration as a conffile, and its maintainer scripts enable both units, restart
+# the daemon after an upgrade, stop it on remove and wipe its state on purge. What installing, upgrading,
+# removing and purging it does on a real system is the VM suite's vm-lifecycle (tests/vm).
 set -euo pipefail
 : "${SOURCE_ROOT:?run through meson test}"
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -22,20 +20,17 @@ scratch_guard "$TMP"
 trap 'rm -rf "$TMP"' EXIT
 t0=$SECONDS
 
-# The tracked files as they are in the work tree, and new files not ignored yet (a build directory is)
-mkdir "$TMP/seekless"
-git -C "$SOURCE_ROOT" ls-files -z --cached --others --exclude-standard |
-        (cd "$SOURCE_ROOT" && xargs -0 sh -c 'for f; do [ -e "$f" ] && printf "%s\0" "$f"; done' sh) |
-        tar -C "$SOURCE_ROOT" --null -T - -c | tar -C "$TMP/seekless" -x
-# the package's own unit tests run in CI already (suite unit): nocheck
-(cd "$TMP/seekless" && DEB_BUILD_OPTIONS="nocheck parallel=$(nproc)" dpkg-buildpackage -us -uc -b) \
-        > "$TMP/build.log" 2>&1 || { tail -n 40 "$TMP/build.log" >&2; fail "dpkg-buildpackage -us -uc -b"; }
+# the build cache the VM suite's image build fills (tests/vm/build-image.sh), else one of our own
+W=${SEEKLESS_VM_WORK_DIR:-/var/tmp/seekless-vm}
+cache=$W/deb
+{ mkdir -p "$cache" && [ -w "$cache" ]; } 2>/dev/null || cache=$TMP/deb-cache
+"$SOURCE_ROOT/tests/build-deb.sh" "$SOURCE_ROOT" "$cache" "$TMP" || fail "dpkg-buildpackage -us -uc -b"
 version=$(dpkg-parsechangelog -l "$SOURCE_ROOT/debian/changelog" -S Version)
 arch=$(dpkg --print-architecture)
 deb=$TMP/seekless_${version}_$arch.deb
 changes=$TMP/seekless_${version}_$arch.changes
 [ -f "$deb" ] && [ -f "$changes" ] || fail "no $(basename "$deb") or $(basename "$changes"): $(ls "$TMP")"
-echo "ok: dpkg-buildpackage -us -uc -b built $(basename "$deb") ($((SECONDS - t0)) s)"
+echo "ok: dpkg-buildpackage -us -uc -b made $(basename "$deb") and $(basename "$changes") ($((SECONDS - t0)) s)"
 
 # lintian refuses to be root only in its advice; its tags are what counts
 lintian --fail-on error,warning "$changes" "$deb" 2>&1 | grep -v '^running with root privileges' | tee "$TMP/lintian.log" ||
@@ -81,63 +76,4 @@ grep -q "\"\$1\" = remove .*deb-systemd-invoke stop 'seeklessd.service'\|deb-sys
         "$TMP/control/prerm" || fail "prerm does not stop seeklessd on remove"
 echo "ok: conffile, Depends ($depends), postinst enables both units and (re)starts seeklessd, prerm stops it"
 
-# install, upgrade (reinstall), remove, purge in a chroot over the VM suite's base root
-W=${SEEKLESS_VM_WORK_DIR:-/var/tmp/seekless-vm}
-base=$W/rootfs-base
-if [ "$(id -u)" != 0 ] || [ ! -e "$base/.done" ] || ! grep -qw overlay /proc/filesystems ||
-   ! command -v unshare >/dev/null; then
-        echo "skipped: install/remove/purge (needs root, overlayfs and the VM suite's $base)"
-        echo "ok: $((SECONDS - t0)) s"
-        exit 0
-fi
-cp "$deb" "$TMP/seekless.deb"
-mkdir -p "$TMP/upper" "$TMP/work" "$TMP/root"
-cat > "$TMP/lifecycle.sh" <<'SCRIPT'
-set -euo pipefail
-T=$1 base=$2
-mount -t overlay overlay -o "lowerdir=$base,upperdir=$T/upper,workdir=$T/work" "$T/root"
-R=$T/root
-printf '#!/bin/sh\nexit 101\n' > "$R/usr/sbin/policy-rc.d" && chmod +x "$R/usr/sbin/policy-rc.d"
-[ ! -d "$R/run/systemd/system" ] || { echo "the chroot looks like a running systemd" >&2; exit 1; }
-cp "$T/seekless.deb" "$R/tmp/"
-inroot() { chroot "$R" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive "$@"; }
-fail() { echo "FAIL: $*" >&2; exit 1; }
-E=$R/etc/systemd/system
-links() {
-        for l in sysinit.target.wants/seeklessd.service sysinit.target.wants/seekless-early.service \
-                 dbus-org.seekless.Seekless1.service; do
-                [ "$1" = present ] && { [ -L "$E/$l" ] || fail "$2: no $l"; }
-                [ "$1" = absent ] && { [ ! -L "$E/$l" ] || fail "$2: $l left"; }
-        done
-        return 0
-}
-inroot dpkg -i /tmp/seekless.deb
-[ -x "$R/usr/sbin/seeklessd" ] && [ -f "$R/etc/seekless/seekless.conf" ] || fail "install: files missing"
-links present install
-echo "ok: installed in the chroot; both units and the bus alias enabled"
-inroot dpkg -i /tmp/seekless.deb
-links present upgrade
-echo "ok: reinstalled (the upgrade path)"
-# what the daemon and an admin leave behind
-mkdir -p "$R/var/lib/seekless" "$R/etc/seekless/seekless.conf.d" "$R/run/seekless"
-echo db > "$R/var/lib/seekless/seekless.db"
-printf '[Idle]\nIdleSec=1min\n' > "$R/etc/seekless/seekless.conf.d/50-local.conf"
-touch "$R/run/seekless/boot-collector.exclude"
-inroot dpkg -r seekless
-[ ! -e "$R/usr/sbin/seeklessd" ] || fail "remove: seeklessd left"
-[ -f "$R/var/lib/seekless/seekless.db" ] || fail "remove: the database is gone"
-[ -f "$R/etc/seekless/seekless.conf" ] || fail "remove: the conffile is gone"
-echo "ok: removed; the database and the configuration stay"
-inroot dpkg -P seekless
-for d in /var/lib/seekless /etc/seekless /run/seekless; do [ ! -e "$R$d" ] || fail "purge: $d left"; done
-links absent purge
-inroot dpkg-query -W seekless >/dev/null 2>&1 && fail "purge: still known to dpkg"
-echo "ok: purged; /var/lib/seekless, /etc/seekless, /run/seekless and the enablement links are gone"
-SCRIPT
-exec 9>"$W/.lock"
-flock -s -w 120 9 || fail "the VM suite holds $W/.lock"
-# a mount namespace of its own: the overlay goes with the process, never into the host's mount table
-unshare --mount --propagation private bash "$TMP/lifecycle.sh" "$TMP" "$base" > "$TMP/lifecycle.log" 2>&1 ||
-        { cat "$TMP/lifecycle.log" >&2; fail "install/remove/purge in the chroot"; }
-grep '^ok:' "$TMP/lifecycle.log"
 echo "ok: $((SECONDS - t0)) s"

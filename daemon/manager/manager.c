@@ -740,7 +740,11 @@ void manager_boot_finished(Manager *m, uint64_t finish_usec) {
         m->boot_finish_known = true;
         m->boot_poll_source = sd_event_source_disable_unref(m->boot_poll_source);
         end = MIN(finish_usec + m->config.boot_tail_usec, m->boot->deadline_usec);
-        if (end < m->boot->start_usec) {
+        /* Started after the boot had finished (installed or started by hand then, or restarted after a
+         * crash): none of the boot was watched, and BootTailSec= is the tail of a boot watched from its
+         * start, not a window of its own. What the collector holds then is not the boot's either: a
+         * daemon-reload (the one an install makes) runs the generators again. */
+        if (finish_usec < m->boot->start_usec) {
                 log_info("Boot had finished before seeklessd started: no boot session this time");
                 m->boot = session_free(m->boot);
                 manager_update_marks(m);

@@ -1,19 +1,41 @@
 #!/bin/bash
-# Install the guest build (build-guest.sh) into ROOTFS with `meson install` and enable every systemd unit it
-# installs (`systemctl enable` run offline in the chroot), then check each [Install] WantedBy=/RequiredBy=/
-# Alias= link exists; a link systemctl did not make is created by hand from the [Install] section.
-#   usage: install-guest.sh WORK_DIR ROOTFS
+# Install the project's Debian package (tests/build-deb.sh) into ROOTFS the way a user does, with
+# `apt-get install ./seekless_*.deb` run in the chroot, then check that its maintainer scripts enabled every
+# unit it ships: each [Install] WantedBy=/RequiredBy=/Alias= link exists. apt has no package lists here
+# (prep-rootfs.sh), so it can download nothing: what the package needs must already be in the image
+# (mk-rootfs-base.sh's PKGS), as the guest, which has no network, needs it too. No service starts (no
+# systemd runs in the chroot; policy-rc.d forbids it anyway).
+#   usage: install-guest.sh DEB_DIR ROOTFS
 set -euo pipefail
-W=${1:?usage: install-guest.sh WORK_DIR ROOTFS}
-R=$(realpath "${2:?usage: install-guest.sh WORK_DIR ROOTFS}")
-B=$W/build-guest
-DESTDIR=$R meson install -C "$B" --no-rebuild --quiet
-mapfile -t units < <(meson introspect "$B" --installed |
-        python3 -c 'import json, sys
-for dst in json.load(sys.stdin).values():
-    if dst.startswith("/usr/lib/systemd/system/"): print(dst.rsplit("/", 1)[1])')
-[ ${#units[@]} -gt 0 ] || { echo "install-guest.sh: the build installs no units to /usr/lib/systemd/system" >&2; exit 1; }
-chroot "$R" systemctl enable "${units[@]}" 2>&1 | sed 's/^/  systemctl: /' || true
+usage="usage: install-guest.sh DEB_DIR ROOTFS"
+P=${1:?$usage}
+R=$(realpath "${2:?$usage}")
+debs=("$P"/seekless_*.deb)
+[ ${#debs[@]} = 1 ] && [ -f "${debs[0]}" ] || { echo "install-guest.sh: not one seekless_*.deb in $P" >&2; exit 1; }
+deb=${debs[0]}
+[ ! -d "$R/run/systemd/system" ] || { echo "install-guest.sh: $R looks like a running systemd" >&2; exit 1; }
+cp "$deb" "$R/tmp/"
+printf '#!/bin/sh\nexit 101\n' > "$R/usr/sbin/policy-rc.d"
+chmod +x "$R/usr/sbin/policy-rc.d"
+rc=0
+# from /tmp (the chroot keeps the caller's working directory, which apt would resolve ./ against); no pty
+# for dpkg's log: the chroot has no /dev/pts
+chroot "$R" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive sh -c 'cd /tmp &&
+        apt-get install -y -q -o Dpkg::Use-Pty=0 "./$1"' sh "$(basename "$deb")" > "$R/tmp/apt.log" 2>&1 || rc=$?
+rm -f "$R/usr/sbin/policy-rc.d" "$R/tmp/$(basename "$deb")"
+if [ "$rc" != 0 ]; then
+        cat "$R/tmp/apt.log" >&2
+        echo "install-guest.sh: apt-get install failed in the chroot; a dependency missing from the image goes" \
+                "into PKGS in mk-rootfs-base.sh" >&2
+        exit 1
+fi
+grep -E '^(Inst|Setting up|The following NEW)' "$R/tmp/apt.log" | sed 's/^/  apt: /' || true
+rm -f "$R/tmp/apt.log"
+chroot "$R" apt-get clean
+echo "  installed: $(chroot "$R" dpkg-query -W -f '${Package} ${Version} (${db:Status-Abbrev})' seekless)"
+
+mapfile -t units < <(dpkg-deb -c "$deb" | awk '{ print $6 }' | sed -n 's|^\./\(usr/\)\{0,1\}lib/systemd/system/\([^/]*\.service\)$|\2|p')
+[ ${#units[@]} -gt 0 ] || { echo "install-guest.sh: the package ships no units" >&2; exit 1; }
 # install_keys UNITFILE KEY: the space-separated values of KEY= in the [Install] section
 install_keys() {
         awk -v k="$2" '/^\[/ { sec = $0; next } sec == "[Install]" && index($0, k "=") == 1 {
@@ -21,17 +43,14 @@ install_keys() {
 }
 E=$R/etc/systemd/system
 for u in "${units[@]}"; do
-        f=$R/usr/lib/systemd/system/$u
+        f=$R/lib/systemd/system/$u
+        [ -f "$f" ] || f=$R/usr/lib/systemd/system/$u
         links=()
         for t in $(install_keys "$f" WantedBy); do links+=("$t.wants/$u"); done
         for t in $(install_keys "$f" RequiredBy); do links+=("$t.requires/$u"); done
         for a in $(install_keys "$f" Alias); do links+=("$a"); done
         for l in "${links[@]}"; do
-                if [ ! -L "$E/$l" ]; then
-                        echo "  $l: not made by systemctl enable, linking by hand"
-                        mkdir -p "$(dirname "$E/$l")"
-                        ln -s "/usr/lib/systemd/system/$u" "$E/$l"
-                fi
+                [ -L "$E/$l" ] || { echo "install-guest.sh: the package's postinst did not enable $u: no /etc/systemd/system/$l" >&2; exit 1; }
                 echo "  enabled: /etc/systemd/system/$l -> $(readlink "$E/$l")"
         done
 done

@@ -5,11 +5,11 @@
 # placement with filefrag, checksums, the daemon's state and the early-boot pass. The checks run in the
 # guest (boots-run.sh); this script builds the image, boots it once (the guest reboots itself twice) and
 # prints what the guest said.
-#   usage: test-vm-boots.sh [WORK_DIR]   (default /var/tmp/seekless-vm; exits 77 = skip without root/qemu)
+#   usage: test-vm-boots.sh [WORK_DIR]   (default $SEEKLESS_VM_WORK_DIR, else /var/tmp/seekless-vm; 77 = skip)
 #   env:   VM_NO_BUILD=1 reuses WORK_DIR/disk.img; SCATTER = the scatter helper (set by meson)
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
-W=${1:-/var/tmp/seekless-vm}
+W=${1:-${SEEKLESS_VM_WORK_DIR:-/var/tmp/seekless-vm}}
 : "${SCATTER:?run through meson test (SCATTER is the tests/scatter helper)}"
 . "$HERE/vm-lib.sh"
 vm_skip_unless_able
