@@ -27,7 +27,7 @@
 # every run starts from (two boots each). SEED=4, CUT_MAX=12 put the CI's one cut 6.7 s after the arm line,
 # within the run (about 10 s here with the machine otherwise idle, more when loaded). Prints one line per run
 # and a SUMMARY line.
-#   usage: test-vm-powercut.sh [WORK_DIR]   (default /var/tmp/seekless-vm; exits 77 = skip without root/qemu)
+#   usage: test-vm-powercut.sh [WORK_DIR]   (default $SEEKLESS_VM_WORK_DIR, else /var/tmp/seekless-vm; exits 77 = skip without root/qemu)
 #   env:   RUNS SEED CUT_MAX (s) NFILES MAXKIB RATE (RateLimitMiBps= of the run; 0 = none) VM_NO_BUILD=1
 #          VERBOSE=1 (the guest's output of every run, not only with RUNS=1);
 #          FAULT=corrupt (512 bytes of a profile file changed on the disk at the cut: the guest's sha256 must
@@ -35,7 +35,7 @@
 #          must fail); SCATTER, OPEN_FILES = the test helpers (set by meson)
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
-W=${1:-/var/tmp/seekless-vm}
+W=${1:-${SEEKLESS_VM_WORK_DIR:-/var/tmp/seekless-vm}}
 : "${SCATTER:?run through meson test (SCATTER is the tests/scatter helper)}"
 : "${OPEN_FILES:?run through meson test (OPEN_FILES is the tests/open-files helper)}"
 . "$HERE/vm-lib.sh"
