@@ -43,7 +43,9 @@ apt_get() {             # apt-get ARGS..., its output indented; fails the test w
 pkg_state() { dpkg-query -W -f '${db:Status-Abbrev}${Version}' seekless 2>/dev/null; }
 main_pid() { systemctl show -P MainPID seeklessd.service; }
 daemon_running() { grep -qsx seeklessd /proc/[0-9]*/comm; }
-bus_name_listed() { busctl --system --no-pager --no-legend list | grep -q '^org\.seekless\.Seekless1 '; }
+# the daemon holds its name / the name is known to the bus at all (held, or activatable through a service file)
+bus_name_held() { busctl --system --no-pager --no-legend --acquired list | grep -q '^org\.seekless\.Seekless1 '; }
+bus_name_known() { busctl --system --no-pager --no-legend list | grep -q '^org\.seekless\.Seekless1 '; }
 # what must survive: every profile, every boot session, the boot profile's files (the launches the test
 # itself makes keep recording meanwhile, and KeepLaunches= retires the oldest of a program's sessions)
 names() { seeklessctl --json=short profiles | jq -r '.[].name' | LC_ALL=C sort; }
@@ -83,7 +85,7 @@ case $n in
         for u in seeklessd.service seekless-early.service; do
                 [ "$(systemctl is-enabled "$u")" = enabled ] || fail "$u is $(systemctl is-enabled "$u") after the install"
         done
-        wait_for 30 bus_name_listed || fail "org.seekless.Seekless1 is not on the bus"
+        wait_for 30 bus_name_held || fail "org.seekless.Seekless1 is not on the bus"
         ok "installed: seeklessd.service started by the package, both units enabled, the daemon on the bus"
         seeklessctl status || fail "seeklessctl status"
         wait_for 30 eval 'journal seeklessd | grep -q "no boot session this time"' ||
@@ -137,7 +139,7 @@ case $n in
                 [ "$(stat -c %i /usr/sbin/seeklessd)" != "$ino" ] ||
                 fail "the daemon does not run the file the upgrade unpacked"
         ok "upgraded to $NV: seeklessd restarted (pid $pid -> $npid) on the file the upgrade unpacked (inode $ino -> $(stat -c %i /usr/sbin/seeklessd))"
-        wait_for 30 bus_name_listed || fail "org.seekless.Seekless1 is not on the bus after the upgrade"
+        wait_for 30 bus_name_held || fail "org.seekless.Seekless1 is not on the bus after the upgrade"
         version=$(seeklessctl --json=short status | jq -r .version)
         [ "$version" = "$DV" ] && [ "$(seeklessctl --version)" = "seeklessctl $DV" ] ||
                 fail "Version: the daemon says '$version', seeklessctl '$(seeklessctl --version)', expected $DV"
@@ -155,7 +157,7 @@ case $n in
         [ "$(pkg_state)" = "rc $NV" ] || fail "after the remove dpkg says '$(pkg_state)'"
         ! daemon_running || fail "a seeklessd process is left after the remove"
         ! systemctl is-active -q seeklessd.service || fail "seeklessd.service is still active"
-        wait_for 10 eval '! bus_name_listed' || fail "org.seekless.Seekless1 is still on the bus (or activatable)"
+        wait_for 10 eval '! bus_name_known' || fail "org.seekless.Seekless1 is still on the bus (or activatable)"
         [ -f /var/lib/seekless/seekless.db ] && [ -f /etc/seekless/seekless.conf ] &&
                 [ -f /etc/seekless/seekless.conf.d/50-local.conf ] || fail "the remove took the database or the configuration"
         ok "removed: no daemon, no bus name; the database and the configuration are kept"
@@ -165,7 +167,7 @@ case $n in
         apt_get install "./seekless_${NV}_$(dpkg --print-architecture).deb"
         [ "$(pkg_state)" = "ii $NV" ] || fail "after the reinstall dpkg says '$(pkg_state)'"
         systemctl is-active -q seeklessd.service || fail "the reinstall did not start seeklessd.service"
-        wait_for 30 bus_name_listed || fail "org.seekless.Seekless1 is not on the bus after the reinstall"
+        wait_for 30 bus_name_held || fail "org.seekless.Seekless1 is not on the bus after the reinstall"
         kept profiles-2.txt names "profiles"
         kept boots-1.txt boot_ids "boot sessions"
         kept boot-files-1.txt boot_files "files of the boot profile"
@@ -180,7 +182,7 @@ case $n in
         esac
         ! daemon_running || fail "a seeklessd process is left after the purge"
         for d in /var/lib/seekless /etc/seekless /run/seekless; do [ ! -e "$d" ] || fail "the purge left $d"; done
-        wait_for 10 eval '! bus_name_listed' || fail "org.seekless.Seekless1 is still on the bus (or activatable)"
+        wait_for 10 eval '! bus_name_known' || fail "org.seekless.Seekless1 is still on the bus (or activatable)"
         snapshot > files-after.txt
         diff -u files-before.txt files-after.txt > files.diff ||
                 { sed -n '3,$p' files.diff | head -n 40; fail "the root filesystem differs from before the install"; }
