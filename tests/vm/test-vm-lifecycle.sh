@@ -45,7 +45,7 @@ ln -s "$(realpath "$W/disk-bare.img")" "$B/disk.img"
 ln -s "$(realpath "$W/kernel")" "$B/kernel"
 LOG=$VM_TMP/console.log
 rc=0
-VM_TIMEOUT=${VM_TIMEOUT:-600} vm_boot "$B" "$VM_TMP/data.img" "$LOG" || rc=$?
+VM_TIMEOUT=${VM_TIMEOUT:-900} vm_boot "$B" "$VM_TMP/data.img" "$LOG" || rc=$?
 echo "---- guest (all boots) ----"
 sed -n 's/^ *\([0-9.]*\) \(GUEST: \|VMTEST: \)/\1 \2/p' "$LOG"
 if [ "$rc" != 0 ]; then
