@@ -143,6 +143,7 @@ cut_hook() {            # OVERLAY K
         case $state in
         running)  echo "resume:$id:$pend:$total" > "$d/expect"
                   if [ "$done_n" = 0 ]; then echo "before the first file was checkpointed ($total to do)"
+                  elif [ "$pend" = 0 ]; then echo "every file checkpointed, the run not yet marked finished"
                   else echo "moving ($done_n of $total files checkpointed)"; fi > "$d/phase" ;;
         "")       echo none > "$d/expect"; echo "before the run was stored" > "$d/phase" ;;
         *)        echo "done:$id" > "$d/expect"; echo "after the run ($state)" > "$d/phase" ;;
