@@ -41,7 +41,8 @@ static char state_file[512];
 static Fs fs_main = { .mount_fd = -1 }, fs_small = { .mount_fd = -1 }, fs_place = { .mount_fd = -1 },
           fs_target = { .mount_fd = -1 }, fs_seg = { .mount_fd = -1 }, fs_room = { .mount_fd = -1 },
           fs_bud = { .mount_fd = -1 }, fs_busy = { .mount_fd = -1 },
-          fs_bud2 = { .mount_fd = -1 }, fs_near = { .mount_fd = -1 };
+          fs_bud2 = { .mount_fd = -1 }, fs_near = { .mount_fd = -1 }, fs_range = { .mount_fd = -1 },
+          fs_order = { .mount_fd = -1 };
 static pid_t child = -1;
 
 /* ---------------------------------------------------------------------------------------------------- */
@@ -79,7 +80,7 @@ static void fs_teardown(Fs *fs) {
 }
 
 static Fs *const all_fs[] = { &fs_main, &fs_small, &fs_place, &fs_target, &fs_seg, &fs_room,
-                              &fs_bud, &fs_busy, &fs_bud2, &fs_near };
+                              &fs_bud, &fs_busy, &fs_bud2, &fs_near, &fs_range, &fs_order };
 
 static void writers_close(void);
 
@@ -1375,6 +1376,220 @@ TEST(near) {
         ASSERT_TRUE(first >= 700 * MiB);
 }
 
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* Ranges: items that name a part of a file. */
+
+/* The physical block of each of the file's first n logical blocks (UINT64_MAX: a hole), from FIEMAP. */
+static uint64_t *block_map(const char *path, size_t n) {
+        uint64_t *phys = malloc(n * sizeof *phys);
+        Extent *e = NULL;
+        size_t ne = 0;
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+        ASSERT_TRUE(phys && fd >= 0);
+        ASSERT_OK(fiemap_get(fd, &e, &ne));
+        close(fd);
+        for (size_t b = 0; b < n; b++)
+                phys[b] = UINT64_MAX;
+        for (size_t i = 0; i < ne; i++)
+                for (uint64_t o = 0; o < e[i].length; o += BS) {
+                        uint64_t b = (e[i].logical + o) / BS;
+                        if (b < n)
+                                phys[b] = (e[i].physical + o) / BS;
+                }
+        free(e);
+        return phys;
+}
+
+/* sha256sum of the file, as the tool computes it (independent of our code). */
+static void sha256_of(const char *path, char out[65]) {
+        char cmd[1024];
+        FILE *p;
+
+        snprintf(cmd, sizeof cmd, "sha256sum '%s'", path);
+        p = popen(cmd, "r");
+        ASSERT_TRUE(p);
+        ASSERT_TRUE(fgets(out, 65, p) != NULL);
+        pclose(p);
+        ASSERT_EQ(strlen(out), 64);
+}
+
+static MoveItem range_item(const char *path, int64_t id, uint64_t offset, uint64_t length) {
+        MoveItem it;
+
+        make_item(path, id, &it);
+        it.offset = offset;
+        it.length = length;
+        return it;
+}
+
+static void expect_all(const MoveOutcome *out, size_t n, MoveResult res, const char *reason) {
+        for (size_t i = 0; i < n; i++)
+                expect(&out[i], res, reason);
+}
+
+/* Every other piece of [from, to) of the file punched out and written again (the same data): the new
+ * blocks cannot continue the ones before (taken), so that part of the file ends up in many runs. */
+static void rewrite_pieces(const char *path, uint64_t from, uint64_t to, uint64_t piece) {
+        uint8_t *buf = malloc(piece);
+        int fd = open(path, O_RDWR | O_CLOEXEC);
+
+        ASSERT_TRUE(buf && fd >= 0);
+        for (uint64_t o = from; o + piece <= to; o += 2 * piece) {
+                ASSERT_EQ(pread(fd, buf, piece, (off_t) o), (ssize_t) piece);
+                ASSERT_EQ(fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t) o, (off_t) piece), 0);
+                ASSERT_EQ(pwrite(fd, buf, piece, (off_t) o), (ssize_t) piece);
+                ASSERT_EQ(fsync(fd), 0);
+        }
+        close(fd);
+        free(buf);
+}
+
+/* Pages 1000-1999 of a 100 MiB file whose pages 900-2099 lie in many runs (pieces rewritten elsewhere): only those blocks
+ * move, into the donor, in one run; every other block stays where it was; the data is intact (sha256 after
+ * dropping the caches) and e2fsck finds nothing. A second run of the same item finds it in place and moves
+ * nothing. Fails when orig_start ignores the range's offset. */
+TEST(range) {
+        Fs *fs = &fs_range;
+        char *paths[1];
+        const uint64_t sizes[1] = { 100 * MiB }, first = 1000, end = 2000, nb = 100 * MiB / BS;
+        char sum_before[65], sum_after[65];
+        uint64_t *before, *after, runs_before = 1, moved_outside = 0;
+        MoveItem item;
+        MoveOutcome out;
+        MoverStats st;
+        MoverOptions o;
+        double t;
+
+        fs_setup(fs, "range", 256);
+        paths[0] = path_in(fs, "big");
+        write_interleaved(paths, sizes, 1, 1 * MiB);
+        rewrite_pieces(paths[0], (first - 100) * BS, (end + 100) * BS, 32 * KiB);
+        sha256_of(paths[0], sum_before);
+        before = block_map(paths[0], nb);
+        for (uint64_t b = first + 1; b < end; b++)
+                runs_before += before[b] != before[b - 1] + 1;
+        printf("  pages %llu-%llu of the 100 MiB file in %llu runs before\n", (unsigned long long) first,
+               (unsigned long long) end - 1, (unsigned long long) runs_before);
+        ASSERT_TRUE(runs_before > 4);
+
+        item = range_item(paths[0], 1, first * BS, (end - first) * BS);
+        o = options(fs, &item);
+        t = now_sec();
+        ASSERT_OK(mover_run(&o, &item, 1, &out, &st));
+        printf("  moved in %.3f s\n", now_sec() - t);
+        expect(&out, MOVE_DONE, NULL);
+        ASSERT_EQ(out.bytes, (end - first) * BS);
+        ASSERT_EQ(st.bytes_moved, (end - first) * BS);
+
+        after = block_map(paths[0], nb);
+        for (uint64_t b = 0; b < nb; b++)
+                if ((b < first || b >= end) && after[b] != before[b])
+                        moved_outside++;
+        ASSERT_EQ(moved_outside, 0);
+        ASSERT_EQ(after[first] * BS, st.donor_physical);
+        for (uint64_t b = first + 1; b < end; b++)
+                ASSERT_EQ(after[b], after[b - 1] + 1);
+        printf("  FIEMAP: the range in one run at %.1f MiB (the donor's start), the other %llu blocks unchanged\n",
+               after[first] * (double) BS / MiB, (unsigned long long) (nb - (end - first)));
+        drop_caches();
+        sha256_of(paths[0], sum_after);
+        ASSERT_STREQ(sum_after, sum_before);
+        printf("  sha256 unchanged\n");
+
+        /* again: in place, nothing moved, no donor */
+        item = range_item(paths[0], 1, first * BS, (end - first) * BS);
+        ASSERT_OK(mover_run(&o, &item, 1, &out, &st));
+        expect(&out, MOVE_IN_PLACE, "in place");
+        ASSERT_EQ(st.bytes_moved, 0);
+        ASSERT_EQ(st.donor_physical, UINT64_MAX);
+        free(before);
+        before = block_map(paths[0], nb);
+        ASSERT_TRUE(memcmp(before, after, nb * sizeof *after) == 0);
+        printf("  second run: in place, nothing moved\n");
+
+        /* a range that starts past the end of the file, and bad ranges */
+        item = range_item(paths[0], 1, 101 * MiB, 4096);
+        ASSERT_OK(mover_run(&o, &item, 1, &out, &st));
+        expect(&out, MOVE_SKIPPED, "range past the end of the file");
+        item = range_item(paths[0], 1, 100, 4096);
+        ASSERT_ERROR(mover_run(&o, &item, 1, &out, &st), EINVAL);
+        item = range_item(paths[0], 1, 4096, 0);
+        ASSERT_ERROR(mover_run(&o, &item, 1, &out, &st), EINVAL);
+
+        free(before);
+        free(after);
+        free(paths[0]);
+        fsck(fs);
+}
+
+/* Two files read interleaved, A 0-40 KiB, B 0-40 KiB, A 40-80 KiB: their ranges land in that order, back
+ * to back; a second run finds them in place. Their data stays intact. */
+TEST(range_order) {
+        Fs *fs = &fs_order;
+        char *paths[3];
+        const uint64_t sizes[3] = { 80 * KiB, 40 * KiB, 400 * KiB };
+        char sums[2][65], now[65];
+        uint64_t *a, *b;
+        MoveItem items[3];
+        MoveOutcome out[3];
+        MoverStats st;
+        MoverOptions o;
+
+        fs_setup(fs, "order", 64);
+        paths[0] = path_in(fs, "A");
+        paths[1] = path_in(fs, "B");
+        paths[2] = path_in(fs, "C");
+        write_interleaved(paths, sizes, 3, 4 * KiB);    /* A, B and C block by block: all scattered */
+        sha256_of(paths[0], sums[0]);
+        sha256_of(paths[1], sums[1]);
+
+        items[0] = range_item(paths[0], 1, 0, 40 * KiB);
+        items[1] = range_item(paths[1], 2, 0, 40 * KiB);
+        items[2] = range_item(paths[0], 1, 40 * KiB, 40 * KiB);
+        o = options(fs, items);
+        ASSERT_OK(mover_run(&o, items, 3, out, &st));
+        expect_all(out, 3, MOVE_DONE, NULL);
+        ASSERT_EQ(st.bytes_moved, 120 * KiB);
+
+        a = block_map(paths[0], 20);
+        b = block_map(paths[1], 10);
+        for (size_t i = 1; i < 20; i++)
+                ASSERT_EQ(a[i], a[i - 1] + (i == 10 ? 11 : 1));
+        for (size_t i = 1; i < 10; i++)
+                ASSERT_EQ(b[i], b[i - 1] + 1);
+        ASSERT_EQ(b[0], a[9] + 1);
+        ASSERT_EQ(a[10], b[9] + 1);
+        ASSERT_EQ(a[0] * BS, st.donor_physical);
+        printf("  A1 at block %llu, B1 at %llu, A2 at %llu: back to back in that order\n", (unsigned long long) a[0],
+               (unsigned long long) b[0], (unsigned long long) a[10]);
+
+        /* the same items again: in place, no donor, nothing moved */
+        items[0] = range_item(paths[0], 1, 0, 40 * KiB);
+        items[1] = range_item(paths[1], 2, 0, 40 * KiB);
+        items[2] = range_item(paths[0], 1, 40 * KiB, 40 * KiB);
+        ASSERT_OK(mover_run(&o, items, 3, out, &st));
+        expect_all(out, 3, MOVE_IN_PLACE, "in place");
+        ASSERT_EQ(st.bytes_moved, 0);
+        ASSERT_EQ(st.donor_physical, UINT64_MAX);
+        free(b);
+        b = block_map(paths[0], 20);
+        ASSERT_TRUE(memcmp(a, b, 20 * sizeof *a) == 0);
+        printf("  second run: all in place, nothing moved\n");
+
+        drop_caches();
+        sha256_of(paths[0], now);
+        ASSERT_STREQ(now, sums[0]);
+        sha256_of(paths[1], now);
+        ASSERT_STREQ(now, sums[1]);
+        free(a);
+        free(b);
+        for (size_t i = 0; i < 3; i++)
+                free(paths[i]);
+        fsck(fs);
+}
+
 static const struct {
         const char *name;
         void (*fn)(void);
@@ -1382,6 +1597,7 @@ static const struct {
 #define T(n) { #n, test_##n }
         T(layout), T(count_runs_range), T(errors), T(cancel_before_start), T(big_file), T(small_fs),
         T(placement), T(target), T(segments), T(room), T(room_busy), T(buddies), T(buddies_retry), T(near),
+        T(range), T(range_order),
 #undef T
 };
 

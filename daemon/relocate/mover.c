@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/fiemap.h>
 #include <linux/magic.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -38,7 +39,9 @@ struct move_extent {
 #define PREFETCH_BYTES ((size_t) 1024 * 1024)
 
 /* Layout rules (what the slices are):
- *   - every item gets a slice of round_up(planned size, max(page size, block size)) bytes; the donor is the
+ *   - every item gets a slice of round_up(its length (a whole file: its planned size), max(page size, block
+ *     size)) bytes; a range is the file's blocks [offset / block, round_up(offset + length) / block), cut at
+ *     the planned size; the donor is the
  *     sum of all slices (an upper bound: holes take no room), and slices start page aligned;
  *   - slices are handed out in item order from a running offset, but only to files of which at least one
  *     block was actually moved: skipped files consume nothing, so the moved files sit back to back. A file
@@ -360,12 +363,26 @@ static Next check_written(Mover *m, int fd, const Swapped *sw, size_t n, MoveOut
         return NEXT_STOP_IO;
 }
 
+/* The item's blocks [*ret_first, *ret_end): a whole file's, or its range's, cut at the planned size. */
+static void item_blocks(const Mover *m, const MoveItem *it, uint64_t *ret_first, uint64_t *ret_end) {
+        uint64_t file_blocks = it->size / m->bsize + (it->size % m->bsize != 0);
+
+        if (it->length == 0) {
+                *ret_first = 0;
+                *ret_end = file_blocks;
+                return;
+        }
+        /* mover_run() checked that offset + length does not overflow */
+        *ret_first = it->offset / m->bsize;
+        *ret_end = MIN((it->offset + it->length + m->bsize - 1) / m->bsize, file_blocks);
+}
+
 static Next move_item(Mover *m, const MoveItem *it, uint64_t slice_blocks, MoveOutcome *out) {
         _cleanup_close_ int fd = -EBADF, ro = -EBADF;
         _cleanup_free_ Extent *ext = NULL;
         _cleanup_free_ Swapped *swapped = NULL;
         size_t n_ext = 0, n_swapped = 0, n_alloc = 0;
-        uint64_t file_blocks, moved = 0, at;
+        uint64_t first, file_blocks, moved = 0, at;
         bool failed = false, keep_cache = false;
         Next next = NEXT_CONTINUE;
         unsigned interrupted = 0;
@@ -374,6 +391,12 @@ static Next move_item(Mover *m, const MoveItem *it, uint64_t slice_blocks, MoveO
         fd = open_item(m, it, out, &ro);
         if (fd < 0)
                 return m->stats->io_error < 0 ? NEXT_STOP_IO : NEXT_CONTINUE;
+        item_blocks(m, it, &first, &file_blocks);
+        if (first >= file_blocks) {
+                /* the planned size is the size now: a range planned beyond it (the file shrank before) */
+                set_outcome(out, MOVE_SKIPPED, MOVE_REASON_CHANGED, "range past the end of the file");
+                return NEXT_CONTINUE;
+        }
 
         /* delalloc data is invisible to the <= 6.18 walk (ENODATA) and to FIEMAP: flush it; drop large
          * folios */
@@ -399,7 +422,6 @@ static Next move_item(Mover *m, const MoveItem *it, uint64_t slice_blocks, MoveO
                 set_outcome(out, MOVE_RETRY, MOVE_REASON_ERROR, "FIEMAP: %s", strerror(-r));
                 return NEXT_CONTINUE;
         }
-        file_blocks = it->size / m->bsize + (it->size % m->bsize != 0);
         skip_to_fitting_segment(m, slice_blocks);
         at = m->next_block;
         set_outcome(out, MOVE_DONE, MOVE_REASON_NONE, NULL);
@@ -411,8 +433,9 @@ static Next move_item(Mover *m, const MoveItem *it, uint64_t slice_blocks, MoveO
                 for (j = i + 1; j < n_ext && ext[j].logical == ext[j - 1].logical + ext[j - 1].length; j++)
                         ;
                 end = MIN((ext[j - 1].logical + ext[j - 1].length + m->bsize - 1) / m->bsize, file_blocks);
+                l = MAX(l, first);      /* a range: only its blocks */
                 if (l >= end)
-                        continue;       /* allocated past the end of the file: not read, not moved */
+                        continue;       /* outside the range, or allocated past the end of the file */
                 at += page_skew(m, l, at);
                 while (l < end) {
                         uint64_t left, db = donor_block(m, at, &left);
@@ -501,7 +524,7 @@ static Next move_item(Mover *m, const MoveItem *it, uint64_t slice_blocks, MoveO
         if (moved == 0 && !failed)
                 set_outcome(out, MOVE_SKIPPED, MOVE_REASON_UNMOVABLE, "unflushed or sparse");
 
-        out->bytes = MIN(moved * m->bsize, it->size);
+        out->bytes = MIN(moved * m->bsize, MIN(file_blocks * m->bsize, it->size) - first * m->bsize);
         if (moved > 0 && check_written(m, fd, swapped, n_swapped, out, &keep_cache) == NEXT_STOP_IO)
                 next = NEXT_STOP_IO;
         if (!keep_cache)
@@ -527,6 +550,54 @@ const char *mover_donor_where(const MoverStats *st, const char *prefix, char *bu
 
 int mover_restore_tunables(const char *state_file) {
         return donor_restore_tunables(state_file);
+}
+
+/* Is the item where the batch's layout would put it: its allocated blocks (holes take no room) one physical
+ * run that starts at *next (a block address; UINT64_MAX: anywhere), or less than a page after it? Then
+ * *next is where the item ends. false when it cannot be told (the file is gone, changed since the plan,
+ * busy): the move decides then. */
+static bool item_in_place(const Mover *m, const MoveItem *it, uint64_t *next) {
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_free_ Extent *ext = NULL;
+        uint64_t first, end, k = m->unit / m->bsize;
+        size_t n_ext = 0;
+        struct stat st;
+
+        if (it->key.fsid != m->fsid)
+                return false;
+        fd = open_key(m->o->mount_fd, &it->key, O_RDONLY | O_CLOEXEC | O_NOATIME | O_NONBLOCK);
+        if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink == 0 ||
+            (uint64_t) st.st_size != it->size || mtime_ns(&st) != it->mtime_ns)
+                return false;
+        if (fiemap_get(fd, &ext, &n_ext) < 0)
+                return false;
+        item_blocks(m, it, &first, &end);
+        if (it->size > 0 && first >= end)
+                return false;   /* a range past the end: move_item() says so */
+        for (size_t i = 0; i < n_ext; i++) {
+                uint64_t l = ext[i].logical / m->bsize, e = (ext[i].logical + ext[i].length) / m->bsize,
+                         p = ext[i].physical / m->bsize;
+
+                if (ext[i].flags & (FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC))
+                        return false;   /* not on the disk yet: the move flushes it */
+                if (e <= first || l >= end)
+                        continue;
+                p += MAX(l, first) - l;
+                if (*next != UINT64_MAX && (p < *next || p - *next >= k))
+                        return false;
+                *next = p + MIN(e, end) - MAX(l, first);
+        }
+        return true;
+}
+
+/* Is every item of the batch already in place, one after the other? */
+static bool batch_in_place(const Mover *m, const MoveItem *items, size_t n) {
+        uint64_t next = UINT64_MAX;
+
+        for (size_t i = 0; i < n; i++)
+                if (!item_in_place(m, &items[i], &next))
+                        return false;
+        return true;
 }
 
 /* Items from..n-1 are left for a later run, each reported. */
@@ -591,7 +662,11 @@ int mover_run(const MoverOptions *o, const MoveItem *items, size_t n, MoveOutcom
         if (!slices)
                 return -ENOMEM;
         for (size_t j = 0; j < n; j++) {
-                uint64_t s = items[j].size;
+                uint64_t s = items[j].length > 0 ? items[j].length : items[j].size;
+
+                if ((items[j].length == 0 && items[j].offset != 0) || items[j].offset % m.unit != 0 ||
+                    items[j].offset > UINT64_MAX - m.unit - items[j].length)
+                        return -EINVAL;
 
                 if (s > UINT64_MAX - m.unit)
                         return -EFBIG;
@@ -602,6 +677,14 @@ int mover_run(const MoverOptions *o, const MoveItem *items, size_t n, MoveOutcom
                 total += slices[j];
         }
 
+        if (total > 0 && !(o->cancel && atomic_load(o->cancel)) && batch_in_place(&m, items, n)) {
+                for (size_t j = 0; j < n; j++) {
+                        set_outcome(&outcomes[j], MOVE_IN_PLACE, MOVE_REASON_NONE, "in place");
+                        if (o->progress)
+                                o->progress(o->userdata, j, &outcomes[j]);
+                }
+                goto finish;
+        }
         if (total > 0 && !(o->cancel && atomic_load(o->cancel))) {
                 uint64_t capacity = 0;
 

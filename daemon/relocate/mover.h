@@ -9,11 +9,20 @@
 #include "fid.h"
 #include "move-reason.h"
 
-/* The mover: lays out a batch of files on one ext4 filesystem back to back, in the given order, with
- * EXT4_IOC_MOVE_EXT into one O_TMPFILE donor (see doc/kernel.md §1):
+/* The mover: lays out a batch of files, or ranges of files, on one ext4 filesystem back to back, in the
+ * given order, with EXT4_IOC_MOVE_EXT into one O_TMPFILE donor (see doc/kernel.md §1):
+ *
+ *   - an item is a whole file, or a range of one (offset and length, page aligned): MOVE_EXT moves any
+ *     block range of a file (orig_start = the range's first block), so a range's blocks go to its slice
+ *     and the rest of the file stays where it is; a file may have several items, its ranges in the order
+ *     the donor receives them, interleaved with other files' as the caller wants. Everything below said
+ *     of a file holds per item: a range gets its own checks, moves, write-out check and outcome;
+ *   - a batch whose every item already lies where the mover would put it (each item's allocated blocks
+ *     contiguous, each item right after the one before, within a page) is left alone: every item is
+ *     MOVE_IN_PLACE "in place" and no donor is made, so a second run of the same batch moves nothing;
  *
  *   - one donor per batch, created with O_TMPFILE on the target filesystem and fallocated (mode 0, so its
- *     i_size covers every slice) to the sum of the files' sizes, each slice rounded up to a page so that
+ *     i_size covers every slice) to the sum of the items' lengths, each slice rounded up to a page so that
  *     orig_start and donor_start agree within a page whatever the block size;
  *   - the donor is aimed at the lowest free space with mb_stream_req raised (see donor.h): in one range,
  *     or in several ranges (segments) when the free space below the lowest range that would hold it
@@ -24,8 +33,8 @@
  *     result reports how many runs the layout could not avoid;
  *   - per file: re-open by handle (identity checked: a file replaced since planning is skipped), a read
  *     lease probe (fails while someone has it open for writing), size and mtime compared with the plan,
- *     fdatasync, drop its page cache (the 6.16-6.18 large-folio pitfall), then MOVE_EXT in a loop on
- *     moved_len; EINTR is retried, EBUSY/ETXTBSY mean "retry later", ENODATA after progress is a
+ *     fdatasync, drop its page cache (the 6.16-6.18 large-folio pitfall), a range that lies past the
+ *     end of the file skipped, then MOVE_EXT in a loop on moved_len; EINTR is retried, EBUSY/ETXTBSY mean "retry later", ENODATA after progress is a
  *     trailing hole (done), ENOSPC stops the batch;
  *   - afterwards the file's moved data is written out and waited for: if that write failed (the disk
  *     took no data at the new blocks; ext4 commits the swap all the same, see doc/kernel.md §6), the same
@@ -44,6 +53,8 @@ typedef struct MoveItem {
         FileKey key;            /* identity at planning time */
         uint64_t size;          /* size at planning time */
         int64_t mtime_ns;       /* mtime at planning time */
+        uint64_t offset;        /* byte offset of the range in the file (page-aligned) */
+        uint64_t length;        /* bytes of the range; 0: the whole file (offset must be 0) */
 } MoveItem;
 
 typedef enum MoveResult {
@@ -94,9 +105,10 @@ typedef struct MoverStats {
         int io_error;                   /* negative errno: the filesystem failed under the batch, which stopped */
 } MoverStats;
 
-/* Move items[0..n) in order. outcomes[] (n entries) receives each file's result; items after a cancel, an
+/* Move items[0..n) in order. outcomes[] (n entries) receives each item's result; items after a cancel, an
  * ENOSPC or a failure of the filesystem are left as MOVE_RETRY. Returns 0, or a negative errno for failures that prevented starting
- * (e.g. O_TMPFILE unsupported). */
+ * (e.g. O_TMPFILE unsupported; -EINVAL for an item whose range is not page aligned, or has an offset but
+ * no length). */
 int mover_run(const MoverOptions *o, const MoveItem *items, size_t n, MoveOutcome *outcomes, MoverStats *ret_stats);
 
 /* Restore an mb_stream_req value left changed by a crash (state_file exists). Safe to call at startup. */
