@@ -125,11 +125,11 @@ static void make_db(Db *db) {
         FUZZ_ASSERT(db_quality_set(db, "boot", QUALITY_AFTER, &q) >= 0);
         FUZZ_ASSERT(db_extents_before_set(db, 1, ph, len, 2) >= 0);
         /* a finished run and an interrupted one (the queue's CancelQueued closes it) */
-        FUZZ_ASSERT(db_run_create(db, 0x5eec1e55, "/", ids, sizes, mtimes, 3, &run) >= 0);
+        FUZZ_ASSERT(db_run_create(db, 0x5eec1e55, "/", ids, sizes, mtimes, NULL, NULL, 3, &run) >= 0);
         FUZZ_ASSERT(db_run_file_set(db, run, 0, RUN_FILE_DONE, MOVE_REASON_NONE, "", 4096) >= 0);
         FUZZ_ASSERT(db_run_file_set(db, run, 1, RUN_FILE_RETRY, MOVE_REASON_RUNNING, "running executable", 0) >= 0);
         FUZZ_ASSERT(db_run_finish(db, run, RUN_DONE, 1, 1, 4096) >= 0);
-        FUZZ_ASSERT(db_run_create(db, 0x5eec1e55, "/", ids, sizes, mtimes, 3, &run) >= 0);
+        FUZZ_ASSERT(db_run_create(db, 0x5eec1e55, "/", ids, sizes, mtimes, NULL, NULL, 3, &run) >= 0);
 }
 
 /* Copies the whole database from one connection into another (SQLite's online backup). */

@@ -109,20 +109,31 @@ static void add_files(Db *db, int64_t ids[static N_FILES]) {
 /* The run as the optimizer leaves it when the machine goes down: five files planned at creation, a sixth
  * added, the first four checkpointed, then the process killed. The planned sizes and mtimes differ from the
  * stored ones (the files changed since they were recorded). */
+/* The entries' ranges: even positions whole files, odd ones a range (4 KiB * position, 8 KiB long). */
+static uint64_t range_offset(size_t i) {
+        return i % 2 ? 4096 * i : 0;
+}
+
+static uint64_t range_length(size_t i) {
+        return i % 2 ? 8192 : 0;
+}
+
 static void child_run(const int64_t ids[static N_FILES]) {
-        uint64_t sizes[N_FILES];
+        uint64_t sizes[N_FILES], offsets[N_FILES], lengths[N_FILES];
         int64_t mtimes[N_FILES], run, other;
         Db *db = NULL;
 
         for (unsigned i = 0; i < N_FILES; i++) {
                 sizes[i] = 100 + i;
                 mtimes[i] = 2000 + i;
+                offsets[i] = range_offset(i);
+                lengths[i] = range_length(i);
         }
         ASSERT_OK(db_open(db_path, &db));
         /* an earlier run on another filesystem, finished */
-        ASSERT_OK(db_run_create(db, OTHER_FSID, "/other", ids, sizes, mtimes, 2, &other));
+        ASSERT_OK(db_run_create(db, OTHER_FSID, "/other", ids, sizes, mtimes, NULL, NULL, 2, &other));
         ASSERT_OK(db_run_finish(db, other, RUN_CANCELLED, 0, 1, 4096));
-        ASSERT_OK(db_run_create(db, FSID, "/mnt", ids, sizes, mtimes, N_FILES - 1, &run));
+        ASSERT_OK(db_run_create(db, FSID, "/mnt", ids, sizes, mtimes, offsets, lengths, N_FILES - 1, &run));
         ASSERT_TRUE(run > other);
         ASSERT_OK(db_run_add_file(db, run, N_FILES - 1, ids[N_FILES - 1], 100 + N_FILES - 1, 2000 + N_FILES - 1));
         ASSERT_OK(db_run_file_set(db, run, 0, RUN_FILE_DONE, MOVE_REASON_NONE, NULL, 8192));
@@ -186,6 +197,9 @@ TEST(interrupted_run) {
                 ASSERT_EQ(f[i].file.size, 100 + i);
                 ASSERT_EQ(f[i].file.mtime_ns, 2000 + (int64_t) i);
                 ASSERT_EQ(f[i].file.key.fsid, FSID);
+                /* the ranges as planned (the one added afterwards is a whole file) */
+                ASSERT_EQ(f[i].offset, i < N_FILES - 1 ? range_offset(i) : 0);
+                ASSERT_EQ(f[i].length, i < N_FILES - 1 ? range_length(i) : 0);
         }
         db_run_files_free(f, n);
 
@@ -225,7 +239,7 @@ TEST(interrupted_run) {
 
         /* A later run of a file makes it newest there: a retry in an older run no longer counts. */
         int64_t later;
-        ASSERT_OK(db_run_create(db, FSID, "/mnt", &ids[2], (const uint64_t[]) { 1 }, (const int64_t[]) { 1 }, 1,
+        ASSERT_OK(db_run_create(db, FSID, "/mnt", &ids[2], (const uint64_t[]) { 1 }, (const int64_t[]) { 1 }, NULL, NULL, 1,
                                 &later));
         ASSERT_OK(db_run_file_set(db, later, 0, RUN_FILE_DONE, MOVE_REASON_NONE, NULL, 4096));
         ASSERT_OK(db_retry_files(db, MOVE_REASON_RUNNING, &retry, &n));
@@ -249,10 +263,10 @@ TEST(run_creation_synced) {
                 db_merge_input_free(&in);
         }
         /* the first write after opening starts a new WAL, which SQLite syncs whatever the setting */
-        ASSERT_OK(db_run_create(db, FSID, "/mnt", ids, (const uint64_t[]) { 1 }, (const int64_t[]) { 1 }, 1, &run));
+        ASSERT_OK(db_run_create(db, FSID, "/mnt", ids, (const uint64_t[]) { 1 }, (const int64_t[]) { 1 }, NULL, NULL, 1, &run));
         ASSERT_OK(db_run_finish(db, run, RUN_DONE, 1, 1, 4096));
         wal_syncs = 0;
-        ASSERT_OK(db_run_create(db, FSID, "/mnt", ids, (const uint64_t[]) { 1, 2 }, (const int64_t[]) { 1, 2 }, 2,
+        ASSERT_OK(db_run_create(db, FSID, "/mnt", ids, (const uint64_t[]) { 1, 2 }, (const int64_t[]) { 1, 2 }, NULL, NULL, 2,
                                 &run));
         ASSERT_EQ(wal_syncs, 1);
         wal_syncs = 0;

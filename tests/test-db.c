@@ -893,27 +893,28 @@ TEST(evict_order) {
 }
 
 /* A database of schema 2 (before uids): made by the current code and brought back to schema 2's tables
- * (the columns migrations 2 -> 3 and 3 -> 4 add dropped, user_version 2), then opened again. */
+ * (the columns migrations 2 -> 3, 3 -> 4 and 4 -> 5 add dropped, user_version 2), then opened again. */
 TEST(migration_from_2) {
         const char *p = tmp_path("schema2.db");
         Db *db = NULL;
         sqlite3 *s = NULL;
 
         (void) unlink(p);
-        ASSERT_EQ(db_schema_version(), 4);
+        ASSERT_EQ(db_schema_version(), 5);
         ASSERT_OK(db_open(p, &db));
         ASSERT_OK(ADD(db, "boot", PROFILE_BOOT, BOOT_A, 1000, 3, 1, 2));
         ASSERT_OK(ADD(db, APP, PROFILE_APP, BOOT_A, 2000, 3, 2, 3));
         db = db_free(db);
         ASSERT_EQ(sqlite3_open_v2(p, &s, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
         ASSERT_EQ(sqlite3_exec(s, "ALTER TABLE sessions DROP COLUMN uid; ALTER TABLE profiles DROP COLUMN uid; "
-                               "ALTER TABLE run_files DROP COLUMN why; PRAGMA user_version = 2", NULL, NULL, NULL),
+                               "ALTER TABLE run_files DROP COLUMN why; ALTER TABLE run_files DROP COLUMN range_offset; "
+                               "ALTER TABLE run_files DROP COLUMN range_length; PRAGMA user_version = 2", NULL, NULL, NULL),
                   SQLITE_OK);
         ASSERT_EQ(sqlite3_close(s), SQLITE_OK);
         ASSERT_EQ(user_version(p), 2);
 
         ASSERT_OK(db_open(p, &db));
-        ASSERT_EQ(user_version(p), 4);
+        ASSERT_EQ(user_version(p), 5);
         check_counts(db, 2, 2, 3);
         /* the boot is the system's; who launched the app is not known: a user's until a session says */
         ASSERT_EQ(profile_uid(db, "boot"), 0);
@@ -964,19 +965,35 @@ TEST(migration_from_3) {
                 ASSERT_EQ(sqlite3_close(s), SQLITE_OK);
                 ASSERT_EQ(n, 4u);
         }
-        ASSERT_OK(db_run_create(db, 1, "/", ids, sizes, mtimes, 4, &run));
+        ASSERT_OK(db_run_create(db, 1, "/", ids, sizes, mtimes, NULL, NULL, 4, &run));
         ASSERT_OK(db_run_file_set(db, run, 0, RUN_FILE_RETRY, MOVE_REASON_NONE, "running executable", 0));
         ASSERT_OK(db_run_file_set(db, run, 1, RUN_FILE_RETRY, MOVE_REASON_NONE, "running executable or swap", 0));
         ASSERT_OK(db_run_file_set(db, run, 2, RUN_FILE_RETRY, MOVE_REASON_NONE, "open for writing", 0));
         ASSERT_OK(db_run_file_set(db, run, 3, RUN_FILE_SKIPPED, MOVE_REASON_NONE, "running executable", 0));
         db = db_free(db);
         ASSERT_EQ(sqlite3_open_v2(p, &s, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
-        ASSERT_EQ(sqlite3_exec(s, "ALTER TABLE run_files DROP COLUMN why; PRAGMA user_version = 3", NULL, NULL, NULL),
+        ASSERT_EQ(sqlite3_exec(s, "ALTER TABLE run_files DROP COLUMN range_offset; "
+                                  "ALTER TABLE run_files DROP COLUMN range_length; "
+                                  "ALTER TABLE run_files DROP COLUMN why; PRAGMA user_version = 3", NULL, NULL, NULL),
                   SQLITE_OK);
         ASSERT_EQ(sqlite3_close(s), SQLITE_OK);
 
         ASSERT_OK(db_open(p, &db));
-        ASSERT_EQ(user_version(p), 4);
+        ASSERT_EQ(user_version(p), db_schema_version());
+        {
+                /* the entries of before are whole files: a run left unfinished resumes with them whole */
+                DbRunFile *rf = NULL;
+                size_t nrf = 0;
+
+                ASSERT_OK(db_run_files(db, run, &rf, &nrf));
+                ASSERT_EQ(nrf, 4u);
+                for (size_t i = 0; i < nrf; i++) {
+                        ASSERT_EQ(rf[i].offset, 0);
+                        ASSERT_EQ(rf[i].length, 0);
+                        ASSERT_EQ(rf[i].file.size, 1);
+                }
+                db_run_files_free(rf, nrf);
+        }
         ASSERT_OK(db_retry_files(db, MOVE_REASON_RUNNING, &q, &k));
         ASSERT_EQ(k, 2u);
         ASSERT_TRUE((q[0].id == ids[0] && q[1].id == ids[1]) || (q[0].id == ids[1] && q[1].id == ids[0]));

@@ -601,6 +601,23 @@ static void *cancel_thread(void *p) {
         return NULL;
 }
 
+/* Every other piece of [from, to) of the file punched out and written again (the same data): the new
+ * blocks cannot continue the ones before (taken), so that part of the file ends up in many runs. */
+static void rewrite_pieces(const char *path, uint64_t from, uint64_t to, uint64_t piece) {
+        uint8_t *buf = malloc(piece);
+        int fd = open(path, O_RDWR | O_CLOEXEC);
+
+        ASSERT_TRUE(buf && fd >= 0);
+        for (uint64_t o = from; o + piece <= to; o += 2 * piece) {
+                ASSERT_EQ(pread(fd, buf, piece, (off_t) o), (ssize_t) piece);
+                ASSERT_EQ(fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t) o, (off_t) piece), 0);
+                ASSERT_EQ(pwrite(fd, buf, piece, (off_t) o), (ssize_t) piece);
+                ASSERT_EQ(fsync(fd), 0);
+        }
+        close(fd);
+        free(buf);
+}
+
 TEST(big_file) {
         char *paths[2] = { path_in(main_fs(), "big"), path_in(main_fs(), "partner") };
         const uint64_t sizes[2] = { 48 * MiB, 48 * 16 * KiB };
@@ -635,7 +652,9 @@ TEST(big_file) {
         ASSERT_EQ(fnv_file(paths[0]), sum);
         ASSERT_EQ(count_extents(paths[0], &phys), 1);
 
-        /* again, uncached, for the raw number */
+        /* again, uncached, for the raw number (scattered again first: a file in place is not moved) */
+        rewrite_pieces(paths[0], 0, sizes[0], 1 * MiB);
+        drop_caches();
         make_item(paths[0], 1, &item);
         t = now_sec();
         ASSERT_OK(mover_run(&o, &item, 1, &out, &st));
@@ -644,6 +663,7 @@ TEST(big_file) {
         printf("  unlimited, uncached: 48 MiB moved in %.3f s = %.1f MiB/s\n", t, 48.0 / t);
 
         /* rate limit: 48 MiB at 32 MiB/s must take >= ~1.25 s (the last chunk is the only one not paid for) */
+        rewrite_pieces(paths[0], 0, sizes[0], 1 * MiB);
         make_item(paths[0], 1, &item);
         o.rate_limit_bps = 32 * MiB;
         t = now_sec();
@@ -657,6 +677,7 @@ TEST(big_file) {
         atomic_bool cancel = false;
         CancelArg ca = { .flag = &cancel, .delay_ms = 300 };
         pthread_t th;
+        rewrite_pieces(paths[0], 0, sizes[0], 1 * MiB);
         make_item(paths[0], 1, &item);
         o.rate_limit_bps = 16 * MiB;
         o.cancel = &cancel;
@@ -1427,23 +1448,6 @@ static MoveItem range_item(const char *path, int64_t id, uint64_t offset, uint64
 static void expect_all(const MoveOutcome *out, size_t n, MoveResult res, const char *reason) {
         for (size_t i = 0; i < n; i++)
                 expect(&out[i], res, reason);
-}
-
-/* Every other piece of [from, to) of the file punched out and written again (the same data): the new
- * blocks cannot continue the ones before (taken), so that part of the file ends up in many runs. */
-static void rewrite_pieces(const char *path, uint64_t from, uint64_t to, uint64_t piece) {
-        uint8_t *buf = malloc(piece);
-        int fd = open(path, O_RDWR | O_CLOEXEC);
-
-        ASSERT_TRUE(buf && fd >= 0);
-        for (uint64_t o = from; o + piece <= to; o += 2 * piece) {
-                ASSERT_EQ(pread(fd, buf, piece, (off_t) o), (ssize_t) piece);
-                ASSERT_EQ(fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t) o, (off_t) piece), 0);
-                ASSERT_EQ(pwrite(fd, buf, piece, (off_t) o), (ssize_t) piece);
-                ASSERT_EQ(fsync(fd), 0);
-        }
-        close(fd);
-        free(buf);
 }
 
 /* Pages 1000-1999 of a 100 MiB file whose pages 900-2099 lie in many runs (pieces rewritten elsewhere): only those blocks

@@ -374,6 +374,8 @@ int manager_resume_runs(Manager *m) {
                                 .key = files[k].file.key,
                                 .size = files[k].file.size,
                                 .mtime_ns = files[k].file.mtime_ns,
+                                .offset = files[k].offset,
+                                .length = files[k].length,
                         };
                         job->positions[pending] = files[k].position;
                         pending++;

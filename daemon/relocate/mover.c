@@ -662,7 +662,7 @@ int mover_run(const MoverOptions *o, const MoveItem *items, size_t n, MoveOutcom
         if (!slices)
                 return -ENOMEM;
         for (size_t j = 0; j < n; j++) {
-                uint64_t s = items[j].length > 0 ? items[j].length : items[j].size;
+                uint64_t s = move_item_bytes(&items[j]);
 
                 if ((items[j].length == 0 && items[j].offset != 0) || items[j].offset % m.unit != 0 ||
                     items[j].offset > UINT64_MAX - m.unit - items[j].length)

@@ -57,6 +57,11 @@ typedef struct MoveItem {
         uint64_t length;        /* bytes of the range; 0: the whole file (offset must be 0) */
 } MoveItem;
 
+/* The bytes an item names: its range's length, or the whole file's planned size. */
+static inline uint64_t move_item_bytes(const MoveItem *it) {
+        return it->length > 0 ? it->length : it->size;
+}
+
 typedef enum MoveResult {
         MOVE_DONE,              /* moved into its slice */
         MOVE_IN_PLACE,          /* nothing to do: already where it should be */

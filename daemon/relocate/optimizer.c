@@ -165,7 +165,7 @@ static int process_msgs(Optimizer *o) {
                         if (r < 0)
                                 log_warning_errno(r, "Failed to checkpoint %s, ignoring: %m", job->items[msg.index].path);
                         o->files_done++;
-                        o->bytes_done += job->items[msg.index].size;
+                        o->bytes_done += move_item_bytes(&job->items[msg.index]);
                         if (msg.outcome.result == MOVE_DONE) {
                                 o->moved_files++;
                                 o->moved_bytes += msg.outcome.bytes;
@@ -259,7 +259,7 @@ int optimizer_start(const OptimizerOptions *opts, OptJob *jobs, size_t n_jobs, O
         for (size_t j = 0; j < n_jobs; j++)
                 for (size_t i = 0; i < jobs[j].n_items; i++) {
                         o->files_total++;
-                        o->bytes_total += jobs[j].items[i].size;
+                        o->bytes_total += move_item_bytes(&jobs[j].items[i]);
                 }
         atomic_init(&o->cancel, false);
         if (pipe2(o->pipe_fd, O_CLOEXEC) < 0)

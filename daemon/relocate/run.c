@@ -20,16 +20,19 @@ RunFileState run_file_state_of(MoveResult r) {
 
 int run_create(Db *db, uint64_t fsid, const char *mount, const MoveItem *items, size_t n, int64_t *ret_run_id) {
         _cleanup_free_ int64_t *ids = calloc(n + 1, sizeof *ids), *mtimes = calloc(n + 1, sizeof *mtimes);
-        _cleanup_free_ uint64_t *sizes = calloc(n + 1, sizeof *sizes);
+        _cleanup_free_ uint64_t *sizes = calloc(n + 1, sizeof *sizes), *offsets = calloc(n + 1, sizeof *offsets),
+                                *lengths = calloc(n + 1, sizeof *lengths);
 
-        if (!ids || !mtimes || !sizes)
+        if (!ids || !mtimes || !sizes || !offsets || !lengths)
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
                 ids[i] = items[i].file_id;
                 sizes[i] = items[i].size;
                 mtimes[i] = items[i].mtime_ns;
+                offsets[i] = items[i].offset;
+                lengths[i] = items[i].length;
         }
-        return db_run_create(db, fsid, mount, ids, sizes, mtimes, n, ret_run_id);
+        return db_run_create(db, fsid, mount, ids, sizes, mtimes, offsets, lengths, n, ret_run_id);
 }
 
 int run_checkpoint(Db *db, int64_t run_id, size_t position, const MoveOutcome *o) {

@@ -15,10 +15,10 @@
 /* What the run store keeps for a mover's result. */
 RunFileState run_file_state_of(MoveResult r);
 
-/* Creates the run of items[0..n) (their file ids, planned sizes and mtimes, positions 0..n-1). */
+/* Creates the run of items[0..n) (their file ids, planned sizes and mtimes, ranges, positions 0..n-1). */
 int run_create(Db *db, uint64_t fsid, const char *mount, const MoveItem *items, size_t n, int64_t *ret_run_id);
 
-/* The checkpoint of the file at position: its state, why it was not moved and the text shown. */
+/* The checkpoint of the item at position: its state, why it was not moved and the text shown. */
 int run_checkpoint(Db *db, int64_t run_id, size_t position, const MoveOutcome *o);
 
 /* Ends a run: failed when error < 0 (the mover could not start; st may be NULL then) or when the

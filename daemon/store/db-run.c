@@ -12,8 +12,8 @@ const char *const opt_stmt_sql[_OPT_STMT_MAX] = {
         [OPT_STMT_RUN_INSERT] =
                 "INSERT INTO runs (fsid, mount, started, state) VALUES (?1, ?2, ?3, 'running') RETURNING id",
         [OPT_STMT_RUN_FILE_INSERT] =
-                "INSERT INTO run_files (run_id, position, file_id, size, mtime_ns, state) "
-                "VALUES (?1, ?2, ?3, ?4, ?5, 'pending')",
+                "INSERT INTO run_files (run_id, position, file_id, size, mtime_ns, state, range_offset, range_length) "
+                "VALUES (?1, ?2, ?3, ?4, ?5, 'pending', ?6, ?7)",
         [OPT_STMT_RUN_FILE_UPDATE] =
                 "UPDATE run_files SET state = ?3, reason = ?4, bytes = ?5, why = ?6 WHERE run_id = ?1 AND position = ?2",
         [OPT_STMT_RUN_FINISH] =
@@ -23,8 +23,8 @@ const char *const opt_stmt_sql[_OPT_STMT_MAX] = {
                 "SELECT id, fsid, mount, started, finished, state, donor_runs, moved_files, moved_bytes "
                 "FROM runs WHERE state = 'running' ORDER BY id",
         [OPT_STMT_RUN_FILES] =
-                "SELECT " FILE_COLUMNS ", rf.position, rf.state, rf.reason, rf.bytes, rf.size, rf.mtime_ns "
-                "FROM run_files rf JOIN files f ON f.id = rf.file_id WHERE rf.run_id = ?1 ORDER BY rf.position",
+                "SELECT " FILE_COLUMNS ", rf.position, rf.state, rf.reason, rf.bytes, rf.size, rf.mtime_ns, "
+                "rf.range_offset, rf.range_length FROM run_files rf JOIN files f ON f.id = rf.file_id WHERE rf.run_id = ?1 ORDER BY rf.position",
         [OPT_STMT_RUN_LAST] =
                 "SELECT id, fsid, mount, started, finished, state, donor_runs, moved_files, moved_bytes "
                 "FROM runs WHERE fsid = ?1 AND state <> 'running' ORDER BY id DESC LIMIT 1",
@@ -90,7 +90,8 @@ void db_run_infos_free(DbRunInfo *r, size_t n) {
 }
 
 static int run_create_tx(Db *db, uint64_t fsid, const char *mount, const int64_t *file_ids, const uint64_t *sizes,
-                         const int64_t *mtimes, size_t n, int64_t *ret_run_id) {
+                         const int64_t *mtimes, const uint64_t *offsets, const uint64_t *lengths, size_t n,
+                         int64_t *ret_run_id) {
         _cleanup_rollback_ Db *tx = NULL;
         int64_t id;
         int r;
@@ -117,7 +118,9 @@ static int run_create_tx(Db *db, uint64_t fsid, const char *mount, const int64_t
                 _cleanup_reset_ sqlite3_stmt *st = db_opt_stmt(db, OPT_STMT_RUN_FILE_INSERT);
                 if ((r = bind_i64(db, st, 1, id)) < 0 || (r = bind_i64(db, st, 2, (int64_t) i)) < 0 ||
                     (r = bind_i64(db, st, 3, file_ids[i])) < 0 || (r = bind_i64(db, st, 4, (int64_t) sizes[i])) < 0 ||
-                    (r = bind_i64(db, st, 5, mtimes[i])) < 0)
+                    (r = bind_i64(db, st, 5, mtimes[i])) < 0 ||
+                    (r = bind_i64(db, st, 6, offsets ? (int64_t) offsets[i] : 0)) < 0 ||
+                    (r = bind_i64(db, st, 7, lengths ? (int64_t) lengths[i] : 0)) < 0)
                         return r;
                 r = db_step_done(db, st);
                 if (r < 0)
@@ -137,13 +140,14 @@ static int run_create_tx(Db *db, uint64_t fsid, const char *mount, const int64_t
  * could leave files moved and no run to resume. The per-file checkpoints stay lazy: one lost sends a file
  * already moved through the mover again when the run resumes. */
 int db_run_create(Db *db, uint64_t fsid, const char *mount, const int64_t *file_ids, const uint64_t *sizes,
-                  const int64_t *mtimes, size_t n, int64_t *ret_run_id) {
+                  const int64_t *mtimes, const uint64_t *offsets, const uint64_t *lengths, size_t n,
+                  int64_t *ret_run_id) {
         int r;
 
         r = db_set_synchronous_full(db, true);
         if (r < 0)
                 return r;
-        r = run_create_tx(db, fsid, mount, file_ids, sizes, mtimes, n, ret_run_id);
+        r = run_create_tx(db, fsid, mount, file_ids, sizes, mtimes, offsets, lengths, n, ret_run_id);
         (void) db_set_synchronous_full(db, false);
         return r;
 }
@@ -248,6 +252,8 @@ static int read_run_file(Db *db, sqlite3_stmt *st, void *row) {
         /* the planned size and mtime, not the current ones */
         f->file.size = (uint64_t) sqlite3_column_int64(st, 13);
         f->file.mtime_ns = sqlite3_column_int64(st, 14);
+        f->offset = (uint64_t) sqlite3_column_int64(st, 15);
+        f->length = (uint64_t) sqlite3_column_int64(st, 16);
         r = f->state < 0 ? -EBADMSG : column_strdup(db, st, 11, &f->reason);
         if (r < 0)
                 db_file_done(&f->file);
@@ -374,7 +380,8 @@ int db_run_add_file(Db *db, int64_t run_id, size_t position, int64_t file_id, ui
 
         if ((r = bind_i64(db, st, 1, run_id)) < 0 || (r = bind_i64(db, st, 2, (int64_t) position)) < 0 ||
             (r = bind_i64(db, st, 3, file_id)) < 0 || (r = bind_i64(db, st, 4, (int64_t) size)) < 0 ||
-            (r = bind_i64(db, st, 5, mtime_ns)) < 0)
+            (r = bind_i64(db, st, 5, mtime_ns)) < 0 || (r = bind_i64(db, st, 6, 0)) < 0 ||
+            (r = bind_i64(db, st, 7, 0)) < 0)
                 return r;
         return db_step_done(db, st);
 }

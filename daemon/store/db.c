@@ -119,6 +119,12 @@ static const char *const migrations[] = {
          * or "running executable or swap") get their code; no other code decides anything. */
         "ALTER TABLE run_files ADD COLUMN why TEXT NOT NULL DEFAULT '';"
         "UPDATE run_files SET why = 'running' WHERE state = 'retry' AND substr(reason, 1, 18) = 'running executable';",
+
+        /* 4 -> 5: a run's entries are ranges of files (a file may have several, at several positions):
+         * byte offset and length of each, length 0 for a whole file, which is what every earlier entry
+         * was, so an unfinished run of before resumes with whole files. */
+        "ALTER TABLE run_files ADD COLUMN range_offset INTEGER NOT NULL DEFAULT 0;"
+        "ALTER TABLE run_files ADD COLUMN range_length INTEGER NOT NULL DEFAULT 0;",
 };
 
 typedef enum Stmt {

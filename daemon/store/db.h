@@ -246,6 +246,7 @@ const char *quality_which_to_string(QualityWhich w);    /* "before", "after" */
 
 typedef struct DbRunFile {
         DbFile file;            /* as stored; size/mtime_ns here are the values at planning time */
+        uint64_t offset, length;        /* the range of the file (bytes); length 0: the whole file */
         size_t position;
         RunFileState state;
         char *reason;
@@ -263,18 +264,21 @@ typedef struct DbRunInfo {
 } DbRunInfo;
 void db_run_infos_free(DbRunInfo *r, size_t n);
 
-/* A run and its planned files (file id, planned size and mtime), in layout order, in one transaction that
- * is on the disk when this returns (a power cut during the run leaves the run to resume). */
+/* A run and its planned entries (file id, planned size and mtime, the range: offsets[i] and lengths[i]
+ * bytes, length 0 for the whole file; offsets/lengths NULL: all whole files), in layout order, positions
+ * 0..n-1 (a file may have several entries), in one transaction that is on the disk when this returns (a
+ * power cut during the run leaves the run to resume). */
 int db_run_create(Db *db, uint64_t fsid, const char *mount, const int64_t *file_ids, const uint64_t *sizes,
-                  const int64_t *mtimes, size_t n, int64_t *ret_run_id);
-/* Checkpoint one file. */
+                  const int64_t *mtimes, const uint64_t *offsets, const uint64_t *lengths, size_t n,
+                  int64_t *ret_run_id);
+/* Checkpoint one entry (position). */
 int db_run_file_set(Db *db, int64_t run_id, size_t position, RunFileState state, MoveReason why,
                     const char *reason, uint64_t bytes);
 int db_run_finish(Db *db, int64_t run_id, RunState state, uint64_t donor_runs, uint64_t moved_files,
                   uint64_t moved_bytes);
 /* Runs still marked running (the daemon died during them): to resume. */
 int db_runs_unfinished(Db *db, DbRunInfo **ret, size_t *ret_n);
-/* The files of a run in position order (all states). */
+/* The entries of a run in position order (all states), with their ranges. */
 int db_run_files(Db *db, int64_t run_id, DbRunFile **ret, size_t *ret_n);
 /* The newest finished run on a filesystem; -ENOENT if none. */
 int db_run_last(Db *db, uint64_t fsid, DbRunInfo *ret);
@@ -292,7 +296,7 @@ int db_quality_get(Db *db, const char *profile, QualityWhich which, DbQuality *r
 int db_extents_before_set(Db *db, int64_t file_id, const uint64_t *physical, const uint64_t *length, size_t n);
 int db_extents_before_get(Db *db, int64_t file_id, uint64_t **ret_physical, uint64_t **ret_length, size_t *ret_n);
 
-/* One more file in a run (state pending; set it with db_run_file_set()). */
+/* One more file in a run, whole (state pending; set it with db_run_file_set()). */
 int db_run_add_file(Db *db, int64_t run_id, size_t position, int64_t file_id, uint64_t size, int64_t mtime_ns);
 /* Files whose newest run entry is "retry" for this reason (MOVE_REASON_RUNNING: the early-boot pass's
  * queue). size and mtime_ns are the values when they were planned. */
