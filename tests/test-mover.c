@@ -18,11 +18,13 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "db.h"
 #include "donor.h"
 #include "fid-util.h"
 #include "fiemap.h"
 #include "macro.h"
 #include "mover.h"
+#include "run.h"
 #include "test-scratch.h"
 #include "test-util.h"
 
@@ -42,7 +44,7 @@ static Fs fs_main = { .mount_fd = -1 }, fs_small = { .mount_fd = -1 }, fs_place 
           fs_target = { .mount_fd = -1 }, fs_seg = { .mount_fd = -1 }, fs_room = { .mount_fd = -1 },
           fs_bud = { .mount_fd = -1 }, fs_busy = { .mount_fd = -1 },
           fs_bud2 = { .mount_fd = -1 }, fs_near = { .mount_fd = -1 }, fs_range = { .mount_fd = -1 },
-          fs_order = { .mount_fd = -1 };
+          fs_order = { .mount_fd = -1 }, fs_resume = { .mount_fd = -1 };
 static pid_t child = -1;
 
 /* ---------------------------------------------------------------------------------------------------- */
@@ -80,7 +82,7 @@ static void fs_teardown(Fs *fs) {
 }
 
 static Fs *const all_fs[] = { &fs_main, &fs_small, &fs_place, &fs_target, &fs_seg, &fs_room,
-                              &fs_bud, &fs_busy, &fs_bud2, &fs_near, &fs_range, &fs_order };
+                              &fs_bud, &fs_busy, &fs_bud2, &fs_near, &fs_range, &fs_order, &fs_resume };
 
 static void writers_close(void);
 
@@ -1594,6 +1596,143 @@ TEST(range_order) {
         fsck(fs);
 }
 
+
+typedef struct ResumeCtx {
+        Db *db;
+        int64_t run;
+        const size_t *positions;
+        const MoveItem *items;
+        atomic_bool *cancel;    /* set after the first item */
+} ResumeCtx;
+
+/* What the optimizer does with each outcome while it pauses: a cancelled item stays pending. */
+static void resume_progress(void *userdata, size_t index, const MoveOutcome *o) {
+        ResumeCtx *c = userdata;
+
+        progress((void *) c->items, index, o);
+        if (o->why != MOVE_REASON_CANCELLED)
+                ASSERT_OK(run_checkpoint(c->db, c->run, c->positions[index], o));
+        if (c->cancel)
+                atomic_store(c->cancel, true);
+}
+
+/* A run of the ranges A[0,40K) B[0,40K) A[40K,80K) stopped after the first: its checkpoints in the
+ * database leave the other two pending, with their ranges, and the resumed run (items built the way the
+ * daemon builds them, run_item_of()) moves exactly those: B1 and A2 back to back, A1 where the first run
+ * put it. */
+TEST(range_resume) {
+        Fs *fs = &fs_resume;
+        char *paths[3], db_path[600], sums[2][65], now[65];
+        const uint64_t sizes[3] = { 80 * KiB, 40 * KiB, 400 * KiB };
+        DbSessionFile sf[2];
+        DbMergeInput in = {};
+        DbRunFile *rf = NULL;
+        size_t n_rf = 0, positions[3] = { 0, 1, 2 }, pending = 0;
+        int64_t ids[2];
+        uint64_t *a, *b, a1;
+        MoveItem items[3];
+        MoveOutcome out[3];
+        MoverStats st;
+        MoverOptions o;
+        atomic_bool cancel = false;
+        ResumeCtx ctx = {};
+        Db *db = NULL;
+
+        fs_setup(fs, "resume", 64);
+        paths[0] = path_in(fs, "A");
+        paths[1] = path_in(fs, "B");
+        paths[2] = path_in(fs, "C");
+        write_interleaved(paths, sizes, 3, 4 * KiB);
+        sha256_of(paths[0], sums[0]);
+        sha256_of(paths[1], sums[1]);
+
+        snprintf(db_path, sizeof db_path, "%s/resume.db", tmpdir);
+        ASSERT_OK(db_open(db_path, &db));
+        for (size_t i = 0; i < 2; i++) {
+                MoveItem it;
+
+                make_item(paths[i], 0, &it);
+                sf[i] = (DbSessionFile) { .key = it.key, .path = paths[i], .size = it.size, .mtime_ns = it.mtime_ns };
+        }
+        ASSERT_OK(db_add_session(db, &(DbSession) { .profile = "boot", .kind = PROFILE_BOOT, .files = sf, .n_files = 2,
+                                                    .boot_id = "0123456789abcdef0123456789abcdef" },
+                                 3, NULL));
+        ASSERT_OK(db_load_merge_input(db, "boot", 3, &in));
+        ASSERT_EQ(in.n_session_files[0], 2);
+        memcpy(ids, in.session_files[0], sizeof ids);
+        db_merge_input_free(&in);
+
+        items[0] = range_item(paths[0], ids[0], 0, 40 * KiB);
+        items[1] = range_item(paths[1], ids[1], 0, 40 * KiB);
+        items[2] = range_item(paths[0], ids[0], 40 * KiB, 40 * KiB);
+        ctx = (ResumeCtx) { .db = db, .positions = positions, .items = items, .cancel = &cancel };
+        ASSERT_OK(run_create(db, items[0].key.fsid, fs->mnt, items, 3, &ctx.run));
+        o = options(fs, items);
+        o.cancel = &cancel;
+        o.progress = resume_progress;
+        o.userdata = &ctx;
+        ASSERT_OK(mover_run(&o, items, 3, out, &st));
+        expect(&out[0], MOVE_DONE, NULL);
+        expect(&out[1], MOVE_RETRY, "cancelled");
+        expect(&out[2], MOVE_RETRY, "cancelled");
+        ASSERT_TRUE(st.cancelled);
+        a = block_map(paths[0], 20);
+        a1 = a[0];
+        free(a);
+
+        /* the daemon restarts: the run's pending entries, with their ranges */
+        db = db_free(db);
+        ASSERT_OK(db_open(db_path, &db));
+        ASSERT_OK(db_run_files(db, ctx.run, &rf, &n_rf));
+        ASSERT_EQ(n_rf, 3);
+        ASSERT_EQ(rf[0].state, RUN_FILE_DONE);
+        for (size_t k = 0; k < n_rf; k++)
+                if (rf[k].state == RUN_FILE_PENDING) {
+                        items[pending] = run_item_of(&rf[k]);
+                        positions[pending++] = rf[k].position;
+                }
+        ASSERT_EQ(pending, 2);
+        ASSERT_EQ(items[0].offset, 0);
+        ASSERT_EQ(items[0].length, 40 * KiB);
+        ASSERT_EQ(items[1].offset, 40 * KiB);
+        ASSERT_EQ(items[1].length, 40 * KiB);
+        ctx = (ResumeCtx) { .db = db, .run = ctx.run, .positions = positions, .items = items };
+        o.cancel = NULL;
+        o.userdata = &ctx;
+        ASSERT_OK(mover_run(&o, items, pending, out, &st));
+        expect_all(out, 2, MOVE_DONE, NULL);
+        ASSERT_EQ(st.bytes_moved, 80 * KiB);
+        db_run_files_free(rf, n_rf);
+        ASSERT_OK(db_run_files(db, ctx.run, &rf, &n_rf));
+        for (size_t k = 0; k < n_rf; k++)
+                ASSERT_EQ(rf[k].state, RUN_FILE_DONE);
+        db_run_files_free(rf, n_rf);
+        db = db_free(db);
+
+        a = block_map(paths[0], 20);
+        b = block_map(paths[1], 10);
+        ASSERT_EQ(a[0], a1);
+        for (size_t i = 1; i < 10; i++) {
+                ASSERT_EQ(a[i], a[i - 1] + 1);
+                ASSERT_EQ(a[10 + i], a[10 + i - 1] + 1);
+                ASSERT_EQ(b[i], b[i - 1] + 1);
+        }
+        ASSERT_EQ(a[10], b[9] + 1);
+        ASSERT_EQ(b[0] * BS, st.donor_physical);
+        printf("  resumed: A1 stayed at block %llu, B1 at %llu, A2 at %llu right after it\n",
+               (unsigned long long) a[0], (unsigned long long) b[0], (unsigned long long) a[10]);
+        drop_caches();
+        sha256_of(paths[0], now);
+        ASSERT_STREQ(now, sums[0]);
+        sha256_of(paths[1], now);
+        ASSERT_STREQ(now, sums[1]);
+        free(a);
+        free(b);
+        for (size_t i = 0; i < 3; i++)
+                free(paths[i]);
+        fsck(fs);
+}
+
 static const struct {
         const char *name;
         void (*fn)(void);
@@ -1601,7 +1740,7 @@ static const struct {
 #define T(n) { #n, test_##n }
         T(layout), T(count_runs_range), T(errors), T(cancel_before_start), T(big_file), T(small_fs),
         T(placement), T(target), T(segments), T(room), T(room_busy), T(buddies), T(buddies_retry), T(near),
-        T(range), T(range_order),
+        T(range), T(range_order), T(range_resume),
 #undef T
 };
 

@@ -367,16 +367,8 @@ int manager_resume_runs(Manager *m) {
                 for (size_t k = 0; k < n_files; k++) {
                         if (files[k].state != RUN_FILE_PENDING)
                                 continue;
-                        job->paths[pending] = TAKE_PTR(files[k].file.path);
-                        job->items[pending] = (MoveItem) {
-                                .file_id = files[k].file.id,
-                                .path = job->paths[pending],
-                                .key = files[k].file.key,
-                                .size = files[k].file.size,
-                                .mtime_ns = files[k].file.mtime_ns,
-                                .offset = files[k].offset,
-                                .length = files[k].length,
-                        };
+                        job->items[pending] = run_item_of(&files[k]);
+                        job->paths[pending] = TAKE_PTR(files[k].file.path);     /* what .path points to */
                         job->positions[pending] = files[k].position;
                         pending++;
                 }

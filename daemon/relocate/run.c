@@ -35,6 +35,18 @@ int run_create(Db *db, uint64_t fsid, const char *mount, const MoveItem *items, 
         return db_run_create(db, fsid, mount, ids, sizes, mtimes, offsets, lengths, n, ret_run_id);
 }
 
+MoveItem run_item_of(const DbRunFile *f) {
+        return (MoveItem) {
+                .file_id = f->file.id,
+                .path = f->file.path,
+                .key = f->file.key,
+                .size = f->file.size,
+                .mtime_ns = f->file.mtime_ns,
+                .offset = f->offset,
+                .length = f->length,
+        };
+}
+
 int run_checkpoint(Db *db, int64_t run_id, size_t position, const MoveOutcome *o) {
         return db_run_file_set(db, run_id, position, run_file_state_of(o->result), o->why, o->reason, o->bytes);
 }

@@ -18,6 +18,10 @@ RunFileState run_file_state_of(MoveResult r);
 /* Creates the run of items[0..n) (their file ids, planned sizes and mtimes, ranges, positions 0..n-1). */
 int run_create(Db *db, uint64_t fsid, const char *mount, const MoveItem *items, size_t n, int64_t *ret_run_id);
 
+/* The item a run's entry stands for (as db_run_files() returned it): the file as planned, its range; path
+ * points into f. What an interrupted run resumes with. */
+MoveItem run_item_of(const DbRunFile *f);
+
 /* The checkpoint of the item at position: its state, why it was not moved and the text shown. */
 int run_checkpoint(Db *db, int64_t run_id, size_t position, const MoveOutcome *o);
 
