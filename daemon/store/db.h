@@ -157,6 +157,11 @@ void db_profile_files_free(DbProfileFile *p, size_t n);
 /* -ENOENT if there is no such profile. */
 int db_get_profile(Db *db, const char *name, ProfileKind *ret_kind, DbProfileFile **ret, size_t *ret_n);
 
+typedef struct DbProfileRange {
+        size_t file;                    /* index into the DbProfileFile array db_get_profile() returned */
+        uint64_t offset, length;        /* bytes; a file counted whole is one range 0..its size */
+} DbProfileRange;
+
 typedef struct DbSessionInfo {
         int64_t id;
         char *profile;
