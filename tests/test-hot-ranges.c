@@ -109,11 +109,34 @@ TEST(whole_and_errors) {
         ASSERT_EQ(k, 0);
 }
 
+/* a range's part of a file's extents: cut at both ends, physical moved with logical */
+TEST(clip) {
+        const Extent e[] = { { .logical = 0, .physical = 1 * MiB, .length = 16 * KiB },
+                             { .logical = 16 * KiB, .physical = 5 * MiB, .length = 16 * KiB },
+                             { .logical = 64 * KiB, .physical = 9 * MiB, .length = 8 * KiB } };
+        Extent *c = NULL;
+        size_t n = 0;
+
+        ASSERT_OK(hot_ranges_clip_extents(e, 3, 8 * KiB, 16 * KiB, &c, &n));
+        ASSERT_EQ(n, 2);
+        ASSERT_EQ(c[0].logical, 8 * KiB);
+        ASSERT_EQ(c[0].physical, 1 * MiB + 8 * KiB);
+        ASSERT_EQ(c[0].length, 8 * KiB);
+        ASSERT_EQ(c[1].logical, 16 * KiB);
+        ASSERT_EQ(c[1].physical, 5 * MiB);
+        ASSERT_EQ(c[1].length, 8 * KiB);
+        free(c);
+        ASSERT_OK(hot_ranges_clip_extents(e, 3, 32 * KiB, 32 * KiB, &c, &n));      /* a hole */
+        ASSERT_EQ(n, 0);
+        ASSERT_TRUE(!c);
+}
+
 int main(void) {
         RUN(interleaved);
         RUN(gap);
         RUN(align_and_cut);
         RUN(hot_bytes);
         RUN(whole_and_errors);
+        RUN(clip);
         return EXIT_SUCCESS;
 }

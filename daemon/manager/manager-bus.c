@@ -420,7 +420,7 @@ static int reply_plan(sd_bus_message *message, char *const *mounts, const Plan *
         for (size_t i = 0; r >= 0 && i < p->n_fs; i++)
                 for (size_t k = 0; r >= 0 && k < p->fs[i].n_files; k++)
                         r = append_row(reply, "pppt", p->fs[i].mount, p->fs[i].files[k].path,
-                                       p->fs[i].files[k].profile, p->fs[i].files[k].size);
+                                       p->fs[i].files[k].profile, plan_file_bytes(&p->fs[i].files[k]));
         if (r >= 0)
                 r = sd_bus_message_close_container(reply);
         if (r >= 0)

@@ -142,10 +142,18 @@ static int job_from_plan(Manager *m, const FsPlan *fp, OptJob *job) {
                         .key = f->key,
                         .size = f->size,
                         .mtime_ns = f->mtime_ns,
+                        .offset = f->offset,
+                        .length = f->length,
                 };
                 job->positions[i] = i;
                 job->n_items++;
-                /* remember where it was, for "before" pictures */
+                /* remember where it was, for "before" pictures (of a file with several ranges: where its
+                 * first range was) */
+                bool first = true;
+                for (size_t q = 0; q < i && first; q++)
+                        first = fp->files[q].file_id != f->file_id;
+                if (!first)
+                        continue;
                 for (size_t e = 0; e < f->n_extents; e++) {
                         ph[e] = f->extents[e].physical;
                         len[e] = f->extents[e].length;

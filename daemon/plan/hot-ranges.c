@@ -72,3 +72,34 @@ int hot_ranges_whole(const DbProfileFile *files, size_t n_files, DbProfileRange 
         *ret_n = n_files;
         return 0;
 }
+
+int hot_ranges_clip_extents(const Extent *e, size_t n, uint64_t offset, uint64_t length, Extent **ret, size_t *ret_n) {
+        _cleanup_free_ Extent *out = NULL;
+        uint64_t end = offset + MIN(length, UINT64_MAX - offset);
+        size_t k = 0;
+
+        *ret = NULL;
+        *ret_n = 0;
+        if (n == 0)
+                return 0;
+        out = calloc(n, sizeof *out);
+        if (!out)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                uint64_t s = MAX(e[i].logical, offset), t = MIN(e[i].logical + e[i].length, end);
+
+                if (s >= t)
+                        continue;
+                out[k++] = (Extent) {
+                        .logical = s,
+                        .physical = e[i].physical + (s - e[i].logical),
+                        .length = t - s,
+                        .flags = e[i].flags,
+                };
+        }
+        if (k == 0)
+                return 0;
+        *ret = TAKE_PTR(out);
+        *ret_n = k;
+        return 0;
+}

@@ -38,3 +38,7 @@ uint64_t hot_ranges_file_bytes(const HotRange *r, size_t n, size_t file, uint64_
 /* The ranges of a profile whose files are all counted whole: one per file, in the files' order, 0..size
  * (until the profile store keeps page ranges, what the planner uses). */
 int hot_ranges_whole(const DbProfileFile *files, size_t n_files, DbProfileRange **ret, size_t *ret_n);
+
+/* The part of a file's extents[0..n) (FIEMAP, bytes) that lies in [offset, offset + length): each extent cut
+ * to it (logical and physical moved alike). *ret malloc'ed (NULL with 0 when none). */
+int hot_ranges_clip_extents(const Extent *e, size_t n, uint64_t offset, uint64_t length, Extent **ret, size_t *ret_n);

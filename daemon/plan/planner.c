@@ -18,6 +18,7 @@
 #include "alloc-util.h"
 #include "fid-util.h"
 #include "fiemap.h"
+#include "hot-ranges.h"
 #include "inoset.h"
 #include "macro.h"
 #include "planner.h"
@@ -75,10 +76,6 @@ int planner_check_fd(int fd, const PlanConfig *cfg, uint64_t now_realtime_usec, 
          * one would claim its full size of free space for nothing. */
         if (sparse_too_much((uint64_t) st.st_size, (uint64_t) st.st_blocks * 512)) {
                 snprintf(reason, reason_size, "sparse file (more than a quarter holes)");
-                return 1;
-        }
-        if ((uint64_t) st.st_size > cfg->max_file_bytes) {
-                snprintf(reason, reason_size, "larger than MaxFileMiB=%" PRIu64, cfg->max_file_bytes >> 20);
                 return 1;
         }
         /* the newer of content and inode changes: a file being rewritten should settle first */
@@ -240,10 +237,34 @@ static size_t drop_in_place_profiles(FsPlan *fp, uint64_t allowed) {
         fp->n_files = kept;
         fp->bytes = fp->slices = 0;
         for (size_t k = 0; k < kept; k++) {
-                fp->bytes += fp->files[k].size;
-                fp->slices += (fp->files[k].size + unit - 1) / unit * unit;
+                fp->bytes += plan_file_bytes(&fp->files[k]);
+                fp->slices += (plan_file_bytes(&fp->files[k]) + unit - 1) / unit * unit;
         }
         return dropped;
+}
+
+/* A profile's file in the planner's first pass (each file once), for its ranges in the second. */
+typedef enum CandState {
+        CAND_NONE,              /* not part of any layout here (another filesystem, cannot be opened) */
+        CAND_SKIPPED,           /* stays where it is (its extents count for the qualities) */
+        CAND_PLACED,            /* placed by an earlier profile */
+        CAND_MOVABLE,
+} CandState;
+
+typedef struct Cand {
+        CandState state;
+        size_t fi;              /* index into Plan.fs (unless CAND_NONE) */
+        int64_t mtime_ns;
+        uint64_t unit;          /* slice granularity: max(page, block) */
+        bool counted;           /* its hot bytes are in the hot set */
+        Extent *ext;            /* where it is now */
+        size_t n_ext;
+} Cand;
+
+static void cands_free(Cand *c, size_t n) {
+        for (size_t i = 0; c && i < n; i++)
+                free(c[i].ext);
+        free(c);
 }
 
 static int cmp_profiles(const void *a, const void *b) {
@@ -286,11 +307,12 @@ int planner_build(Db *db, const FilesystemList *fss, char *const *mounts, const 
         size_t n_infos = 0, n_placed = 0, alloc_placed = 0;
         Plan p = {};
         struct timespec ts;
-        uint64_t now;
+        uint64_t now, page;
         int r;
 
         clock_gettime(CLOCK_REALTIME, &ts);
         now = (uint64_t) ts.tv_sec * USEC_PER_SEC + (uint64_t) ts.tv_nsec / 1000;
+        page = (uint64_t) sysconf(_SC_PAGESIZE);
 
         r = db_list_profiles(db, &infos, &n_infos);
         if (r < 0)
@@ -330,7 +352,11 @@ int planner_build(Db *db, const FilesystemList *fss, char *const *mounts, const 
 
         for (size_t pi = 0; pi < n_infos; pi++) {
                 DbProfileFile *files = NULL;
-                size_t n_files = 0;
+                _cleanup_free_ DbProfileRange *ranges = NULL;
+                _cleanup_free_ HotRange *hot = NULL;
+                _cleanup_free_ uint64_t *sizes = NULL;
+                Cand *cand = NULL;
+                size_t n_files = 0, n_ranges = 0, n_hot = 0;
                 PlanProfile *pp = &p.profiles[p.n_profiles];
                 LayoutWalker before, expected;
 
@@ -341,21 +367,22 @@ int planner_build(Db *db, const FilesystemList *fss, char *const *mounts, const 
                         goto finish;
                 pp->name = strdup(infos[pi].name);
                 pp->kind = infos[pi].kind;
-                if (!pp->name) {
-                        db_profile_files_free(files, n_files);
+                cand = calloc(n_files + 1, sizeof *cand);
+                sizes = calloc(n_files + 1, sizeof *sizes);
+                if (!pp->name || !cand || !sizes) {
                         r = -ENOMEM;
-                        goto finish;
+                        goto finish_profile;
                 }
                 p.n_profiles++;
                 layout_walker_init(&before, fss->n > 0 ? p.fs[0].device_bytes : 0);
                 layout_walker_init(&expected, fss->n > 0 ? p.fs[0].device_bytes : 0);
 
+                /* First each file once: can it move at all? */
                 for (size_t k = 0; k < n_files; k++) {
                         DbFile *f = &files[k].file;
                         ssize_t fi = fs_index(fss, mounts, f->key.fsid);
                         _cleanup_close_ int fd = -EBADF;
-                        _cleanup_free_ Extent *ext = NULL;
-                        size_t n_ext = 0, placed_at = SIZE_MAX;
+                        Cand *c = &cand[k];
                         char reason[128];
                         bool retry = false, first_use = true;
                         struct stat st;
@@ -406,22 +433,12 @@ int planner_build(Db *db, const FilesystemList *fss, char *const *mounts, const 
                                         f->path = TAKE_PTR(now_path);
                                 }
                         }
-                        if (fiemap_get(fd, &ext, &n_ext) >= 0) {
-                                layout_walker_add_file(&before, ext, n_ext);
-                        }
+                        c->fi = fi;
+                        c->state = CAND_SKIPPED;        /* where it is now counts for the qualities */
+                        if (fiemap_get(fd, &c->ext, &c->n_ext) < 0)
+                                c->n_ext = 0;
                         if (!first_use) {
-                                /* placed by an earlier profile: its expected position is its slot there */
-                                for (size_t q = 0; q < p.fs[fi].n_files; q++)
-                                        if (p.fs[fi].files[q].file_id == f->id)
-                                                placed_at = q;
-                                if (placed_at != SIZE_MAX) {
-                                        uint64_t off = slot_base[fi];
-                                        for (size_t q = 0; q < placed_at; q++)
-                                                off += p.fs[fi].files[q].size;
-                                        Extent e = { .physical = off, .length = p.fs[fi].files[placed_at].size };
-                                        layout_walker_add_file(&expected, &e, 1);
-                                } else
-                                        layout_walker_add_file(&expected, ext, n_ext);
+                                c->state = CAND_PLACED;
                                 continue;
                         }
 
@@ -429,9 +446,10 @@ int planner_build(Db *db, const FilesystemList *fss, char *const *mounts, const 
                                 r = -errno;
                                 goto finish_profile;
                         }
+                        /* its ranges are cut at its size now */
+                        f->size = (uint64_t) st.st_size;
                         if (ino_set_has(&swaps, st.st_dev, st.st_ino)) {
                                 (void) add_skip(&p, f->path, "active swap file", false);
-                                layout_walker_add_file(&expected, ext, n_ext);
                                 continue;
                         }
                         if (ino_set_has(&running, st.st_dev, st.st_ino)) {
@@ -442,7 +460,6 @@ int planner_build(Db *db, const FilesystemList *fss, char *const *mounts, const 
                                         ps->size = (uint64_t) st.st_size;
                                         ps->mtime_ns = (int64_t) st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
                                 }
-                                layout_walker_add_file(&expected, ext, n_ext);
                                 continue;
                         }
                         r = planner_check_fd(fd, cfg, now, reason, sizeof reason, &retry);
@@ -452,23 +469,84 @@ int planner_build(Db *db, const FilesystemList *fss, char *const *mounts, const 
                         }
                         if (r > 0) {
                                 (void) add_skip(&p, f->path, reason, retry);
-                                layout_walker_add_file(&expected, ext, n_ext);
                                 continue;
                         }
-                        uint64_t cap = MIN(cfg->max_hot_set_bytes, p.fs[fi].device_bytes / 20);
-                        /* the donor takes each file rounded up to a page (and block) */
-                        uint64_t unit = MAX((uint64_t) sysconf(_SC_PAGESIZE), (uint64_t) st.st_blksize);
-                        uint64_t slice = ((uint64_t) st.st_size + unit - 1) / unit * unit;
-                        if (p.fs[fi].slices + slice > cap) {
-                                snprintf(reason, sizeof reason, "hot set full (MaxHotSetMiB=%" PRIu64 ", at most 5%% of the filesystem)",
-                                         cfg->max_hot_set_bytes >> 20);
-                                (void) add_skip(&p, f->path, reason, false);
+                        c->state = CAND_MOVABLE;
+                        c->mtime_ns = (int64_t) st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+                        /* the donor takes each range rounded up to a page (and block) */
+                        c->unit = MAX(page, (uint64_t) st.st_blksize);
+                }
+
+                /* Then its ranges, in the order the donor receives them. Until the profile store keeps
+                 * page ranges, every file counts whole: db_get_profile_ranges() goes here. */
+                r = hot_ranges_whole(files, n_files, &ranges, &n_ranges);
+                if (r < 0)
+                        goto finish_profile;
+                for (size_t k = 0; k < n_files; k++)
+                        sizes[k] = files[k].file.size;
+                r = hot_ranges_glue(ranges, n_ranges, sizes, n_files, page, &hot, &n_hot);
+                if (r < 0)
+                        goto finish_profile;
+                for (size_t h = 0; h < n_hot; h++) {
+                        const HotRange *hr = &hot[h];
+                        Cand *c = &cand[hr->file];
+                        DbFile *f = &files[hr->file].file;
+                        _cleanup_free_ Extent *ext = NULL;
+                        size_t n_ext = 0;
+                        char reason[128];
+
+                        if (c->state == CAND_NONE)
+                                continue;
+                        r = hot_ranges_clip_extents(c->ext, c->n_ext, hr->offset, hr->length, &ext, &n_ext);
+                        if (r < 0)
+                                goto finish_profile;
+                        layout_walker_add_file(&before, ext, n_ext);
+                        if (c->state == CAND_PLACED) {
+                                /* placed by an earlier profile: its expected position is its slot there */
+                                const FsPlan *fp = &p.fs[c->fi];
+                                uint64_t off = slot_base[c->fi];
+                                size_t q = 0;
+
+                                while (q < fp->n_files && fp->files[q].file_id != f->id)
+                                        off += plan_file_bytes(&fp->files[q++]);
+                                if (q < fp->n_files) {
+                                        Extent e = { .physical = off, .length = hr->length };
+                                        layout_walker_add_file(&expected, &e, 1);
+                                } else
+                                        layout_walker_add_file(&expected, ext, n_ext);
+                                continue;
+                        }
+                        if (c->state == CAND_MOVABLE && !c->counted) {
+                                /* a file's hot bytes are counted, against both limits, at its first range */
+                                uint64_t cap = MIN(cfg->max_hot_set_bytes, p.fs[c->fi].device_bytes / 20);
+                                uint64_t hot_bytes = hot_ranges_file_bytes(hot, n_hot, hr->file, c->unit);
+
+                                if (hot_bytes > cfg->max_file_bytes) {
+                                        snprintf(reason, sizeof reason, "%s than MaxFileMiB=%" PRIu64,
+                                                 hot_bytes < f->size ? "hot part larger" : "larger",
+                                                 cfg->max_file_bytes >> 20);
+                                        (void) add_skip(&p, f->path, reason, false);
+                                        c->state = CAND_SKIPPED;
+                                } else if (p.fs[c->fi].slices + hot_bytes > cap) {
+                                        snprintf(reason, sizeof reason, "hot set full (MaxHotSetMiB=%" PRIu64 ", at most 5%% of the filesystem)",
+                                                 cfg->max_hot_set_bytes >> 20);
+                                        (void) add_skip(&p, f->path, reason, false);
+                                        c->state = CAND_SKIPPED;
+                                } else {
+                                        p.fs[c->fi].slices += hot_bytes;
+                                        c->counted = true;
+                                }
+                        }
+                        if (c->state != CAND_MOVABLE) {
                                 layout_walker_add_file(&expected, ext, n_ext);
                                 continue;
                         }
 
-                        FsPlan *fp = &p.fs[fi];
+                        FsPlan *fp = &p.fs[c->fi];
                         PlanFile *nf = realloc(fp->files, (fp->n_files + 1) * sizeof *nf);
+                        /* the whole file as one range: a whole-file item, as the mover always took them */
+                        bool whole = hr->offset == 0 && hr->length >= f->size;
+
                         if (!nf) {
                                 r = -ENOMEM;
                                 goto finish_profile;
@@ -479,27 +557,31 @@ int planner_build(Db *db, const FilesystemList *fss, char *const *mounts, const 
                                 .path = strdup(f->path),
                                 .profile = pp->name,
                                 .key = f->key,
-                                .size = (uint64_t) st.st_size,
-                                .mtime_ns = (int64_t) st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec,
+                                .size = f->size,
+                                .mtime_ns = c->mtime_ns,
+                                .offset = whole ? 0 : hr->offset,
+                                .length = whole ? 0 : MIN(hr->length, f->size - hr->offset),
                         };
                         if (!nf[fp->n_files].path) {
                                 r = -ENOMEM;
                                 goto finish_profile;
                         }
-                        Extent e = { .physical = slot_base[fi] + fp->bytes, .length = (uint64_t) st.st_size };
+                        uint64_t bytes = plan_file_bytes(&nf[fp->n_files]);
+                        Extent e = { .physical = slot_base[c->fi] + fp->bytes, .length = bytes };
                         layout_walker_add_file(&expected, &e, 1);
-                        layout_walker_add_file(&fs_walkers[fi], ext, n_ext);
+                        layout_walker_add_file(&fs_walkers[c->fi], ext, n_ext);
                         nf[fp->n_files].extents = TAKE_PTR(ext);
                         nf[fp->n_files].n_extents = n_ext;
                         fp->n_files++;
-                        fp->bytes += (uint64_t) st.st_size;
-                        fp->slices += slice;
+                        fp->bytes += bytes;
                 }
                 layout_walker_finish(&before, &pp->before);
                 layout_walker_finish(&expected, &pp->expected);
+                cands_free(cand, n_files);
                 db_profile_files_free(files, n_files);
                 continue;
         finish_profile:
+                cands_free(cand, n_files);
                 db_profile_files_free(files, n_files);
                 goto finish;
         }

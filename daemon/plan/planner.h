@@ -13,13 +13,16 @@
 
 /* The planner turns profiles into one layout per filesystem: the boot profile first, then application
  * profiles, the system's (uid at most SYSTEM_UID_MAX, db.h) before users', each class by how often they
- * were launched (sessions recorded, most first), each profile in its own order; a file appears once, at
- * its first use. Files that cannot or should not move are skipped with a reason. The hot set per
- * filesystem is capped at MaxHotSetMiB= and never more than 5% of the filesystem. */
+ * were launched (sessions recorded, most first), each profile in its own order: the hot ranges of its
+ * files, glued as hot-ranges.h says, in the order the starts read them; a file is placed by the first
+ * profile that uses it. Files that cannot or should not move are skipped with a reason. A file's hot
+ * bytes (its ranges' slices) count against MaxFileMiB= and the hot set per filesystem, which is capped at
+ * MaxHotSetMiB= and never more than 5% of the filesystem. A file counted whole is one range, an entry
+ * with length 0, as before. */
 
 typedef struct PlanConfig {
         uint64_t max_hot_set_bytes;     /* MaxHotSetMiB= */
-        uint64_t max_file_bytes;        /* MaxFileMiB= */
+        uint64_t max_file_bytes;        /* MaxFileMiB=: of a file's hot bytes */
         uint64_t min_file_age_usec;     /* MinFileAgeSec= */
         const atomic_bool *cancel;      /* NULL, or turns true to stop: planner_build() fails -ECANCELED */
 } PlanConfig;
@@ -31,9 +34,15 @@ typedef struct PlanFile {
         FileKey key;
         uint64_t size;
         int64_t mtime_ns;
-        Extent *extents;                /* where it is now */
+        uint64_t offset, length;        /* its hot range (bytes); length 0: the whole file */
+        Extent *extents;                /* where the range is now */
         size_t n_extents;
 } PlanFile;
+
+/* The bytes of an entry: its range's, or the whole file's. */
+static inline uint64_t plan_file_bytes(const PlanFile *f) {
+        return f->length > 0 ? f->length : f->size;
+}
 
 typedef struct PlanSkip {
         char *path;
@@ -63,10 +72,10 @@ typedef struct FsPlan {
         uint64_t fsid;
         dev_t dev;
         uint64_t device_bytes;
-        PlanFile *files;                /* layout order, movable files only */
+        PlanFile *files;                /* layout order, movable files' ranges only (a file may have several) */
         size_t n_files;
         uint64_t bytes;
-        uint64_t slices;                /* bytes the donor needs (each file rounded up to a page) */
+        uint64_t slices;                /* bytes the donor needs (each range rounded up to a page) */
         bool journaled;                 /* only journaled ext4 is moved on */
         bool in_place;                  /* already contiguous in this order: nothing to do */
         size_t n_in_place;              /* files of profiles already in place, left out of files[] */
@@ -92,7 +101,8 @@ void plan_done(Plan *p);
 int planner_build(Db *db, const FilesystemList *fss, char *const *mounts, const PlanConfig *cfg,
                   const uint64_t *allowed_breaks, char *const *refusals, Plan *ret);
 
-/* One file's check, exported for tests: 0 = movable; 1 = skip (reason set, *ret_retry if worth retrying
- * later); negative errno on internal errors. fd is an O_RDONLY fd of the file. */
+/* One file's check (all but the limits on its hot bytes, which depend on its ranges), exported for tests:
+ * 0 = movable; 1 = skip (reason set, *ret_retry if worth retrying later); negative errno on internal
+ * errors. fd is an O_RDONLY fd of the file. */
 int planner_check_fd(int fd, const PlanConfig *cfg, uint64_t now_realtime_usec, char *reason, size_t reason_size,
                      bool *ret_retry);
