@@ -654,9 +654,7 @@ TEST(big_file) {
         ASSERT_EQ(fnv_file(paths[0]), sum);
         ASSERT_EQ(count_extents(paths[0], &phys), 1);
 
-        /* again, uncached, for the raw number (scattered again first: a file in place is not moved) */
-        rewrite_pieces(paths[0], 0, sizes[0], 1 * MiB);
-        drop_caches();
+        /* again, uncached, for the raw number */
         make_item(paths[0], 1, &item);
         t = now_sec();
         ASSERT_OK(mover_run(&o, &item, 1, &out, &st));
@@ -665,7 +663,6 @@ TEST(big_file) {
         printf("  unlimited, uncached: 48 MiB moved in %.3f s = %.1f MiB/s\n", t, 48.0 / t);
 
         /* rate limit: 48 MiB at 32 MiB/s must take >= ~1.25 s (the last chunk is the only one not paid for) */
-        rewrite_pieces(paths[0], 0, sizes[0], 1 * MiB);
         make_item(paths[0], 1, &item);
         o.rate_limit_bps = 32 * MiB;
         t = now_sec();
@@ -679,7 +676,6 @@ TEST(big_file) {
         atomic_bool cancel = false;
         CancelArg ca = { .flag = &cancel, .delay_ms = 300 };
         pthread_t th;
-        rewrite_pieces(paths[0], 0, sizes[0], 1 * MiB);
         make_item(paths[0], 1, &item);
         o.rate_limit_bps = 16 * MiB;
         o.cancel = &cancel;
@@ -1482,6 +1478,7 @@ TEST(range) {
 
         item = range_item(paths[0], 1, first * BS, (end - first) * BS);
         o = options(fs, &item);
+        o.keep_in_place = true;
         t = now_sec();
         ASSERT_OK(mover_run(&o, &item, 1, &out, &st));
         printf("  moved in %.3f s\n", now_sec() - t);
@@ -1555,6 +1552,7 @@ TEST(range_order) {
         items[1] = range_item(paths[1], 2, 0, 40 * KiB);
         items[2] = range_item(paths[0], 1, 40 * KiB, 40 * KiB);
         o = options(fs, items);
+        o.keep_in_place = true;
         ASSERT_OK(mover_run(&o, items, 3, out, &st));
         expect_all(out, 3, MOVE_DONE, NULL);
         ASSERT_EQ(st.bytes_moved, 120 * KiB);
@@ -1668,6 +1666,7 @@ TEST(range_resume) {
         ctx = (ResumeCtx) { .db = db, .positions = positions, .items = items, .cancel = &cancel };
         ASSERT_OK(run_create(db, items[0].key.fsid, fs->mnt, items, 3, &ctx.run));
         o = options(fs, items);
+        o.keep_in_place = true;
         o.cancel = &cancel;
         o.progress = resume_progress;
         o.userdata = &ctx;

@@ -677,7 +677,7 @@ int mover_run(const MoverOptions *o, const MoveItem *items, size_t n, MoveOutcom
                 total += slices[j];
         }
 
-        if (total > 0 && !(o->cancel && atomic_load(o->cancel)) && batch_in_place(&m, items, n)) {
+        if (total > 0 && o->keep_in_place && !(o->cancel && atomic_load(o->cancel)) && batch_in_place(&m, items, n)) {
                 for (size_t j = 0; j < n; j++) {
                         set_outcome(&outcomes[j], MOVE_IN_PLACE, MOVE_REASON_NONE, "in place");
                         if (o->progress)

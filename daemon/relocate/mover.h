@@ -18,8 +18,9 @@
  *     the donor receives them, interleaved with other files' as the caller wants. Everything below said
  *     of a file holds per item: a range gets its own checks, moves, write-out check and outcome;
  *   - a batch whose every item already lies where the mover would put it (each item's allocated blocks
- *     contiguous, each item right after the one before, within a page) is left alone: every item is
- *     MOVE_IN_PLACE "in place" and no donor is made, so a second run of the same batch moves nothing;
+ *     contiguous, each item right after the one before, within a page) is left alone when the caller asks
+ *     (keep_in_place): every item is MOVE_IN_PLACE "in place" and no donor is made, so a second run of the
+ *     same batch moves nothing;
  *
  *   - one donor per batch, created with O_TMPFILE on the target filesystem and fallocated (mode 0, so its
  *     i_size covers every slice) to the sum of the items' lengths, each slice rounded up to a page so that
@@ -88,6 +89,9 @@ typedef struct MoverOptions {
         bool make_room;
         /* byte address: first try to put the donor in the free space from there on (0: no preference) */
         uint64_t near;
+        /* a batch already laid out as it would lay it out is left alone (see above); else (the early pass,
+         * which moves its files next to the others wherever they are) it is moved all the same */
+        bool keep_in_place;
         /* called after each file (from the mover's thread) */
         void (*progress)(void *userdata, size_t index, const MoveOutcome *o);
         void *userdata;

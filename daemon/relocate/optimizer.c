@@ -120,6 +120,7 @@ static void *optimizer_thread(void *userdata) {
                         .sysfs_dir = job->sysfs_dir,
                         .state_file = o->state_file,
                         .make_room = o->opts.make_room,
+                        .keep_in_place = true,
                         .progress = on_file_done,
                         .userdata = &ctx,
                 };
