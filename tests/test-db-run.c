@@ -342,6 +342,34 @@ TEST(extents_before) {
         db_free(db);
 }
 
+/* Two ranges of one running executable left for the early pass: the pass's queue has the file once. */
+TEST(retry_ranges_once) {
+        Db *db = NULL;
+        int64_t ids[N_FILES], same[2], run;
+        DbFile *retry = NULL;
+        size_t n = 0;
+
+        ASSERT_OK(db_open(db_path, &db));
+        {
+                DbMergeInput in = {};
+                ASSERT_OK(db_load_merge_input(db, "boot", 3, &in));
+                memcpy(ids, in.session_files[0], sizeof ids);
+                db_merge_input_free(&in);
+        }
+        same[0] = same[1] = ids[4];
+        ASSERT_OK(db_run_create(db, FSID, "/mnt", same, (const uint64_t[]) { 65536, 65536 },
+                                (const int64_t[]) { 7, 7 }, (const uint64_t[]) { 0, 32768 },
+                                (const uint64_t[]) { 8192, 8192 }, 2, &run));
+        ASSERT_OK(db_run_file_set(db, run, 0, RUN_FILE_RETRY, MOVE_REASON_RUNNING, "running executable", 0));
+        ASSERT_OK(db_run_file_set(db, run, 1, RUN_FILE_RETRY, MOVE_REASON_RUNNING, "running executable", 0));
+        ASSERT_OK(db_retry_files(db, MOVE_REASON_RUNNING, &retry, &n));
+        ASSERT_EQ(n, 1);
+        ASSERT_EQ(retry[0].id, ids[4]);
+        ASSERT_EQ(retry[0].size, 65536);
+        db_files_free(retry, n);
+        db_free(db);
+}
+
 int main(void) {
         snprintf(dir, sizeof dir, "%s/seekless-test-db-run.XXXXXX", test_scratch_root());
         if (!mkdtemp(dir)) {
@@ -358,5 +386,6 @@ int main(void) {
         RUN(run_creation_synced);
         RUN(quality);
         RUN(extents_before);
+        RUN(retry_ranges_once);
         return EXIT_SUCCESS;
 }

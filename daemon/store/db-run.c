@@ -36,9 +36,10 @@ const char *const opt_stmt_sql[_OPT_STMT_MAX] = {
         [OPT_STMT_QUALITY_GET] =
                 "SELECT q.taken, q.files, q.extents, q.discontinuities, q.span, q.modeled_ms FROM quality q "
                 "JOIN profiles p ON p.id = q.profile_id WHERE p.name = ?1 AND q.which = ?2",
-        /* files whose newest run entry is a retry for this reason, with their planned size/mtime */
+        /* files whose newest run entry is a retry for this reason, with their planned size/mtime (once
+         * each, also when several of their ranges were left for it) */
         [OPT_STMT_RETRY_FILES] =
-                "SELECT " FILE_COLUMNS ", rf.size, rf.mtime_ns FROM files f JOIN run_files rf ON rf.file_id = f.id "
+                "SELECT DISTINCT " FILE_COLUMNS ", rf.size, rf.mtime_ns FROM files f JOIN run_files rf ON rf.file_id = f.id "
                 "WHERE rf.state = 'retry' AND rf.why = ?1 "
                 "AND rf.run_id = (SELECT MAX(run_id) FROM run_files r2 WHERE r2.file_id = f.id) ORDER BY f.id",
         [OPT_STMT_EXTENTS_DELETE] = "DELETE FROM extents_before WHERE file_id = ?1",
