@@ -86,6 +86,14 @@ TEST(hot_bytes) {
         ASSERT_EQ(hot_ranges_file_bytes(r, k, 0, PAGE), 8 * MiB);
         ASSERT_TRUE(hot_ranges_file_bytes(r, k, 0, PAGE) <= 128 * MiB);
         ASSERT_EQ(hot_ranges_file_bytes(r, k, 1, PAGE), 3 * PAGE);
+
+        /* MaxFileMiB=128 takes its 8 hot MiB; the whole 175 MiB it would not */
+        ASSERT_EQ(hot_ranges_admit(hot_ranges_file_bytes(r, k, 0, PAGE), 128 * MiB, 0, 1024 * MiB), HOT_ADMIT);
+        ASSERT_EQ(hot_ranges_admit(175 * MiB, 128 * MiB, 0, 1024 * MiB), HOT_TOO_LARGE);
+        /* the hot set counts hot bytes: 8 MiB fit in the last 8 MiB of it, not in 8 MiB - 1 page */
+        ASSERT_EQ(hot_ranges_admit(8 * MiB, 128 * MiB, 1016 * MiB, 1024 * MiB), HOT_ADMIT);
+        ASSERT_EQ(hot_ranges_admit(8 * MiB, 128 * MiB, 1016 * MiB + PAGE, 1024 * MiB), HOT_SET_FULL);
+        ASSERT_EQ(hot_ranges_admit(PAGE, 128 * MiB, 2048 * MiB, 1024 * MiB), HOT_SET_FULL);
         free(r);
 }
 

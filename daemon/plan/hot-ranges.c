@@ -61,6 +61,14 @@ uint64_t hot_ranges_file_bytes(const HotRange *r, size_t n, size_t file, uint64_
         return sum;
 }
 
+HotAdmit hot_ranges_admit(uint64_t hot_bytes, uint64_t max_file, uint64_t slices, uint64_t cap) {
+        if (hot_bytes > max_file)
+                return HOT_TOO_LARGE;
+        if (slices > cap || hot_bytes > cap - slices)
+                return HOT_SET_FULL;
+        return HOT_ADMIT;
+}
+
 int hot_ranges_whole(const DbProfileFile *files, size_t n_files, DbProfileRange **ret, size_t *ret_n) {
         DbProfileRange *r = calloc(n_files + 1, sizeof *r);
 

@@ -35,6 +35,16 @@ int hot_ranges_glue(const DbProfileRange *ranges, size_t n, const uint64_t *size
  * take in the donor; what MaxFileMiB= and the hot-set cap count). */
 uint64_t hot_ranges_file_bytes(const HotRange *r, size_t n, size_t file, uint64_t unit);
 
+/* Whether a movable file joins the hot set of its filesystem, judged at its first range: its hot bytes
+ * against MaxFileMiB= (max_file) and, added to the slices already taken, against the hot-set cap. */
+typedef enum HotAdmit {
+        HOT_ADMIT,
+        HOT_TOO_LARGE,          /* more hot bytes than MaxFileMiB= */
+        HOT_SET_FULL,           /* they do not fit in the hot set any more */
+} HotAdmit;
+
+HotAdmit hot_ranges_admit(uint64_t hot_bytes, uint64_t max_file, uint64_t slices, uint64_t cap);
+
 /* The ranges of a profile whose files are all counted whole: one per file, in the files' order, 0..size
  * (until the profile store keeps page ranges, what the planner uses). */
 int hot_ranges_whole(const DbProfileFile *files, size_t n_files, DbProfileRange **ret, size_t *ret_n);

@@ -520,14 +520,15 @@ int planner_build(Db *db, const FilesystemList *fss, char *const *mounts, const 
                                 /* a file's hot bytes are counted, against both limits, at its first range */
                                 uint64_t cap = MIN(cfg->max_hot_set_bytes, p.fs[c->fi].device_bytes / 20);
                                 uint64_t hot_bytes = hot_ranges_file_bytes(hot, n_hot, hr->file, c->unit);
+                                HotAdmit a = hot_ranges_admit(hot_bytes, cfg->max_file_bytes, p.fs[c->fi].slices, cap);
 
-                                if (hot_bytes > cfg->max_file_bytes) {
+                                if (a == HOT_TOO_LARGE) {
                                         snprintf(reason, sizeof reason, "%s than MaxFileMiB=%" PRIu64,
                                                  hot_bytes < f->size ? "hot part larger" : "larger",
                                                  cfg->max_file_bytes >> 20);
                                         (void) add_skip(&p, f->path, reason, false);
                                         c->state = CAND_SKIPPED;
-                                } else if (p.fs[c->fi].slices + hot_bytes > cap) {
+                                } else if (a == HOT_SET_FULL) {
                                         snprintf(reason, sizeof reason, "hot set full (MaxHotSetMiB=%" PRIu64 ", at most 5%% of the filesystem)",
                                                  cfg->max_hot_set_bytes >> 20);
                                         (void) add_skip(&p, f->path, reason, false);
