@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The mover on scratch ext4 images (needs root, loop devices, mkfs.ext4, e2fsck): layout, data integrity
  * after dropping caches, every skip/retry reason, cancel, rate limit, out of space, the mb_stream_req
- * fallback and its crash recovery, where the donor lands (one range, or pieces of the low free space). Everything it creates is torn down by an atexit handler, also when an
- * assertion fails. */
+ * fallback and its crash recovery, where the donor lands (one range, or pieces of the low free space),
+ * items that are ranges of files (only their blocks move, in the items' order; a batch in place stays; a
+ * run stopped and resumed from its checkpoints in the database). Everything it creates is torn down by an
+ * atexit handler, also when an assertion fails. */
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <pthread.h>
