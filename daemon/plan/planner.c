@@ -179,17 +179,13 @@ static int add_skip(Plan *p, const char *path, const char *reason, bool retry) {
         return plan_skip_add(&p->skipped, &p->n_skipped, path, reason, retry);
 }
 
-/* Breaks a run could still remove: a run puts each file's allocated runs one after the other (holes take
- * no room; with blocks smaller than a page a run keeps its offset inside the page, a gap of less than a
- * page) and the next file after its last block, rounded up to a page from where the file began. Unlike the
- * walker's discontinuities, neither the rounding gaps nor holes count, so a layout a run made is "in
- * place" on any block and page size. */
-static uint64_t layout_breaks(const FsPlan *fp) {
-        uint64_t unit = (uint64_t) sysconf(_SC_PAGESIZE), breaks = 0, next_base = 0;
+/* See planner.h. */
+uint64_t planner_layout_breaks(const PlanFile *files, size_t n, uint64_t unit) {
+        uint64_t breaks = 0, next_base = 0;
         bool first = true;
 
-        for (size_t i = 0; i < fp->n_files; i++) {
-                const PlanFile *f = &fp->files[i];
+        for (size_t i = 0; i < n; i++) {
+                const PlanFile *f = &files[i];
                 uint64_t base, end;
 
                 if (f->n_extents == 0)
@@ -207,6 +203,10 @@ static uint64_t layout_breaks(const FsPlan *fp) {
                 first = false;
         }
         return breaks;
+}
+
+static uint64_t layout_breaks(const FsPlan *fp) {
+        return planner_layout_breaks(fp->files, fp->n_files, (uint64_t) sysconf(_SC_PAGESIZE));
 }
 
 /* Profiles are read separately (the boot at boot, each program at its launch): what matters is each

@@ -101,6 +101,14 @@ void plan_done(Plan *p);
 int planner_build(Db *db, const FilesystemList *fss, char *const *mounts, const PlanConfig *cfg,
                   const uint64_t *allowed_breaks, char *const *refusals, Plan *ret);
 
+/* Breaks a run could still remove from entries files[0..n) (each with the extents of its range): a run puts
+ * each entry's allocated runs one after the other (holes take no room; with blocks smaller than a page a run
+ * keeps its offset inside the page, a gap of less than a page) and the next entry after its last block,
+ * rounded up to `unit` (the page size) from where the entry began. Unlike the walker's discontinuities,
+ * neither the rounding gaps nor holes count, so a layout a run made is "in place" (0 breaks, or no more
+ * than the run could not avoid) on any block and page size, also when a file's ranges are apart. */
+uint64_t planner_layout_breaks(const PlanFile *files, size_t n, uint64_t unit);
+
 /* One file's check (all but the limits on its hot bytes, which depend on its ranges), exported for tests:
  * 0 = movable; 1 = skip (reason set, *ret_retry if worth retrying later); negative errno on internal
  * errors. fd is an O_RDONLY fd of the file. */
