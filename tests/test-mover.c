@@ -1522,6 +1522,10 @@ TEST(range) {
         ASSERT_ERROR(mover_run(&o, &item, 1, &out, &st), EINVAL);
         item = range_item(paths[0], 1, 4096, 0);
         ASSERT_ERROR(mover_run(&o, &item, 1, &out, &st), EINVAL);
+        item = range_item(paths[0], 1, 4096, UINT64_MAX - 4096);
+        ASSERT_ERROR(mover_run(&o, &item, 1, &out, &st), EINVAL);
+        item = range_item(paths[0], 1, UINT64_MAX / 4096 * 4096, 4096);
+        ASSERT_ERROR(mover_run(&o, &item, 1, &out, &st), EINVAL);
 
         free(before);
         free(after);

@@ -665,7 +665,7 @@ int mover_run(const MoverOptions *o, const MoveItem *items, size_t n, MoveOutcom
                 uint64_t s = move_item_bytes(&items[j]);
 
                 if ((items[j].length == 0 && items[j].offset != 0) || items[j].offset % m.unit != 0 ||
-                    items[j].offset > UINT64_MAX - m.unit - items[j].length)
+                    items[j].length > UINT64_MAX - m.unit || items[j].offset > UINT64_MAX - m.unit - items[j].length)
                         return -EINVAL;
 
                 if (s > UINT64_MAX - m.unit)
