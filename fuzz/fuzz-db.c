@@ -77,7 +77,7 @@ static void read_all(Db *db) {
         DbSessionInfo *s = NULL;
         DbBootCount *bc = NULL;
         DbRunInfo *runs = NULL, last;
-        DbFile *retry = NULL;
+        DbRunFile *retry = NULL;
         size_t n = 0, n_runs = 0;
         unsigned a, b, c;
         uint64_t fsid = 0;
@@ -122,8 +122,8 @@ static void read_all(Db *db) {
                 FUZZ_ASSERT(last.mount);
                 free(last.mount);
         }
-        if (db_retry_files(db, MOVE_REASON_RUNNING, &retry, &n) >= 0)
-                db_files_free(retry, n);
+        if (db_retry_entries(db, MOVE_REASON_RUNNING, &retry, &n) >= 0)
+                db_run_files_free(retry, n);
 }
 
 static void write_some(Db *db) {

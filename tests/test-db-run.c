@@ -135,7 +135,7 @@ static void child_run(const int64_t ids[static N_FILES]) {
         ASSERT_OK(db_run_finish(db, other, RUN_CANCELLED, 0, 1, 4096));
         ASSERT_OK(db_run_create(db, FSID, "/mnt", ids, sizes, mtimes, offsets, lengths, N_FILES - 1, &run));
         ASSERT_TRUE(run > other);
-        ASSERT_OK(db_run_add_file(db, run, N_FILES - 1, ids[N_FILES - 1], 100 + N_FILES - 1, 2000 + N_FILES - 1));
+        ASSERT_OK(db_run_add_file(db, run, N_FILES - 1, ids[N_FILES - 1], 100 + N_FILES - 1, 2000 + N_FILES - 1, 0, 0));
         ASSERT_OK(db_run_file_set(db, run, 0, RUN_FILE_DONE, MOVE_REASON_NONE, NULL, 8192));
         ASSERT_OK(db_run_file_set(db, run, 1, RUN_FILE_SKIPPED, MOVE_REASON_GONE, "gone or replaced since recording", 0));
         ASSERT_OK(db_run_file_set(db, run, 2, RUN_FILE_RETRY, MOVE_REASON_RUNNING, "running executable (ETXTBSY)", 0));
@@ -152,7 +152,7 @@ TEST(interrupted_run) {
         int64_t ids[N_FILES];
         DbRunInfo *runs = NULL, last;
         DbRunFile *f = NULL;
-        DbFile *retry = NULL;
+        DbRunFile *retry = NULL;
         size_t n = 0;
         int status;
         pid_t pid;
@@ -204,15 +204,17 @@ TEST(interrupted_run) {
         db_run_files_free(f, n);
 
         /* The early-boot pass's files: the retry for a running executable, with its planned values. */
-        ASSERT_OK(db_retry_files(db, MOVE_REASON_RUNNING, &retry, &n));
+        ASSERT_OK(db_retry_entries(db, MOVE_REASON_RUNNING, &retry, &n));
         ASSERT_EQ(n, 1);
-        ASSERT_EQ(retry[0].id, ids[2]);
-        ASSERT_EQ(retry[0].size, 102);
-        ASSERT_EQ(retry[0].mtime_ns, 2002);
-        db_files_free(retry, n);
-        ASSERT_OK(db_retry_files(db, MOVE_REASON_GONE, &retry, &n));
+        ASSERT_EQ(retry[0].file.id, ids[2]);
+        ASSERT_EQ(retry[0].file.size, 102);
+        ASSERT_EQ(retry[0].file.mtime_ns, 2002);
+        ASSERT_EQ(retry[0].offset, range_offset(2));
+        ASSERT_EQ(retry[0].length, range_length(2));
+        db_run_files_free(retry, n);
+        ASSERT_OK(db_retry_entries(db, MOVE_REASON_GONE, &retry, &n));
         ASSERT_EQ(n, 0);
-        db_files_free(retry, n);
+        db_run_files_free(retry, n);
 
         /* Resumed: the pending ones checkpointed, the run finished. */
         ASSERT_OK(db_run_file_set(db, run, 4, RUN_FILE_DONE, MOVE_REASON_NONE, NULL, 4096));
@@ -242,9 +244,9 @@ TEST(interrupted_run) {
         ASSERT_OK(db_run_create(db, FSID, "/mnt", &ids[2], (const uint64_t[]) { 1 }, (const int64_t[]) { 1 }, NULL, NULL, 1,
                                 &later));
         ASSERT_OK(db_run_file_set(db, later, 0, RUN_FILE_DONE, MOVE_REASON_NONE, NULL, 4096));
-        ASSERT_OK(db_retry_files(db, MOVE_REASON_RUNNING, &retry, &n));
+        ASSERT_OK(db_retry_entries(db, MOVE_REASON_RUNNING, &retry, &n));
         ASSERT_EQ(n, 0);
-        db_files_free(retry, n);
+        db_run_files_free(retry, n);
         db_free(db);
 }
 
@@ -342,11 +344,12 @@ TEST(extents_before) {
         db_free(db);
 }
 
-/* Two ranges of one running executable left for the early pass: the pass's queue has the file once. */
-TEST(retry_ranges_once) {
+/* Ranges of one running executable left for the early pass: the pass's queue has each range once, in
+ * file order, with the values planned. */
+TEST(retry_ranges) {
         Db *db = NULL;
-        int64_t ids[N_FILES], same[2], run;
-        DbFile *retry = NULL;
+        int64_t ids[N_FILES], same[3], run;
+        DbRunFile *retry = NULL;
         size_t n = 0;
 
         ASSERT_OK(db_open(db_path, &db));
@@ -356,17 +359,22 @@ TEST(retry_ranges_once) {
                 memcpy(ids, in.session_files[0], sizeof ids);
                 db_merge_input_free(&in);
         }
-        same[0] = same[1] = ids[4];
-        ASSERT_OK(db_run_create(db, FSID, "/mnt", same, (const uint64_t[]) { 65536, 65536 },
-                                (const int64_t[]) { 7, 7 }, (const uint64_t[]) { 0, 32768 },
-                                (const uint64_t[]) { 8192, 8192 }, 2, &run));
-        ASSERT_OK(db_run_file_set(db, run, 0, RUN_FILE_RETRY, MOVE_REASON_RUNNING, "running executable", 0));
-        ASSERT_OK(db_run_file_set(db, run, 1, RUN_FILE_RETRY, MOVE_REASON_RUNNING, "running executable", 0));
-        ASSERT_OK(db_retry_files(db, MOVE_REASON_RUNNING, &retry, &n));
-        ASSERT_EQ(n, 1);
-        ASSERT_EQ(retry[0].id, ids[4]);
-        ASSERT_EQ(retry[0].size, 65536);
-        db_files_free(retry, n);
+        same[0] = same[1] = same[2] = ids[4];
+        ASSERT_OK(db_run_create(db, FSID, "/mnt", same, (const uint64_t[]) { 65536, 65536, 65536 },
+                                (const int64_t[]) { 7, 7, 7 }, (const uint64_t[]) { 32768, 0, 32768 },
+                                (const uint64_t[]) { 8192, 8192, 8192 }, 3, &run));
+        for (size_t i = 0; i < 3; i++)
+                ASSERT_OK(db_run_file_set(db, run, i, RUN_FILE_RETRY, MOVE_REASON_RUNNING, "running executable", 0));
+        ASSERT_OK(db_retry_entries(db, MOVE_REASON_RUNNING, &retry, &n));
+        ASSERT_EQ(n, 2);
+        for (size_t i = 0; i < n; i++) {
+                ASSERT_EQ(retry[i].file.id, ids[4]);
+                ASSERT_EQ(retry[i].file.size, 65536);
+                ASSERT_EQ(retry[i].file.mtime_ns, 7);
+                ASSERT_EQ(retry[i].offset, i * 32768);
+                ASSERT_EQ(retry[i].length, 8192);
+        }
+        db_run_files_free(retry, n);
         db_free(db);
 }
 
@@ -386,6 +394,6 @@ int main(void) {
         RUN(run_creation_synced);
         RUN(quality);
         RUN(extents_before);
-        RUN(retry_ranges_once);
+        RUN(retry_ranges);
         return EXIT_SUCCESS;
 }

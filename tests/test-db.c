@@ -942,7 +942,7 @@ TEST(migration_from_2) {
  * queue reads the same after it. */
 TEST(migration_from_3) {
         const char *p = tmp_path("schema3.db");
-        DbFile *q = NULL;
+        DbRunFile *q = NULL;
         Db *db = NULL;
         sqlite3 *s = NULL;
         int64_t ids[4], run;
@@ -994,18 +994,18 @@ TEST(migration_from_3) {
                 }
                 db_run_files_free(rf, nrf);
         }
-        ASSERT_OK(db_retry_files(db, MOVE_REASON_RUNNING, &q, &k));
+        ASSERT_OK(db_retry_entries(db, MOVE_REASON_RUNNING, &q, &k));
         ASSERT_EQ(k, 2u);
-        ASSERT_TRUE((q[0].id == ids[0] && q[1].id == ids[1]) || (q[0].id == ids[1] && q[1].id == ids[0]));
-        db_files_free(q, k);
-        ASSERT_OK(db_retry_files(db, MOVE_REASON_BUSY, &q, &k));
+        ASSERT_TRUE((q[0].file.id == ids[0] && q[1].file.id == ids[1]) || (q[0].file.id == ids[1] && q[1].file.id == ids[0]));
+        db_run_files_free(q, k);
+        ASSERT_OK(db_retry_entries(db, MOVE_REASON_BUSY, &q, &k));
         ASSERT_EQ(k, 0u);
-        db_files_free(q, k);
+        db_run_files_free(q, k);
         /* from now on the code decides, whatever the text says */
         ASSERT_OK(db_run_file_set(db, run, 2, RUN_FILE_RETRY, MOVE_REASON_RUNNING, "anything at all", 0));
-        ASSERT_OK(db_retry_files(db, MOVE_REASON_RUNNING, &q, &k));
+        ASSERT_OK(db_retry_entries(db, MOVE_REASON_RUNNING, &q, &k));
         ASSERT_EQ(k, 3u);
-        db_files_free(q, k);
+        db_run_files_free(q, k);
         db = db_free(db);
         (void) unlink(p);
 }

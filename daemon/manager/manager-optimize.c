@@ -236,11 +236,15 @@ static int optimize_start(Manager *m, const Plan *plan, uint64_t *ret_id) {
                         const PlanSkip *sk = &plan->skipped[k];
                         if (sk->file_id == 0 || sk->fs != i)
                                 continue;
-                        if (db_run_add_file(m->db, jobs[n_jobs - 1].run_id, pos, sk->file_id, sk->size,
-                                            sk->mtime_ns) >= 0)
-                                (void) db_run_file_set(m->db, jobs[n_jobs - 1].run_id, pos, RUN_FILE_RETRY,
-                                                       MOVE_REASON_RUNNING, "running executable", 0);
-                        pos++;
+                        /* each of its hot ranges (none known: the whole file) */
+                        for (size_t q = 0; q < MAX(sk->n_ranges, (size_t) 1); q++) {
+                                if (db_run_add_file(m->db, jobs[n_jobs - 1].run_id, pos, sk->file_id, sk->size,
+                                                    sk->mtime_ns, q < sk->n_ranges ? sk->offsets[q] : 0,
+                                                    q < sk->n_ranges ? sk->lengths[q] : 0) >= 0)
+                                        (void) db_run_file_set(m->db, jobs[n_jobs - 1].run_id, pos, RUN_FILE_RETRY,
+                                                               MOVE_REASON_RUNNING, "running executable", 0);
+                                pos++;
+                        }
                 }
                 if (r < 0) {
                         log_error_errno(r, "Failed to prepare the run on %s: %m", fp->mount);

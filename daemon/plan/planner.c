@@ -171,6 +171,8 @@ void plan_skips_free(PlanSkip *list, size_t n) {
         for (size_t i = 0; list && i < n; i++) {
                 free(list[i].path);
                 free(list[i].reason);
+                free(list[i].offsets);
+                free(list[i].lengths);
         }
         free(list);
 }
@@ -257,9 +259,28 @@ typedef struct Cand {
         int64_t mtime_ns;
         uint64_t unit;          /* slice granularity: max(page, block) */
         bool counted;           /* its hot bytes are in the hot set */
+        size_t queued;          /* a running executable: its entry in Plan.skipped (else SIZE_MAX) */
         Extent *ext;            /* where it is now */
         size_t n_ext;
 } Cand;
+
+/* One more range of a queued running executable (the whole file as one range: length 0). */
+static int skip_add_range(PlanSkip *ps, const HotRange *hr, uint64_t size) {
+        uint64_t *o = reallocarray(ps->offsets, ps->n_ranges + 1, sizeof *o), *l;
+        bool whole = hr->offset == 0 && hr->length >= size;
+
+        if (!o)
+                return -ENOMEM;
+        ps->offsets = o;
+        l = reallocarray(ps->lengths, ps->n_ranges + 1, sizeof *l);
+        if (!l)
+                return -ENOMEM;
+        ps->lengths = l;
+        o[ps->n_ranges] = whole ? 0 : hr->offset;
+        l[ps->n_ranges] = whole ? 0 : MIN(hr->length, size - hr->offset);
+        ps->n_ranges++;
+        return 0;
+}
 
 static void cands_free(Cand *c, size_t n) {
         for (size_t i = 0; c && i < n; i++)
@@ -435,6 +456,7 @@ int planner_build(Db *db, const FilesystemList *fss, char *const *mounts, const 
                         }
                         c->fi = fi;
                         c->state = CAND_SKIPPED;        /* where it is now counts for the qualities */
+                        c->queued = SIZE_MAX;
                         if (fiemap_get(fd, &c->ext, &c->n_ext) < 0)
                                 c->n_ext = 0;
                         if (!first_use) {
@@ -455,6 +477,8 @@ int planner_build(Db *db, const FilesystemList *fss, char *const *mounts, const 
                         if (ino_set_has(&running, st.st_dev, st.st_ino)) {
                                 if (add_skip(&p, f->path, "running executable (queued for a later pass)", true) >= 0) {
                                         PlanSkip *ps = &p.skipped[p.n_skipped - 1];
+
+                                        c->queued = p.n_skipped - 1;
                                         ps->file_id = f->id;
                                         ps->fs = (size_t) fi;
                                         ps->size = (uint64_t) st.st_size;
@@ -497,6 +521,11 @@ int planner_build(Db *db, const FilesystemList *fss, char *const *mounts, const 
 
                         if (c->state == CAND_NONE)
                                 continue;
+                        if (c->queued != SIZE_MAX) {
+                                r = skip_add_range(&p.skipped[c->queued], hr, f->size);
+                                if (r < 0)
+                                        goto finish_profile;
+                        }
                         r = hot_ranges_clip_extents(c->ext, c->n_ext, hr->offset, hr->length, &ext, &n_ext);
                         if (r < 0)
                                 goto finish_profile;

@@ -53,6 +53,8 @@ typedef struct PlanSkip {
         size_t fs;                      /* index into Plan.fs */
         uint64_t size;
         int64_t mtime_ns;
+        uint64_t *offsets, *lengths;    /* its hot ranges in layout order (length 0: the whole file) */
+        size_t n_ranges;
 } PlanSkip;
 
 /* One more file left out, with why (path and reason copied; retry as given, the rest unset): the

@@ -53,7 +53,7 @@ static void *budget_thread(void *userdata) {
 typedef struct Progress {
         Db *db;
         int64_t run_id;
-        const DbFile *files;
+        const DbRunFile *files;
         const size_t *index;            /* the mover's item i is files[index[i]] */
         uint64_t moved;
 } Progress;
@@ -80,10 +80,10 @@ static void record(Progress *p, size_t index, const MoveOutcome *outcome) {
         /* same thread as the mover: the checkpoint is written before the next file is touched */
         r = run_checkpoint(p->db, p->run_id, index, &o);
         if (r < 0)
-                log_warning_errno(r, "Failed to checkpoint %s: %m", p->files[index].path);
+                log_warning_errno(r, "Failed to checkpoint %s: %m", p->files[index].file.path);
         if (o.result == MOVE_DONE)
                 p->moved++;
-        log_info("early pass: %s: %s%s%s", p->files[index].path,
+        log_info("early pass: %s: %s%s%s", p->files[index].file.path,
                  o.result == MOVE_DONE ? "moved" : "not moved", o.reason[0] ? ": " : "", o.reason);
 }
 
@@ -110,7 +110,7 @@ static bool running_now(int mount_fd, const DbFile *f) {
  * during the live run belongs with the boot's other files, not wherever the lowest free range happens to
  * be, which after the live run can lie far below or far above them. */
 #define HOT_SET_SAMPLE 9
-static uint64_t hot_set_start(Db *db, int mount_fd, uint64_t fsid, const DbFile *files, size_t n) {
+static uint64_t hot_set_start(Db *db, int mount_fd, uint64_t fsid, const DbRunFile *files, size_t n) {
         uint64_t at[HOT_SET_SAMPLE];
         DbProfileFile *pf = NULL;
         ProfileKind kind;
@@ -127,7 +127,7 @@ static uint64_t hot_set_start(Db *db, int mount_fd, uint64_t fsid, const DbFile 
                 if (pf[i].file.key.fsid != fsid)
                         continue;
                 for (size_t j = 0; j < n && !mine; j++)
-                        mine = files[j].id == pf[i].file.id;
+                        mine = files[j].file.id == pf[i].file.id;
                 if (mine)
                         continue;
                 fd = file_key_open(mount_fd, &pf[i].file.key, O_RDONLY);
@@ -142,7 +142,7 @@ static uint64_t hot_set_start(Db *db, int mount_fd, uint64_t fsid, const DbFile 
         return at[k / 2];
 }
 
-static int pass_on(Db *db, const Filesystem *fs, const DbFile *files, size_t n, const Config *c,
+static int pass_on(Db *db, const Filesystem *fs, const DbRunFile *files, size_t n, const Config *c,
                    const char *state_file, atomic_bool *cancel) {
         _cleanup_free_ MoveItem *all = calloc(n + 1, sizeof *all), *items = calloc(n + 1, sizeof *items);
         _cleanup_free_ MoveOutcome *outcomes = calloc(n + 1, sizeof *outcomes);
@@ -160,8 +160,7 @@ static int pass_on(Db *db, const Filesystem *fs, const DbFile *files, size_t n, 
         if (!all || !items || !outcomes || !index)
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++)
-                all[i] = (MoveItem) { .file_id = files[i].id, .path = files[i].path, .key = files[i].key,
-                                      .size = files[i].size, .mtime_ns = files[i].mtime_ns };
+                all[i] = run_item_of(&files[i]);       /* a range of the file, or all of it */
         mfd = open(fs->mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (mfd < 0)
                 return -errno;
@@ -173,7 +172,7 @@ static int pass_on(Db *db, const Filesystem *fs, const DbFile *files, size_t n, 
          * out of the donor: it would only make the donor bigger, and a bigger one fits in fewer places near
          * the boot's other files. One that starts while the pass runs is met by the mover. */
         for (size_t i = 0; i < n; i++) {
-                if (running_now(mfd, &files[i])) {
+                if (running_now(mfd, &files[i].file)) {
                         MoveOutcome o = { .result = MOVE_RETRY, .why = MOVE_REASON_RUNNING };
 
                         snprintf(o.reason, sizeof o.reason, "running executable");
@@ -181,7 +180,7 @@ static int pass_on(Db *db, const Filesystem *fs, const DbFile *files, size_t n, 
                         continue;
                 }
                 items[k] = all[i];
-                bytes += files[i].size;
+                bytes += move_item_bytes(&all[i]);
                 index[k++] = i;
         }
         log_info("early pass on %s: %zu of %zu queued files to move, %.1f MiB", fs->mount, k, n, bytes / 1048576.0);
@@ -215,7 +214,7 @@ int early_pass_run(const Config *c, const char *db_path, const char *state_dir, 
         _cleanup_(db_freep) Db *db = NULL;
         _cleanup_free_ char *state_file = NULL;
         FilesystemList fss = {};
-        DbFile *files = NULL;
+        DbRunFile *files = NULL;
         size_t n = 0;
         atomic_bool cancel;
         Budget b = { .cancel = &cancel, .usec = c->early_budget_usec };
@@ -234,7 +233,7 @@ int early_pass_run(const Config *c, const char *db_path, const char *state_dir, 
                 return log_error_errno(SYNTHETIC_ERRNO(ENOMEM), "Out of memory");
         (void) mover_restore_tunables(state_file);
 
-        r = db_retry_files(db, MOVE_REASON_RUNNING, &files, &n);
+        r = db_retry_entries(db, MOVE_REASON_RUNNING, &files, &n);
         if (r < 0)
                 return log_error_errno(r, "early pass: failed to read the queue: %m");
         if (n == 0) {
@@ -243,7 +242,7 @@ int early_pass_run(const Config *c, const char *db_path, const char *state_dir, 
         }
         r = mounts_scan("/proc/self/mountinfo", only_filesystems, &fss, NULL);
         if (r < 0) {
-                db_files_free(files, n);
+                db_run_files_free(files, n);
                 return log_error_errno(r, "early pass: failed to enumerate filesystems: %m");
         }
 
@@ -257,13 +256,13 @@ int early_pass_run(const Config *c, const char *db_path, const char *state_dir, 
         /* every filesystem, also once the budget is spent: its pass then moves nothing, but still records
          * which queued programs run already and keeps the rest queued */
         for (size_t i = 0; i < fss.n; i++) {
-                _cleanup_free_ DbFile *mine = calloc(n + 1, sizeof *mine);
+                _cleanup_free_ DbRunFile *mine = calloc(n + 1, sizeof *mine);
                 size_t k = 0;
 
                 if (!mine)
                         break;
                 for (size_t j = 0; j < n; j++)
-                        if (files[j].key.fsid == fss.items[i].fsid)
+                        if (files[j].file.key.fsid == fss.items[i].fsid)
                                 mine[k++] = files[j];   /* shallow: files[] owns the strings */
                 if (k == 0)
                         continue;
@@ -282,6 +281,6 @@ int early_pass_run(const Config *c, const char *db_path, const char *state_dir, 
         pthread_cond_destroy(&b.done);
         pthread_mutex_destroy(&b.lock);
         filesystem_list_clear(&fss);
-        db_files_free(files, n);
+        db_run_files_free(files, n);
         return 0;
 }

@@ -36,12 +36,14 @@ const char *const opt_stmt_sql[_OPT_STMT_MAX] = {
         [OPT_STMT_QUALITY_GET] =
                 "SELECT q.taken, q.files, q.extents, q.discontinuities, q.span, q.modeled_ms FROM quality q "
                 "JOIN profiles p ON p.id = q.profile_id WHERE p.name = ?1 AND q.which = ?2",
-        /* files whose newest run entry is a retry for this reason, with their planned size/mtime (once
-         * each, also when several of their ranges were left for it) */
+        /* the entries of files' newest runs that are a retry for this reason, with their planned
+         * size/mtime and range, each range once (a run has it once; this is for safety) */
         [OPT_STMT_RETRY_FILES] =
-                "SELECT DISTINCT " FILE_COLUMNS ", rf.size, rf.mtime_ns FROM files f JOIN run_files rf ON rf.file_id = f.id "
+                "SELECT DISTINCT " FILE_COLUMNS ", rf.size, rf.mtime_ns, rf.range_offset, rf.range_length "
+                "FROM files f JOIN run_files rf ON rf.file_id = f.id "
                 "WHERE rf.state = 'retry' AND rf.why = ?1 "
-                "AND rf.run_id = (SELECT MAX(run_id) FROM run_files r2 WHERE r2.file_id = f.id) ORDER BY f.id",
+                "AND rf.run_id = (SELECT MAX(run_id) FROM run_files r2 WHERE r2.file_id = f.id) "
+                "ORDER BY f.id, rf.range_offset",
         [OPT_STMT_EXTENTS_DELETE] = "DELETE FROM extents_before WHERE file_id = ?1",
         [OPT_STMT_EXTENT_INSERT] =
                 "INSERT INTO extents_before (file_id, seq, physical, length) VALUES (?1, ?2, ?3, ?4)",
@@ -375,47 +377,42 @@ int db_extents_before_get(Db *db, int64_t file_id, uint64_t **ret_physical, uint
         return 0;
 }
 
-int db_run_add_file(Db *db, int64_t run_id, size_t position, int64_t file_id, uint64_t size, int64_t mtime_ns) {
+int db_run_add_file(Db *db, int64_t run_id, size_t position, int64_t file_id, uint64_t size, int64_t mtime_ns,
+                    uint64_t offset, uint64_t length) {
         _cleanup_reset_ sqlite3_stmt *st = db_opt_stmt(db, OPT_STMT_RUN_FILE_INSERT);
         int r;
 
         if ((r = bind_i64(db, st, 1, run_id)) < 0 || (r = bind_i64(db, st, 2, (int64_t) position)) < 0 ||
             (r = bind_i64(db, st, 3, file_id)) < 0 || (r = bind_i64(db, st, 4, (int64_t) size)) < 0 ||
-            (r = bind_i64(db, st, 5, mtime_ns)) < 0 || (r = bind_i64(db, st, 6, 0)) < 0 ||
-            (r = bind_i64(db, st, 7, 0)) < 0)
+            (r = bind_i64(db, st, 5, mtime_ns)) < 0 || (r = bind_i64(db, st, 6, (int64_t) offset)) < 0 ||
+            (r = bind_i64(db, st, 7, (int64_t) length)) < 0)
                 return r;
         return db_step_done(db, st);
 }
 
-static int read_retry_file(Db *db, sqlite3_stmt *st, void *row) {
-        DbFile *f = row;
+static int read_retry_entry(Db *db, sqlite3_stmt *st, void *row) {
+        DbRunFile *f = row;
         int r;
 
-        r = read_file_row(db, st, 0, f);
+        r = read_file_row(db, st, 0, &f->file);
         if (r < 0)
                 return r;
         /* the values at planning time: a file changed since then is not moved */
-        f->size = (uint64_t) sqlite3_column_int64(st, 9);
-        f->mtime_ns = sqlite3_column_int64(st, 10);
+        f->file.size = (uint64_t) sqlite3_column_int64(st, 9);
+        f->file.mtime_ns = sqlite3_column_int64(st, 10);
+        f->offset = (uint64_t) sqlite3_column_int64(st, 11);
+        f->length = (uint64_t) sqlite3_column_int64(st, 12);
+        f->state = RUN_FILE_RETRY;
         return 0;
 }
 
-static void files_free(void *rows, size_t n) {
-        db_files_free(rows, n);
-}
-
-int db_retry_files(Db *db, MoveReason why, DbFile **ret, size_t *ret_n) {
+int db_retry_entries(Db *db, MoveReason why, DbRunFile **ret, size_t *ret_n) {
         _cleanup_reset_ sqlite3_stmt *st = db_opt_stmt(db, OPT_STMT_RETRY_FILES);
         int r;
 
         r = bind_text(db, st, 1, move_reason_to_string(why));
         if (r < 0)
                 return r;
-        return db_read_rows(db, st, sizeof(DbFile), read_retry_file, files_free, (void **) ret, ret_n);
+        return db_read_rows(db, st, sizeof(DbRunFile), read_retry_entry, run_files_free, (void **) ret, ret_n);
 }
 
-void db_files_free(DbFile *f, size_t n) {
-        for (size_t i = 0; f && i < n; i++)
-                db_file_done(&f[i]);
-        free(f);
-}

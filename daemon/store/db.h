@@ -301,9 +301,11 @@ int db_quality_get(Db *db, const char *profile, QualityWhich which, DbQuality *r
 int db_extents_before_set(Db *db, int64_t file_id, const uint64_t *physical, const uint64_t *length, size_t n);
 int db_extents_before_get(Db *db, int64_t file_id, uint64_t **ret_physical, uint64_t **ret_length, size_t *ret_n);
 
-/* One more file in a run, whole (state pending; set it with db_run_file_set()). */
-int db_run_add_file(Db *db, int64_t run_id, size_t position, int64_t file_id, uint64_t size, int64_t mtime_ns);
-/* Files whose newest run entry is "retry" for this reason (MOVE_REASON_RUNNING: the early-boot pass's
- * queue). size and mtime_ns are the values when they were planned. */
-int db_retry_files(Db *db, MoveReason why, DbFile **ret, size_t *ret_n);
-void db_files_free(DbFile *f, size_t n);
+/* One more entry in a run: a file's range (length 0: the whole file; state pending; set it with
+ * db_run_file_set()). */
+int db_run_add_file(Db *db, int64_t run_id, size_t position, int64_t file_id, uint64_t size, int64_t mtime_ns,
+                    uint64_t offset, uint64_t length);
+/* The entries of each file's newest run that are "retry" for this reason (MOVE_REASON_RUNNING: the
+ * early-boot pass's queue), by file and offset, each range once: file.size and file.mtime_ns are the values
+ * when they were planned, offset/length the range; position, reason and bytes are not set. */
+int db_retry_entries(Db *db, MoveReason why, DbRunFile **ret, size_t *ret_n);
