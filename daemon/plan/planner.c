@@ -501,9 +501,11 @@ int planner_build(Db *db, const FilesystemList *fss, char *const *mounts, const 
                         c->unit = MAX(page, (uint64_t) st.st_blksize);
                 }
 
-                /* Then its ranges, in the order the donor receives them. Until the profile store keeps
-                 * page ranges, every file counts whole: db_get_profile_ranges() goes here. */
-                r = hot_ranges_whole(files, n_files, &ranges, &n_ranges);
+                /* Then its ranges, in the order the donor receives them, cut at the files' sizes now
+                 * (a profile forgotten since db_get_profile(): its files whole) */
+                r = db_get_profile_ranges(db, infos[pi].name, files, n_files, &ranges, &n_ranges);
+                if (r == -ENOENT)
+                        r = hot_ranges_whole(files, n_files, &ranges, &n_ranges);
                 if (r < 0)
                         goto finish_profile;
                 for (size_t k = 0; k < n_files; k++)

@@ -1,0 +1,88 @@
+#!/bin/bash
+# optimize on profiles of byte ranges, end to end through the daemon: the ranges set in the database (as a
+# recording with page data leaves them) are what moves. Pages 1000-1999 of a scattered 100 MiB file: only
+# those blocks move, into one run (FIEMAP by filefrag), every other block
+# of the file stays where it was, although the file is larger than MaxFileMiB= and than the hot set (its hot
+# part counts); two small files read interleaved, A 0-40 KiB, B 0-40 KiB, A 40-80 KiB, land in that order
+# back to back. Checksums intact, a second optimize moves nothing, e2fsck clean.
+. "$(dirname "$0")/lib.sh"
+
+setup_image 512M
+start_bus
+write_config <<EOC
+[Record]
+BootWindowSec=1
+LaunchWindowSec=2
+[Optimize]
+MinFileAgeSec=0
+MaxFileMiB=64
+EOC
+start_daemon --filesystem="$MNT"
+wait_until 30 boot_recording_over || fail "boot window did not close"
+
+db() { sqlite3 -cmd ".timeout 5000" "$STATE/seekless.db" "$@"; }
+
+# the files, then scattered in place (tests/helpers/scatter.c: a few blocks here, a few there)
+mkdir -p "$MNT/data" "$MNT/bin" "$MNT/fill"
+BIG=$MNT/data/big A=$MNT/data/a B=$MNT/data/b
+dd if=/dev/urandom of="$BIG" bs=1M count=100 status=none
+dd if=/dev/urandom of="$A" bs=4K count=20 status=none
+dd if=/dev/urandom of="$B" bs=4K count=10 status=none
+printf '%s\n' "$A" "$B" "$BIG" | "$SCATTER" "$MNT/fill" 7 | tail -n 1 | sed 's/^/  /'
+cp "$OPEN_FILES" "$MNT/bin/prog"
+P=$MNT/bin/prog
+sync
+"$P" "$A" "$B" "$BIG"
+wait_until 30 has_profile "$P" || fail "launch not recorded"
+
+# the ranges a recording with page data would have stored, in first-touch order
+db "DELETE FROM profile_ranges WHERE profile_id = (SELECT id FROM profiles WHERE name = '$P');
+    INSERT INTO profile_ranges SELECT p.id, v.column1, f.id, v.column3, v.column4
+    FROM profiles p, files f, (VALUES (0, '$A', 0, 40960), (1, '$B', 0, 40960), (2, '$A', 40960, 40960),
+                                      (3, '$BIG', 4096000, 4096000)) v
+    WHERE p.name = '$P' AND f.path = v.column2"
+[ "$(db "SELECT COUNT(*) FROM profile_ranges r JOIN profiles p ON p.id = r.profile_id WHERE p.name = '$P'")" = 4 ] ||
+        fail "ranges not set: $(db 'SELECT * FROM profile_ranges')"
+
+# physical block of each logical block, "LOGICAL PHYSICAL" per line
+blocks_of() {
+        file_extents "$1" | awk '{ for (i = 0; i < $3; i++) print $1 + i, $2 + i }'
+}
+blocks_of "$BIG" > "$TMP/big.before"
+runs_before=$(awk '$1 >= 1000 && $1 < 2000' "$TMP/big.before" | awk 'NR > 1 && $2 != prev + 1 { r++ } { prev = $2 } END { print r + 1 }')
+[ "$runs_before" -gt 4 ] || fail "pages 1000-1999 not scattered: $runs_before run(s)"
+checksum_all "$TMP/sums"
+
+t0=$(date +%s.%N)
+ctl --json=short optimize > "$TMP/opt.json" || fail "optimize failed: $(cat "$TMP/opt.json")"
+jq -e '.state == "done" and .moved_files >= 4' "$TMP/opt.json" >/dev/null ||
+        fail "unexpected optimize result: $(cat "$TMP/opt.json")"
+echo "  optimize: $(jq -c '{moved_files, moved_bytes}' "$TMP/opt.json") in $(echo "$(date +%s.%N) - $t0" | bc) s"
+jq -e --arg b "$BIG" '[.skipped[]? | select(.path == $b)] | length == 0' "$TMP/opt.json" >/dev/null ||
+        fail "the big file was skipped: $(cat "$TMP/opt.json")"
+
+blocks_of "$BIG" > "$TMP/big.after"
+join "$TMP/big.before" "$TMP/big.after" | awk '($1 < 1000 || $1 >= 2000) && $2 != $3 { n++ } END { exit n > 0 }' ||
+        fail "blocks of the big file outside pages 1000-1999 moved"
+awk '$1 >= 1000 && $1 < 2000' "$TMP/big.after" | awk 'NR > 1 && $2 != prev + 1 { r++ } { prev = $2 } END { exit r > 0 }' ||
+        fail "pages 1000-1999 not in one run after optimize: $(file_extents "$BIG" | head -30)"
+[ "$(awk '$1 >= 1000 && $1 < 2000' "$TMP/big.after" | wc -l)" = 1000 ] || fail "pages 1000-1999 lost blocks"
+pass "pages 1000-1999 of the 100 MiB file: $runs_before runs -> 1, its other 24600 blocks where they were"
+
+blocks_of "$A" > "$TMP/a"; blocks_of "$B" > "$TMP/b"
+a0=$(awk '$1 == 0 { print $2 }' "$TMP/a"); a10=$(awk '$1 == 10 { print $2 }' "$TMP/a")
+b0=$(awk '$1 == 0 { print $2 }' "$TMP/b")
+awk -v s="$a0" '$1 < 10 && $2 != s + $1 { exit 1 } $1 >= 10 && $2 != s + 10 + $1 { exit 1 }' "$TMP/a" &&
+        awk -v s="$((a0 + 10))" '$2 != s + $1 { exit 1 }' "$TMP/b" ||
+        fail "A1 B1 A2 not back to back: A at $(tr '\n' ' ' < "$TMP/a"), B at $(tr '\n' ' ' < "$TMP/b")"
+pass "A 0-40K at block $a0, B 0-40K at $b0, A 40-80K at $a10: in that order, back to back"
+verify_checksums "$TMP/sums"
+
+ctl --json=short optimize > "$TMP/opt2.json" || fail "second optimize failed: $(cat "$TMP/opt2.json")"
+jq -e '.moved_files == 0' "$TMP/opt2.json" >/dev/null || fail "second optimize moved: $(cat "$TMP/opt2.json")"
+blocks_of "$BIG" | cmp -s - "$TMP/big.after" || fail "second optimize moved the big file"
+pass "a second optimize moves nothing"
+
+stop_daemon
+fsck_clean
+pass "e2fsck clean"
