@@ -259,6 +259,7 @@ typedef struct Cand {
         int64_t mtime_ns;
         uint64_t unit;          /* slice granularity: max(page, block) */
         bool counted;           /* its hot bytes are in the hot set */
+        bool in_quality;        /* one of its ranges had blocks: a file of the qualities */
         size_t queued;          /* a running executable: its entry in Plan.skipped (else SIZE_MAX) */
         Extent *ext;            /* where it is now */
         size_t n_ext;
@@ -377,7 +378,7 @@ int planner_build(Db *db, const FilesystemList *fss, char *const *mounts, const 
                 _cleanup_free_ HotRange *hot = NULL;
                 _cleanup_free_ uint64_t *sizes = NULL;
                 Cand *cand = NULL;
-                size_t n_files = 0, n_ranges = 0, n_hot = 0;
+                size_t n_files = 0, n_ranges = 0, n_hot = 0, n_quality_files = 0;
                 PlanProfile *pp = &p.profiles[p.n_profiles];
                 LayoutWalker before, expected;
 
@@ -532,6 +533,12 @@ int planner_build(Db *db, const FilesystemList *fss, char *const *mounts, const 
                         if (r < 0)
                                 goto finish_profile;
                         layout_walker_add_file(&before, ext, n_ext);
+                        if (!c->in_quality)
+                                for (size_t x = 0; x < n_ext && !c->in_quality; x++)
+                                        if (layout_extent_has_blocks(&ext[x])) {
+                                                c->in_quality = true;
+                                                n_quality_files++;
+                                        }
                         if (c->state == CAND_PLACED) {
                                 /* placed by an earlier profile: its expected position is its slot there */
                                 const FsPlan *fp = &p.fs[c->fi];
@@ -609,6 +616,8 @@ int planner_build(Db *db, const FilesystemList *fss, char *const *mounts, const 
                 }
                 layout_walker_finish(&before, &pp->before);
                 layout_walker_finish(&expected, &pp->expected);
+                /* the walkers count each range as a file: the qualities count files */
+                pp->before.files = pp->expected.files = n_quality_files;
                 cands_free(cand, n_files);
                 db_profile_files_free(files, n_files);
                 continue;
