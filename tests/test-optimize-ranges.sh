@@ -83,6 +83,12 @@ jq -e '.moved_files == 0' "$TMP/opt2.json" >/dev/null || fail "second optimize m
 blocks_of "$BIG" | cmp -s - "$TMP/big.after" || fail "second optimize moved the big file"
 pass "a second optimize moves nothing"
 
+# the qualities count files, not ranges: A's two ranges make one file
+nfiles=$(ctl --json=short show "$P" | jq '.files | length')
+nq=$(ctl --json=short report "$P" | jq '.[0].files')
+[ "$nq" = "$nfiles" ] || fail "report counts $nq files for a profile of $nfiles"
+pass "report: $nq files, as the profile has"
+
 stop_daemon
 fsck_clean
 pass "e2fsck clean"
