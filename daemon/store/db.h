@@ -58,6 +58,12 @@ typedef struct DbSessionFile {
         uint64_t offset_usec;   /* first access, relative to session start */
 } DbSessionFile;
 
+typedef struct DbSessionRange {
+        size_t file;                    /* index into DbSession.files */
+        uint64_t offset, length;        /* bytes, multiples of the page size */
+        uint64_t offset_usec;           /* first touch, relative to the session start */
+} DbSessionRange;
+
 typedef struct DbSession {
         const char *profile;    /* "boot" or the executable's absolute path */
         ProfileKind kind;
@@ -68,6 +74,10 @@ typedef struct DbSession {
         uid_t uid;              /* the launching process's real uid (boot: 0; UID_INVALID: unknown) */
         const DbSessionFile *files;   /* in first-access order; position = index */
         size_t n_files;
+        const DbSessionRange *ranges;   /* in first-touch order; NULL/0: the session has no page data */
+        size_t n_ranges;                /* (all its files count whole, as before). A file of a session
+                                         * with page data but without any range was cached when read:
+                                         * it says nothing about the file's ranges. */
 } DbSession;
 
 /* Open or create the database at path (":memory:" for tests): WAL mode, foreign keys on, migrations run,
