@@ -1,0 +1,87 @@
+#!/bin/bash
+# Recording at page granularity (doc/page-recording.md §5), against the real tracepoint in a tracefs
+# instance of the daemon's own, a real ext4 image and a private bus.
+# 1. Without tracefs (--tracefs= pointing nowhere) the daemon says so once and records whole files; a file
+#    only mapped (opened, mmap()ed, closed, then read through page faults: no read()) is in the launch
+#    profile at the position of its close (FAN_CLOSE_NOWRITE).
+# 2. With tracefs: a launch maps a 100 MiB file with MADV_RANDOM and touches pages 1000-1999: the session
+#    holds exactly that range of it; and two files read interleaved with POSIX_FADV_RANDOM (A 0-40 KiB,
+#    B 0-40 KiB, A 40-80 KiB) make three ranges in that order. The ranges are read from the daemon's
+#    debug log ("Page range N of PROFILE: PATH pages FIRST-LAST"), which tells each stored range.
+# 3. The event is on only while a window is open.
+. "$(dirname "$0")/lib.sh"
+
+: "${PAGE_TOUCH:?run through meson test}"
+setup_image
+TRACEFS=$TMP/tracefs
+mkdir -p "$TRACEFS"
+mount -t tracefs nodev "$TRACEFS" || { echo "SKIP: no tracefs"; exit 77; }
+EXTRA_MOUNTS+=("$TRACEFS")
+[ -e "$TRACEFS/events/filemap/mm_filemap_add_to_page_cache" ] || { echo "SKIP: no page-cache tracepoint"; exit 77; }
+
+mkdir -p "$MNT/bin" "$MNT/d"
+cp "$PAGE_TOUCH" "$MNT/bin/prog"
+head -c 20000 /dev/urandom > "$MNT/d/x"
+head -c 300000 /dev/urandom > "$MNT/d/mapped"
+head -c 20000 /dev/urandom > "$MNT/d/y"
+head -c 100M /dev/urandom > "$MNT/d/big"
+head -c 80K /dev/urandom > "$MNT/d/a"
+head -c 80K /dev/urandom > "$MNT/d/b"
+sync
+P=$MNT/bin/prog D=$MNT/d
+
+launched() {
+        ctl --json=short profiles | jq -e --arg n "$P" --argjson k "$1" 'any(.[]; .name == $n and .sessions == $k)'
+}
+
+# ---- 1. no tracefs: whole files; the mapped-only file by its close ----
+start_recording --filesystem="$MNT" --tracefs="$TMP/no-tracefs" <<EOC
+MaxLaunchesPerBoot=10
+EOC
+grep -q "No page-cache events" "$DAEMON_LOG" || fail "no word of the missing tracefs"
+"$PAGE_TOUCH" drop:"$D/mapped"
+"$P" read:"$D/x" map:"$D/mapped" read:"$D/y"
+wait_until 30 launched 1 || fail "launch was not recorded"
+got=$(profile_paths "$P" | tr '\n' ' ')
+[ "$got" = "$P $D/x $D/mapped $D/y " ] || fail "profile order: got [$got], want [$P $D/x $D/mapped $D/y]"
+grep -q "Page range" "$DAEMON_LOG" && fail "page ranges without page events"
+pass "without tracefs: whole files, the mapped-only file at its place"
+stop_daemon
+[ "$(grep -c "No page-cache events" "$DAEMON_LOG")" = 1 ] || fail "the missing tracefs was logged more than once"
+ctl forget "$P" 2>/dev/null || true
+
+# ---- 2. with tracefs ----
+INSTANCES_BEFORE=$(ls "$TRACEFS/instances" | grep -c '^seekless-' || true)
+mv "$DAEMON_LOG" "$TMP/daemon-1.log"
+start_daemon --filesystem="$MNT" --tracefs="$TRACEFS"
+wait_until 30 boot_recording_over || fail "boot window did not close"
+grep -q "No page-cache events" "$DAEMON_LOG" && fail "tracefs not used: $(grep "No page-cache" "$DAEMON_LOG")"
+INST=$(ls -d "$TRACEFS"/instances/seekless-"$DAEMON_PID"-* 2>/dev/null | head -1)
+[ -n "$INST" ] || fail "no instance of the daemon in $TRACEFS/instances"
+EV=$INST/events/filemap/mm_filemap_add_to_page_cache/enable
+wait_until 10 grep -qx 0 "$EV" || fail "the event stays on outside windows"
+pass "instance $(basename "$INST"), event off while no window is open"
+
+"$PAGE_TOUCH" drop:"$D/big" drop:"$D/a" drop:"$D/b"
+"$P" random:"$D/big":1000:1000 fadv:"$D/a":0:40960 fadv:"$D/b":0:40960 fadv:"$D/a":40960:40960 &
+prog=$!
+wait "$prog" || fail "the program failed"
+grep -qx 1 "$EV" || fail "the event is not on during the launch window"
+wait_until 30 launched 1 || fail "launch with pages was not recorded"
+wait_until 10 grep -qx 0 "$EV" || fail "the event stayed on after the window"
+
+ranges() {   # the stored ranges of the launch, "PATH FIRST-LAST" each, in order
+        grep -o "Page range [0-9]* of $P: .*" "$DAEMON_LOG" | sed -E 's/^Page range [0-9]+ of [^:]*: (.*) pages ([0-9]+-[0-9]+) at .*/\1 \2/'
+}
+big=$(ranges | grep "^$D/big " | tr '\n' ';')
+[ "$big" = "$D/big 1000-1999;" ] || fail "ranges of the 100 MiB file: got [$big], want pages 1000-1999 only"
+pass "MADV_RANDOM touches of pages 1000-1999: exactly that range"
+ab=$(ranges | grep -E "^$D/(a|b) " | tr '\n' ';')
+[ "$ab" = "$D/a 0-9;$D/b 0-9;$D/a 10-19;" ] || fail "interleaved ranges: got [$ab]"
+pass "interleaved reads: three ranges in read order"
+profile_paths "$P" | grep -qx "$D/big" || fail "the mapped 100 MiB file is not in the profile"
+
+stop_daemon
+[ -e "$INST" ] && fail "the instance was left behind at exit"
+[ "$(ls "$TRACEFS/instances" | grep -c '^seekless-' || true)" -le "$INSTANCES_BEFORE" ] || fail "instances left behind"
+pass "instance removed at exit"
