@@ -7,6 +7,7 @@
  *   random:FILE:FIRST:N        the same with MADV_RANDOM, touching pages FIRST..FIRST+N-1 only
  *   fadv:FILE:OFFSET:LENGTH    open, POSIX_FADV_RANDOM, pread() LENGTH bytes at OFFSET, close
  *   drop:FILE                  fdatasync and POSIX_FADV_DONTNEED: the file's pages leave the page cache
+ *   sleep:MS                   pause
  * Exits non-zero on any failure. */
 #include <fcntl.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static int fail(const char *what, const char *file) {
@@ -52,6 +54,10 @@ static int step(char *s) {
 
         if (!kind || !file)
                 return fail("bad step", s);
+        if (strcmp(kind, "sleep") == 0) {
+                long ms = strtol(file, NULL, 10);
+                return nanosleep(&(struct timespec) { ms / 1000, (ms % 1000) * 1000000L }, NULL) < 0;
+        }
         if (strcmp(kind, "read") == 0) {
                 ssize_t k;
                 fd = open(file, O_RDONLY | O_CLOEXEC);
