@@ -6,7 +6,9 @@
 #    profile at the position of its close (FAN_CLOSE_NOWRITE).
 # 2. With tracefs: a launch maps a 100 MiB file with MADV_RANDOM and touches pages 1000-1999: the session
 #    holds exactly that range of it; and two files read interleaved with POSIX_FADV_RANDOM (A 0-40 KiB,
-#    B 0-40 KiB, A 40-80 KiB) make three ranges in that order. The ranges are read from the daemon's
+#    B 0-40 KiB, A 40-80 KiB) make three ranges in that order; a read by a second thread, which has
+#    exited by the time its page event is taken, counts for the launch (the thread's process comes from
+#    the kernel's process events). The ranges are read from the daemon's
 #    debug log ("Page range N of PROFILE: PATH pages FIRST-LAST"), which tells each stored range.
 # 3. The event is on only while a window is open; the instance goes at exit.
 # 4. Overflow: with the daemon stopped (SIGSTOP) during a launch, a program pinned to one CPU faults in
@@ -30,6 +32,7 @@ head -c 20000 /dev/urandom > "$MNT/d/y"
 head -c 100M /dev/urandom > "$MNT/d/big"
 head -c 80K /dev/urandom > "$MNT/d/a"
 head -c 80K /dev/urandom > "$MNT/d/b"
+head -c 80K /dev/urandom > "$MNT/d/c"
 sync
 P=$MNT/bin/prog D=$MNT/d
 
@@ -65,8 +68,9 @@ EV=$INST/events/filemap/mm_filemap_add_to_page_cache/enable
 wait_until 10 grep -qx 0 "$EV" || fail "the event stays on outside windows"
 pass "instance $(basename "$INST"), event off while no window is open"
 
-"$PAGE_TOUCH" drop:"$D/big" drop:"$D/a" drop:"$D/b"
-"$P" random:"$D/big":1000:1000 fadv:"$D/a":0:40960 fadv:"$D/b":0:40960 fadv:"$D/a":40960:40960 &
+"$PAGE_TOUCH" drop:"$D/big" drop:"$D/a" drop:"$D/b" drop:"$D/c"
+"$P" random:"$D/big":1000:1000 fadv:"$D/a":0:40960 fadv:"$D/b":0:40960 fadv:"$D/a":40960:40960 \
+        thread:fadv:"$D/c":0:40960 &
 prog=$!
 wait "$prog" || fail "the program failed"
 grep -qx 1 "$EV" || fail "the event is not on during the launch window"
@@ -82,6 +86,9 @@ pass "MADV_RANDOM touches of pages 1000-1999: exactly that range"
 ab=$(ranges | grep -E "^$D/(a|b) " | tr '\n' ';')
 [ "$ab" = "$D/a 0-9;$D/b 0-9;$D/a 10-19;" ] || fail "interleaved ranges: got [$ab]"
 pass "interleaved reads: three ranges in read order"
+c=$(ranges | grep "^$D/c " | tr '\n' ';')
+[ "$c" = "$D/c 0-9;" ] || fail "the second thread's read: got [$c]"
+pass "a second thread's read counts for its process's launch"
 profile_paths "$P" | grep -qx "$D/big" || fail "the mapped 100 MiB file is not in the profile"
 
 # ---- 4. overflow ----

@@ -8,8 +8,11 @@
  *   fadv:FILE:OFFSET:LENGTH    open, POSIX_FADV_RANDOM, pread() LENGTH bytes at OFFSET, close
  *   drop:FILE                  fdatasync and POSIX_FADV_DONTNEED: the file's pages leave the page cache
  *   sleep:MS                   pause
+ *   thread:STEP                run STEP (with its colons) in a new thread, wait for it to end
  * Exits non-zero on any failure. */
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,10 +50,29 @@ static int touch(const char *file, int advice, unsigned long first, unsigned lon
         return sum == 0xdeadbeef;      /* keeps the reads */
 }
 
+static int step(char *s);
+
+static void *thread_step(void *userdata) {
+        return (void *) (intptr_t) step(userdata);
+}
+
 static int step(char *s) {
-        char *kind = strtok(s, ":"), *file = strtok(NULL, ":"), *a = strtok(NULL, ":"), *b = strtok(NULL, ":");
+        char *kind, *file, *a, *b, *save = NULL;
         char buf[65536];
         int fd;
+
+        if (strncmp(s, "thread:", 7) == 0) {
+                pthread_t t;
+                void *ret;
+
+                if (pthread_create(&t, NULL, thread_step, s + 7) != 0 || pthread_join(t, &ret) != 0)
+                        return fail("thread", s);
+                return (int) (intptr_t) ret;
+        }
+        kind = strtok_r(s, ":", &save);
+        file = strtok_r(NULL, ":", &save);
+        a = strtok_r(NULL, ":", &save);
+        b = strtok_r(NULL, ":", &save);
 
         if (!kind || !file)
                 return fail("bad step", s);
