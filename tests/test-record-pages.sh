@@ -8,7 +8,9 @@
 #    holds exactly that range of it; and two files read interleaved with POSIX_FADV_RANDOM (A 0-40 KiB,
 #    B 0-40 KiB, A 40-80 KiB) make three ranges in that order; a read by a second thread, which has
 #    exited by the time its page event is taken, counts for the launch (the thread's process comes from
-#    the kernel's process events). The ranges are read from the daemon's
+#    the kernel's process events); a file the launch creates and writes is not in the session (its pages
+#    were written, not read: left out by its birth time).
+#    The boot session takes the pages of every process but the daemon's. The ranges are read from the daemon's
 #    debug log ("Page range N of PROFILE: PATH pages FIRST-LAST"), which tells each stored range.
 # 3. The event is on only while a window is open; the instance goes at exit.
 # 4. Overflow: with the daemon stopped (SIGSTOP) during a launch, a program pinned to one CPU faults in
@@ -59,8 +61,19 @@ stop_daemon
 # ---- 2. with tracefs ----
 INSTANCES_BEFORE=$(ls "$TRACEFS/instances" | grep -c '^seekless-' || true)
 mv "$DAEMON_LOG" "$TMP/daemon-1.log"
+"$PAGE_TOUCH" drop:"$D/x"
+write_config <<EOC
+[Record]
+BootWindowSec=3
+LaunchWindowSec=2
+MaxLaunchesPerBoot=10
+EOC
 start_daemon --filesystem="$MNT" --tracefs="$TRACEFS"
+"$PAGE_TOUCH" fadv:"$D/x":0:8192        # not on the image: only the boot session has it
 wait_until 30 boot_recording_over || fail "boot window did not close"
+wait_until 10 grep -q "Page range 1 of boot: $D/x pages 0-1 at" "$DAEMON_LOG" ||
+        fail "the boot session lacks the pages read during its window: $(grep "of boot:" "$DAEMON_LOG")"
+pass "the boot session has the pages read during its window"
 grep -q "No page-cache events" "$DAEMON_LOG" && fail "tracefs not used: $(grep "No page-cache" "$DAEMON_LOG")"
 INST=$(ls -d "$TRACEFS"/instances/seekless-"$DAEMON_PID"-* 2>/dev/null | head -1)
 [ -n "$INST" ] || fail "no instance of the daemon in $TRACEFS/instances"
@@ -70,7 +83,7 @@ pass "instance $(basename "$INST"), event off while no window is open"
 
 "$PAGE_TOUCH" drop:"$D/big" drop:"$D/a" drop:"$D/b" drop:"$D/c"
 "$P" random:"$D/big":1000:1000 fadv:"$D/a":0:40960 fadv:"$D/b":0:40960 fadv:"$D/a":40960:40960 \
-        thread:fadv:"$D/c":0:40960 &
+        thread:fadv:"$D/c":0:40960 write:"$D/new":65536 &
 prog=$!
 wait "$prog" || fail "the program failed"
 grep -qx 1 "$EV" || fail "the event is not on during the launch window"
@@ -89,6 +102,9 @@ pass "interleaved reads: three ranges in read order"
 c=$(ranges | grep "^$D/c " | tr '\n' ';')
 [ "$c" = "$D/c 0-9;" ] || fail "the second thread's read: got [$c]"
 pass "a second thread's read counts for its process's launch"
+ranges | grep -q "^$D/new " && fail "pages written into a file created during the window were kept"
+profile_paths "$P" | grep -qx "$D/new" && fail "a file created during the window is in the profile"
+pass "a file created and written during the window is left out"
 profile_paths "$P" | grep -qx "$D/big" || fail "the mapped 100 MiB file is not in the profile"
 
 # ---- 4. overflow ----

@@ -7,6 +7,7 @@
  *   random:FILE:FIRST:N        the same with MADV_RANDOM, touching pages FIRST..FIRST+N-1 only
  *   fadv:FILE:OFFSET:LENGTH    open, POSIX_FADV_RANDOM, pread() LENGTH bytes at OFFSET, close
  *   drop:FILE                  fdatasync and POSIX_FADV_DONTNEED: the file's pages leave the page cache
+ *   write:FILE:LENGTH          create FILE (it must not exist) and write LENGTH bytes to it
  *   sleep:MS                   pause
  *   thread:STEP                run STEP (with its colons) in a new thread, wait for it to end
  * Exits non-zero on any failure. */
@@ -108,6 +109,22 @@ static int step(char *s) {
                 close(fd);
                 free(m);
                 return k != (ssize_t) len ? fail("pread", file) : 0;
+        }
+        if (strcmp(kind, "write") == 0 && a) {
+                size_t left = strtoul(a, NULL, 0);
+
+                fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+                if (fd < 0)
+                        return fail("create", file);
+                memset(buf, 'w', sizeof buf);
+                while (left > 0) {
+                        ssize_t k = write(fd, buf, left < sizeof buf ? left : sizeof buf);
+                        if (k <= 0)
+                                return fail("write", file);
+                        left -= (size_t) k;
+                }
+                close(fd);
+                return 0;
         }
         if (strcmp(kind, "drop") == 0) {
                 fd = open(file, O_RDONLY | O_CLOEXEC);
