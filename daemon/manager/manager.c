@@ -67,9 +67,8 @@ Manager *manager_free(Manager *m) {
         sd_bus_slot_unref(m->startup_finished_slot);
         sd_event_source_disable_unref(m->bus_retry_source);
         sd_event_source_disable_unref(m->boot_poll_source);
-        if (m->recorder)
-                recorder_set_pages(m->recorder, NULL);
-        recorder_free(m->recorder);
+        /* the exec thread switches the page events: it goes first */
+        m->recorder = recorder_free(m->recorder);
         manager_pages_stop(m);
         filesystem_list_clear(&m->filesystems);
         filesystem_list_clear(&m->unwatched);

@@ -282,6 +282,9 @@ int recorder_disarm(Recorder *r, uint64_t seen_seq) {
         int ret = 0;
 
         pthread_mutex_lock(&r->lock);
+        /* the page events too, even where the marks could not be placed */
+        if (r->pages && r->exec_seq == seen_seq)
+                (void) page_reader_enable(r->pages, false);
         if (r->open_marked && r->exec_seq == seen_seq) {
                 if (fanotify_mark(r->open_fd, FAN_MARK_FLUSH | FAN_MARK_FILESYSTEM, 0, AT_FDCWD, NULL) < 0)
                         ret = -errno;
@@ -289,8 +292,6 @@ int recorder_disarm(Recorder *r, uint64_t seen_seq) {
                         r->open_marked = false;
                         ret = 1;
                 }
-                if (r->pages)
-                        (void) page_reader_enable(r->pages, false);
                 if (r->ignores && fanotify_mark(r->open_fd, FAN_MARK_FLUSH, 0, AT_FDCWD, NULL) >= 0)
                         r->ignores = false;
         }

@@ -82,7 +82,7 @@ void recorder_set_pages(Recorder *r, PageReader *pages);
 
 /* Arm the read marks on every filesystem. */
 int recorder_arm(Recorder *r);
-/* Disarm the read marks (one FAN_MARK_FLUSH, no path walk), unless an exec record newer than `seen_seq`
+/* Disarm the read marks (one FAN_MARK_FLUSH, no path walk) and switch the page events off, unless an exec record newer than `seen_seq`
  * was queued (its launch needs them): returns 1 if disarmed, 0 if kept, negative errno on error. */
 int recorder_disarm(Recorder *r, uint64_t seen_seq);
 
