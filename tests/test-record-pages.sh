@@ -70,10 +70,15 @@ MaxLaunchesPerBoot=10
 EOC
 start_daemon --filesystem="$MNT" --tracefs="$TRACEFS"
 "$PAGE_TOUCH" fadv:"$D/x":0:8192        # not on the image: only the boot session has it
+# the directory's block leaves the block device's cache, and is read again: a metadata page
+blockdev --flushbufs "$LOOP"
+ls "$D" > /dev/null
 wait_until 30 boot_recording_over || fail "boot window did not close"
 wait_until 10 grep -q "Page range 1 of boot: $D/x pages 0-1 at" "$DAEMON_LOG" ||
         fail "the boot session lacks the pages read during its window: $(grep "of boot:" "$DAEMON_LOG")"
-pass "the boot session has the pages read during its window"
+wait_until 10 grep -q "The boot session of boot holds 1 page range (0 page events lost, [1-9][0-9]* of filesystem metadata not kept)" "$DAEMON_LOG" ||
+        fail "no metadata pages counted: $(grep "session of boot holds" "$DAEMON_LOG")"
+pass "the boot session has the pages read during its window, and counts the metadata pages"
 grep -q "No page-cache events" "$DAEMON_LOG" && fail "tracefs not used: $(grep "No page-cache" "$DAEMON_LOG")"
 INST=$(ls -d "$TRACEFS"/instances/seekless-"$DAEMON_PID"-* 2>/dev/null | head -1)
 [ -n "$INST" ] || fail "no instance of the daemon in $TRACEFS/instances"

@@ -55,6 +55,11 @@ static void session_take_page(Manager *m, Session *s, const PageCacheEvent *e, u
          * while one is open, but the last drain of the previous one may have left some) */
         if (t < s->start_usec)
                 return;
+        /* a page of a block device: the filesystem's metadata (directories, inode tables), not kept yet */
+        if (e->ino == 0) {
+                s->skipped_metadata++;
+                return;
+        }
         if (session_file_of(m, s, e, t, fds, &file) < 0 || file == SESSION_INODE_LEFT_OUT)
                 return;
         if (session_add_pages(s, file, e->index, e->n_pages, t) < 0)
@@ -84,11 +89,6 @@ static void manager_take_pages(Manager *m, const PageCacheEvent *ev, size_t n, u
                 pid_t tgid;
 
                 m->pages_received++;
-                if (e->ino == 0) {      /* a block device's page: filesystem metadata, not kept yet */
-                        if (m->boot)
-                                m->boot->skipped_metadata++;
-                        continue;
-                }
                 if (!m->boot && !m->launches)
                         continue;
                 tgid = pidmap_tgid(&m->pidmap, e->tid);
@@ -149,6 +149,8 @@ int manager_pages_start(Manager *m) {
         PageCacheOptions o = {
                 .tracefs = m->tracefs,
                 .buffer_kib = MIN(1024u, 16u * 1024 / MAX(1u, (unsigned) sysconf(_SC_NPROCESSORS_CONF))),
+                /* counted per session for now; the prefetch step is to keep them */
+                .metadata = true,
         };
         int r;
 
