@@ -382,3 +382,21 @@ int table_add_object(Table *t, DocNode *o) {
         r = cell_nested(&c, o, nested_write_json, nested_free);
         return r < 0 ? r : table_add(t, &c);
 }
+
+static int rows_write_json(const void *nested, JsonWriter *w) {
+        return table_write_json(nested, w);
+}
+
+static void rows_free(void *nested) {
+        table_free(nested);
+}
+
+int table_add_rows(Table *t, Table *rows) {
+        Cell c;
+        int r;
+
+        if (!rows)
+                return -ENOMEM;
+        r = cell_nested(&c, rows, rows_write_json, rows_free);
+        return r < 0 ? r : table_add(t, &c);
+}

@@ -86,3 +86,6 @@ int doc_write_json(const DocNode *d, JsonWriter *w);
  * function making the object can be passed on), written in JSON as o is. Its text is "" until
  * table_set_textf(). */
 int table_add_object(Table *t, DocNode *o);
+/* A table cell holding table rows (taken over, freed also on failure; NULL: -ENOMEM), written in JSON as
+ * the array of their objects (table_write_json()). Its text is "" until table_set_textf(). */
+int table_add_rows(Table *t, Table *rows);

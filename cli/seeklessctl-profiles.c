@@ -5,9 +5,11 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <systemd/sd-bus.h>
 
+#include "alloc-util.h"
 #include "bus-names.h"
 #include "document.h"
 #include "json.h"
@@ -77,51 +79,154 @@ int verb_profiles(int argc, char *argv[], void *userdata) {
 /* show NAME */
 
 static const TableColumn file_columns[] = {
-        { "POS",   NULL,    TABLE_ALIGN_RIGHT },
-        { "PATH",  "path"                     },
-        { "SIZE",  "size",  TABLE_ALIGN_RIGHT },
-        { "SEEN",  "seen",  TABLE_ALIGN_RIGHT },
-        { "SCORE", "score", TABLE_ALIGN_RIGHT },
+        { "POS",    NULL,     TABLE_ALIGN_RIGHT },
+        { "PATH",   "path"                      },
+        { "SIZE",   "size",   TABLE_ALIGN_RIGHT },
+        { "SEEN",   "seen",   TABLE_ALIGN_RIGHT },
+        { "SCORE",  "score",  TABLE_ALIGN_RIGHT },
+        { "HOT",    NULL,     TABLE_ALIGN_RIGHT },
+        { "RANGES", "ranges"                    },
         {}
 };
 
-/* A profile's files, and their total size. */
-typedef struct ProfileFiles {
-        Table *table;
-        uint64_t total;
-} ProfileFiles;
+static const TableColumn range_columns[] = {
+        { "OFFSET", "offset" },
+        { "LENGTH", "length" },
+        {}
+};
 
-static int read_profile_file(sd_bus_message *m, void *userdata) {
-        ProfileFiles *p = userdata;
-        Table *t = p->table;
-        const char *path;
+/* Ranges shown per file in the text; the rest are counted ("+N"). */
+#define SHOW_RANGES_MAX 3
+
+typedef struct ShowRange {
+        uint64_t offset, length;
+} ShowRange;
+
+typedef struct ShowFile {
+        const char *path;       /* in the reply */
         uint64_t size;
         uint32_t seen;
         double score;
+        ShowRange *ranges;
+        size_t n_ranges, allocated_ranges;
+} ShowFile;
+
+/* A profile's files and their ranges, as GetProfileRanges returned them. */
+typedef struct ShowProfile {
+        ShowFile *files;
+        size_t n_files, allocated_files;
+        uint64_t total, hot;
+        size_t n_ranges;
+} ShowProfile;
+
+static void show_profile_done(ShowProfile *p) {
+        for (size_t i = 0; i < p->n_files; i++)
+                free(p->files[i].ranges);
+        free(p->files);
+        *p = (ShowProfile) {};
+}
+
+static int read_profile_file(sd_bus_message *m, void *userdata) {
+        ShowProfile *p = userdata;
+        ShowFile f = {};
         int r;
 
-        r = sd_bus_message_read(m, "(stud)", &path, &size, &seen, &score);
+        r = sd_bus_message_read(m, "(stud)", &f.path, &f.size, &f.seen, &f.score);
         if (r < 0)
                 return r;
-        if (table_add_uint(t, table_get_rows(t) + 1) < 0 || table_add_string(t, path) < 0 ||
-            table_add_bytes(t, size) < 0 || table_add_uint(t, seen) < 0 || table_add_double(t, score, 3) < 0)
+        if (greedy_realloc((void **) &p->files, &p->allocated_files, p->n_files + 1, sizeof f) < 0)
                 return -ENOMEM;
-        p->total += size;
+        p->files[p->n_files++] = f;
+        p->total += f.size;
         return 0;
 }
 
-/* The legend "NAME (KIND), N files, SIZE" and the table; {"name", "kind", "files": [the table]}. */
-static DocNode *profile_doc(const char *name, const char *kind, const ProfileFiles *files) {
+static int read_profile_range(sd_bus_message *m, void *userdata) {
+        ShowProfile *p = userdata;
+        ShowFile *f;
+        uint32_t file;
+        uint64_t offset, length;
+        int r;
+
+        r = sd_bus_message_read(m, "(utt)", &file, &offset, &length);
+        if (r < 0)
+                return r;
+        if (file >= p->n_files)
+                return -EBADMSG;
+        f = p->files + file;
+        if (greedy_realloc((void **) &f->ranges, &f->allocated_ranges, f->n_ranges + 1, sizeof(ShowRange)) < 0)
+                return -ENOMEM;
+        f->ranges[f->n_ranges++] = (ShowRange) { offset, length };
+        p->hot += length;
+        p->n_ranges++;
+        return 0;
+}
+
+/* "whole" for one range over the whole file, else the first ranges as "START-END" and how many more. */
+static int range_text(const ShowFile *f, char **ret) {
+        _cleanup_free_ char *s = NULL;
+        size_t len = 0;
+        FILE *o;
+
+        if (f->n_ranges == 1 && f->ranges[0].offset == 0 && f->ranges[0].length == f->size) {
+                s = strdup("whole");
+                if (!s)
+                        return -ENOMEM;
+                *ret = TAKE_PTR(s);
+                return 0;
+        }
+        o = open_memstream(&s, &len);
+        if (!o)
+                return -ENOMEM;
+        for (size_t i = 0; i < MIN(f->n_ranges, (size_t) SHOW_RANGES_MAX); i++) {
+                char a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX];
+
+                fprintf(o, "%s%s-%s", i > 0 ? ", " : "", format_bytes(a, sizeof a, f->ranges[i].offset),
+                        format_bytes(b, sizeof b, f->ranges[i].offset + f->ranges[i].length));
+        }
+        if (f->n_ranges > SHOW_RANGES_MAX)
+                fprintf(o, ", +%zu", f->n_ranges - SHOW_RANGES_MAX);
+        if (fclose(o) != 0)
+                return -ENOMEM;
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
+static int add_file_row(Table *t, const ShowFile *f) {
+        _cleanup_(table_freep) Table *ranges = table_new_columns(range_columns);
+        _cleanup_free_ char *text = NULL;
+        uint64_t hot = 0;
+
+        if (!ranges)
+                return -ENOMEM;
+        for (size_t i = 0; i < f->n_ranges; i++) {
+                if (table_add_uint(ranges, f->ranges[i].offset) < 0 || table_add_uint(ranges, f->ranges[i].length) < 0)
+                        return -ENOMEM;
+                hot += f->ranges[i].length;
+        }
+        if (range_text(f, &text) < 0)
+                return -ENOMEM;
+        if (table_add_uint(t, table_get_rows(t) + 1) < 0 || table_add_string(t, f->path) < 0 ||
+            table_add_bytes(t, f->size) < 0 || table_add_uint(t, f->seen) < 0 ||
+            table_add_double(t, f->score, 3) < 0 || table_add_bytes(t, hot) < 0 ||
+            table_add_rows(t, TAKE_PTR(ranges)) < 0 || table_set_textf(t, "%s", text) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+/* The legend "NAME (KIND), N files, SIZE, R ranges, HOT hot" and the table; {"name", "kind", "files": [the
+ * table]}. */
+static DocNode *profile_doc(const char *name, const char *kind, const ShowProfile *p, Table *files) {
         _cleanup_(doc_freep) DocNode *d = doc_new();
-        size_t n = table_get_rows(files->table);
-        char size[FORMAT_BYTES_MAX];
+        char size[FORMAT_BYTES_MAX], hot[FORMAT_BYTES_MAX];
 
         doc_add_string(d, NULL, "name", name);
         doc_add_string(d, NULL, "kind", kind);
-        doc_add_linef(d, "%s (%s), %zu file%s, %s", name, kind, n, n == 1 ? "" : "s",
-                      format_bytes(size, sizeof size, files->total));
+        doc_add_linef(d, "%s (%s), %zu file%s, %s, %zu range%s, %s hot", name, kind, p->n_files,
+                      p->n_files == 1 ? "" : "s", format_bytes(size, sizeof size, p->total), p->n_ranges,
+                      p->n_ranges == 1 ? "" : "s", format_bytes(hot, sizeof hot, p->hot));
         doc_set_flags(d, DOC_LEGEND);
-        doc_add_table(d, NULL, "files", files->table, DOC_TABLE_GRID);
+        doc_add_table(d, NULL, "files", files, DOC_TABLE_GRID);
         return TAKE_PTR(d);
 }
 
@@ -129,8 +234,9 @@ int verb_show(int argc, char *argv[], void *userdata) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_(doc_freep) DocNode *d = NULL;
+        _cleanup_(table_freep) Table *files = NULL;
+        _cleanup_(show_profile_done) ShowProfile p = {};
         _cleanup_free_ char *what = NULL, *name = arg_to_bus(argv[1]);
-        ProfileFiles files = {};
         const char *kind;
         int r;
 
@@ -145,23 +251,26 @@ int verb_show(int argc, char *argv[], void *userdata) {
                 return log_oom();
         }
 
-        r = call_daemon(bus, SEEKLESS_BUS_INTERFACE, "GetProfile", argv[0], what, name, &reply, "s", name);
+        r = call_daemon(bus, SEEKLESS_BUS_INTERFACE, "GetProfileRanges", argv[0], what, name, &reply, "s", name);
         if (r < 0)
                 return r;
 
-        files.table = table_new_columns(file_columns);
-        if (!files.table)
-                return log_oom();
         r = sd_bus_message_read(reply, "s", &kind);
         if (r >= 0)
-                r = bus_read_array(reply, false, "(stud)", read_profile_file, &files);
-        if (r >= 0) {
-                d = profile_doc(name, kind, &files);
-                r = print_doc(d);
-        } else
-                r = log_parse_error(r);
-        table_free(files.table);
-        return r;
+                r = bus_read_array(reply, false, "(stud)", read_profile_file, &p);
+        if (r >= 0)
+                r = bus_read_array(reply, false, "(utt)", read_profile_range, &p);
+        if (r < 0)
+                return log_parse_error(r);
+
+        files = table_new_columns(file_columns);
+        if (!files)
+                return log_oom();
+        for (size_t i = 0; i < p.n_files; i++)
+                if (add_file_row(files, p.files + i) < 0)
+                        return log_oom();
+        d = profile_doc(name, kind, &p, files);
+        return print_doc(d);
 }
 
 /* ---------------------------------------------------------------------------------------------------- */

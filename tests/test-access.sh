@@ -24,6 +24,9 @@ done
 out=$(as_nobody dbus-send --system --print-reply --dest=org.seekless.Seekless1 /org/seekless/Seekless1 \
         org.seekless.Seekless1.Manager.GetProfile string:boot 2>&1) && fail "GetProfile allowed for non-root"
 grep -q "org.freedesktop.DBus.Error.AccessDenied: Only root may" <<<"$out" || fail "unexpected error: $out"
+out=$(as_nobody dbus-send --system --print-reply --dest=org.seekless.Seekless1 /org/seekless/Seekless1 \
+        org.seekless.Seekless1.Manager.GetProfileRanges string:boot 2>&1) && fail "GetProfileRanges allowed for non-root"
+grep -q "org.freedesktop.DBus.Error.AccessDenied: Only root may" <<<"$out" || fail "unexpected error: $out"
 pass "non-root gets access denied for paths"
 
 out=$(busctl --system call org.seekless.Seekless1 /org/seekless/Seekless1 \
@@ -35,6 +38,9 @@ grep -q "Invalid profile name" <<<"$out" || fail "unexpected error for a bad nam
 # the error *names* (busctl prints only messages): ask with dbus-send, which prints the name
 out=$(dbus-send --system --print-reply --dest=org.seekless.Seekless1 /org/seekless/Seekless1 \
         org.seekless.Seekless1.Manager.GetProfile string:/no/such 2>&1) && fail "dbus-send succeeded"
+grep -q "org.seekless.Seekless1.Error.NoSuchProfile" <<<"$out" || fail "untyped error: $out"
+out=$(dbus-send --system --print-reply --dest=org.seekless.Seekless1 /org/seekless/Seekless1 \
+        org.seekless.Seekless1.Manager.GetProfileRanges string:/no/such 2>&1) && fail "dbus-send succeeded"
 grep -q "org.seekless.Seekless1.Error.NoSuchProfile" <<<"$out" || fail "untyped error: $out"
 out=$(dbus-send --system --print-reply --dest=org.seekless.Seekless1 /org/seekless/Seekless1 \
         org.seekless.Seekless1.Manager.GetProfile string:relative 2>&1) && fail "dbus-send succeeded"

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 
 #include <fcntl.h>
+#include <inttypes.h>
 #include <ftw.h>
 #include <math.h>
 #include <sqlite3.h>
@@ -892,28 +893,31 @@ TEST(evict_order) {
         ASSERT_ERROR(db_evict_profiles(db, "boot", 0, 1, &(DbEvicted *) { NULL }, &(size_t) { 0 }), EINVAL);
 }
 
+/* What migration 4 -> 5 adds, dropped: back to schema 4. */
+#define SCHEMA_5_DROP "DROP TABLE session_ranges; DROP TABLE profile_ranges; "
+
 /* A database of schema 2 (before uids): made by the current code and brought back to schema 2's tables
- * (the columns migrations 2 -> 3 and 3 -> 4 add dropped, user_version 2), then opened again. */
+ * (the columns migrations 2 -> 3 and 3 -> 4 add and the tables of 4 -> 5 dropped, user_version 2), then opened again. */
 TEST(migration_from_2) {
         const char *p = tmp_path("schema2.db");
         Db *db = NULL;
         sqlite3 *s = NULL;
 
         (void) unlink(p);
-        ASSERT_EQ(db_schema_version(), 4);
+        ASSERT_EQ(db_schema_version(), 5);
         ASSERT_OK(db_open(p, &db));
         ASSERT_OK(ADD(db, "boot", PROFILE_BOOT, BOOT_A, 1000, 3, 1, 2));
         ASSERT_OK(ADD(db, APP, PROFILE_APP, BOOT_A, 2000, 3, 2, 3));
         db = db_free(db);
         ASSERT_EQ(sqlite3_open_v2(p, &s, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
         ASSERT_EQ(sqlite3_exec(s, "ALTER TABLE sessions DROP COLUMN uid; ALTER TABLE profiles DROP COLUMN uid; "
-                               "ALTER TABLE run_files DROP COLUMN why; PRAGMA user_version = 2", NULL, NULL, NULL),
+                               "ALTER TABLE run_files DROP COLUMN why; " SCHEMA_5_DROP "PRAGMA user_version = 2", NULL, NULL, NULL),
                   SQLITE_OK);
         ASSERT_EQ(sqlite3_close(s), SQLITE_OK);
         ASSERT_EQ(user_version(p), 2);
 
         ASSERT_OK(db_open(p, &db));
-        ASSERT_EQ(user_version(p), 4);
+        ASSERT_EQ(user_version(p), db_schema_version());
         check_counts(db, 2, 2, 3);
         /* the boot is the system's; who launched the app is not known: a user's until a session says */
         ASSERT_EQ(profile_uid(db, "boot"), 0);
@@ -971,12 +975,13 @@ TEST(migration_from_3) {
         ASSERT_OK(db_run_file_set(db, run, 3, RUN_FILE_SKIPPED, MOVE_REASON_NONE, "running executable", 0));
         db = db_free(db);
         ASSERT_EQ(sqlite3_open_v2(p, &s, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
-        ASSERT_EQ(sqlite3_exec(s, "ALTER TABLE run_files DROP COLUMN why; PRAGMA user_version = 3", NULL, NULL, NULL),
+        ASSERT_EQ(sqlite3_exec(s, "ALTER TABLE run_files DROP COLUMN why; " SCHEMA_5_DROP
+                               "PRAGMA user_version = 3", NULL, NULL, NULL),
                   SQLITE_OK);
         ASSERT_EQ(sqlite3_close(s), SQLITE_OK);
 
         ASSERT_OK(db_open(p, &db));
-        ASSERT_EQ(user_version(p), 4);
+        ASSERT_EQ(user_version(p), db_schema_version());
         ASSERT_OK(db_retry_files(db, MOVE_REASON_RUNNING, &q, &k));
         ASSERT_EQ(k, 2u);
         ASSERT_TRUE((q[0].id == ids[0] && q[1].id == ids[1]) || (q[0].id == ids[1] && q[1].id == ids[0]));
@@ -989,6 +994,204 @@ TEST(migration_from_3) {
         ASSERT_OK(db_retry_files(db, MOVE_REASON_RUNNING, &q, &k));
         ASSERT_EQ(k, 3u);
         db_files_free(q, k);
+        db = db_free(db);
+        (void) unlink(p);
+}
+
+/* SELECT COUNT(*) FROM what, on a connection of its own. */
+static int64_t count_rows(const char *path, const char *what) {
+        char sql[256];
+        sqlite3 *s = NULL;
+        sqlite3_stmt *st = NULL;
+        int64_t v;
+
+        (void) snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM %s", what);
+        ASSERT_EQ(sqlite3_open_v2(path, &s, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+        ASSERT_EQ(sqlite3_prepare_v2(s, sql, -1, &st, NULL), SQLITE_OK);
+        ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+        v = sqlite3_column_int64(st, 0);
+        ASSERT_EQ(sqlite3_finalize(st), SQLITE_OK);
+        ASSERT_EQ(sqlite3_close(s), SQLITE_OK);
+        return v;
+}
+
+/* A session of files nums[] with the given ranges (file as an index into nums). */
+static int add_ranges(Db *db, const char *profile, uint64_t started, const unsigned *nums, size_t n,
+                      const DbSessionRange *ranges, size_t n_ranges, unsigned keep, int64_t *ret_id) {
+        DbSessionFile files[16];
+
+        ASSERT_TRUE(n <= ELEMENTSOF(files));
+        for (size_t i = 0; i < n; i++)
+                files[i] = file_make(nums[i]);
+        return db_add_session(db, &(DbSession) {
+                        .profile = profile,
+                        .kind = streq(profile, "boot") ? PROFILE_BOOT : PROFILE_APP,
+                        .boot_id = BOOT_A,
+                        .started_realtime_usec = started,
+                        .duration_usec = 100,
+                        .complete = true,
+                        .files = files,
+                        .n_files = n,
+                        .ranges = ranges,
+                        .n_ranges = n_ranges,
+                }, keep, ret_id);
+}
+
+/* The profile's ranges as "num:offset+length ..." (file numbers as file_make() made them). */
+static char *ranges_string(Db *db, const char *name) {
+        static char buf[1024];
+        DbProfileFile *f = NULL;
+        DbProfileRange *r = NULL;
+        size_t n, m, k = 0;
+
+        buf[0] = 0;
+        ASSERT_OK(db_get_profile(db, name, NULL, &f, &n));
+        ASSERT_OK(db_get_profile_ranges(db, name, f, n, &r, &m));
+        for (size_t i = 0; i < m; i++) {
+                ASSERT_TRUE(r[i].file < n);
+                k += (size_t) snprintf(buf + k, sizeof buf - k, "%s%u:%" PRIu64 "+%" PRIu64, i ? " " : "",
+                                       file_num(&f[r[i].file].file), r[i].offset, r[i].length);
+                ASSERT_TRUE(k < sizeof buf);
+        }
+        free(r);
+        db_profile_files_free(f, n);
+        fprintf(stderr, "   %s: %s\n", name, buf);
+        return buf;
+}
+
+/* Sessions keep their ranges in first-touch order, the profile its merged ranges; both go with what they
+ * belong to (a pruned session, a deleted file, a forgotten profile). */
+TEST(ranges) {
+        const char *p = tmp_path("ranges.db");
+        _cleanup_(db_freep) Db *db = NULL;
+        DbMergeInput in = {};
+        int64_t s1, s2;
+
+        (void) unlink(p);
+        ASSERT_OK(db_open(p, &db));
+
+        /* files 1, 2, 3 (4, 8, 12 KiB): 2 read at 4K..8K then 1 whole, 3 cached */
+        const DbSessionRange r1[] = {
+                { .file = 1, .offset = 4096, .length = 4096, .offset_usec = 5 },
+                { .file = 0, .offset = 0, .length = 4096, .offset_usec = 7 },
+        };
+        ASSERT_OK(add_ranges(db, "boot", 1000, (const unsigned[]) { 1, 2, 3 }, 3, r1, 2, 2, &s1));
+        /* bad ranges store nothing: a file not in the session, an empty range, one past INT64_MAX */
+        const DbSessionRange bad[][1] = {
+                { { .file = 3, .offset = 0, .length = 4096 } },
+                { { .file = 0, .offset = 4096, .length = 0 } },
+                { { .file = 0, .offset = INT64_MAX, .length = 4096 } },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++)
+                ASSERT_ERROR(add_ranges(db, "boot", 1500, (const unsigned[]) { 1, 2, 3 }, 3, bad[i], 1, 2, NULL),
+                             EINVAL);
+        ASSERT_ERROR(add_ranges(db, "boot", 1500, (const unsigned[]) { 1 }, 1, NULL, 1, 2, NULL), EINVAL);
+        check_counts(db, 1, 1, 3);
+        ASSERT_EQ(count_rows(p, "session_ranges"), 2);
+
+        /* a session without page data has no ranges */
+        ASSERT_OK(add_ranges(db, "boot", 2000, (const unsigned[]) { 3, 1 }, 2, NULL, 0, 2, &s2));
+        ASSERT_OK(db_load_merge_input(db, "boot", 2, &in));
+        ASSERT_EQ(in.n_sessions, 2u);
+        ASSERT_EQ(in.session_ids[0], s2);
+        ASSERT_EQ(in.n_session_ranges[0], 0u);
+        ASSERT_EQ(in.n_session_ranges[1], 2u);
+        ASSERT_EQ(in.session_ranges[1][0].file_id, file_id_of(&in, 2));
+        ASSERT_EQ(in.session_ranges[1][0].offset, 4096u);
+        ASSERT_EQ(in.session_ranges[1][0].length, 4096u);
+        ASSERT_EQ(in.session_ranges[1][1].file_id, file_id_of(&in, 1));
+        ASSERT_EQ(in.session_ranges[1][1].offset, 0u);
+
+        /* the profile's ranges: by file id, file 1 whole (length 0), cut at the size, one left out */
+        int64_t f1 = file_id_of(&in, 1), f2 = file_id_of(&in, 2), f3 = file_id_of(&in, 3);
+        const DbProfileEntry e[] = { { f2, 0, 1 }, { f1, 0.5, 2 }, { f3, 1, 1 } };
+        ASSERT_ERROR(db_store_profile_ranges(db, "boot", e, 2, (const DbRange[]) { { f3, 0, 4096 } }, 1), EINVAL);
+        ASSERT_ERROR(db_store_profile_ranges(db, "boot", e, 3, (const DbRange[]) { { f3, 4096, 0 } }, 1), EINVAL);
+        ASSERT_ERROR(db_store_profile_ranges(db, "/nope", e, 3, NULL, 0), ENOENT);
+        ASSERT_OK(db_store_profile_ranges(db, "boot", e, 3, (const DbRange[]) {
+                        { f2, 4096, 4096 }, { f3, 8192, 65536 }, { f1, 0, 0 }, { f2, 0, 4096 } }, 4));
+        ASSERT_STREQ(ranges_string(db, "boot"), "2:4096+4096 3:8192+4096 1:0+4096 2:0+4096");
+        ASSERT_EQ(count_rows(p, "profile_ranges"), 4);
+        /* without ranges: each file whole, in file order */
+        ASSERT_OK(db_store_profile(db, "boot", e, 3));
+        ASSERT_STREQ(ranges_string(db, "boot"), "2:0+8192 1:0+4096 3:0+12288");
+        ASSERT_OK(db_store_profile_ranges(db, "boot", e, 3, (const DbRange[]) {
+                        { f2, 4096, 4096 }, { f3, 12288, 4096 }, { f1, 0, 4096 } }, 3));
+        /* file 3's only range lies past its end now: whole, after the others */
+        ASSERT_STREQ(ranges_string(db, "boot"), "2:4096+4096 1:0+4096 3:0+12288");
+        {
+                DbProfileRange *r = NULL;
+                size_t m;
+
+                ASSERT_ERROR(db_get_profile_ranges(db, "/nope", NULL, 0, &r, &m), ENOENT);
+                /* no files given: no ranges */
+                ASSERT_OK(db_get_profile_ranges(db, "boot", NULL, 0, &r, &m));
+                ASSERT_EQ(m, 0u);
+                free(r);
+        }
+
+        /* a deleted file takes its session and profile ranges with it */
+        ASSERT_OK(db_delete_file(db, f2));
+        ASSERT_EQ(count_rows(p, "session_ranges"), 1);
+        ASSERT_STREQ(ranges_string(db, "boot"), "1:0+4096 3:0+12288");
+        db_merge_input_free(&in);
+
+        /* pruned sessions take theirs: s1 is the oldest of three with keep 2 */
+        ASSERT_OK(add_ranges(db, "boot", 3000, (const unsigned[]) { 1 }, 1, NULL, 0, 2, NULL));
+        ASSERT_EQ(count_rows(p, "session_ranges"), 0);
+        ASSERT_OK(add_ranges(db, APP, 3000, (const unsigned[]) { 4 }, 1,
+                             (const DbSessionRange[]) { { .file = 0, .offset = 0, .length = 4096 } }, 1, 2, NULL));
+        ASSERT_OK(db_load_merge_input(db, APP, 2, &in));
+        ASSERT_OK(db_store_profile_ranges(db, APP, (const DbProfileEntry[]) { { in.files[0].id, 0, 1 } }, 1,
+                                          (const DbRange[]) { { in.files[0].id, 0, 4096 } }, 1));
+        db_merge_input_free(&in);
+        ASSERT_EQ(count_rows(p, "session_ranges"), 1);
+        ASSERT_EQ(count_rows(p, "profile_ranges"), 3);
+        /* forgetting takes both */
+        ASSERT_OK(db_forget_profile(db, APP));
+        ASSERT_EQ(count_rows(p, "session_ranges"), 0);
+        ASSERT_EQ(count_rows(p, "profile_ranges"), 2);
+        ASSERT_OK(db_forget_all(db, NULL));
+        ASSERT_EQ(count_rows(p, "profile_ranges"), 0);
+        db = db_free(db);
+        (void) unlink(p);
+}
+
+/* A database of the previous schema (4, whole files only), with a merged profile: migration 4 -> 5 gives
+ * each of its files one whole range, in profile order; its sessions have no ranges. */
+TEST(migration_from_4) {
+        const char *p = tmp_path("schema4.db");
+        _cleanup_(db_freep) Db *db = NULL;
+        DbMergeInput in = {};
+        sqlite3 *s = NULL;
+
+        (void) unlink(p);
+        ASSERT_OK(db_open(p, &db));
+        ASSERT_OK(ADD(db, "boot", PROFILE_BOOT, BOOT_A, 1000, 3, 1, 2, 3));
+        ASSERT_OK(ADD(db, APP, PROFILE_APP, BOOT_A, 2000, 3, 5, 4));
+        ASSERT_OK(db_load_merge_input(db, "boot", 3, &in));
+        ASSERT_OK(db_store_profile(db, "boot", (const DbProfileEntry[]) {
+                        { file_id_of(&in, 3), 0, 1 }, { file_id_of(&in, 1), 0.5, 1 }, { file_id_of(&in, 2), 1, 1 } }, 3));
+        db_merge_input_free(&in);
+        ASSERT_OK(db_load_merge_input(db, APP, 3, &in));
+        ASSERT_OK(db_store_profile(db, APP, (const DbProfileEntry[]) {
+                        { file_id_of(&in, 5), 0, 1 }, { file_id_of(&in, 4), 1, 1 } }, 2));
+        db_merge_input_free(&in);
+        db = db_free(db);
+        ASSERT_EQ(sqlite3_open_v2(p, &s, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
+        ASSERT_EQ(sqlite3_exec(s, SCHEMA_5_DROP "PRAGMA user_version = 4", NULL, NULL, NULL), SQLITE_OK);
+        ASSERT_EQ(sqlite3_close(s), SQLITE_OK);
+        ASSERT_EQ(user_version(p), 4);
+
+        ASSERT_OK(db_open(p, &db));
+        ASSERT_EQ(user_version(p), db_schema_version());
+        ASSERT_EQ(count_rows(p, "profile_ranges WHERE length = 0"), 5);
+        ASSERT_STREQ(ranges_string(db, "boot"), "3:0+12288 1:0+4096 2:0+8192");
+        ASSERT_STREQ(ranges_string(db, APP), "5:0+20480 4:0+16384");
+        ASSERT_OK(db_load_merge_input(db, "boot", 3, &in));
+        ASSERT_EQ(in.n_sessions, 1u);
+        ASSERT_EQ(in.n_session_ranges[0], 0u);
+        db_merge_input_free(&in);
         db = db_free(db);
         (void) unlink(p);
 }
@@ -1012,6 +1215,8 @@ int main(int argc, char **argv) {
         RUN(migration_from_3);
         RUN(evict_order);
         RUN(migration_from_2);
+        RUN(ranges);
+        RUN(migration_from_4);
         RUN(newer_version);
         RUN(foreign);
         RUN(corrupt);

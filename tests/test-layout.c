@@ -352,6 +352,54 @@ TEST(fiemap_real) {
         ASSERT_OK(rmdir(dir));
 }
 
+TEST(ranges) {
+        /* One file, 1200 KiB in two extents: logical 0-600 KiB at 1 MiB, logical 600-1200 KiB at 10 MiB.
+         * Ranges read in this order: 60-135 KiB (75 KiB inside the first extent), then 300-900 KiB (the first
+         * extent's last 300 KiB, then the second's first 300 KiB: a seek), then 1200-1300 KiB (past the
+         * end: nothing).
+         *   extents 3 (pieces), bytes 75 + 600 KiB = 691200, discontinuities 2 (a forward gap of 165 KiB
+         *   within the first extent: longer than 64 KiB, so a seek; then the jump to 10 MiB)
+         *   ms = seek(0) 5.17 + 0.512 + seek(165 KiB) + 2.048 + seek(10 MiB - 1 MiB - 600 KiB) + 2.048 */
+        const Extent a[] = {
+                EXTENT(0, 1 * MiB, 600 * KiB),
+                EXTENT(600 * KiB, 10 * MiB, 600 * KiB),
+        };
+        LayoutWalker w;
+        LayoutQuality q;
+        double expected;
+
+        layout_walker_init(&w, D);
+        ASSERT_TRUE(layout_walker_add_range(&w, a, ELEMENTSOF(a), 60 * KiB, 75 * KiB));
+        ASSERT_TRUE(layout_walker_add_range(&w, a, ELEMENTSOF(a), 300 * KiB, 600 * KiB));
+        ASSERT_TRUE(!layout_walker_add_range(&w, a, ELEMENTSOF(a), 1200 * KiB, 100 * KiB));
+        layout_walker_finish(&w, &q);
+        ASSERT_EQ(q.files, 0);
+        ASSERT_EQ(q.extents, 3);
+        ASSERT_EQ(q.bytes, 691200);
+        ASSERT_EQ(q.discontinuities, 2);
+        ASSERT_EQ(q.span, 10 * MiB + 300 * KiB - (1 * MiB + 60 * KiB));
+        expected = layout_seek_ms(0, D) + 0.512 + layout_seek_ms(165 * KiB, D) + 2.048 +
+                layout_seek_ms(10 * MiB - 1 * MiB - 600 * KiB, D) + 2.048;
+        assert_ms(q.modeled_read_ms, expected);
+
+        /* The whole file as one range costs what add_file costs. */
+        {
+                LayoutWalker wf, wr;
+                LayoutQuality qf, qr;
+
+                layout_walker_init(&wf, D);
+                layout_walker_init(&wr, D);
+                layout_walker_add_file(&wf, a, ELEMENTSOF(a));
+                ASSERT_TRUE(layout_walker_add_range(&wr, a, ELEMENTSOF(a), 0, UINT64_MAX));
+                layout_walker_finish(&wf, &qf);
+                layout_walker_finish(&wr, &qr);
+                ASSERT_EQ(qr.extents, qf.extents);
+                ASSERT_EQ(qr.bytes, qf.bytes);
+                ASSERT_EQ(qr.discontinuities, qf.discontinuities);
+                assert_ms(qr.modeled_read_ms, qf.modeled_read_ms);
+        }
+}
+
 int main(void) {
         RUN(seek_formula);
         RUN(contiguous);
@@ -360,6 +408,7 @@ int main(void) {
         RUN(span);
         RUN(no_blocks);
         RUN(requests);
+        RUN(ranges);
         RUN(fiemap_real);
         return EXIT_SUCCESS;
 }

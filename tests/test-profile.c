@@ -402,6 +402,94 @@ TEST(session_ranges) {
 }
 
 /* Each test in a directory of its own. */
+typedef struct NamedRange {
+        const char *name;
+        uint64_t offset, length;
+} NamedRange;
+
+/* Stores a session that read the named files, with page data (the ranges, by file name; none: without),
+ * as profile_store_session() does but with ranges, and merges the profile. */
+static void record_ranges(Db *db, const char *const *names, const NamedRange *ranges, size_t n_ranges) {
+        _cleanup_(session_freep) Session *s = session_of(PROFILE_APP, APP, 0, names);
+        _cleanup_(profile_session_files_done) ProfileSessionFiles f = {};
+        DbSessionRange r[16];
+        ProfileOptions o = options();
+        int64_t id;
+
+        ASSERT_OK(profile_resolve_session(s, &o, &f));
+        ASSERT_TRUE(n_ranges <= ELEMENTSOF(r));
+        for (size_t i = 0; i < n_ranges; i++) {
+                size_t k = 0;
+
+                while (names[k] && !streq(names[k], ranges[i].name))
+                        k++;
+                ASSERT_TRUE(k < f.n);
+                r[i] = (DbSessionRange) { .file = k, .offset = ranges[i].offset, .length = ranges[i].length,
+                                          .offset_usec = i };
+        }
+        ASSERT_OK(db_add_session(db, &(DbSession) {
+                        .profile = APP,
+                        .kind = PROFILE_APP,
+                        .boot_id = BOOT_ID,
+                        .started_realtime_usec = 1000,
+                        .duration_usec = 100,
+                        .complete = true,
+                        .uid = 1000,
+                        .files = f.files,
+                        .n_files = f.n,
+                        .ranges = r,
+                        .n_ranges = n_ranges,
+                }, 3, &id));
+        ASSERT_OK(profile_merge(db, APP, PROFILE_APP, id, &o));
+}
+
+/* The profile's ranges as "name:offset+length ...". */
+static const char *profile_ranges(Db *db) {
+        static char buf[1024];
+        DbProfileFile *f = NULL;
+        DbProfileRange *r = NULL;
+        size_t n = 0, m = 0, len = strlen(dir);
+
+        ASSERT_OK(db_get_profile(db, APP, NULL, &f, &n));
+        ASSERT_OK(db_get_profile_ranges(db, APP, f, n, &r, &m));
+        buf[0] = 0;
+        for (size_t i = 0; i < m; i++)
+                snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%s%s:%llu+%llu", i ? " " : "",
+                         f[r[i].file].file.path + len + 1, (unsigned long long) r[i].offset,
+                         (unsigned long long) r[i].length);
+        free(r);
+        db_profile_files_free(f, n);
+        fprintf(stderr, "   ranges: %s\n", buf);
+        return buf;
+}
+
+/* Sessions with and without page data merged into ranges (rank.h), stored and read back; a file that
+ * vanished takes its ranges out of the merge.
+ *   sessions, newest first: S0 (a, b) a 0-4K; S1 (c, a) no page data; S2 (a, b, c) b 0-4K, a 8K-12K, b 4K-8K
+ *   files: a 0, c 0, b 1 -> a c b (a and c tie: by id)
+ *   ranges: a 0-4K: 0; b 0-8K (joined): 0; c (no page data read it): whole, its score 0; a 8K-12K: 1/2 */
+TEST(merged_ranges) {
+        _cleanup_(db_freep) Db *db = NULL;
+        ProfileOptions o = options();
+
+        ASSERT_OK(db_open(":memory:", &db));
+        make_file("a", 16384);
+        make_file("b", 16384);
+        make_file("c", 8192);
+        record_ranges(db, NAMES("a", "b", "c"), (const NamedRange[]) {
+                        { "b", 0, 4096 }, { "a", 8192, 4096 }, { "b", 4096, 4096 } }, 3);
+        ASSERT_STREQ(profile_ranges(db), "b:0+8192 a:8192+4096 c:0+8192");
+        record_ranges(db, NAMES("c", "a"), NULL, 0);
+        record_ranges(db, NAMES("a", "b"), (const NamedRange[]) { { "a", 0, 4096 } }, 1);
+        ASSERT_STREQ(profile_names(db, APP, false), "a c b");
+        ASSERT_STREQ(profile_ranges(db), "a:0+4096 c:0+8192 b:0+8192 a:8192+4096");
+
+        ASSERT_EQ(unlink(test_path(dir, "b")), 0);
+        ASSERT_OK(profile_merge(db, APP, PROFILE_APP, 0, &o));
+        /* without b's, a 8K-12K is S2's only range: position 0, like a 0-4K; a comes before c */
+        ASSERT_STREQ(profile_ranges(db), "a:0+4096 a:8192+4096 c:0+8192");
+}
+
 static void run_in_dir(void (*test)(void), const char *name) {
         char cmd[1024];
 
@@ -453,5 +541,6 @@ int main(void) {
         RUN_IN_DIR(max_session_files);
         RUN_IN_DIR(left_out);
         RUN_IN_DIR(session_ranges);
+        RUN_IN_DIR(merged_ranges);
         return EXIT_SUCCESS;
 }

@@ -2,6 +2,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "macro.h"
@@ -213,6 +214,110 @@ TEST(large) {
         }
 }
 
+#define RANGES(...)                                                                             \
+        {                                                                                       \
+                .ranges = (const RankRange[]) { __VA_ARGS__ },                                  \
+                .n_ranges = sizeof((const RankRange[]) { __VA_ARGS__ }) / sizeof(RankRange),    \
+        }
+#define NO_PAGES { .ranges = NULL, .n_ranges = 0 }
+#define K 4096
+
+/* Ranks the files, merges the ranges and compares them with "id:offset+length ..." (offsets in bytes). */
+static void check_ranges(const RankSession *sessions, const RankRangeSession *range_sessions, size_t n_sessions,
+                         const char *expected) {
+        _cleanup_free_ RankResult *files = NULL;
+        _cleanup_free_ RankRange *ranges = NULL;
+        char buf[1024];
+        size_t k = 0;
+        int n, m;
+
+        n = rank_merge(sessions, n_sessions, &files);
+        ASSERT_OK(n);
+        m = rank_merge_ranges(range_sessions, n_sessions, files, (size_t) n, &ranges);
+        ASSERT_OK(m);
+        ASSERT_TRUE(m >= n);
+        buf[0] = 0;
+        for (int i = 0; i < m; i++) {
+                k += (size_t) snprintf(buf + k, sizeof buf - k, "%s%lld:%llu+%llu", i ? " " : "",
+                                       (long long) ranges[i].file_id, (unsigned long long) ranges[i].offset,
+                                       (unsigned long long) ranges[i].length);
+                ASSERT_TRUE(k < sizeof buf);
+        }
+        fprintf(stderr, "   ranges: %s\n", buf);
+        ASSERT_STREQ(buf, expected);
+}
+
+/* Without page data every file is one whole range, in the files' order. */
+TEST(ranges_whole_files) {
+        const RankSession s[] = { SESSION(1, 2, 3), SESSION(3, 2, 1, 4) };
+        const RankRangeSession r[] = { NO_PAGES, NO_PAGES };
+
+        check_ranges(s, r, ELEMENTSOF(s), "1:0+0 2:0+0 3:0+0 4:0+0");
+        check_ranges(NULL, NULL, 0, "");
+}
+
+/* A file's ranges are the union over the sessions with page data, overlapping or touching ones
+ * coalesced; separate ones stay apart. */
+TEST(ranges_union) {
+        const RankSession s[] = { SESSION(1), SESSION(1), SESSION(1) };
+        const RankRangeSession touch[] = {
+                RANGES({ 1, 0, K }, { 1, 2 * K, K }),
+                RANGES({ 1, K, K }),
+                NO_PAGES,
+        };
+        const RankRangeSession overlap[] = {
+                RANGES({ 1, 0, 2 * K }),
+                RANGES({ 1, K, 2 * K }, { 1, 5 * K, K }),
+                RANGES({ 1, 6 * K, K }, { 1, 3 * K, K }),
+        };
+        const RankRangeSession apart[] = {
+                RANGES({ 1, 0, K }),
+                RANGES({ 1, 3 * K, K }),
+                NO_PAGES,
+        };
+
+        check_ranges(s, touch, 3, "1:0+12288");
+        /* 0-8K and 4K-12K and 12K-16K are one; 20K-24K and 24K-28K another */
+        check_ranges(s, overlap, 3, "1:0+16384 1:20480+8192");
+        check_ranges(s, apart, 3, "1:0+4096 1:12288+4096");
+}
+
+/* A session with page data but no range for a file (cached) does not shrink the file's ranges, and one
+ * without page data does not widen them; a file no session with page data read counts whole.
+ *   files: S0 (1, 2, 3), S1 (2, 1), S2 (4, 1): file scores 4: 0, 2: 1/2, 1: 1 (S0 0, S1 1, S2 1), 3: 1.
+ *   ranges: S0 1:0-4K (p 0), 3:8K-12K (p 1); S1 2:4K-8K (p 0), 1:4K-8K (p 1); S2 none.
+ *   1:0-8K covers S0 p 0 and S1 p 1: median 0, tie 0; 2:4K-8K: 0, tie 0; 3:8K-12K: 1; 4 whole: its file
+ *   score 0, tie 0. The three at 0 go in the files' order: 4, 2, 1. */
+TEST(ranges_cached_and_whole) {
+        const RankSession s[] = { SESSION(1, 2, 3), SESSION(2, 1), SESSION(4, 1) };
+        const RankRangeSession r[] = {
+                RANGES({ 1, 0, K }, { 3, 2 * K, K }),
+                RANGES({ 2, K, K }, { 1, K, K }),
+                NO_PAGES,
+        };
+
+        check_ranges(s, r, ELEMENTSOF(s), "4:0+0 2:4096+4096 1:0+8192 3:8192+4096");
+}
+
+/* Ranges interleave across files as the sessions read them, by the same weighted median.
+ *   S0: 1:0-4K, 2:0-4K, 1:8K-12K, 99 (not a file of the profile): p 0, 1/3, 2/3, 1
+ *   S1: 2:0-4K, 1:0-4K, 1:8K-12K: p 0, 1/2, 1
+ *   1:0-4K: S0 0, S1 1/2 -> 0; 2:0-4K: S0 1/3, S1 0 -> 1/3 (S1's 0.8 is not half of 1.8); 1:8K: 2/3. */
+TEST(ranges_interleave) {
+        const RankSession s[] = { SESSION(1, 2), SESSION(2, 1) };
+        const RankRangeSession r[] = {
+                RANGES({ 1, 0, K }, { 2, 0, K }, { 1, 2 * K, K }, { 99, 0, K }),
+                RANGES({ 2, 0, K }, { 1, 0, K }, { 1, 2 * K, K }),
+        };
+        const RankRangeSession reversed[] = {
+                RANGES({ 1, 2 * K, K }, { 2, 0, K }, { 1, 0, K }),
+        };
+
+        check_ranges(s, r, ELEMENTSOF(s), "1:0+4096 2:0+4096 1:8192+4096");
+        /* one session: exactly its order, even against a file's offsets */
+        check_ranges(s, reversed, 1, "1:8192+4096 2:0+4096 1:0+4096");
+}
+
 int main(void) {
         RUN(single_session);
         RUN(two_sessions);
@@ -224,5 +329,9 @@ int main(void) {
         RUN(duplicate_in_session);
         RUN(empty);
         RUN(large);
+        RUN(ranges_whole_files);
+        RUN(ranges_union);
+        RUN(ranges_cached_and_whole);
+        RUN(ranges_interleave);
         return EXIT_SUCCESS;
 }

@@ -183,21 +183,27 @@ static int read_profile_name(sd_bus_message *message, const char *what, const ch
         return 0;
 }
 
-static int method_get_profile(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+/* GetProfile, and GetProfileRanges with the profile's ranges as a third argument. */
+static int get_profile(sd_bus_message *message, Manager *m, bool ranges, sd_bus_error *error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        Manager *m = userdata;
+        _cleanup_free_ DbProfileRange *rg = NULL;
         ProfileOptions o = manager_profile_options(m);
         DbProfileFile *f = NULL;
         ProfileKind kind;
         _cleanup_free_ char *name = NULL;
         const char *shown;
-        size_t n = 0;
+        size_t n = 0, n_rg = 0;
         int r;
 
         r = read_profile_name(message, "show profiles", &shown, &name, error);
         if (r != 0)
                 return r;
         r = db_get_profile(m->db, name, &kind, &f, &n);
+        if (r >= 0 && ranges) {
+                r = db_get_profile_ranges(m->db, name, f, n, &rg, &n_rg);
+                if (r < 0)
+                        db_profile_files_free(f, n);
+        }
         if (r == -ENOENT)
                 return sd_bus_error_setf(error, SEEKLESS_ERROR_NO_SUCH_PROFILE, "No profile named '%s'.", shown);
         if (r < 0)
@@ -211,9 +217,25 @@ static int method_get_profile(sd_bus_message *message, void *userdata, sd_bus_er
                 r = open_rows(reply, "ptud");
         for (size_t i = 0; r >= 0 && i < n; i++)
                 r = append_row(reply, "ptud", f[i].file.path, f[i].file.size, f[i].seen, f[i].score);
+        if (ranges) {
+                if (r >= 0)
+                        r = sd_bus_message_close_container(reply);
+                if (r >= 0)
+                        r = open_rows(reply, "utt");
+                for (size_t i = 0; r >= 0 && i < n_rg; i++)
+                        r = append_row(reply, "utt", (uint32_t) rg[i].file, rg[i].offset, rg[i].length);
+        }
         r = send_rows(reply, r);
         db_profile_files_free(f, n);
         return r;
+}
+
+static int method_get_profile(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+        return get_profile(message, userdata, false, error);
+}
+
+static int method_get_profile_ranges(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+        return get_profile(message, userdata, true, error);
 }
 
 static int method_list_sessions(sd_bus_message *message, void *userdata, sd_bus_error *error) {
@@ -1008,6 +1030,9 @@ static const sd_bus_vtable manager_vtable[] = {
                                 method_list_profiles, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("GetProfile", SD_BUS_ARGS("s", name), SD_BUS_RESULT("s", kind, "a(stud)", files),
                                 method_get_profile, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("GetProfileRanges", SD_BUS_ARGS("s", name),
+                                SD_BUS_RESULT("s", kind, "a(stud)", files, "a(utt)", ranges),
+                                method_get_profile_ranges, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("ListSessions", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(tsssttub)", sessions),
                                 method_list_sessions, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("ForgetProfile", SD_BUS_ARGS("s", name), SD_BUS_NO_RESULT,

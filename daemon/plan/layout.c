@@ -88,6 +88,31 @@ void layout_walker_add_file(LayoutWalker *w, const Extent *extents, size_t n) {
                 w->q.files++;
 }
 
+bool layout_walker_add_range(LayoutWalker *w, const Extent *extents, size_t n, uint64_t offset, uint64_t length) {
+        uint64_t end = length > UINT64_MAX - offset ? UINT64_MAX : offset + length;
+        bool any = false;
+
+        for (size_t i = 0; i < n; i++) {
+                const Extent *e = &extents[i];
+                uint64_t lo, hi;
+
+                if (!layout_extent_has_blocks(e))
+                        continue;
+
+                lo = MAX(e->logical, offset);
+                hi = MIN(e->logical + e->length, end);
+                if (lo >= hi)
+                        continue;
+
+                walker_step(w, e->physical + (lo - e->logical), hi - lo);
+                w->q.extents++;
+                w->q.bytes += hi - lo;
+                any = true;
+        }
+
+        return any;
+}
+
 void layout_walker_finish(LayoutWalker *w, LayoutQuality *ret) {
         LayoutQuality q = w->q;
 

@@ -51,6 +51,10 @@ typedef struct LayoutWalker {
 
 void layout_walker_init(LayoutWalker *w, uint64_t device_bytes);
 void layout_walker_add_file(LayoutWalker *w, const Extent *extents, size_t n);
+/* Only the bytes of the file's logical range [offset, offset + length) (a hot range of a profile), read as
+ * one request: each extent is cut to the range, an extent split by it counts once per piece. Counts no file
+ * (the caller counts a file at its first range). Returns true if the range has blocks. */
+bool layout_walker_add_range(LayoutWalker *w, const Extent *extents, size_t n, uint64_t offset, uint64_t length);
 void layout_walker_finish(LayoutWalker *w, LayoutQuality *ret);
 
 /* A sequence of requests (physical offset, length), e.g. a block trace, costed with the same model. */

@@ -199,8 +199,11 @@ int profile_merge(Db *db, const char *profile, ProfileKind kind, int64_t fresh_s
         _cleanup_free_ RankSession *rs = NULL;
         _cleanup_free_ RankResult *res = NULL;
         _cleanup_free_ DbProfileEntry *entries = NULL;
-        size_t n_fresh = 0, n_dropped = 0, n_all = 0, k = 0;
-        int n, r;
+        _cleanup_free_ RankRangeSession *rrs = NULL;
+        _cleanup_free_ RankRange *kept_ranges = NULL, *ranges = NULL;
+        _cleanup_free_ DbRange *db_ranges = NULL;
+        size_t n_fresh = 0, n_dropped = 0, n_all = 0, n_all_ranges = 0, k = 0;
+        int n, n_ranges, r;
 
         r = db_load_merge_input(db, profile, keep_of(o, kind), &in);
         if (r < 0)
@@ -234,16 +237,43 @@ int profile_merge(Db *db, const char *profile, ProfileKind kind, int64_t fresh_s
                 rs[s].n_files = (size_t) (kept + k - rs[s].file_ids);
         }
 
+        /* Their ranges the same way. */
+        for (size_t s = 0; s < in.n_sessions; s++)
+                n_all_ranges += in.n_session_ranges[s];
+        rrs = calloc(in.n_sessions + 1, sizeof *rrs);
+        kept_ranges = calloc(n_all_ranges + 1, sizeof *kept_ranges);
+        if (!rrs || !kept_ranges)
+                return -ENOMEM;
+        k = 0;
+        for (size_t s = 0; s < in.n_sessions; s++) {
+                rrs[s].ranges = kept_ranges + k;
+                for (size_t i = 0; i < in.n_session_ranges[s]; i++) {
+                        const DbRange *dr = in.session_ranges[s] + i;
+
+                        if (!sorted_contains(dropped, n_dropped, dr->file_id))
+                                kept_ranges[k++] = (RankRange) { .file_id = dr->file_id, .offset = dr->offset,
+                                                                 .length = dr->length };
+                }
+                rrs[s].n_ranges = (size_t) (kept_ranges + k - rrs[s].ranges);
+        }
+
         n = rank_merge(rs, in.n_sessions, &res);
         if (n < 0)
                 return n;
+        n_ranges = rank_merge_ranges(rrs, in.n_sessions, res, (size_t) n, &ranges);
+        if (n_ranges < 0)
+                return n_ranges;
         entries = calloc((size_t) n + 1, sizeof *entries);
-        if (!entries)
+        db_ranges = calloc((size_t) n_ranges + 1, sizeof *db_ranges);
+        if (!entries || !db_ranges)
                 return -ENOMEM;
         for (int i = 0; i < n; i++)
                 entries[i] = (DbProfileEntry) { .file_id = res[i].file_id, .score = res[i].score,
                                                 .seen = res[i].seen };
-        return db_store_profile(db, profile, entries, (size_t) n);
+        for (int i = 0; i < n_ranges; i++)
+                db_ranges[i] = (DbRange) { .file_id = ranges[i].file_id, .offset = ranges[i].offset,
+                                           .length = ranges[i].length };
+        return db_store_profile_ranges(db, profile, entries, (size_t) n, db_ranges, (size_t) n_ranges);
 }
 
 void profile_refresh_paths(DbProfileFile *f, size_t n, const ProfileOptions *o) {

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <math.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "macro.h"
@@ -163,5 +164,172 @@ int rank_merge(const RankSession *sessions, size_t n_sessions, RankResult **ret)
                 results[i] = items[i].result;
 
         *ret = TAKE_PTR(results);
+        return (int) n_items;
+}
+
+/* One session's range, placed: which file of the merge, where in the session. */
+typedef struct RangePiece {
+        size_t file;            /* index into the files */
+        uint64_t offset, end;
+        size_t session;
+        double p;
+} RangePiece;
+
+/* A range of the layout order, with its sort keys. */
+typedef struct RangeItem {
+        RankRange range;
+        double score, tie;
+        size_t file;
+} RangeItem;
+
+typedef struct FileSlot {
+        int64_t id;
+        size_t index;
+} FileSlot;
+
+static int slot_compare(const void *a, const void *b) {
+        const FileSlot *x = a, *y = b;
+
+        return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int piece_compare(const void *a, const void *b) {
+        const RangePiece *x = a, *y = b;
+
+        if (x->file != y->file)
+                return x->file < y->file ? -1 : 1;
+        if (x->offset != y->offset)
+                return x->offset < y->offset ? -1 : 1;
+        return 0;
+}
+
+/* By session, the earliest position first: the first of a session's ranges a merged range covers. */
+static int entry_compare_by_session(const void *a, const void *b) {
+        const RankEntry *x = a, *y = b;
+
+        if (x->session != y->session)
+                return x->session < y->session ? -1 : 1;
+        if (x->p != y->p)
+                return x->p < y->p ? -1 : 1;
+        return 0;
+}
+
+static int range_item_compare(const void *a, const void *b) {
+        const RangeItem *x = a, *y = b;
+
+        if (x->score != y->score)
+                return x->score < y->score ? -1 : 1;
+        if (x->tie != y->tie)
+                return x->tie < y->tie ? -1 : 1;
+        if (x->file != y->file)
+                return x->file < y->file ? -1 : 1;
+        if (x->range.offset != y->range.offset)
+                return x->range.offset < y->range.offset ? -1 : 1;
+        return 0;
+}
+
+int rank_merge_ranges(const RankRangeSession *sessions, size_t n_sessions, const RankResult *files,
+                      size_t n_files, RankRange **ret) {
+        _cleanup_free_ FileSlot *slots = NULL;
+        _cleanup_free_ RangePiece *pieces = NULL;
+        _cleanup_free_ RankEntry *entries = NULL;
+        _cleanup_free_ RangeItem *items = NULL;
+        _cleanup_free_ RankRange *out = NULL;
+        _cleanup_free_ bool *has = NULL;
+        size_t n_pieces = 0, n_all = 0, n_items = 0;
+
+        for (size_t s = 0; s < n_sessions; s++)
+                if (__builtin_add_overflow(n_all, sessions[s].n_ranges, &n_all))
+                        return -ENOMEM;
+        if (n_all > INT_MAX || n_files > INT_MAX - n_all)
+                return -ENOMEM;
+
+        slots = calloc(n_files + 1, sizeof *slots);
+        has = calloc(n_files + 1, sizeof *has);
+        pieces = calloc(n_all + 1, sizeof *pieces);
+        entries = calloc(n_all + 1, sizeof *entries);
+        items = calloc(n_all + n_files + 1, sizeof *items);
+        if (!slots || !has || !pieces || !entries || !items)
+                return -ENOMEM;
+        for (size_t i = 0; i < n_files; i++)
+                slots[i] = (FileSlot) { .id = files[i].file_id, .index = i };
+        qsort_safe(slots, n_files, sizeof *slots, slot_compare);
+
+        for (size_t s = 0; s < n_sessions; s++) {
+                size_t n = sessions[s].n_ranges;
+
+                for (size_t i = 0; i < n; i++) {
+                        const RankRange *r = sessions[s].ranges + i;
+                        FileSlot key = { .id = r->file_id };
+                        const FileSlot *slot;
+
+                        slot = bsearch_safe(&key, slots, n_files, sizeof *slots, slot_compare);
+                        if (!slot || r->length == 0 || r->offset + r->length < r->offset)
+                                continue;
+                        pieces[n_pieces++] = (RangePiece) {
+                                .file = slot->index,
+                                .offset = r->offset,
+                                .end = r->offset + r->length,
+                                .session = s,
+                                .p = n > 1 ? (double) i / (double) (n - 1) : 0,
+                        };
+                }
+        }
+
+        qsort_safe(pieces, n_pieces, sizeof *pieces, piece_compare);
+
+        /* Per file, sorted by offset: a piece that starts at or before the end so far joins the range. */
+        for (size_t start = 0; start < n_pieces;) {
+                size_t end = start + 1, n = 0, m = 0;
+                uint64_t stop = pieces[start].end;
+
+                while (end < n_pieces && pieces[end].file == pieces[start].file && pieces[end].offset <= stop) {
+                        stop = MAX(stop, pieces[end].end);
+                        end++;
+                }
+
+                for (size_t i = start; i < end; i++)
+                        entries[n++] = (RankEntry) { .session = pieces[i].session, .p = pieces[i].p };
+                /* One entry per session, its earliest; the first is the newest session's. */
+                qsort_safe(entries, n, sizeof *entries, entry_compare_by_session);
+                for (size_t i = 0; i < n; i++)
+                        if (i == 0 || entries[i].session != entries[m - 1].session)
+                                entries[m++] = entries[i];
+                double tie = entries[0].p;
+                qsort_safe(entries, m, sizeof *entries, entry_compare_by_position);
+
+                items[n_items++] = (RangeItem) {
+                        .range = {
+                                .file_id = files[pieces[start].file].file_id,
+                                .offset = pieces[start].offset,
+                                .length = stop - pieces[start].offset,
+                        },
+                        .score = weighted_median(entries, m),
+                        .tie = tie,
+                        .file = pieces[start].file,
+                };
+                has[pieces[start].file] = true;
+                start = end;
+        }
+
+        /* Files no session with page data read: whole, at their file score. */
+        for (size_t i = 0; i < n_files; i++)
+                if (!has[i])
+                        items[n_items++] = (RangeItem) {
+                                .range = { .file_id = files[i].file_id },
+                                .score = files[i].score,
+                                .tie = files[i].score,
+                                .file = i,
+                        };
+
+        qsort_safe(items, n_items, sizeof *items, range_item_compare);
+
+        out = calloc(n_items + 1, sizeof *out);
+        if (!out)
+                return -ENOMEM;
+        for (size_t i = 0; i < n_items; i++)
+                out[i] = items[i].range;
+
+        *ret = TAKE_PTR(out);
         return (int) n_items;
 }

@@ -32,3 +32,31 @@ typedef struct RankResult {
 
 /* Returns the number of results (>= 0) with *ret allocated (free()), or -ENOMEM. sessions[0] is newest. */
 int rank_merge(const RankSession *sessions, size_t n_sessions, RankResult **ret);
+
+/* Merging the same sessions' byte ranges into the profile's layout order (seeklessd(8), "PROFILES", Ranges):
+ *   - a file's hot ranges are the union of the ranges the sessions with page data read of it, ranges that
+ *     overlap or touch coalesced into one. A session with page data that read none of a file (it was
+ *     cached) does not shrink it; sessions without page data say nothing about ranges. A file no session
+ *     with page data has ranges for counts whole (one range, length 0);
+ *   - a merged range's normalised position in a session with page data is that of the first of the
+ *     session's ranges it covers, p = index / (n_s - 1) among the session's n_s ranges (in first-touch
+ *     order, interleaved across files); its score is the weighted median of p over the sessions with page
+ *     data whose ranges it covers, with the same weights as above;
+ *   - a whole file's score is its file score;
+ *   - ranges are ordered by score, then by the position in the newest session covering it (a whole file:
+ *     its score), then in the order of the files, then by offset. Without page data the order is the files'.
+ * Ranges of files not in `files` are ignored. */
+typedef struct RankRange {
+        int64_t file_id;
+        uint64_t offset, length;        /* bytes; length 0: the whole file */
+} RankRange;
+
+typedef struct RankRangeSession {
+        const RankRange *ranges;        /* in first-touch order; none: the session has no page data */
+        size_t n_ranges;
+} RankRangeSession;
+
+/* sessions[0] is newest, as for rank_merge(); files is rank_merge()'s result. Returns the number of ranges
+ * (>= n_files) with *ret allocated (free()), or -ENOMEM. */
+int rank_merge_ranges(const RankRangeSession *sessions, size_t n_sessions, const RankResult *files,
+                      size_t n_files, RankRange **ret);

@@ -119,6 +119,30 @@ static const char *const migrations[] = {
          * or "running executable or swap") get their code; no other code decides anything. */
         "ALTER TABLE run_files ADD COLUMN why TEXT NOT NULL DEFAULT '';"
         "UPDATE run_files SET why = 'running' WHERE state = 'retry' AND substr(reason, 1, 18) = 'running executable';",
+
+        /* 4 -> 5: byte ranges. A session recorded with page data keeps the ranges it read, in first-touch
+         * order (sessions recorded before have none: their files count whole). A profile keeps its merged
+         * ranges in layout order beside its files; length 0 is a whole file, at its size when read. Every
+         * profile so far counted its files whole: one whole range per file, in file order. */
+        "CREATE TABLE session_ranges ("
+        "        session_id INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,"
+        "        position INTEGER NOT NULL,"
+        "        file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,"
+        "        offset INTEGER NOT NULL,"
+        "        length INTEGER NOT NULL,"
+        "        offset_usec INTEGER NOT NULL,"
+        "        PRIMARY KEY (session_id, position)) WITHOUT ROWID;"
+        "CREATE INDEX session_ranges_file ON session_ranges(file_id);"
+        "CREATE TABLE profile_ranges ("
+        "        profile_id INTEGER NOT NULL REFERENCES profiles(id) ON DELETE CASCADE,"
+        "        position INTEGER NOT NULL,"
+        "        file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,"
+        "        offset INTEGER NOT NULL,"
+        "        length INTEGER NOT NULL,"
+        "        PRIMARY KEY (profile_id, position)) WITHOUT ROWID;"
+        "CREATE INDEX profile_ranges_file ON profile_ranges(file_id);"
+        "INSERT INTO profile_ranges (profile_id, position, file_id, offset, length) "
+        "        SELECT profile_id, position, file_id, 0, 0 FROM profile_files;",
 };
 
 typedef enum Stmt {
@@ -131,6 +155,7 @@ typedef enum Stmt {
         STMT_FILE_UPSERT,
         STMT_SESSION_INSERT,
         STMT_SESSION_FILE_INSERT,
+        STMT_SESSION_RANGE_INSERT,
         STMT_SESSIONS_PRUNE,
         STMT_FILES_DELETE_ORPHANS,
         STMT_COUNT_IN_BOOT,
@@ -138,8 +163,12 @@ typedef enum Stmt {
         STMT_MERGE_SESSIONS,
         STMT_MERGE_SESSION_FILES,
         STMT_MERGE_FILES,
+        STMT_MERGE_SESSION_RANGES,
         STMT_PROFILE_FILES_DELETE,
         STMT_PROFILE_FILE_INSERT,
+        STMT_PROFILE_RANGES_DELETE,
+        STMT_PROFILE_RANGE_INSERT,
+        STMT_PROFILE_RANGES,
         STMT_FILE_UPDATE,
         STMT_FILE_SESSIONS_SHRINK,
         STMT_FILE_DELETE,
@@ -188,6 +217,10 @@ static const char *const stmt_sql[_STMT_MAX] = {
         [STMT_SESSION_FILE_INSERT] =
                 "INSERT INTO session_files (session_id, position, file_id, offset_usec) "
                 "VALUES (?1, ?2, ?3, ?4)",
+        [STMT_SESSION_RANGE_INSERT] =
+                "INSERT INTO session_ranges (session_id, position, file_id, offset, length, offset_usec) "
+                "VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        /* session_ranges rows go with the sessions (ON DELETE CASCADE). */
         [STMT_SESSIONS_PRUNE] =
                 "DELETE FROM sessions WHERE profile_id = ?1 AND id NOT IN (" NEWEST_SESSIONS ")",
         /* profile_files rows of the deleted files go with them (ON DELETE CASCADE). */
@@ -207,7 +240,15 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 "SELECT " FILE_COLUMNS " FROM files f WHERE f.id IN ("
                 "SELECT sf.file_id FROM session_files sf WHERE sf.session_id IN (" NEWEST_SESSIONS ")) "
                 "ORDER BY f.id",
+        [STMT_MERGE_SESSION_RANGES] =
+                "SELECT file_id, offset, length FROM session_ranges WHERE session_id = ?1 ORDER BY position",
         [STMT_PROFILE_FILES_DELETE] = "DELETE FROM profile_files WHERE profile_id = ?1",
+        [STMT_PROFILE_RANGES_DELETE] = "DELETE FROM profile_ranges WHERE profile_id = ?1",
+        [STMT_PROFILE_RANGE_INSERT] =
+                "INSERT INTO profile_ranges (profile_id, position, file_id, offset, length) "
+                "VALUES (?1, ?2, ?3, ?4, ?5)",
+        [STMT_PROFILE_RANGES] =
+                "SELECT file_id, offset, length FROM profile_ranges WHERE profile_id = ?1 ORDER BY position",
         [STMT_PROFILE_FILE_INSERT] =
                 "INSERT INTO profile_files (profile_id, position, file_id, score, seen) "
                 "VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -691,7 +732,9 @@ static int db_probe(Db *db) {
                            "IFNULL((SELECT MAX(session_id) FROM session_files), 0) + "
                            "IFNULL((SELECT MAX(file_id) FROM session_files), 0) + "
                            "IFNULL((SELECT MAX(profile_id) FROM profile_files), 0) + "
-                           "IFNULL((SELECT MAX(file_id) FROM profile_files), 0)",
+                           "IFNULL((SELECT MAX(file_id) FROM profile_files), 0) + "
+                           "IFNULL((SELECT MAX(session_id) FROM session_ranges), 0) + "
+                           "IFNULL((SELECT MAX(profile_id) FROM profile_ranges), 0)",
                            &dummy);
         /* "no such table" or "no such column": a schema that is not ours, under one of our versions */
         return not_ours_errno(db, r);
@@ -813,7 +856,8 @@ int db_open(const char *path, Db **ret) {
         return 0;
 }
 
-static int session_file_add(Db *db, const DbSession *s, int64_t session_id, size_t position) {
+static int session_file_add(Db *db, const DbSession *s, int64_t session_id, size_t position,
+                            int64_t *ret_file_id) {
         const DbSessionFile *f = s->files + position;
         int64_t file_id;
         int r;
@@ -843,6 +887,7 @@ static int session_file_add(Db *db, const DbSession *s, int64_t session_id, size
                         return -EIO;
                 file_id = sqlite3_column_int64(st, 0);
         }
+        *ret_file_id = file_id;
 
         _cleanup_reset_ sqlite3_stmt *st = db_stmt(db, STMT_SESSION_FILE_INSERT);
 
@@ -855,6 +900,35 @@ static int session_file_add(Db *db, const DbSession *s, int64_t session_id, size
         return db_step_done(db, st);
 }
 
+static int session_range_add(Db *db, int64_t session_id, size_t position, const DbSessionRange *range,
+                             const int64_t *file_ids) {
+        _cleanup_reset_ sqlite3_stmt *st = db_stmt(db, STMT_SESSION_RANGE_INSERT);
+        int r;
+
+        if ((r = bind_i64(db, st, 1, session_id)) < 0 ||
+            (r = bind_i64(db, st, 2, (int64_t) position)) < 0 ||
+            (r = bind_i64(db, st, 3, file_ids[range->file])) < 0 ||
+            (r = bind_i64(db, st, 4, (int64_t) range->offset)) < 0 ||
+            (r = bind_i64(db, st, 5, (int64_t) range->length)) < 0 ||
+            (r = bind_i64(db, st, 6, (int64_t) range->offset_usec)) < 0)
+                return r;
+        return db_step_done(db, st);
+}
+
+/* A range names one of the session's files, is not empty and ends where int64 still counts. */
+static bool session_ranges_valid(const DbSession *s) {
+        if (s->n_ranges > 0 && !s->ranges)
+                return false;
+        for (size_t i = 0; i < s->n_ranges; i++) {
+                const DbSessionRange *r = s->ranges + i;
+
+                if (r->file >= s->n_files || r->length == 0 || r->offset > INT64_MAX ||
+                    r->length > INT64_MAX - r->offset || r->offset_usec > INT64_MAX)
+                        return false;
+        }
+        return true;
+}
+
 static int files_delete_orphans(Db *db) {
         return db_exec_stmt(db, STMT_FILES_DELETE_ORPHANS);
 }
@@ -865,7 +939,9 @@ int db_add_session(Db *db, const DbSession *s, unsigned keep, int64_t *ret_sessi
         const char *kind;
         int r;
 
-        if (!db || !s || !s->profile || !s->boot_id || (s->n_files > 0 && !s->files))
+        _cleanup_free_ int64_t *file_ids = NULL;
+
+        if (!db || !s || !s->profile || !s->boot_id || (s->n_files > 0 && !s->files) || !session_ranges_valid(s))
                 return -EINVAL;
         /* keep == 0 would delete the session we are adding. */
         if (keep == 0)
@@ -916,8 +992,16 @@ int db_add_session(Db *db, const DbSession *s, unsigned keep, int64_t *ret_sessi
                 session_id = sqlite3_column_int64(st, 0);
         }
 
+        file_ids = calloc(s->n_files + 1, sizeof *file_ids);
+        if (!file_ids)
+                return -ENOMEM;
         for (size_t i = 0; i < s->n_files; i++) {
-                r = session_file_add(db, s, session_id, i);
+                r = session_file_add(db, s, session_id, i, file_ids + i);
+                if (r < 0)
+                        return r;
+        }
+        for (size_t i = 0; i < s->n_ranges; i++) {
+                r = session_range_add(db, session_id, i, s->ranges + i, file_ids);
                 if (r < 0)
                         return r;
         }
@@ -1013,6 +1097,11 @@ void db_merge_input_free(DbMergeInput *in) {
                         free(in->session_files[i]);
         free(in->session_files);
         free(in->n_session_files);
+        if (in->session_ranges)
+                for (size_t i = 0; i < in->n_sessions; i++)
+                        free(in->session_ranges[i]);
+        free(in->session_ranges);
+        free(in->n_session_ranges);
         free(in->session_ids);
         for (size_t i = 0; i < in->n_files; i++)
                 db_file_done(in->files + i);
@@ -1044,7 +1133,9 @@ static int merge_load_sessions(Db *db, int64_t profile_id, unsigned keep, DbMerg
 
         in->session_files = calloc(MAX(n, (size_t) 1), sizeof(int64_t *));
         in->n_session_files = calloc(MAX(n, (size_t) 1), sizeof(size_t));
-        if (!in->session_files || !in->n_session_files)
+        in->session_ranges = calloc(MAX(n, (size_t) 1), sizeof(DbRange *));
+        in->n_session_ranges = calloc(MAX(n, (size_t) 1), sizeof(size_t));
+        if (!in->session_files || !in->n_session_files || !in->session_ranges || !in->n_session_ranges)
                 return -ENOMEM;
         in->n_sessions = n;
         in->session_ids = TAKE_PTR(ids);
@@ -1063,6 +1154,29 @@ static int merge_load_sessions(Db *db, int64_t profile_id, unsigned keep, DbMerg
                                 return r;
                         in->session_files[i][m++] = sqlite3_column_int64(st, 0);
                         in->n_session_files[i] = m;
+                }
+                if (r < 0)
+                        return r;
+        }
+
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_reset_ sqlite3_stmt *st = db_stmt(db, STMT_MERGE_SESSION_RANGES);
+                size_t m = 0, m_alloc = 0;
+
+                r = bind_i64(db, st, 1, in->session_ids[i]);
+                if (r < 0)
+                        return r;
+
+                while ((r = db_step(db, st)) > 0) {
+                        r = GREEDY_REALLOC(in->session_ranges[i], m_alloc, m + 1);
+                        if (r < 0)
+                                return r;
+                        in->session_ranges[i][m++] = (DbRange) {
+                                .file_id = sqlite3_column_int64(st, 0),
+                                .offset = (uint64_t) sqlite3_column_int64(st, 1),
+                                .length = (uint64_t) sqlite3_column_int64(st, 2),
+                        };
+                        in->n_session_ranges[i] = m;
                 }
                 if (r < 0)
                         return r;
@@ -1132,13 +1246,56 @@ int db_load_merge_input(Db *db, const char *profile, unsigned keep, DbMergeInput
         return 0;
 }
 
+static int profile_clear(Db *db, Stmt s, int64_t profile_id) {
+        _cleanup_reset_ sqlite3_stmt *st = db_stmt(db, s);
+        int r;
+
+        r = bind_i64(db, st, 1, profile_id);
+        if (r < 0)
+                return r;
+        return db_step_done(db, st);
+}
+
+static int profile_range_add(Db *db, int64_t profile_id, size_t position, const DbRange *range) {
+        _cleanup_reset_ sqlite3_stmt *st = db_stmt(db, STMT_PROFILE_RANGE_INSERT);
+        int r;
+
+        if (range->offset > INT64_MAX || range->length > INT64_MAX - range->offset ||
+            (range->length == 0 && range->offset != 0))
+                return -EINVAL;
+        if ((r = bind_i64(db, st, 1, profile_id)) < 0 ||
+            (r = bind_i64(db, st, 2, (int64_t) position)) < 0 ||
+            (r = bind_i64(db, st, 3, range->file_id)) < 0 ||
+            (r = bind_i64(db, st, 4, (int64_t) range->offset)) < 0 ||
+            (r = bind_i64(db, st, 5, (int64_t) range->length)) < 0)
+                return r;
+        return db_step_done(db, st);
+}
+
 int db_store_profile(Db *db, const char *profile, const DbProfileEntry *entries, size_t n) {
+        return db_store_profile_ranges(db, profile, entries, n, NULL, 0);
+}
+
+int db_store_profile_ranges(Db *db, const char *profile, const DbProfileEntry *entries, size_t n,
+                            const DbRange *ranges, size_t n_ranges) {
         _cleanup_rollback_ Db *tx = NULL;
+        _cleanup_free_ int64_t *ids = NULL;
         int64_t profile_id;
         int r;
 
-        if (!db || !profile || (n > 0 && !entries))
+        if (!db || !profile || (n > 0 && !entries) || (n_ranges > 0 && !ranges))
                 return -EINVAL;
+
+        /* Each range's file is one of the entries (sorted ids, for the lookups). */
+        ids = calloc(n + 1, sizeof *ids);
+        if (!ids)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                ids[i] = entries[i].file_id;
+        qsort_safe(ids, n, sizeof *ids, cmp_int64);
+        for (size_t i = 0; i < n_ranges; i++)
+                if (n == 0 || !bsearch_safe(&ranges[i].file_id, ids, n, sizeof *ids, cmp_int64))
+                        return -EINVAL;
 
         r = db_begin(db, true);
         if (r < 0)
@@ -1149,16 +1306,12 @@ int db_store_profile(Db *db, const char *profile, const DbProfileEntry *entries,
         if (r < 0)
                 return r;
 
-        {
-                _cleanup_reset_ sqlite3_stmt *st = db_stmt(db, STMT_PROFILE_FILES_DELETE);
-
-                r = bind_i64(db, st, 1, profile_id);
-                if (r < 0)
-                        return r;
-                r = db_step_done(db, st);
-                if (r < 0)
-                        return r;
-        }
+        r = profile_clear(db, STMT_PROFILE_FILES_DELETE, profile_id);
+        if (r < 0)
+                return r;
+        r = profile_clear(db, STMT_PROFILE_RANGES_DELETE, profile_id);
+        if (r < 0)
+                return r;
 
         for (size_t i = 0; i < n; i++) {
                 _cleanup_reset_ sqlite3_stmt *st = db_stmt(db, STMT_PROFILE_FILE_INSERT);
@@ -1172,6 +1325,14 @@ int db_store_profile(Db *db, const char *profile, const DbProfileEntry *entries,
 
                 /* A file id that does not exist fails the foreign key: -EINVAL. */
                 r = db_step_done(db, st);
+                if (r < 0)
+                        return r;
+        }
+
+        /* Without ranges, each file whole, in file order. */
+        for (size_t i = 0; i < (ranges ? n_ranges : n); i++) {
+                r = profile_range_add(db, profile_id, i,
+                                      ranges ? ranges + i : &(DbRange) { .file_id = entries[i].file_id });
                 if (r < 0)
                         return r;
         }
@@ -1360,6 +1521,105 @@ int db_get_profile(Db *db, const char *name, ProfileKind *ret_kind, DbProfileFil
 fail:
         db_profile_files_free(list, n);
         return r;
+}
+
+/* A file's index in `files`, by its id: (id, index) pairs sorted by id. */
+typedef struct FileIndex {
+        int64_t id;
+        size_t index;
+} FileIndex;
+
+static int file_index_compare(const void *a, const void *b) {
+        const FileIndex *x = a, *y = b;
+
+        return x->id < y->id ? -1 : x->id > y->id;
+}
+
+int db_get_profile_ranges(Db *db, const char *name, const DbProfileFile *files, size_t n_files,
+                          DbProfileRange **ret, size_t *ret_n) {
+        _cleanup_rollback_ Db *tx = NULL;
+        _cleanup_free_ FileIndex *index = NULL;
+        _cleanup_free_ DbProfileRange *list = NULL;
+        _cleanup_free_ bool *has = NULL;
+        size_t n = 0, n_alloc = 0;
+        int64_t profile_id;
+        int r;
+
+        if (!db || !name || (n_files > 0 && !files) || !ret || !ret_n)
+                return -EINVAL;
+
+        index = calloc(n_files + 1, sizeof *index);
+        has = calloc(n_files + 1, sizeof *has);
+        if (!index || !has)
+                return -ENOMEM;
+        for (size_t i = 0; i < n_files; i++)
+                index[i] = (FileIndex) { .id = files[i].file.id, .index = i };
+        qsort_safe(index, n_files, sizeof *index, file_index_compare);
+
+        r = db_begin(db, false);
+        if (r < 0)
+                return r;
+        tx = db;
+
+        r = profile_lookup(db, name, &profile_id, NULL);
+        if (r < 0)
+                return r;
+
+        {
+                _cleanup_reset_ sqlite3_stmt *st = db_stmt(db, STMT_PROFILE_RANGES);
+
+                r = bind_i64(db, st, 1, profile_id);
+                if (r < 0)
+                        return r;
+
+                while ((r = db_step(db, st)) > 0) {
+                        FileIndex key = { .id = sqlite3_column_int64(st, 0) };
+                        int64_t offset = sqlite3_column_int64(st, 1), length = sqlite3_column_int64(st, 2);
+                        const FileIndex *fi;
+                        uint64_t size;
+
+                        fi = n_files > 0 ? bsearch(&key, index, n_files, sizeof *index, file_index_compare) : NULL;
+                        if (!fi || offset < 0 || length < 0)
+                                continue;
+                        size = files[fi->index].file.size;
+                        if (length == 0) {
+                                /* whole, at its size now */
+                                offset = 0;
+                                length = (int64_t) MIN(size, (uint64_t) INT64_MAX);
+                        } else if ((uint64_t) offset >= size)
+                                continue;
+                        else
+                                length = (int64_t) MIN((uint64_t) length, size - (uint64_t) offset);
+
+                        r = GREEDY_REALLOC(list, n_alloc, n + 1);
+                        if (r < 0)
+                                return r;
+                        list[n++] = (DbProfileRange) { .file = fi->index, .offset = (uint64_t) offset,
+                                                       .length = (uint64_t) length };
+                        has[fi->index] = true;
+                }
+                if (r < 0)
+                        return r;
+        }
+
+        r = db_commit(db);
+        if (r < 0)
+                return r;
+        TAKE_PTR(tx);
+
+        /* Every file has a range: those the stored ranges miss count whole. */
+        for (size_t i = 0; i < n_files; i++) {
+                if (has[i])
+                        continue;
+                r = GREEDY_REALLOC(list, n_alloc, n + 1);
+                if (r < 0)
+                        return r;
+                list[n++] = (DbProfileRange) { .file = i, .offset = 0, .length = files[i].file.size };
+        }
+
+        *ret = TAKE_PTR(list);
+        *ret_n = n;
+        return 0;
 }
 
 void db_session_infos_free(DbSessionInfo *p, size_t n) {

@@ -21,6 +21,10 @@
  *   sessions(id, profile_id, boot_id, started_realtime, duration_usec, n_files, complete, uid)
  *   session_files(session_id, position, file_id, offset_usec)
  *   profile_files(profile_id, position, file_id, score, seen): the merged order, rewritten on each merge
+ *   session_ranges(session_id, position, file_id, offset, length, offset_usec): the byte ranges a session
+ *         with page data read, in first-touch order; a session without any has no page data
+ *   profile_ranges(profile_id, position, file_id, offset, length): the merged ranges in layout order,
+ *         rewritten with profile_files; length 0 (offset 0) is the whole file at its size when read
  */
 
 typedef struct Db Db;
@@ -58,6 +62,7 @@ typedef struct DbSessionFile {
         uint64_t offset_usec;   /* first access, relative to session start */
 } DbSessionFile;
 
+/* A byte range a session read (with page data). */
 typedef struct DbSessionRange {
         size_t file;                    /* index into DbSession.files */
         uint64_t offset, length;        /* bytes, multiples of the page size */
@@ -74,10 +79,11 @@ typedef struct DbSession {
         uid_t uid;              /* the launching process's real uid (boot: 0; UID_INVALID: unknown) */
         const DbSessionFile *files;   /* in first-access order; position = index */
         size_t n_files;
-        const DbSessionRange *ranges;   /* in first-touch order; NULL/0: the session has no page data */
-        size_t n_ranges;                /* (all its files count whole, as before). A file of a session
+        const DbSessionRange *ranges;   /* in first-touch order; NULL/0: the session has no page data
+                                         * (all its files count whole, as before). A file of a session
                                          * with page data but without any range was cached when read:
                                          * it says nothing about the file's ranges. */
+        size_t n_ranges;
 } DbSession;
 
 /* Open or create the database at path (":memory:" for tests): WAL mode, foreign keys on, migrations run,
@@ -118,13 +124,21 @@ typedef struct DbFile {
         int64_t mtime_ns;
 } DbFile;
 
+/* A byte range of a file: a session's (DbMergeInput) or a profile's (db_store_profile_ranges()). */
+typedef struct DbRange {
+        int64_t file_id;
+        uint64_t offset, length;        /* length 0 in a profile's: the whole file */
+} DbRange;
+
 /* The inputs of a merge: the profile's newest `keep` sessions (newest first), each with its file ids in
- * position order, and the distinct files they reference. */
+ * position order and its ranges in first-touch order, and the distinct files they reference. */
 typedef struct DbMergeInput {
         size_t n_sessions;
         int64_t *session_ids;      /* newest (highest id) first */
         int64_t **session_files;   /* session_files[i] has n_session_files[i] file ids */
         size_t *n_session_files;
+        DbRange **session_ranges;  /* session_ranges[i] has n_session_ranges[i] ranges; 0: no page data */
+        size_t *n_session_ranges;
         DbFile *files;
         size_t n_files;
 } DbMergeInput;
@@ -139,6 +153,11 @@ typedef struct DbProfileEntry {
         unsigned seen;
 } DbProfileEntry;
 int db_store_profile(Db *db, const char *profile, const DbProfileEntry *entries, size_t n);
+/* The same with the profile's ranges in layout order (every file of entries should have one; length 0: the
+ * whole file). db_store_profile() stores each file whole, in file order. A range of a file not in entries:
+ * -EINVAL. */
+int db_store_profile_ranges(Db *db, const char *profile, const DbProfileEntry *entries, size_t n,
+                            const DbRange *ranges, size_t n_ranges);
 
 /* Refresh a file's path/size/mtime (it was renamed or grew) or drop a file that vanished or changed
  * identity: the file disappears from every session and profile. */
@@ -166,6 +185,17 @@ typedef struct DbProfileFile {
 void db_profile_files_free(DbProfileFile *p, size_t n);
 /* -ENOENT if there is no such profile. */
 int db_get_profile(Db *db, const char *name, ProfileKind *ret_kind, DbProfileFile **ret, size_t *ret_n);
+
+typedef struct DbProfileRange {
+        size_t file;                    /* index into the DbProfileFile array db_get_profile() returned */
+        uint64_t offset, length;        /* bytes; a file counted whole is one range 0..its size */
+} DbProfileRange;
+/* The profile's merged ranges in layout order (interleaved across files as the starts read them). Every
+ * file of `files` has at least one range: a file the stored ranges do not name (or whose ranges all lie
+ * beyond its size now) is one range 0..its size, after the others; ranges are cut at the file's size.
+ * Ranges of files not in `files` are left out. -ENOENT: no such profile. */
+int db_get_profile_ranges(Db *db, const char *name, const DbProfileFile *files, size_t n_files,
+                          DbProfileRange **ret, size_t *ret_n);
 
 typedef struct DbSessionInfo {
         int64_t id;

@@ -20,7 +20,8 @@ n=$(( $(cat bootcount 2>/dev/null || echo 0) + 1 ))
 echo "$n" > bootcount
 echo "== boot $n ($(cut -d' ' -f1 /proc/uptime) s since boot)"
 
-fail() { echo "FAIL (boot $n): $*"; journalctl -b --no-pager -u seeklessd -u seekless-early | tail -n 40; exit 1; }
+# the FAIL line comes last, so that it sits next to the host's summary in a log cut short
+fail() { journalctl -b --no-pager -u seeklessd -u seekless-early | tail -n 40; echo "FAIL (boot $n): $*"; exit 1; }
 ok() { echo "ok: $*"; }
 wait_for() {            # SECONDS CMD...
         local i

@@ -20,7 +20,8 @@ echo "$n" > bootcount
 read -r V NV DV < versions       # package version, the upgrade's, what the daemon reports (upstream version)
 echo "== boot $n ($(cut -d' ' -f1 /proc/uptime) s since boot)"
 
-fail() { echo "FAIL (boot $n): $*"; journalctl -b --no-pager -u seeklessd -u seekless-early | tail -n 40; exit 1; }
+# the FAIL line comes last, so that it sits next to the host's summary in a log cut short
+fail() { journalctl -b --no-pager -u seeklessd -u seekless-early | tail -n 40; echo "FAIL (boot $n): $*"; exit 1; }
 ok() { echo "ok: $*"; }
 step() { echo "-- $* ($(cut -d' ' -f1 /proc/uptime) s since boot)"; }
 wait_for() {            # SECONDS CMD...
@@ -55,6 +56,25 @@ kept() {                # FILE_BEFORE CMD WHAT: every line of FILE_BEFORE is sti
         local lost
         lost=$(comm -23 "$1" <($2))
         [ -z "$lost" ] || fail "$3 lost: $(echo "$lost" | tr '\n' ' ')"
+}
+# The boot profile's files with their inode numbers. A file the package manager replaced since (a new inode
+# under the same name: the upgrade unpacks the daemon, its units, its generator) or removed is gone for
+# seekless too: the next merge of any profile that holds it drops it from every profile, and the next boot
+# records the new file. Only the others must stay.
+boot_files_ino() { boot_files | while IFS= read -r f; do echo "$(stat -c %i -- "$f" 2>/dev/null || echo -) $f"; done; }
+kept_boot_files() {     # FILE_BEFORE (from boot_files_ino)
+        local ino f lost=
+        replaced=0 dropped=0
+        boot_files > boot-files-now.txt
+        while read -r ino f; do
+                if [ "$(stat -c %i -- "$f" 2>/dev/null || echo -)" != "$ino" ]; then
+                        replaced=$((replaced + 1))
+                        grep -qxF -- "$f" boot-files-now.txt || dropped=$((dropped + 1))
+                        continue
+                fi
+                grep -qxF -- "$f" boot-files-now.txt || lost+="$f "
+        done < "$1"
+        [ -z "$lost" ] || fail "files of the boot profile lost: $lost"
 }
 # Every file of the root filesystem (type, mode, owner, path, link target) but where the system writes by
 # itself or the package manager keeps its own records: the journal, apt's and dpkg's state, caches and
@@ -120,7 +140,7 @@ case $n in
         seeklessctl status
         names > profiles-1.txt
         boot_ids > boots-1.txt
-        boot_files > boot-files-1.txt
+        boot_files_ino > boot-files-1.txt
         grep -qx boot profiles-1.txt && [ -s boots-1.txt ] && [ -s boot-files-1.txt ] || fail "no boot profile"
 
         step "upgrade $V -> $NV"
@@ -146,9 +166,9 @@ case $n in
         ok "the daemon's Version property and seeklessctl --version: $DV (the upstream version of $NV)"
         kept profiles-1.txt names "profiles"
         kept boots-1.txt boot_ids "boot sessions"
-        kept boot-files-1.txt boot_files "files of the boot profile"
+        kept_boot_files boot-files-1.txt
         [ -f /etc/seekless/seekless.conf.d/50-local.conf ] || fail "the upgrade removed an admin's drop-in"
-        ok "the upgrade kept every profile ($(wc -l < profiles-1.txt)), the boot session and the boot profile's $(wc -l < boot-files-1.txt) files, and the admin's drop-in"
+        ok "the upgrade kept every profile ($(wc -l < profiles-1.txt)), the boot session and the boot profile's $(wc -l < boot-files-1.txt) files but the $replaced the upgrade replaced ($dropped of them dropped so far), and the admin's drop-in"
         no_failed_units "after the upgrade"
         names > profiles-2.txt
 
@@ -170,8 +190,8 @@ case $n in
         wait_for 30 bus_name_held || fail "org.seekless.Seekless1 is not on the bus after the reinstall"
         kept profiles-2.txt names "profiles"
         kept boots-1.txt boot_ids "boot sessions"
-        kept boot-files-1.txt boot_files "files of the boot profile"
-        ok "reinstalled: the daemon is back with the $(wc -l < profiles-2.txt) profiles of before the remove, the boot session and the boot profile's files"
+        kept_boot_files boot-files-1.txt
+        ok "reinstalled: the daemon is back with the $(wc -l < profiles-2.txt) profiles of before the remove, the boot session and the boot profile's files ($replaced replaced or removed by the package manager since)"
         no_failed_units "after the reinstall"
 
         step "purge"

@@ -31,6 +31,10 @@ if [ "$rc" != 0 ]; then
 fi
 boots=$(vm_out "$VM_TMP/data.img" bootcount) || { echo "FAIL: run.sh never ran in the guest"; exit 1; }
 guest_rc=$(vm_out "$VM_TMP/data.img" rc)
-[ "$guest_rc" = 0 ] || { echo "FAIL: the guest's checks failed in boot $boots (exit $guest_rc)"; exit 1; }
+[ "$guest_rc" = 0 ] || {
+        echo "FAIL: the guest's checks failed in boot $boots (exit $guest_rc):" \
+                "$(sed -n 's/^.*GUEST: \(FAIL.*\)$/\1/p' "$LOG" | head -n 3 | tr -d '\r')"
+        exit 1
+}
 [ "$boots" = 3 ] || { echo "FAIL: expected 3 boots, the guest ran $boots"; exit 1; }
 echo "ok: three real boots: recorded, optimized by the idle policy, verified in the guest"
