@@ -70,7 +70,9 @@ MaxLaunchesPerBoot=10
 EOC
 start_daemon --filesystem="$MNT" --tracefs="$TRACEFS"
 "$PAGE_TOUCH" fadv:"$D/x":0:8192        # not on the image: only the boot session has it
-# the directory's block leaves the block device's cache, and is read again: a metadata page
+# the directory's block leaves the block device's cache (a freeze checkpoints the journal, so that no
+# metadata buffer stays dirty), and is read again: a metadata page
+fsfreeze -f "$MNT" && fsfreeze -u "$MNT"
 blockdev --flushbufs "$LOOP"
 ls "$D" > /dev/null
 wait_until 30 boot_recording_over || fail "boot window did not close"
@@ -111,6 +113,12 @@ ranges | grep -q "^$D/new " && fail "pages written into a file created during th
 profile_paths "$P" | grep -qx "$D/new" && fail "a file created during the window is in the profile"
 pass "a file created and written during the window is left out"
 profile_paths "$P" | grep -qx "$D/big" || fail "the mapped 100 MiB file is not in the profile"
+# stored and merged: the profile's hot range of the 100 MiB file is that range, in bytes
+page=$(getconf PAGESIZE)
+ctl --json=short show "$P" | jq -e --arg f "$D/big" --argjson o $((1000 * page)) --argjson l $((1000 * page)) \
+        '[.files[] | select(.path == $f) | .ranges] == [[{offset: $o, length: $l}]]' >/dev/null ||
+        fail "the profile's ranges of the 100 MiB file: $(ctl --json=short show "$P" | jq -c --arg f "$D/big" '.files[] | select(.path == $f)') $(sqlite3 "$STATE/seekless.db" "select * from session_ranges; select * from profile_ranges;" | tr "\n" " ")"
+pass "the profile holds the 100 MiB file's range (seeklessctl show --json)"
 
 # ---- 4. overflow ----
 "$PAGE_TOUCH" drop:"$D/big"
