@@ -70,7 +70,9 @@ MaxLaunchesPerBoot=10
 EOC
 start_daemon --filesystem="$MNT" --tracefs="$TRACEFS"
 "$PAGE_TOUCH" fadv:"$D/x":0:8192        # not on the image: only the boot session has it
-# the directory's block leaves the block device's cache, and is read again: a metadata page
+# the directory's block leaves the block device's cache (a freeze checkpoints the journal, so that no
+# metadata buffer stays dirty), and is read again: a metadata page
+fsfreeze -f "$MNT" && fsfreeze -u "$MNT"
 blockdev --flushbufs "$LOOP"
 ls "$D" > /dev/null
 wait_until 30 boot_recording_over || fail "boot window did not close"
