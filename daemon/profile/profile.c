@@ -141,6 +141,8 @@ int profile_store_session(Db *db, const Session *s, const ProfileSessionFiles *f
                         .uid = s->uid,
                         .files = f->files,
                         .n_files = f->n,
+                        .ranges = ranges,
+                        .n_ranges = n_ranges,
                 }, keep_of(o, s->kind), &id);
         if (r < 0)
                 return r;
