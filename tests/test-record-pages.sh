@@ -59,7 +59,6 @@ stop_daemon
 [ "$(grep -c "No page-cache events" "$DAEMON_LOG")" = 1 ] || fail "the missing tracefs was logged more than once"
 
 # ---- 2. with tracefs ----
-INSTANCES_BEFORE=$(ls "$TRACEFS/instances" | grep -c '^seekless-' || true)
 mv "$DAEMON_LOG" "$TMP/daemon-1.log"
 "$PAGE_TOUCH" drop:"$D/x"
 write_config <<EOC
@@ -125,6 +124,10 @@ pass "the profile holds the 100 MiB file's range (seeklessctl show --json)"
 taskset -c 0 "$P" sleep:1000 random:"$D/big":0:25600 &
 prog=$!
 wait_until 10 grep -qx 1 "$EV" || fail "the event is not on for the second launch"
+# only once the exec went through: the exec thread switches the event on before it allows the exec, and a
+# daemon stopped before that would hold the exec forever
+exec_done() { [ "$(readlink "/proc/$prog/exe")" = "$P" ]; }
+wait_until 10 exec_done || fail "the program did not start"
 kill -STOP "$DAEMON_PID"
 wait "$prog" || { kill -CONT "$DAEMON_PID"; fail "the program failed"; }
 kill -CONT "$DAEMON_PID"
@@ -137,7 +140,8 @@ wait_until 10 grep -q "holds [0-9]* page ranges\? ([1-9][0-9]* page events lost"
         fail "the session counts no lost events"
 pass "lost page events mark the session open then incomplete"
 
+pid=$DAEMON_PID
 stop_daemon
 [ -e "$INST" ] && fail "the instance was left behind at exit"
-[ "$(ls "$TRACEFS/instances" | grep -c '^seekless-' || true)" -le "$INSTANCES_BEFORE" ] || fail "instances left behind"
+ls "$TRACEFS/instances" | grep -q "^seekless-$pid-" && fail "instances left behind: $(ls "$TRACEFS/instances")"
 pass "instance removed at exit"
