@@ -23,6 +23,7 @@
 static char *arg_config = NULL;
 static char *arg_state_dir = NULL;
 static const char *arg_run_dir = RUN_DIR;
+static const char *arg_tracefs = NULL;
 static char **arg_filesystems = NULL;
 static size_t arg_n_filesystems = 0;
 static char *arg_boot_id = NULL;
@@ -40,6 +41,8 @@ static void help(void) {
                "                          " RUN_DIR ")\n"
                "     --filesystem=PATH    Record only the filesystem containing PATH (repeatable)\n"
                "     --boot-id=ID         Use ID (32 hex digits) as the boot id (for tests)\n"
+               "     --tracefs=PATH       Where tracefs is mounted (default /sys/kernel/tracing); page\n"
+               "                          recording is off when it is not there\n"
                "     --log-level=LEVEL    debug, info, notice, warning or err\n"
                "     --early-pass         Move the files earlier runs left because they were running\n"
                "                          executables, within EarlyBudgetSec=, then exit\n"
@@ -84,6 +87,7 @@ static int parse_argv(int argc, char *argv[]) {
                 ARG_BOOT_ID,
                 ARG_LOG_LEVEL,
                 ARG_EARLY_PASS,
+                ARG_TRACEFS,
         };
         static const struct option options[] = {
                 { "help",       no_argument,       NULL, 'h'            },
@@ -95,6 +99,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "boot-id",    required_argument, NULL, ARG_BOOT_ID    },
                 { "log-level",  required_argument, NULL, ARG_LOG_LEVEL  },
                 { "early-pass", no_argument,       NULL, ARG_EARLY_PASS },
+                { "tracefs",    required_argument, NULL, ARG_TRACEFS    },
                 {}
         };
         int c, l;
@@ -141,6 +146,11 @@ static int parse_argv(int argc, char *argv[]) {
                         break;
                 case ARG_EARLY_PASS:
                         arg_early_pass = true;
+                        break;
+                case ARG_TRACEFS:
+                        if (optarg[0] != '/')
+                                return log_error_errno(SYNTHETIC_ERRNO(EINVAL), "--tracefs= expects an absolute path: %s", optarg);
+                        arg_tracefs = optarg;
                         break;
                 case '?':
                         return -EINVAL;
@@ -266,6 +276,11 @@ static int run(int argc, char *argv[]) {
         m->run_dir = strdup(arg_run_dir);
         if (!m->run_dir)
                 return log_error_errno(SYNTHETIC_ERRNO(ENOMEM), "Out of memory");
+        if (arg_tracefs) {
+                m->tracefs = strdup(arg_tracefs);
+                if (!m->tracefs)
+                        return log_error_errno(SYNTHETIC_ERRNO(ENOMEM), "Out of memory");
+        }
         if (arg_early_pass) {
                 (void) sd_notify(false, "STATUS=Early-boot pass");
                 return early_pass_run(&m->config, m->db_path, m->state_dir, m->only_filesystems);

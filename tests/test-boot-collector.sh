@@ -1,6 +1,7 @@
 #!/bin/bash
 # The boot collector (seekless-boot-collector, a generator at boot) records the reads made before seeklessd
-# starts; seeklessd stops it and opens the boot session with them, in the order of their first read. Reads
+# starts; seeklessd stops it and opens the boot session with them, in the order of their first read (a file
+# only mapped, never read(), counts at its close, as ld.so maps /etc/ld.so.cache). Reads
 # by a process named seeklessd (the early pass, the daemon itself) are left out. Bad input: a keys file that
 # is not complete adds nothing and is removed; a stale pid file naming another process gets no signal; a
 # second collector in the same boot does not start; the collector stops by itself at --timeout=.
@@ -8,11 +9,11 @@
 # has exited before the collector takes them from the queue (as the short-lived early pass does; the
 # collector is stopped with SIGSTOP to make that happen every time).
 . "$(dirname "$0")/lib.sh"
-: "${BOOT_COLLECTOR:?run through meson test}"
+: "${BOOT_COLLECTOR:?run through meson test}" "${PAGE_TOUCH:?}"
 
 setup_image
 mkdir -p "$MNT/units" "$MNT/other" "$TMP/bin"
-for f in u1 u2 u3 u4 u5; do echo "$f" > "$MNT/units/$f"; done
+for f in u1 u2 u3 u4 u5 m; do echo "$f" > "$MNT/units/$f"; done
 echo x > "$MNT/other/x"
 echo y > "$MNT/other/y"
 cp /bin/cat "$TMP/bin/seeklessd"        # a process that has the daemon's name (run from off the image)
@@ -36,6 +37,7 @@ pass "one collector per boot (the pid file stays the first one's)"
 
 [ -e "$RUN_DIR/boot-collector.exclude" ] || fail "the collector did not create its exclude file"
 cat "$MNT/units/u3" "$MNT/units/u1" > /dev/null
+"$PAGE_TOUCH" map:"$MNT/units/m" || fail "mapping failed"
 # the real seeklessd reads other/x (as its config) and exits while the collector is stopped
 kill -STOP "$pid"
 "$SEEKLESSD" --early-pass --config="$MNT/other/x" --state-dir="$TMP/early-state" --run-dir="$RUN_DIR" \
@@ -70,9 +72,9 @@ cat "$MNT/units/u2" > /dev/null
 wait_until 60 boot_recording_over || fail "boot window did not close"
 wait_until 30 has_profile boot || fail "boot profile not stored"
 got=$(profile_paths boot | tr '\n' ' ')
-want="$MNT/units/u3 $MNT/units/u1 $MNT/units/u5 $MNT/units/u2 "
+want="$MNT/units/u3 $MNT/units/u1 $MNT/units/m $MNT/units/u5 $MNT/units/u2 "
 [ "$got" = "$want" ] || fail "boot profile: got [$got], want [$want]"
-grep -q "Boot session starts with 3 files the boot read before seeklessd started" "$DAEMON_LOG" ||
+grep -q "Boot session starts with 4 files the boot read before seeklessd started" "$DAEMON_LOG" ||
         fail "the daemon did not say what it took from the collector"
 pass "the boot session opens with the collector's reads in first-read order, then the daemon's own; an exited seeklessd's reads and a running one's are left out"
 stop_daemon

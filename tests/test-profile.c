@@ -362,6 +362,45 @@ TEST(left_out) {
         ASSERT_STREQ(profile_names(db, APP, false), "a");
 }
 
+/* A session's page ranges for the database: bytes, in first-touch order, indexed by the files kept; the
+ * ranges of a file the resolution left out go with it. */
+TEST(session_ranges) {
+        _cleanup_(profile_session_files_done) ProfileSessionFiles f = {};
+        _cleanup_(session_freep) Session *s = NULL;
+        _cleanup_free_ DbSessionRange *r = NULL;
+        ProfileOptions o = options();
+        uint64_t page = (uint64_t) sysconf(_SC_PAGESIZE);
+        size_t n = 0;
+
+        make_file("a", 100);
+        make_file("c", 300);
+        ASSERT_EQ(mkdir(test_path(dir, "sub"), 0755), 0);
+        s = session_of(PROFILE_APP, APP, 0, NAMES("a", "sub", "c"));
+        /* without page data: none */
+        ASSERT_OK(profile_resolve_session(s, &o, &f));
+        ASSERT_EQ(f.n, 2);
+        ASSERT_EQ(f.index[0], 0);
+        ASSERT_EQ(f.index[1], SIZE_MAX);
+        ASSERT_EQ(f.index[2], 1);
+        ASSERT_OK(session_add_pages(s, 2, 3, 2, 1500));
+        ASSERT_OK(profile_session_ranges(s, &f, &r, &n));
+        ASSERT_TRUE(!r && n == 0);
+
+        s->pages = true;
+        ASSERT_OK(session_add_pages(s, 1, 0, 1, 1600));         /* the directory: left out */
+        ASSERT_OK(session_add_pages(s, 0, 0, 1, 1700));
+        ASSERT_OK(profile_session_ranges(s, &f, &r, &n));
+        ASSERT_EQ(n, 2);
+        ASSERT_EQ(r[0].file, 1);
+        ASSERT_EQ(r[0].offset, 3 * page);
+        ASSERT_EQ(r[0].length, 2 * page);
+        ASSERT_EQ(r[0].offset_usec, 500);
+        ASSERT_EQ(r[1].file, 0);
+        ASSERT_EQ(r[1].offset, 0);
+        ASSERT_EQ(r[1].length, page);
+        ASSERT_EQ(r[1].offset_usec, 700);
+}
+
 /* Each test in a directory of its own. */
 typedef struct NamedRange {
         const char *name;
@@ -501,6 +540,7 @@ int main(void) {
         RUN_IN_DIR(min_launch_files);
         RUN_IN_DIR(max_session_files);
         RUN_IN_DIR(left_out);
+        RUN_IN_DIR(session_ranges);
         RUN_IN_DIR(merged_ranges);
         return EXIT_SUCCESS;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the recording building blocks: session file sets, pid attribution (against a fixture
  * /proc tree), mountinfo parsing (fixture) and FID record parsing (a buffer laid out as the kernel does). */
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -84,6 +85,90 @@ TEST(session_max_files) {
         ASSERT_TRUE(s->full && s->incomplete);
         ASSERT_EQ(s->n_files, 3);
         ASSERT_TRUE(!session_contains(s, &more));
+        session_free(s);
+}
+
+static void assert_range(const Session *s, size_t i, uint32_t file, uint64_t first, uint64_t n, uint64_t offset) {
+        ASSERT_TRUE(i < s->n_touches);
+        ASSERT_EQ(s->touches[i].file, file);
+        ASSERT_EQ(s->touches[i].first_page, first);
+        ASSERT_EQ(s->touches[i].n_pages, n);
+        ASSERT_EQ(s->touches[i].offset_usec, offset);
+}
+
+TEST(session_pages) {
+        Session *s = NULL;
+        FileKey a = key(10), b = key(11);
+        size_t m0, m1;
+
+        ASSERT_OK(session_new(PROFILE_APP, "/bin/x", 1000, 10 * USEC_PER_SEC, &s));
+        ASSERT_EQ(session_add(s, &a, 1000), 1);
+        ASSERT_EQ(session_add(s, &b, 1000), 1);
+        ASSERT_EQ(session_index(s, &b), 1);
+        m0 = session_memory(s);
+
+        /* A 0-9, B 0-9, A 10-19: interleaved reads stay three ranges in their order */
+        ASSERT_EQ(session_add_pages(s, 0, 0, 10, 1100), 10);
+        ASSERT_EQ(session_add_pages(s, 1, 0, 10, 1200), 10);
+        ASSERT_EQ(session_add_pages(s, 0, 10, 10, 1300), 10);
+        ASSERT_EQ(s->n_touches, 3);
+        assert_range(s, 0, 0, 0, 10, 100);
+        assert_range(s, 1, 1, 0, 10, 200);
+        assert_range(s, 2, 0, 10, 10, 300);
+
+        /* a piece continuing the last range extends it, its time stays the first touch */
+        ASSERT_EQ(session_add_pages(s, 0, 20, 4, 1400), 4);
+        ASSERT_EQ(s->n_touches, 3);
+        assert_range(s, 2, 0, 10, 14, 300);
+
+        /* pages seen before are cut out: a page inserted again after eviction is no new touch */
+        ASSERT_EQ(session_add_pages(s, 0, 5, 1, 1500), 0);
+        ASSERT_EQ(session_add_pages(s, 1, 0, 10, 1500), 0);
+        ASSERT_EQ(s->n_touches, 3);
+
+        /* a folio over known pages and a gap: only the gap's pieces are new (two of them here) */
+        ASSERT_EQ(session_add_pages(s, 1, 30, 2, 1600), 2);             /* B 30-31 */
+        ASSERT_EQ(session_add_pages(s, 1, 8, 32, 1700), 28);            /* B 8-39: new 10-29 and 32-39 */
+        ASSERT_EQ(s->n_touches, 6);
+        assert_range(s, 3, 1, 30, 2, 600);
+        assert_range(s, 4, 1, 10, 20, 700);
+        assert_range(s, 5, 1, 32, 8, 700);
+        /* B's set is one span now, 0-39 */
+        ASSERT_EQ(s->seen[1].n, 1);
+        ASSERT_EQ(s->seen[1].spans[0].first, 0);
+        ASSERT_EQ(s->seen[1].spans[0].n, 40);
+
+        /* out of order and merging spans: 100-109, 120-129, then 105-124 bridges them */
+        ASSERT_EQ(session_add_pages(s, 0, 100, 10, 1800), 10);
+        ASSERT_EQ(session_add_pages(s, 0, 120, 10, 1800), 10);
+        ASSERT_EQ(s->seen[0].n, 3);
+        ASSERT_EQ(session_add_pages(s, 0, 105, 20, 1900), 10);
+        ASSERT_EQ(s->seen[0].n, 2);
+        ASSERT_EQ(s->seen[0].spans[1].first, 100);
+        ASSERT_EQ(s->seen[0].spans[1].n, 30);
+        assert_range(s, s->n_touches - 1, 0, 110, 10, 900);
+        ASSERT_EQ(session_add_pages(s, 0, 0, 200, 2000), 200 - 24 - 30);
+
+        /* memory: ranges and spans are counted */
+        m1 = session_memory(s);
+        ASSERT_TRUE(m1 >= m0 + s->allocated_touches * sizeof(SessionRange) +
+                    (s->seen[0].allocated + s->seen[1].allocated) * sizeof(PageSpan));
+
+        /* the inode cache */
+        uint32_t f;
+        ASSERT_EQ(session_inode_get(s, 7, 12, &f), -ENOENT);
+        ASSERT_OK(session_inode_put(s, 7, 12, 1));
+        ASSERT_OK(session_inode_put(s, 7, 13, SESSION_INODE_LEFT_OUT));
+        for (uint64_t i = 0; i < 1000; i++)
+                ASSERT_OK(session_inode_put(s, 8, i, (uint32_t) i));
+        ASSERT_OK(session_inode_get(s, 7, 12, &f));
+        ASSERT_EQ(f, 1);
+        ASSERT_OK(session_inode_get(s, 7, 13, &f));
+        ASSERT_EQ(f, SESSION_INODE_LEFT_OUT);
+        ASSERT_OK(session_inode_get(s, 8, 999, &f));
+        ASSERT_EQ(f, 999);
+        ASSERT_EQ(s->n_inodes, 1002);
+        ASSERT_TRUE(session_memory(s) >= m1 + 1002 * sizeof(SessionInode));
         session_free(s);
 }
 
@@ -402,6 +487,7 @@ int main(void) {
         RUN(session_order_and_dedupe);
         RUN(session_many_files);
         RUN(session_max_files);
+        RUN(session_pages);
         RUN(pidmap_attribution);
         RUN(boot_seed_from_maps);
         RUN(mountinfo);

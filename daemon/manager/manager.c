@@ -67,7 +67,9 @@ Manager *manager_free(Manager *m) {
         sd_bus_slot_unref(m->startup_finished_slot);
         sd_event_source_disable_unref(m->bus_retry_source);
         sd_event_source_disable_unref(m->boot_poll_source);
-        recorder_free(m->recorder);
+        /* the exec thread switches the page events: it goes first */
+        m->recorder = recorder_free(m->recorder);
+        manager_pages_stop(m);
         filesystem_list_clear(&m->filesystems);
         filesystem_list_clear(&m->unwatched);
         sd_bus_flush_close_unref(m->bus);
@@ -83,6 +85,7 @@ Manager *manager_free(Manager *m) {
         free(m->state_dir);
         free(m->run_dir);
         free(m->db_path);
+        free(m->tracefs);
         if (m->only_filesystems)
                 filesystem_pins_clear(m->only_filesystems);
         free(m->only_filesystems);
@@ -208,6 +211,25 @@ static bool manager_evict_profiles(Manager *m, const char *profile) {
         return self;
 }
 
+/* Each stored page range at debug level: the recording's evidence, one line per range. */
+static void log_session_ranges(const Session *s, const ProfileSessionFiles *f) {
+        size_t n = 0;
+
+        for (size_t i = 0; i < s->n_touches; i++) {
+                const SessionRange *t = &s->touches[i];
+                size_t k = f->index ? f->index[t->file] : SIZE_MAX;
+
+                if (k == SIZE_MAX)
+                        continue;
+                n++;
+                log_debug("Page range %zu of %s: %s pages %" PRIu64 "-%" PRIu64 " at +%" PRIu64 " us", n,
+                          s->profile, f->paths[k], t->first_page, t->first_page + t->n_pages - 1, t->offset_usec);
+        }
+        log_info("The %s session of %s holds %zu page range%s (%" PRIu64 " page event%s lost, %" PRIu64
+                 " of filesystem metadata not kept)", profile_kind_to_string(s->kind), s->profile, n,
+                 n == 1 ? "" : "s", s->lost_pages, s->lost_pages == 1 ? "" : "s", s->skipped_metadata);
+}
+
 /* Resolve a session's files (path, size, type) and store it. Files that vanished before we got to them
  * (temporary files) and non-regular files are left out. Returns 1 and the session's id when its profile is
  * to be merged, 0 when there is nothing to merge. */
@@ -235,6 +257,8 @@ static int manager_save_session(Manager *m, Session *s, int64_t *ret_id) {
                                        profile_kind_to_string(s->kind), s->profile, files.n);
         log_info("Recorded %s session of %s: %zu files%s", profile_kind_to_string(s->kind), s->profile, files.n,
                  s->incomplete ? " (incomplete)" : "");
+        if (s->pages)
+                log_session_ranges(s, &files);
         if (s->full)
                 log_info("The %s session of %s reached MaxSessionFiles=%zu: later files were left out, stored as incomplete",
                          profile_kind_to_string(s->kind), s->profile, s->max_files);
@@ -307,6 +331,8 @@ static int on_timer(sd_event_source *source, uint64_t usec, void *userdata) {
                                 break;
                         (void) on_open_events(NULL, m->recorder->open_fd, EPOLLIN, m);
                 }
+        /* and the pages read so far */
+        manager_pages_drain(m);
 
         if (m->boot && m->boot->deadline_usec <= now)
                 manager_end_session(m, m->boot);
@@ -419,6 +445,7 @@ static void manager_handle_exec(Manager *m, const ExecRecord *rec) {
                 return (void) log_error_errno(r, "Failed to start launch session: %m");
         s->root_pid = rec->pid;
         s->uid = rec->uid;
+        s->pages = m->pages != NULL;
         s->max_files = m->config.max_session_files;
         /* On desktops an app-*.scope/.service made for this launch holds its D-Bus-activated helpers too;
          * but a scope shared with others (a terminal's, with all its tabs) would swallow unrelated
@@ -453,7 +480,14 @@ static void on_fork(pid_t child, pid_t parent, void *userdata) {
 }
 
 /* Execs first: a fork only matters if its parent's launch is known. */
-static void manager_drain_forks(Manager *m) {
+static void on_thread(pid_t tid, pid_t tgid, void *userdata) {
+        Manager *m = userdata;
+
+        if (m->pages)
+                pidmap_note_thread(&m->pidmap, tid, tgid);
+}
+
+void manager_drain_forks(Manager *m) {
         int r;
 
         manager_drain_execs(m);
@@ -463,7 +497,7 @@ static void manager_drain_forks(Manager *m) {
          * is emptied once it grows, so a fork storm outside windows costs a bounded amount. */
         if (!m->launches && m->pidmap.n_forks > 4096)
                 pidmap_forget_forks(&m->pidmap);
-        r = proc_events_drain(sd_event_source_get_io_fd(m->fork_source), on_fork, m);
+        r = proc_events_drain(sd_event_source_get_io_fd(m->fork_source), on_fork, on_thread, m);
         if (r < 0)
                 log_debug_errno(r, "Failed to read process events, ignoring: %m");
 }
@@ -531,7 +565,7 @@ static int on_resolve(sd_event_source *source, void *userdata) {
         return 0;
 }
 
-static void manager_want_resolve(Manager *m) {
+void manager_want_resolve(Manager *m) {
         if (!m->resolve_source)
                 return;
         if (sd_event_source_set_enabled(m->resolve_source, SD_EVENT_ON) < 0)
@@ -620,6 +654,7 @@ static int manager_scan_filesystems(Manager *m) {
         r = recorder_set_filesystems(m->recorder, &m->filesystems);
         if (r > 0)
                 log_warning("Failed to place fanotify marks on %i filesystem(s)", r);
+        manager_pages_set_filesystems(m);
         manager_properties_announce(m);
         return 0;
 }
@@ -710,6 +745,7 @@ static int manager_start_boot_session(Manager *m) {
         if (r < 0)
                 return log_error_errno(r, "Failed to start boot session: %m");
         m->boot->max_files = m->config.max_session_files;
+        m->boot->pages = m->pages != NULL;
         r = recorder_arm(m->recorder);
         if (r < 0)
                 log_warning_errno(r, "Failed to arm fanotify on every filesystem, recording what we can: %m");
@@ -828,6 +864,10 @@ int manager_start(Manager *m) {
                 log_warning("No read-write ext4 filesystem to watch%s; waiting for one to be mounted",
                             m->only_filesystems ? " among those given with --filesystem=" : "");
 
+        r = manager_pages_start(m);
+        if (r < 0)
+                return r;
+
         r = sd_event_add_io(m->event, &m->open_source, m->recorder->open_fd, EPOLLIN, on_open_events, m);
         if (r < 0)
                 return log_error_errno(r, "Failed to watch fanotify: %m");
@@ -892,6 +932,7 @@ int manager_start(Manager *m) {
 }
 
 void manager_flush(Manager *m) {
+        manager_pages_drain(m);
         if (m->boot) {
                 m->boot->incomplete = true;
                 manager_end_session(m, m->boot);

@@ -11,6 +11,7 @@
 #include "mounts.h"
 #include "pidmap.h"
 #include "optimizer.h"
+#include "page-reader.h"
 #include "plan-worker.h"
 #include "planner.h"
 #include "profile.h"
@@ -55,12 +56,16 @@ typedef struct Manager {
         char *state_dir;
         char *run_dir;                  /* the boot collector's records (--run-dir=, default /run/seekless) */
         char *db_path;
+        char *tracefs;                  /* --tracefs=, NULL: /sys/kernel/tracing */
         FilesystemPins *only_filesystems; /* --filesystem=, pinned at start; NULL = every rw ext4 */
         char boot_id[33];
 
         FilesystemList filesystems;
         FilesystemList unwatched;       /* the other filesystems on a device, each with why not */
         Recorder *recorder;
+        PageReader *pages;              /* page-cache events; NULL: none (whole files, as fanotify sees them) */
+        sd_event_source *pages_source;
+        uint64_t pages_received, pages_lost, pages_unresolved;
         sd_event_source *open_source, *exec_source, *fork_source, *mountinfo_source, *timer_source;
         sd_event_source *resolve_source;        /* idle priority: names new session files in small chunks */
         sd_bus_slot *startup_finished_slot;
@@ -146,6 +151,16 @@ int manager_open_mount_fd(Manager *m, uint64_t fsid);
  * read goes to the boot session and to the launch its process belongs to; an overflow marks the open
  * sessions incomplete. now is CLOCK_MONOTONIC. */
 void manager_take_open_events(Manager *m, const void *buf, size_t n, uint64_t now);
+
+/* manager-pages.c: page-cache recording (none, logged once, without tracefs or the event) */
+int manager_pages_start(Manager *m);
+void manager_pages_stop(Manager *m);
+void manager_pages_set_filesystems(Manager *m);
+/* Takes what the kernel buffered now, before windows close. */
+void manager_pages_drain(Manager *m);
+/* manager.c, for manager-pages.c */
+void manager_drain_forks(Manager *m);
+void manager_want_resolve(Manager *m);
 
 /* manager-bus.c */
 int manager_bus_add_objects(Manager *m, sd_bus *bus);

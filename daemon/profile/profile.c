@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "fid-util.h"
 #include "macro.h"
@@ -31,6 +32,7 @@ void profile_session_files_done(ProfileSessionFiles *f) {
                 free(f->paths[i]);
         free(f->paths);
         free(f->files);
+        free(f->index);
         *f = (ProfileSessionFiles) {};
 }
 
@@ -40,8 +42,11 @@ int profile_resolve_session(const Session *s, const ProfileOptions *o, ProfileSe
 
         out.files = calloc(s->n_files + 1, sizeof *out.files);
         out.paths = calloc(s->n_files + 1, sizeof *out.paths);
-        if (!out.files || !out.paths)
+        out.index = calloc(s->n_files + 1, sizeof *out.index);
+        if (!out.files || !out.paths || !out.index)
                 return -ENOMEM;
+        for (size_t i = 0; i < s->n_files; i++)
+                out.index[i] = SIZE_MAX;
 
         for (size_t i = 0; i < s->n_files; i++) {
                 const SessionFile *sf = &s->files[i];
@@ -72,6 +77,7 @@ int profile_resolve_session(const Session *s, const ProfileOptions *o, ProfileSe
                         .offset_usec = sf->offset_usec,
                 };
                 file_key_ino_gen(&sf->key, &out.files[out.n].ino, &out.files[out.n].generation);
+                out.index[i] = out.n;
                 out.paths[out.n++] = TAKE_PTR(path);
         }
 
@@ -80,8 +86,40 @@ int profile_resolve_session(const Session *s, const ProfileOptions *o, ProfileSe
         return 0;
 }
 
+int profile_session_ranges(const Session *s, const ProfileSessionFiles *f, DbSessionRange **ret, size_t *ret_n) {
+        _cleanup_free_ DbSessionRange *out = NULL;
+        uint64_t page = (uint64_t) sysconf(_SC_PAGESIZE);
+        size_t n = 0;
+
+        *ret = NULL;
+        *ret_n = 0;
+        if (!s->pages || s->n_touches == 0)
+                return 0;
+        out = calloc(s->n_touches, sizeof *out);
+        if (!out)
+                return -ENOMEM;
+        for (size_t i = 0; i < s->n_touches; i++) {
+                const SessionRange *t = &s->touches[i];
+
+                /* a file left out by the resolution takes its ranges with it */
+                if (t->file >= s->n_files || !f->index || f->index[t->file] == SIZE_MAX)
+                        continue;
+                out[n++] = (DbSessionRange) {
+                        .file = f->index[t->file],
+                        .offset = t->first_page * page,
+                        .length = t->n_pages * page,
+                        .offset_usec = t->offset_usec,
+                };
+        }
+        *ret_n = n;
+        *ret = TAKE_PTR(out);
+        return 0;
+}
+
 int profile_store_session(Db *db, const Session *s, const ProfileSessionFiles *f, uint64_t now_usec,
                           const ProfileOptions *o, int64_t *ret_session_id) {
+        _cleanup_free_ DbSessionRange *ranges = NULL;
+        size_t n_ranges = 0;
         int64_t id;
         int r;
 
@@ -89,6 +127,9 @@ int profile_store_session(Db *db, const Session *s, const ProfileSessionFiles *f
                 return 0;
         if (s->kind == PROFILE_BOOT && f->n == 0)
                 return 0;
+        r = profile_session_ranges(s, f, &ranges, &n_ranges);
+        if (r < 0)
+                return r;
 
         r = db_add_session(db, &(DbSession) {
                         .profile = s->profile,
@@ -100,6 +141,8 @@ int profile_store_session(Db *db, const Session *s, const ProfileSessionFiles *f
                         .uid = s->uid,
                         .files = f->files,
                         .n_files = f->n,
+                        .ranges = ranges,
+                        .n_ranges = n_ranges,
                 }, keep_of(o, s->kind), &id);
         if (r < 0)
                 return r;

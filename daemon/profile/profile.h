@@ -49,6 +49,7 @@ typedef struct ProfileSessionFiles {
         DbSessionFile *files;           /* files[i].path is paths[i] */
         char **paths;
         size_t n;
+        size_t *index;                  /* per session file: its index in files, SIZE_MAX if left out */
 } ProfileSessionFiles;
 void profile_session_files_done(ProfileSessionFiles *f);
 
@@ -57,6 +58,10 @@ void profile_session_files_done(ProfileSessionFiles *f);
  * regular, on a filesystem not mounted now or without a name are left out (each told as a note).
  * Returns 0 or -ENOMEM. */
 int profile_resolve_session(const Session *s, const ProfileOptions *o, ProfileSessionFiles *ret);
+
+/* The session's page ranges for the database (bytes), of the files f kept, in first-touch order; NULL and 0
+ * when the session was not recorded with pages. Returns 0 or -ENOMEM. */
+int profile_session_ranges(const Session *s, const ProfileSessionFiles *f, DbSessionRange **ret, size_t *ret_n);
 
 /* Stores the session with the files resolved for it (its duration ends at now_usec, CLOCK_MONOTONIC),
  * keeping the profile's newest KeepBoots=/KeepLaunches= sessions. A session cut short by its

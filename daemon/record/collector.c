@@ -4,8 +4,9 @@
  * stops it and adds what it saw to the head of the boot session (see boot-collect.h). Without it the unit
  * files, read by PID 1 before any service can start, are never recorded and never laid out.
  *
- * It depends on libc only, marks the filesystems of / and /usr for FAN_ACCESS (FAN_REPORT_FID: no file is
- * opened), keeps each file once in first-read order, and writes nothing but its pid and keys files in the
+ * It depends on libc only, marks the filesystems of / and /usr for FAN_ACCESS and FAN_CLOSE_NOWRITE (the
+ * close of a read-only open: files only mapped, such as /etc/ld.so.cache, raise no FAN_ACCESS; FAN_REPORT_FID:
+ * no file is opened), keeps each file once in first-read order, and writes nothing but its pid and keys files in the
  * run directory. It stops on SIGTERM, after --timeout= seconds, or at 65536 files. As a generator it never
  * fails the boot: whatever goes wrong, it exits 0 and seeklessd records the boot from its own start. */
 #include <errno.h>
@@ -166,7 +167,8 @@ static int mark_filesystems(int fan_fd) {
                 if (dup)
                         continue;
                 seen[n_seen++] = st.st_dev;
-                if (fanotify_mark(fan_fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, FAN_ACCESS, AT_FDCWD, arg_watch[i]) < 0) {
+                if (fanotify_mark(fan_fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, FAN_ACCESS | FAN_CLOSE_NOWRITE,
+                                  AT_FDCWD, arg_watch[i]) < 0) {
                         fprintf(stderr, "%s: can't watch %s: %m\n", program_invocation_short_name, arg_watch[i]);
                         continue;
                 }

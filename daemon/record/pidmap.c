@@ -29,13 +29,17 @@ void pidmap_forget_forks(PidMap *m) {
         if (m->forks)
                 memset(m->forks, 0, m->n_fork_buckets * sizeof *m->forks);
         m->n_forks = 0;
+        if (m->threads)
+                memset(m->threads, 0, m->n_thread_buckets * sizeof *m->threads);
+        m->n_threads = 0;
 }
 
 void pidmap_done(PidMap *m) {
         free(m->entries);
         free(m->forks);
-        m->entries = m->forks = NULL;
-        m->n_buckets = m->n_used = m->n_fork_buckets = m->n_forks = 0;
+        free(m->threads);
+        m->entries = m->forks = m->threads = NULL;
+        m->n_buckets = m->n_used = m->n_fork_buckets = m->n_forks = m->n_thread_buckets = m->n_threads = 0;
 }
 
 /* Open-addressing tables keyed by pid; both the answer cache and the fork table use these. */
@@ -87,6 +91,48 @@ static void remember(PidMap *m, pid_t pid, Session *s) {
 
 void pidmap_note_fork(PidMap *m, pid_t child, pid_t parent) {
         table_put(&m->forks, &m->n_fork_buckets, &m->n_forks, (struct PidEntry) { .pid = child, .parent = parent });
+}
+
+void pidmap_note_thread(PidMap *m, pid_t tid, pid_t tgid) {
+        /* bounded: without launches nobody forgets them (the boot session only asks about our own) */
+        if (m->n_threads > 65536) {
+                memset(m->threads, 0, m->n_thread_buckets * sizeof *m->threads);
+                m->n_threads = 0;
+        }
+        table_put(&m->threads, &m->n_thread_buckets, &m->n_threads, (struct PidEntry) { .pid = tid, .parent = tgid });
+}
+
+pid_t pidmap_tgid(PidMap *m, pid_t tid) {
+        struct PidEntry *e = table_find(m->threads, m->n_thread_buckets, tid);
+        pid_t tgid;
+
+        if (e)
+                return e->parent;
+        if (proc_get_tgid(m->proc, tid, &tgid) < 0)
+                return tid;     /* gone: most likely a process's only thread */
+        pidmap_note_thread(m, tid, tgid);
+        return tgid;
+}
+
+int proc_get_tgid(const char *proc, pid_t tid, pid_t *ret) {
+        char path[128];
+        _cleanup_fclose_ FILE *f = NULL;
+        _cleanup_free_ char *line = NULL;
+        size_t sz = 0;
+        int v;
+
+        snprintf(path, sizeof path, "%s/%i/status", proc, (int) tid);
+        f = fopen(path, "re");
+        if (!f)
+                return -errno;
+        while (getline(&line, &sz, f) > 0)
+                if (startswith(line, "Tgid:")) {
+                        if (sscanf(line + strlen("Tgid:"), "%i", &v) != 1 || v <= 0)
+                                return -EBADMSG;
+                        *ret = v;
+                        return 0;
+                }
+        return -ENODATA;
 }
 
 int proc_get_ppid(const char *proc, pid_t pid, pid_t *ret) {

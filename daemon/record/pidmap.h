@@ -16,6 +16,8 @@ typedef struct PidMap {
         size_t n_buckets, n_used;
         struct PidEntry *forks;         /* child -> parent, from fork notifications (pid = child) */
         size_t n_fork_buckets, n_forks;
+        struct PidEntry *threads;       /* thread -> its process (pid = tid, parent = tgid) */
+        size_t n_thread_buckets, n_threads;
 } PidMap;
 
 void pidmap_init(PidMap *m, const char *proc);
@@ -23,7 +25,11 @@ void pidmap_flush(PidMap *m);          /* forget cached answers (the set of sess
 
 /* Remember that `child` was forked by `parent`, so the child can be attributed even after it exited. */
 void pidmap_note_fork(PidMap *m, pid_t child, pid_t parent);
-void pidmap_forget_forks(PidMap *m);    /* no launch open: nothing to attribute any more */
+void pidmap_forget_forks(PidMap *m);    /* no launch open: nothing to attribute any more (threads too) */
+/* Remember that thread `tid` belongs to process `tgid` (page events name threads, not processes). */
+void pidmap_note_thread(PidMap *m, pid_t tid, pid_t tgid);
+/* The process of a thread: noted, else /proc/TID/status "Tgid:" (remembered), else tid itself. */
+pid_t pidmap_tgid(PidMap *m, pid_t tid);
 void pidmap_done(PidMap *m);
 
 /* Returns the session the pid belongs to, or NULL. `sessions` is the list of open launch sessions. */
@@ -33,6 +39,7 @@ Session *pidmap_lookup(PidMap *m, Session *sessions, pid_t pid);
 int proc_get_ppid(const char *proc, pid_t pid, pid_t *ret);
 int proc_get_cgroup(const char *proc, pid_t pid, char **ret);   /* the cgroup v2 path ("0::/...") */
 int proc_get_uid(const char *proc, pid_t pid, uid_t *ret);       /* the real uid ("Uid:", first field) */
+int proc_get_tgid(const char *proc, pid_t tid, pid_t *ret);      /* "Tgid:" */
 /* Number of processes in a cgroup (cgroup.procs under the cgroup2 mount `root`), or a negative errno. */
 int cgroup_population(const char *root, const char *cgroup);
 /* Returns the cgroup if its last component is an app-*.scope or app-*.service (desktop app units). */

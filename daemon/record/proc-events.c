@@ -41,7 +41,8 @@ int proc_events_open(void) {
         return TAKE_FD(fd);
 }
 
-int proc_events_drain(int fd, void (*fork_cb)(pid_t child, pid_t parent, void *userdata), void *userdata) {
+int proc_events_drain(int fd, void (*fork_cb)(pid_t child, pid_t parent, void *userdata),
+                      void (*thread_cb)(pid_t tid, pid_t tgid, void *userdata), void *userdata) {
         union {
                 struct nlmsghdr nl;
                 char buf[8192];
@@ -73,9 +74,13 @@ int proc_events_drain(int fd, void (*fork_cb)(pid_t child, pid_t parent, void *u
                         memcpy(&ev, cn->data, sizeof ev);
                         if (ev.what != PROC_EVENT_FORK)
                                 continue;
-                        /* new threads share the parent's tgid: only new processes matter */
-                        if (ev.event_data.fork.child_pid != ev.event_data.fork.child_tgid)
+                        /* new threads share the parent's tgid: page events name threads */
+                        if (ev.event_data.fork.child_pid != ev.event_data.fork.child_tgid) {
+                                if (thread_cb)
+                                        thread_cb(ev.event_data.fork.child_pid, ev.event_data.fork.child_tgid,
+                                                  userdata);
                                 continue;
+                        }
                         fork_cb(ev.event_data.fork.child_tgid, ev.event_data.fork.parent_tgid, userdata);
                         n_forks++;
                 }

@@ -9,6 +9,7 @@
  * fork time. */
 int proc_events_open(void);   /* returns a non-blocking socket fd subscribed to process events */
 
-/* Read what is queued; call fork_cb(child, parent, userdata) for each new process (not thread). Returns
- * the number of forks seen, or a negative errno. */
-int proc_events_drain(int fd, void (*fork_cb)(pid_t child, pid_t parent, void *userdata), void *userdata);
+/* Read what is queued; call fork_cb(child, parent, userdata) for each new process, and thread_cb(tid,
+ * tgid, userdata) (if not NULL) for each new thread. Returns the number of forks seen, or a negative errno. */
+int proc_events_drain(int fd, void (*fork_cb)(pid_t child, pid_t parent, void *userdata),
+                      void (*thread_cb)(pid_t tid, pid_t tgid, void *userdata), void *userdata);

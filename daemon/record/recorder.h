@@ -11,6 +11,7 @@
 #include "fid.h"
 #include "macro.h"
 #include "mounts.h"
+#include "page-reader.h"
 
 /* The two fanotify groups behind recording.
  *
@@ -62,6 +63,7 @@ typedef struct Recorder {
         bool ignores;           /* inode ignore marks may exist */
         bool launches_enabled;  /* arm on exec and forward execs */
         uint64_t exec_seq;      /* exec records queued to the main loop */
+        PageReader *pages;      /* page-cache recording, switched with the read marks; NULL: none */
 } Recorder;
 
 int recorder_new(bool launches_enabled, Recorder **ret);
@@ -74,9 +76,13 @@ int recorder_start(Recorder *r);
  * behind an old mount point get theirs). Returns the number of filesystems that could not be marked. */
 int recorder_set_filesystems(Recorder *r, const FilesystemList *l);
 
+/* Page events, switched on and off with the read marks (the exec thread switches them on before it
+ * allows an exec, as it arms the marks). Set before the first window opens; the caller keeps ownership. */
+void recorder_set_pages(Recorder *r, PageReader *pages);
+
 /* Arm the read marks on every filesystem. */
 int recorder_arm(Recorder *r);
-/* Disarm the read marks (one FAN_MARK_FLUSH, no path walk), unless an exec record newer than `seen_seq`
+/* Disarm the read marks (one FAN_MARK_FLUSH, no path walk) and switch the page events off, unless an exec record newer than `seen_seq`
  * was queued (its launch needs them): returns 1 if disarmed, 0 if kept, negative errno on error. */
 int recorder_disarm(Recorder *r, uint64_t seen_seq);
 

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <assert.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -32,7 +34,12 @@ Session *session_free(Session *s) {
         free(s->cgroup);
         for (size_t i = 0; i < s->n_files; i++)
                 free(s->files[i].path);
+        for (size_t i = 0; i < s->n_seen_files; i++)
+                free(s->seen[i].spans);
+        free(s->seen);
         free(s->files);
+        free(s->touches);
+        free(s->inodes);
         free(s->index);
         free(s);
         return NULL;
@@ -76,6 +83,11 @@ bool session_contains(const Session *s, const FileKey *key) {
         return find(s, key, NULL) >= 0;
 }
 
+ssize_t session_index(const Session *s, const FileKey *key) {
+        ssize_t i = find(s, key, NULL);
+        return i >= 0 ? i : -ENOENT;
+}
+
 int session_add(Session *s, const FileKey *key, uint64_t now_usec) {
         size_t b;
         int r;
@@ -111,11 +123,168 @@ int session_add(Session *s, const FileKey *key, uint64_t now_usec) {
         return 1;
 }
 
+/* Adds [first, first + n) to the file's set of pages seen, merging with the spans it overlaps or touches. */
+static int seen_insert(PageSet *f, uint64_t first, uint64_t n) {
+        uint64_t end = first + n;
+        uint32_t lo = 0, hi;
+
+        /* the first span that ends at or after `first` (it may touch or overlap) */
+        while (lo < f->n && f->spans[lo].first + f->spans[lo].n < first)
+                lo++;
+        for (hi = lo; hi < f->n && f->spans[hi].first <= end; hi++) {
+                first = MIN(first, f->spans[hi].first);
+                end = MAX(end, f->spans[hi].first + f->spans[hi].n);
+        }
+        if (hi == lo) {         /* nothing to merge with: a new span at lo */
+                if (f->n >= f->allocated) {
+                        uint32_t na = f->allocated ? f->allocated * 2 : 4;
+                        PageSpan *p = reallocarray(f->spans, na, sizeof *p);
+                        if (!p)
+                                return -ENOMEM;
+                        f->spans = p;
+                        f->allocated = na;
+                }
+                memmove(f->spans + lo + 1, f->spans + lo, (f->n - lo) * sizeof *f->spans);
+                f->n++;
+        } else if (hi - lo > 1) {
+                memmove(f->spans + lo + 1, f->spans + hi, (f->n - hi) * sizeof *f->spans);
+                f->n -= hi - lo - 1;
+        }
+        f->spans[lo] = (PageSpan) { first, end - first };
+        return 0;
+}
+
+static int touch_piece(Session *s, uint32_t file, uint64_t first, uint64_t n, uint64_t offset_usec) {
+        SessionRange *last = s->n_touches > 0 ? &s->touches[s->n_touches - 1] : NULL;
+
+        if (last && last->file == file && last->first_page + last->n_pages == first) {
+                last->n_pages += n;
+                return 0;
+        }
+        if (s->n_touches >= s->allocated_touches) {
+                size_t na = s->allocated_touches ? s->allocated_touches * 2 : 64;
+                SessionRange *t = reallocarray(s->touches, na, sizeof *t);
+                if (!t)
+                        return -ENOMEM;
+                s->touches = t;
+                s->allocated_touches = na;
+        }
+        s->touches[s->n_touches++] = (SessionRange) {
+                .file = file,
+                .first_page = first,
+                .n_pages = n,
+                .offset_usec = offset_usec,
+        };
+        return 0;
+}
+
+int session_add_pages(Session *s, uint32_t file, uint64_t first, uint64_t n, uint64_t now_usec) {
+        uint64_t offset = now_usec > s->start_usec ? now_usec - s->start_usec : 0, added = 0;
+        uint64_t pos = first, end = first + n;
+        PageSet *f;
+        int r;
+
+        assert(file < s->n_files);
+        if (n == 0)
+                return 0;
+        if (file >= s->n_seen_files) {
+                size_t nn = MAX((size_t) file + 1, s->n_seen_files * 2);
+                PageSet *t = reallocarray(s->seen, nn, sizeof *t);
+
+                if (!t)
+                        return -ENOMEM;
+                memset(t + s->n_seen_files, 0, (nn - s->n_seen_files) * sizeof *t);
+                s->seen = t;
+                s->n_seen_files = nn;
+        }
+        f = &s->seen[file];
+        /* walk the spans seen that overlap [first, end): the gaps between them are the new pieces */
+        for (uint32_t i = 0; i < f->n && pos < end; i++) {
+                const PageSpan *p = &f->spans[i];
+
+                if (p->first + p->n <= pos)
+                        continue;
+                if (p->first >= end)
+                        break;
+                if (p->first > pos) {
+                        r = touch_piece(s, file, pos, p->first - pos, offset);
+                        if (r < 0)
+                                return r;
+                        added += p->first - pos;
+                }
+                pos = p->first + p->n;
+        }
+        if (pos < end) {
+                r = touch_piece(s, file, pos, end - pos, offset);
+                if (r < 0)
+                        return r;
+                added += end - pos;
+        }
+        if (added == 0)
+                return 0;
+        r = seen_insert(f, first, n);
+        if (r < 0)
+                return r;
+        return (int) MIN(added, (uint64_t) INT_MAX);
+}
+
+static size_t inode_bucket(uint64_t dev, uint64_t ino, size_t n_buckets) {
+        return (size_t) ((ino * 0x9E3779B97F4A7C15ULL) ^ dev) & (n_buckets - 1);
+}
+
+int session_inode_get(const Session *s, uint64_t dev, uint64_t ino, uint32_t *ret) {
+        if (s->n_inode_buckets == 0)
+                return -ENOENT;
+        for (size_t b = inode_bucket(dev, ino, s->n_inode_buckets); s->inodes[b].dev != 0;
+             b = (b + 1) & (s->n_inode_buckets - 1))
+                if (s->inodes[b].dev == dev && s->inodes[b].ino == ino) {
+                        *ret = s->inodes[b].file;
+                        return 0;
+                }
+        return -ENOENT;
+}
+
+static void inode_place(SessionInode *t, size_t n_buckets, SessionInode v) {
+        size_t b = inode_bucket(v.dev, v.ino, n_buckets);
+
+        while (t[b].dev != 0 && !(t[b].dev == v.dev && t[b].ino == v.ino))
+                b = (b + 1) & (n_buckets - 1);
+        t[b] = v;
+}
+
+int session_inode_put(Session *s, uint64_t dev, uint64_t ino, uint32_t file) {
+        uint32_t old;
+
+        if (dev == 0)
+                return -EINVAL;
+        if (session_inode_get(s, dev, ino, &old) < 0 && (s->n_inodes + 1) * 2 > s->n_inode_buckets) {
+                size_t nb = s->n_inode_buckets ? s->n_inode_buckets * 2 : 64;
+                SessionInode *t = calloc(nb, sizeof *t);
+
+                if (!t)
+                        return -ENOMEM;
+                for (size_t i = 0; i < s->n_inode_buckets; i++)
+                        if (s->inodes[i].dev != 0)
+                                inode_place(t, nb, s->inodes[i]);
+                free(s->inodes);
+                s->inodes = t;
+                s->n_inode_buckets = nb;
+        }
+        if (session_inode_get(s, dev, ino, &old) < 0)
+                s->n_inodes++;
+        inode_place(s->inodes, s->n_inode_buckets, (SessionInode) { .dev = dev, .ino = ino, .file = file });
+        return 0;
+}
+
 size_t session_memory(const Session *s) {
-        size_t m = sizeof *s + s->allocated * sizeof(SessionFile) + s->n_buckets * sizeof(uint32_t);
+        size_t m = sizeof *s + s->allocated * sizeof(SessionFile) + s->n_buckets * sizeof(uint32_t) +
+                s->allocated_touches * sizeof(SessionRange) + s->n_inode_buckets * sizeof(SessionInode);
 
         for (size_t i = 0; i < s->n_files; i++)
                 if (s->files[i].path)
                         m += strlen(s->files[i].path) + 1;
+        m += s->n_seen_files * sizeof(PageSet);
+        for (size_t i = 0; i < s->n_seen_files; i++)
+                m += s->seen[i].allocated * sizeof(PageSpan);
         return m;
 }

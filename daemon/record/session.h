@@ -10,11 +10,37 @@
 
 /* One recording in progress: the boot, or one launch of one executable. Files are kept once each, in
  * first-access order, with a hash index so the per-event cost is O(1). */
+/* A run of pages [first, first + n) of one file. */
+typedef struct PageSpan {
+        uint64_t first, n;
+} PageSpan;
+
 typedef struct SessionFile {
         FileKey key;
         uint64_t offset_usec;   /* first access relative to the session start */
         char *path;             /* resolved soon after the read, while the kernel can still name it */
 } SessionFile;
+
+/* The pages of one file recorded so far: sorted, disjoint, never adjacent. */
+typedef struct PageSet {
+        PageSpan *spans;
+        uint32_t n, allocated;
+} PageSet;
+
+/* Pages of one file first read together: the session's touches, in first-touch order. */
+typedef struct SessionRange {
+        uint32_t file;          /* index into Session.files */
+        uint64_t first_page;    /* PAGE_SIZE units */
+        uint64_t n_pages;
+        uint64_t offset_usec;   /* first touch, relative to the session start */
+} SessionRange;
+
+/* A page event's inode resolved for this session: the file's index, or SESSION_INODE_LEFT_OUT. */
+#define SESSION_INODE_LEFT_OUT UINT32_MAX
+typedef struct SessionInode {
+        uint64_t dev, ino;      /* dev 0: empty bucket */
+        uint32_t file;
+} SessionInode;
 
 typedef struct Session Session;
 struct Session {
@@ -36,6 +62,16 @@ struct Session {
         size_t n_buckets;
         size_t n_resolved;      /* files[0..n_resolved) had their path resolution attempted */
 
+        PageSet *seen;          /* per file, for files[0..n_seen_files): kept apart, as most files have none */
+        size_t n_seen_files;
+        SessionRange *touches;  /* ranges in first-touch order, interleaved across files */
+        size_t n_touches, allocated_touches;
+        bool pages;             /* the session was recorded with page events (else files only, whole) */
+        uint64_t lost_pages;    /* page events lost while it was open (it is then incomplete too) */
+        uint64_t skipped_metadata; /* page events of block devices (filesystem metadata), not kept yet */
+        SessionInode *inodes;   /* (dev, ino) of page events -> file, open addressing */
+        size_t n_inode_buckets, n_inodes;
+
         Session *next;
 };
 
@@ -47,6 +83,19 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Session *, session_free);
  * max_files already (which marks it full and incomplete), -ENOMEM. */
 int session_add(Session *s, const FileKey *key, uint64_t now_usec);
 bool session_contains(const Session *s, const FileKey *key);
+/* The file's index in files, or -ENOENT. */
+ssize_t session_index(const Session *s, const FileKey *key);
+
+/* Pages [first, first + n) of files[file] were read at now_usec (CLOCK_MONOTONIC). Pages the file already has
+ * are cut out (a page read again after eviction is not a new touch); a piece that continues the session's
+ * last range (same file, starting where it ends) extends it, keeping its first-touch time; any other piece
+ * becomes a new range at the end of touches. Returns the number of new pages, or -ENOMEM. */
+int session_add_pages(Session *s, uint32_t file, uint64_t first, uint64_t n, uint64_t now_usec);
+
+/* The page events' inode cache: the file (dev, ino) resolved to, SESSION_INODE_LEFT_OUT, or -ENOENT when
+ * not resolved yet for this session. */
+int session_inode_get(const Session *s, uint64_t dev, uint64_t ino, uint32_t *ret);
+int session_inode_put(Session *s, uint64_t dev, uint64_t ino, uint32_t file);
 
 /* Approximate heap bytes held, for status and the memory benchmark. */
 size_t session_memory(const Session *s);

@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Page-cache recording wired to the sessions: the PageReader's events, in timestamp order, become page
+ * ranges of the open sessions (doc/page-recording.md §5). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "manager.h"
+#include "mount-fds.h"
+#include "page-files.h"
+
+static int open_mount(uint64_t fsid, void *userdata) {
+        return manager_open_mount_fd(userdata, fsid);
+}
+
+/* The session's file for a page event's inode: cached per session, else opened by its inode number. */
+static int session_file_of(Manager *m, Session *s, const PageCacheEvent *e, uint64_t t, MountFds *fds,
+                           uint32_t *ret) {
+        const Filesystem *fs = NULL;
+        uint32_t file = SESSION_INODE_LEFT_OUT;
+        FileKey key;
+        ssize_t i;
+        int r, mfd;
+
+        if (session_inode_get(s, e->dev, e->ino, ret) >= 0)
+                return 0;
+        for (size_t k = 0; k < m->filesystems.n; k++)
+                if (m->filesystems.items[k].dev == e->dev)
+                        fs = &m->filesystems.items[k];
+        mfd = fs ? mount_fds_get(fds, fs->fsid) : -ENODEV;
+        r = mfd < 0 ? mfd : page_file_key(mfd, e->ino, s->start_realtime_usec, &key);
+        if (r > 0) {
+                /* a file fanotify reported already keeps its place; else it takes the page's */
+                r = session_add(s, &key, t);
+                if (r > 0)
+                        manager_want_resolve(m);
+                i = session_index(s, &key);
+                if (i >= 0)
+                        file = (uint32_t) i;
+        } else if (r < 0)
+                m->pages_unresolved++;
+        r = session_inode_put(s, e->dev, e->ino, file);
+        if (r < 0)
+                return r;
+        *ret = file;
+        return 0;
+}
+
+static void session_take_page(Manager *m, Session *s, const PageCacheEvent *e, uint64_t t, MountFds *fds) {
+        uint32_t file;
+
+        /* still in the buffer from before this session began (the event stays on between windows only
+         * while one is open, but the last drain of the previous one may have left some) */
+        if (t < s->start_usec)
+                return;
+        /* a page of a block device: the filesystem's metadata (directories, inode tables), not kept yet */
+        if (e->ino == 0) {
+                s->skipped_metadata++;
+                return;
+        }
+        if (session_file_of(m, s, e, t, fds, &file) < 0 || file == SESSION_INODE_LEFT_OUT)
+                return;
+        if (session_add_pages(s, file, e->index, e->n_pages, t) < 0)
+                s->incomplete = true;
+}
+
+static void manager_take_pages(Manager *m, const PageCacheEvent *ev, size_t n, uint64_t lost) {
+        _cleanup_(mount_fds_done) MountFds fds = { .open = open_mount, .userdata = m };
+        pid_t self = getpid();
+
+        if (lost > 0) {
+                log_warning("%" PRIu64 " page-cache event(s) lost (the buffer was full): sessions open now are marked incomplete",
+                            lost);
+                m->pages_lost += lost;
+                if (m->boot) {
+                        m->boot->incomplete = true;
+                        m->boot->lost_pages += lost;
+                }
+                for (Session *s = m->launches; s; s = s->next) {
+                        s->incomplete = true;
+                        s->lost_pages += lost;
+                }
+        }
+        for (size_t i = 0; i < n; i++) {
+                const PageCacheEvent *e = &ev[i];
+                uint64_t t = e->timestamp_nsec / NSEC_PER_USEC;
+                pid_t tgid;
+
+                m->pages_received++;
+                if (!m->boot && !m->launches)
+                        continue;
+                tgid = pidmap_tgid(&m->pidmap, e->tid);
+                if (tgid == self)       /* our own reads (the mover, the resolver) */
+                        continue;
+                if (m->boot)
+                        session_take_page(m, m->boot, e, t, &fds);
+                if (m->launches) {
+                        Session *s = pidmap_lookup(&m->pidmap, m->launches, tgid);
+                        if (s)
+                                session_take_page(m, s, e, t, &fds);
+                }
+        }
+}
+
+static void manager_pages_take(Manager *m) {
+        _cleanup_free_ PageCacheEvent *ev = NULL;
+        uint64_t lost = 0;
+        size_t n = 0;
+
+        if (page_reader_take(m->pages, &ev, &n, &lost) < 0)
+                return;
+        /* the exec and fork records the events' attribution depends on were queued before the reads */
+        manager_drain_forks(m);
+        manager_take_pages(m, ev, n, lost);
+}
+
+static int on_pages(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
+        manager_pages_take(userdata);
+        return 0;
+}
+
+void manager_pages_drain(Manager *m) {
+        if (!m->pages || !page_reader_enabled(m->pages))
+                return;
+        (void) page_reader_drain(m->pages);
+        manager_pages_take(m);
+}
+
+void manager_pages_set_filesystems(Manager *m) {
+        _cleanup_free_ dev_t *devs = NULL;
+        size_t n = MIN(m->filesystems.n, (size_t) PAGECACHE_MAX_DEVICES);
+        int r;
+
+        if (!m->pages)
+                return;
+        devs = calloc(n + 1, sizeof *devs);
+        if (!devs)
+                return;
+        for (size_t i = 0; i < n; i++)
+                devs[i] = m->filesystems.items[i].dev;
+        r = page_reader_set_devices(m->pages, devs, n);
+        if (r < 0)
+                log_warning_errno(r, "Failed to set the page-cache event's filter, page events may be missed: %m");
+}
+
+int manager_pages_start(Manager *m) {
+        PageCacheOptions o = {
+                .tracefs = m->tracefs,
+                .buffer_kib = MIN(1024u, 16u * 1024 / MAX(1u, (unsigned) sysconf(_SC_NPROCESSORS_CONF))),
+                /* counted per session for now; the prefetch step is to keep them */
+                .metadata = true,
+        };
+        int r;
+
+        r = page_reader_new(&o, &m->pages);
+        if (r < 0) {
+                log_info_errno(r, "No page-cache events (%s, tracepoint filemap:mm_filemap_add_to_page_cache): recording whole files only: %m",
+                               m->tracefs ?: "/sys/kernel/tracing");
+                return 0;
+        }
+        manager_pages_set_filesystems(m);
+        r = sd_event_add_io(m->event, &m->pages_source, page_reader_fd(m->pages), EPOLLIN, on_pages, m);
+        if (r < 0) {
+                m->pages = page_reader_free(m->pages);
+                return log_error_errno(r, "Failed to watch the page-cache reader: %m");
+        }
+        recorder_set_pages(m->recorder, m->pages);
+        log_debug("Recording page-cache events in %s", m->tracefs ?: "/sys/kernel/tracing");
+        return 0;
+}
+
+void manager_pages_stop(Manager *m) {
+        m->pages_source = sd_event_source_disable_unref(m->pages_source);
+        if (m->recorder)
+                recorder_set_pages(m->recorder, NULL);
+        m->pages = page_reader_free(m->pages);
+}
