@@ -6,6 +6,8 @@ install_deps() {
                     libsystemd-dev libsqlite3-dev libext2fs-dev
                     dbus dbus-daemon systemd jq sqlite3 e2fsprogs util-linux mount
                     python3
+                    # a real program's reads and mappings, to compare with its profile (tests/test-python-set.sh)
+                    strace
                     # the safety campaign with concurrent I/O (tests/campaign-fio.sh)
                     fio
                     # the failing disk under tests/test-faults.sh (tests/helpers/faultfs.c)
