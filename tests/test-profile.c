@@ -467,7 +467,8 @@ static const char *profile_ranges(Db *db) {
  * vanished takes its ranges out of the merge.
  *   sessions, newest first: S0 (a, b) a 0-4K; S1 (c, a) no page data; S2 (a, b, c) b 0-4K, a 8K-12K, b 4K-8K
  *   files: a 0, c 0, b 1 -> a c b (a and c tie: by id)
- *   ranges: a 0-4K: 0; b 0-8K (joined): 0; c (no page data read it): whole, its score 0; a 8K-12K: 1/2 */
+ *   S2 alone: b 0-4K, a 8K-12K, b 4K-8K, as read (b's two touch but a came between them), then c whole
+ *   ranges: a 0-4K: 0; b 0-4K: 0; c (no page data read it): whole, its score 0; a 8K-12K: 1/2; b 4K-8K: 1 */
 TEST(merged_ranges) {
         _cleanup_(db_freep) Db *db = NULL;
         ProfileOptions o = options();
@@ -478,11 +479,11 @@ TEST(merged_ranges) {
         make_file("c", 8192);
         record_ranges(db, NAMES("a", "b", "c"), (const NamedRange[]) {
                         { "b", 0, 4096 }, { "a", 8192, 4096 }, { "b", 4096, 4096 } }, 3);
-        ASSERT_STREQ(profile_ranges(db), "b:0+8192 a:8192+4096 c:0+8192");
+        ASSERT_STREQ(profile_ranges(db), "b:0+4096 a:8192+4096 b:4096+4096 c:0+8192");
         record_ranges(db, NAMES("c", "a"), NULL, 0);
         record_ranges(db, NAMES("a", "b"), (const NamedRange[]) { { "a", 0, 4096 } }, 1);
         ASSERT_STREQ(profile_names(db, APP, false), "a c b");
-        ASSERT_STREQ(profile_ranges(db), "a:0+4096 c:0+8192 b:0+8192 a:8192+4096");
+        ASSERT_STREQ(profile_ranges(db), "a:0+4096 c:0+8192 b:0+4096 a:8192+4096 b:4096+4096");
 
         ASSERT_EQ(unlink(test_path(dir, "b")), 0);
         ASSERT_OK(profile_merge(db, APP, PROFILE_APP, 0, &o));

@@ -276,9 +276,13 @@ TEST(ranges_union) {
                 NO_PAGES,
         };
 
+        /* 0-4K (S0, p 0), 4K-8K (S1, p 0), 8K-12K (S0, p 1) only touch: three ranges, which the order puts
+         * next to each other, so they are joined after the sort */
         check_ranges(s, touch, 3, "1:0+12288");
-        /* 0-8K and 4K-12K and 12K-16K are one; 20K-24K and 24K-28K another */
-        check_ranges(s, overlap, 3, "1:0+16384 1:20480+8192");
+        /* 0-8K and 4K-12K overlap: one, 0-12K (S0 p 0, S1 p 0: score 0); 12K-16K only touches it and stays
+         * apart (S2 p 1: 1), as do 20K-24K (S1 p 1: 1) and 24K-28K (S2 p 0: 0). Order: 0-12K and 24K-28K
+         * (score 0, tie 0, by offset), then 12K-16K and 20K-24K (score 1, by offset); none follow on. */
+        check_ranges(s, overlap, 3, "1:0+12288 1:24576+4096 1:12288+4096 1:20480+4096");
         check_ranges(s, apart, 3, "1:0+4096 1:12288+4096");
 }
 

@@ -278,12 +278,14 @@ int rank_merge_ranges(const RankRangeSession *sessions, size_t n_sessions, const
 
         qsort_safe(pieces, n_pieces, sizeof *pieces, piece_compare);
 
-        /* Per file, sorted by offset: a piece that starts at or before the end so far joins the range. */
+        /* Per file, sorted by offset: a piece that starts before the end so far (they overlap) joins the
+         * range. Pieces that only touch stay apart: a start that read A 0-40K, then B, then A 40-80K wants
+         * B between them; touching ranges that end up next to each other are joined after the sort. */
         for (size_t start = 0; start < n_pieces;) {
                 size_t end = start + 1, n = 0, m = 0;
                 uint64_t stop = pieces[start].end;
 
-                while (end < n_pieces && pieces[end].file == pieces[start].file && pieces[end].offset <= stop) {
+                while (end < n_pieces && pieces[end].file == pieces[start].file && pieces[end].offset < stop) {
                         stop = MAX(stop, pieces[end].end);
                         end++;
                 }
@@ -327,9 +329,17 @@ int rank_merge_ranges(const RankRangeSession *sessions, size_t n_sessions, const
         out = calloc(n_items + 1, sizeof *out);
         if (!out)
                 return -ENOMEM;
-        for (size_t i = 0; i < n_items; i++)
-                out[i] = items[i].range;
+        size_t n_out = 0;
+        for (size_t i = 0; i < n_items; i++) {
+                RankRange *last = n_out > 0 ? &out[n_out - 1] : NULL;
+
+                if (last && last->length > 0 && items[i].range.length > 0 &&
+                    last->file_id == items[i].range.file_id && last->offset + last->length == items[i].range.offset)
+                        last->length += items[i].range.length;
+                else
+                        out[n_out++] = items[i].range;
+        }
 
         *ret = TAKE_PTR(out);
-        return (int) n_items;
+        return (int) n_out;
 }

@@ -35,7 +35,8 @@ int rank_merge(const RankSession *sessions, size_t n_sessions, RankResult **ret)
 
 /* Merging the same sessions' byte ranges into the profile's layout order (seeklessd(8), "PROFILES", Ranges):
  *   - a file's hot ranges are the union of the ranges the sessions with page data read of it, ranges that
- *     overlap or touch coalesced into one. A session with page data that read none of a file (it was
+ *     overlap coalesced into one (ranges that only touch stay apart: another file may have been read
+ *     between them). A session with page data that read none of a file (it was
  *     cached) does not shrink it; sessions without page data say nothing about ranges. A file no session
  *     with page data has ranges for counts whole (one range, length 0);
  *   - a merged range's normalised position in a session with page data is that of the first of the
@@ -44,7 +45,8 @@ int rank_merge(const RankSession *sessions, size_t n_sessions, RankResult **ret)
  *     data whose ranges it covers, with the same weights as above;
  *   - a whole file's score is its file score;
  *   - ranges are ordered by score, then by the position in the newest session covering it (a whole file:
- *     its score), then in the order of the files, then by offset. Without page data the order is the files'.
+ *     its score), then in the order of the files, then by offset; ranges of one file that then follow each
+ *     other and on in the file are joined. Without page data the order is the files'.
  * Ranges of files not in `files` are ignored. */
 typedef struct RankRange {
         int64_t file_id;
