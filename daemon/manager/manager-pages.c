@@ -167,7 +167,7 @@ int manager_pages_start(Manager *m) {
                 return log_error_errno(r, "Failed to watch the page-cache reader: %m");
         }
         recorder_set_pages(m->recorder, m->pages);
-        log_debug("Recording page-cache events in %s", m->tracefs ?: "/sys/kernel/tracing");
+        log_info("Recording page-cache events in %s", m->tracefs ?: "/sys/kernel/tracing");
         return 0;
 }
 

@@ -78,6 +78,13 @@ case $n in
         [ ! -e /run/seekless/boot-collector.pid ] && [ ! -e /run/seekless/boot-collector.keys ] ||
                 fail "boot collector files left in /run/seekless: $(ls /run/seekless)"
         ok "boot collector: $took; unit files in the profile: $(grep -c '^/usr/lib/systemd/system/' profile1.txt); collector stopped"
+        # files the boot's programs only map (no read()): the dynamic linker's cache and the locale
+        for f in /etc/ld.so.cache /usr/lib/locale/C.utf8/LC_CTYPE; do
+                [ -e "$f" ] || { echo "($f does not exist in this guest)"; continue; }
+                grep -qx "$f" profile1.txt || fail "$f (only mapped by the boot's programs) is not in the boot profile"
+        done
+        echo "seeklessd: $(journal seeklessd | grep -m1 "page-cache events")"
+        ok "mapped-only files in the boot profile: /etc/ld.so.cache at $(grep -nx /etc/ld.so.cache profile1.txt | cut -d: -f1) of $(wc -l < profile1.txt)"
         no_failed_units
         echo "rotational: $(cat /sys/block/vda/queue/rotational)"
 
