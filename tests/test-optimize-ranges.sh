@@ -91,6 +91,13 @@ jq -e '.moved_files == 0' "$TMP/opt2.json" >/dev/null || fail "second optimize m
 blocks_of "$BIG" | cmp -s - "$TMP/big.after" || fail "second optimize moved the big file"
 pass "a second optimize moves nothing"
 
+# the picture's layout (GetLayout, behind report --svg) shows the hot ranges now, not the whole files
+bigi=$(ctl --json=short show "$P" | jq --arg b "$BIG" '[.files[].path] | index($b)')
+now_big=$(busctl --system --json=short call org.seekless.Seekless1 /org/seekless/Seekless1 \
+        org.seekless.Seekless1.Manager GetLayout s "$P" | jq --argjson i "$bigi" '[.data[2][] | select(.[0] == $i) | .[2]] | add')
+[ "$now_big" = 4096000 ] || fail "GetLayout's extents of the big file now: $now_big bytes, not its 4096000 hot bytes"
+pass "GetLayout: the big file's 4096000 hot bytes, not its 100 MiB"
+
 # the qualities count files, not ranges: A's two ranges make one file
 nfiles=$(ctl --json=short show "$P" | jq '.files | length')
 nq=$(ctl --json=short report "$P" | jq '.[0].files')

@@ -18,6 +18,7 @@
 #include "log.h"
 #include "fid-util.h"
 #include "fiemap.h"
+#include "hot-ranges.h"
 #include "manager.h"
 
 /* File paths are private: only root may see or change them. The D-Bus policy lets anyone call us so that
@@ -762,13 +763,22 @@ static int open_mount_of(const FilesystemList *l, uint64_t fsid) {
 /* On the worker thread, with its connection. */
 static int layout_work(Db *db, const atomic_bool *cancel, void *userdata) {
         LayoutCall *l = userdata;
+        _cleanup_free_ DbProfileRange *ranges = NULL;
         DbProfileFile *f = NULL;
-        size_t n = 0;
+        size_t n = 0, n_ranges = 0;
         int r;
 
         r = db_get_profile(db, l->call->name, NULL, &f, &n);
         if (r < 0)
                 return r;
+        /* now: the profile's hot ranges only (a file read whole is one range) */
+        r = db_get_profile_ranges(db, l->call->name, f, n, &ranges, &n_ranges);
+        if (r == -ENOENT)
+                r = hot_ranges_whole(f, n, &ranges, &n_ranges);
+        if (r < 0) {
+                db_profile_files_free(f, n);
+                return r;
+        }
         /* device size: the block device of the first file's filesystem, else what statfs counts of it */
         for (size_t i = 0; i < n && l->device == 0; i++) {
                 const Filesystem *fs = filesystem_list_find_fsid(&l->filesystems, f[i].file.key.fsid);
@@ -799,10 +809,18 @@ static int layout_work(Db *db, const atomic_bool *cancel, void *userdata) {
                 fd = file_key_open(mfd, &f[i].file.key, O_RDONLY | O_NONBLOCK);
                 if (fd < 0 || fiemap_get(fd, &ext, &k) < 0)
                         continue;
-                for (size_t e = 0; r >= 0 && e < k; e++)
-                        if (layout_extent_has_blocks(&ext[e]))
-                                r = layout_add(&l->now, &l->n_now, &l->alloc_now, (uint32_t) i, ext[e].physical,
-                                               ext[e].length);
+                for (size_t h = 0; r >= 0 && h < n_ranges; h++) {
+                        _cleanup_free_ Extent *hot = NULL;
+                        size_t n_hot = 0;
+
+                        if (ranges[h].file != i)
+                                continue;
+                        r = hot_ranges_clip_extents(ext, k, ranges[h].offset, ranges[h].length, &hot, &n_hot);
+                        for (size_t e = 0; r >= 0 && e < n_hot; e++)
+                                if (layout_extent_has_blocks(&hot[e]))
+                                        r = layout_add(&l->now, &l->n_now, &l->alloc_now, (uint32_t) i,
+                                                       hot[e].physical, hot[e].length);
+                }
         }
         db_profile_files_free(f, n);
         return r;
