@@ -806,16 +806,22 @@ static int layout_work(Db *db, const atomic_bool *cancel, void *userdata) {
                         r = -ECANCELED;
                 if (r < 0 || mfd < 0)
                         continue;
+                struct stat st;
                 fd = file_key_open(mfd, &f[i].file.key, O_RDONLY | O_NONBLOCK);
-                if (fd < 0 || fiemap_get(fd, &ext, &k) < 0)
+                if (fd < 0 || fstat(fd, &st) < 0 || fiemap_get(fd, &ext, &k) < 0)
                         continue;
                 for (size_t h = 0; r >= 0 && h < n_ranges; h++) {
+                        /* whole blocks, as FIEMAP reports them: a range that ends at the file's end takes its
+                         * last block whole */
+                        uint64_t blk = st.st_blksize > 0 ? (uint64_t) st.st_blksize : 4096;
+                        uint64_t lo = ranges[h].offset / blk * blk, hi = ranges[h].offset + ranges[h].length;
                         _cleanup_free_ Extent *hot = NULL;
                         size_t n_hot = 0;
 
                         if (ranges[h].file != i)
                                 continue;
-                        r = hot_ranges_clip_extents(ext, k, ranges[h].offset, ranges[h].length, &hot, &n_hot);
+                        hi = hi > UINT64_MAX - blk ? UINT64_MAX : (hi + blk - 1) / blk * blk;
+                        r = hot_ranges_clip_extents(ext, k, lo, hi - lo, &hot, &n_hot);
                         for (size_t e = 0; r >= 0 && e < n_hot; e++)
                                 if (layout_extent_has_blocks(&hot[e]))
                                         r = layout_add(&l->now, &l->n_now, &l->alloc_now, (uint32_t) i,

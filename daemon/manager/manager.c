@@ -219,15 +219,16 @@ static void log_session_ranges(const Session *s, const ProfileSessionFiles *f) {
                 const SessionRange *t = &s->touches[i];
                 size_t k = f->index ? f->index[t->file] : SIZE_MAX;
 
-                if (k == SIZE_MAX)
+                if (k == SIZE_MAX || (f->warm && f->warm[t->file]))
                         continue;
                 n++;
                 log_debug("Page range %zu of %s: %s pages %" PRIu64 "-%" PRIu64 " at +%" PRIu64 " us", n,
                           s->profile, f->paths[k], t->first_page, t->first_page + t->n_pages - 1, t->offset_usec);
         }
         log_info("The %s session of %s holds %zu page range%s (%" PRIu64 " page event%s lost, %" PRIu64
-                 " of filesystem metadata not kept)", profile_kind_to_string(s->kind), s->profile, n,
-                 n == 1 ? "" : "s", s->lost_pages, s->lost_pages == 1 ? "" : "s", s->skipped_metadata);
+                 " of filesystem metadata not kept, %zu file%s partly cached before: counted as cached)",
+                 profile_kind_to_string(s->kind), s->profile, n, n == 1 ? "" : "s", s->lost_pages,
+                 s->lost_pages == 1 ? "" : "s", s->skipped_metadata, f->n_warm, f->n_warm == 1 ? "" : "s");
 }
 
 /* Resolve a session's files (path, size, type) and store it. Files that vanished before we got to them

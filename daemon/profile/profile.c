@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -9,6 +10,7 @@
 #include "macro.h"
 #include "profile.h"
 #include "rank.h"
+#include "resident.h"
 
 static void note(const ProfileOptions *o, ProfileNote n) {
         if (o->note)
@@ -33,20 +35,27 @@ void profile_session_files_done(ProfileSessionFiles *f) {
         free(f->paths);
         free(f->files);
         free(f->index);
+        free(f->warm);
         *f = (ProfileSessionFiles) {};
 }
 
 int profile_resolve_session(const Session *s, const ProfileOptions *o, ProfileSessionFiles *ret) {
         _cleanup_(profile_session_files_done) ProfileSessionFiles out = {};
         _cleanup_(mount_fds_done) MountFds fds = { .open = o->open_mount, .userdata = o->userdata };
+        _cleanup_free_ uint64_t *seen = NULL;     /* pages the session saw read, per file */
 
         out.files = calloc(s->n_files + 1, sizeof *out.files);
         out.paths = calloc(s->n_files + 1, sizeof *out.paths);
         out.index = calloc(s->n_files + 1, sizeof *out.index);
-        if (!out.files || !out.paths || !out.index)
+        out.warm = calloc(s->n_files + 1, sizeof *out.warm);
+        seen = calloc(s->n_files + 1, sizeof *seen);
+        if (!out.files || !out.paths || !out.index || !out.warm || !seen)
                 return -ENOMEM;
         for (size_t i = 0; i < s->n_files; i++)
                 out.index[i] = SIZE_MAX;
+        for (size_t i = 0; i < s->n_touches; i++)
+                if (s->touches[i].file < s->n_files)
+                        seen[s->touches[i].file] += s->touches[i].n_pages;
 
         for (size_t i = 0; i < s->n_files; i++) {
                 const SessionFile *sf = &s->files[i];
@@ -77,6 +86,20 @@ int profile_resolve_session(const Session *s, const ProfileOptions *o, ProfileSe
                         .offset_usec = sf->offset_usec,
                 };
                 file_key_ino_gen(&sf->key, &out.files[out.n].ino, &out.files[out.n].generation);
+                if (seen[i] > 0) {
+                        /* A page already cached when the window opened was read without an event: if more
+                         * of the file is cached now than the session saw read, its ranges are only the part
+                         * that was missing. (Pages read by others meanwhile count against it too: then the
+                         * file is taken whole, which is the safe side.) */
+                        _cleanup_close_ int ffd = file_key_open(fd, &sf->key, O_RDONLY | O_NONBLOCK);
+                        uint64_t resident;
+
+                        if (ffd >= 0 && file_resident_pages(ffd, (uint64_t) st.st_size, &resident) >= 0 &&
+                            resident > seen[i]) {
+                                out.warm[i] = true;
+                                out.n_warm++;
+                        }
+                }
                 out.index[i] = out.n;
                 out.paths[out.n++] = TAKE_PTR(path);
         }
@@ -101,8 +124,9 @@ int profile_session_ranges(const Session *s, const ProfileSessionFiles *f, DbSes
         for (size_t i = 0; i < s->n_touches; i++) {
                 const SessionRange *t = &s->touches[i];
 
-                /* a file left out by the resolution takes its ranges with it */
-                if (t->file >= s->n_files || !f->index || f->index[t->file] == SIZE_MAX)
+                /* a file left out by the resolution takes its ranges with it; a warm one has none */
+                if (t->file >= s->n_files || !f->index || f->index[t->file] == SIZE_MAX ||
+                    (f->warm && f->warm[t->file]))
                         continue;
                 out[n++] = (DbSessionRange) {
                         .file = f->index[t->file],

@@ -50,6 +50,10 @@ typedef struct ProfileSessionFiles {
         char **paths;
         size_t n;
         size_t *index;                  /* per session file: its index in files, SIZE_MAX if left out */
+        bool *warm;                     /* per session file: more of its pages are cached than the session
+                                         * saw read, so its ranges say what was missing from the cache, not
+                                         * what was read: they are not stored (the file counts as cached) */
+        size_t n_warm;                  /* how many */
 } ProfileSessionFiles;
 void profile_session_files_done(ProfileSessionFiles *f);
 
