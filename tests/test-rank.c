@@ -233,7 +233,7 @@ static void check_ranges(const RankSession *sessions, const RankRangeSession *ra
 
         n = rank_merge(sessions, n_sessions, &files);
         ASSERT_OK(n);
-        m = rank_merge_ranges(range_sessions, n_sessions, files, (size_t) n, &ranges);
+        m = rank_merge_ranges(sessions, range_sessions, n_sessions, files, (size_t) n, &ranges);
         ASSERT_OK(m);
         ASSERT_TRUE(m >= n);
         buf[0] = 0;
@@ -322,6 +322,21 @@ TEST(ranges_interleave) {
         check_ranges(s, reversed, 1, "1:8192+4096 2:0+4096 1:0+4096");
 }
 
+/* A session that read some files cold (ranges) and found others cached (no range): the cached ones keep
+ * their place among the files, on the ranges' scale, rather than a file score on another scale.
+ *   files 1-5, ranges only of 3, 4, 5: units 1, 2, 3r, 4r, 5r (p 0, 1/4, 1/2, 3/4, 1): the files' order
+ *   (on the files' scale 2 would be at 1/4 and 3's range at 0: 1 3 2 4 5);
+ *   files 1-3, ranges 1:0-4K, 3:0-4K, 1:8K-12K, 2 cached: units 1r, 2, 3r, 1r' */
+TEST(ranges_mixed_cached) {
+        const RankSession s[] = { SESSION(1, 2, 3, 4, 5) };
+        const RankRangeSession r[] = { RANGES({ 3, 0, K }, { 4, 0, K }, { 5, 0, K }) };
+        const RankSession t[] = { SESSION(1, 2, 3) };
+        const RankRangeSession u[] = { RANGES({ 1, 0, K }, { 3, 0, K }, { 1, 2 * K, K }) };
+
+        check_ranges(s, r, 1, "1:0+0 2:0+0 3:0+4096 4:0+4096 5:0+4096");
+        check_ranges(t, u, 1, "1:0+4096 2:0+0 3:0+4096 1:8192+4096");
+}
+
 int main(void) {
         RUN(single_session);
         RUN(two_sessions);
@@ -337,5 +352,6 @@ int main(void) {
         RUN(ranges_union);
         RUN(ranges_cached_and_whole);
         RUN(ranges_interleave);
+        RUN(ranges_mixed_cached);
         return EXIT_SUCCESS;
 }

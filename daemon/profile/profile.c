@@ -286,7 +286,7 @@ int profile_merge(Db *db, const char *profile, ProfileKind kind, int64_t fresh_s
         n = rank_merge(rs, in.n_sessions, &res);
         if (n < 0)
                 return n;
-        n_ranges = rank_merge_ranges(rrs, in.n_sessions, res, (size_t) n, &ranges);
+        n_ranges = rank_merge_ranges(rs, rrs, in.n_sessions, res, (size_t) n, &ranges);
         if (n_ranges < 0)
                 return n_ranges;
         entries = calloc((size_t) n + 1, sizeof *entries);

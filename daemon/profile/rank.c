@@ -214,6 +214,19 @@ static int entry_compare_by_session(const void *a, const void *b) {
         return 0;
 }
 
+/* By file, then session (newest first), then position: a file's places, one per session first. */
+static int entry_compare_by_index(const void *a, const void *b) {
+        const RankEntry *x = a, *y = b;
+
+        if (x->index != y->index)
+                return x->index < y->index ? -1 : 1;
+        if (x->session != y->session)
+                return x->session < y->session ? -1 : 1;
+        if (x->p != y->p)
+                return x->p < y->p ? -1 : 1;
+        return 0;
+}
+
 static int range_item_compare(const void *a, const void *b) {
         const RangeItem *x = a, *y = b;
 
@@ -228,20 +241,81 @@ static int range_item_compare(const void *a, const void *b) {
         return 0;
 }
 
-int rank_merge_ranges(const RankRangeSession *sessions, size_t n_sessions, const RankResult *files,
-                      size_t n_files, RankRange **ret) {
+/* A session's places, files without a range in it and ranges, on one scale (see rank.h): the ranges in
+ * their order, each file without a range at its place among the files, before the first range of a file
+ * that comes after it. Sets p_range[0..n_ranges) and adds an entry (file index as `index`) for each such
+ * file to *wentries. */
+static int session_places(const RankSession *fs, const RankRangeSession *rs, size_t session,
+                          const FileSlot *slots, size_t n_files, double *p_range,
+                          RankEntry *wentries, size_t *n_wentries) {
+        _cleanup_free_ bool *ranged = NULL;
+        _cleanup_free_ size_t *order = NULL;     /* per range: its file's place among the session's files */
+        _cleanup_free_ size_t *place = NULL;     /* per range (SIZE_MAX) or file: the unit's index */
+        size_t n_units = 0, cursor = 0, first_w = *n_wentries;
+
+        ranged = calloc(fs->n_files + 1, sizeof *ranged);
+        order = calloc(rs->n_ranges + 1, sizeof *order);
+        place = calloc(rs->n_ranges + fs->n_files + 1, sizeof *place);
+        if (!ranged || !order || !place)
+                return -ENOMEM;
+        for (size_t i = 0; i < rs->n_ranges; i++) {
+                order[i] = SIZE_MAX;
+                for (size_t f = 0; f < fs->n_files; f++)
+                        if (fs->file_ids[f] == rs->ranges[i].file_id) {
+                                order[i] = f;
+                                ranged[f] = true;
+                                break;
+                        }
+        }
+        for (size_t i = 0; i <= rs->n_ranges; i++) {
+                size_t upto = i < rs->n_ranges ? order[i] : fs->n_files;
+
+                /* the files without a range that come before this range's file */
+                for (; upto != SIZE_MAX && cursor < fs->n_files && cursor <= upto; cursor++) {
+                        FileSlot key = { .id = fs->file_ids[cursor] };
+                        const FileSlot *slot;
+
+                        if (ranged[cursor] || (i < rs->n_ranges && cursor == upto))
+                                continue;
+                        slot = bsearch_safe(&key, slots, n_files, sizeof *slots, slot_compare);
+                        if (!slot)
+                                continue;
+                        wentries[(*n_wentries)++] = (RankEntry) { .session = session, .index = slot->index,
+                                                                  .p = (double) n_units++ };
+                }
+                if (i < rs->n_ranges)
+                        p_range[i] = (double) n_units++;
+        }
+        for (size_t i = 0; i < rs->n_ranges; i++)
+                p_range[i] = n_units > 1 ? p_range[i] / (double) (n_units - 1) : 0;
+        for (size_t w = first_w; w < *n_wentries; w++)
+                wentries[w].p = n_units > 1 ? wentries[w].p / (double) (n_units - 1) : 0;
+        return 0;
+}
+
+int rank_merge_ranges(const RankSession *file_sessions, const RankRangeSession *sessions, size_t n_sessions,
+                      const RankResult *files, size_t n_files, RankRange **ret) {
         _cleanup_free_ FileSlot *slots = NULL;
         _cleanup_free_ RangePiece *pieces = NULL;
         _cleanup_free_ RankEntry *entries = NULL;
         _cleanup_free_ RangeItem *items = NULL;
         _cleanup_free_ RankRange *out = NULL;
         _cleanup_free_ bool *has = NULL;
-        size_t n_pieces = 0, n_all = 0, n_items = 0;
+        _cleanup_free_ double *p_range = NULL;
+        _cleanup_free_ RankEntry *wentries = NULL, *went = NULL;
+        size_t n_pieces = 0, n_all = 0, n_items = 0, n_all_files = 0, n_wentries = 0;
+        int k;
 
         for (size_t s = 0; s < n_sessions; s++)
-                if (__builtin_add_overflow(n_all, sessions[s].n_ranges, &n_all))
+                if (__builtin_add_overflow(n_all, sessions[s].n_ranges, &n_all) ||
+                    __builtin_add_overflow(n_all_files, file_sessions[s].n_files, &n_all_files))
                         return -ENOMEM;
         if (n_all > INT_MAX || n_files > INT_MAX - n_all)
+                return -ENOMEM;
+        p_range = calloc(n_all + 1, sizeof *p_range);
+        wentries = calloc(n_all_files + 1, sizeof *wentries);
+        went = calloc(n_sessions + 1, sizeof *went);
+        if (!p_range || !wentries || !went)
                 return -ENOMEM;
 
         slots = calloc(n_files + 1, sizeof *slots);
@@ -255,9 +329,28 @@ int rank_merge_ranges(const RankRangeSession *sessions, size_t n_sessions, const
                 slots[i] = (FileSlot) { .id = files[i].file_id, .index = i };
         qsort_safe(slots, n_files, sizeof *slots, slot_compare);
 
-        for (size_t s = 0; s < n_sessions; s++) {
+        for (size_t s = 0, base = 0; s < n_sessions; base += sessions[s].n_ranges, s++) {
                 size_t n = sessions[s].n_ranges;
 
+                /* positions of a session with page data: its ranges and its files without one, on one scale;
+                 * of a session without: its files' */
+                if (n > 0) {
+                        k = session_places(&file_sessions[s], &sessions[s], s, slots, n_files, p_range + base,
+                                           wentries, &n_wentries);
+                        if (k < 0)
+                                return k;
+                } else
+                        for (size_t f = 0; f < file_sessions[s].n_files; f++) {
+                                FileSlot key = { .id = file_sessions[s].file_ids[f] };
+                                const FileSlot *slot = bsearch_safe(&key, slots, n_files, sizeof *slots, slot_compare);
+                                size_t nf = file_sessions[s].n_files;
+
+                                if (slot)
+                                        wentries[n_wentries++] = (RankEntry) {
+                                                .session = s, .index = slot->index,
+                                                .p = nf > 1 ? (double) f / (double) (nf - 1) : 0,
+                                        };
+                        }
                 for (size_t i = 0; i < n; i++) {
                         const RankRange *r = sessions[s].ranges + i;
                         FileSlot key = { .id = r->file_id };
@@ -271,7 +364,7 @@ int rank_merge_ranges(const RankRangeSession *sessions, size_t n_sessions, const
                                 .offset = r->offset,
                                 .end = r->offset + r->length,
                                 .session = s,
-                                .p = n > 1 ? (double) i / (double) (n - 1) : 0,
+                                .p = p_range[base + i],
                         };
                 }
         }
@@ -314,15 +407,37 @@ int rank_merge_ranges(const RankRangeSession *sessions, size_t n_sessions, const
                 start = end;
         }
 
-        /* Files no session with page data read: whole, at their file score. */
-        for (size_t i = 0; i < n_files; i++)
-                if (!has[i])
+        /* Files no session with page data read: whole, at the weighted median of their places (among the
+         * ranges in sessions with page data, among the files in the others). */
+        qsort_safe(wentries, n_wentries, sizeof *wentries, entry_compare_by_index);
+        for (size_t i = 0, w = 0; i < n_files; i++) {
+                size_t m = 0;
+
+                for (; w < n_wentries && wentries[w].index < i; w++)
+                        ;
+                for (; w < n_wentries && wentries[w].index == i; w++)
+                        if (m == 0 || wentries[w].session != went[m - 1].session)
+                                went[m++] = wentries[w];
+                if (has[i])
+                        continue;
+                if (m == 0) {
                         items[n_items++] = (RangeItem) {
                                 .range = { .file_id = files[i].file_id },
                                 .score = files[i].score,
                                 .tie = files[i].score,
                                 .file = i,
                         };
+                        continue;
+                }
+                double tie = went[0].p;         /* the newest session's */
+                qsort_safe(went, m, sizeof *went, entry_compare_by_position);
+                items[n_items++] = (RangeItem) {
+                        .range = { .file_id = files[i].file_id },
+                        .score = weighted_median(went, m),
+                        .tie = tie,
+                        .file = i,
+                };
+        }
 
         qsort_safe(items, n_items, sizeof *items, range_item_compare);
 

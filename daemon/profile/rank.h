@@ -39,11 +39,14 @@ int rank_merge(const RankSession *sessions, size_t n_sessions, RankResult **ret)
  *     between them). A session with page data that read none of a file (it was
  *     cached) does not shrink it; sessions without page data say nothing about ranges. A file no session
  *     with page data has ranges for counts whole (one range, length 0);
- *   - a merged range's normalised position in a session with page data is that of the first of the
- *     session's ranges it covers, p = index / (n_s - 1) among the session's n_s ranges (in first-touch
- *     order, interleaved across files); its score is the weighted median of p over the sessions with page
- *     data whose ranges it covers, with the same weights as above;
- *   - a whole file's score is its file score;
+ *   - a session with page data has n_s places: its ranges in first-touch order (interleaved across files),
+ *     and each of its files without a range in it (cached) before the first range of a file that comes
+ *     after it among the session's files; p = place / (n_s - 1). A merged range's position in a session
+ *     is that of the first of the session's ranges it covers; its score is the weighted median of p over
+ *     the sessions with page data whose ranges it covers, with the same weights as above;
+ *   - a whole file's score is the weighted median of its places: p among the places in sessions with
+ *     page data, its normalised position among the files in sessions without (its file score when it
+ *     has none: not in any kept session);
  *   - ranges are ordered by score, then by the position in the newest session covering it (a whole file:
  *     its score), then in the order of the files, then by offset; ranges of one file that then follow each
  *     other and on in the file are joined. Without page data the order is the files'.
@@ -58,7 +61,8 @@ typedef struct RankRangeSession {
         size_t n_ranges;
 } RankRangeSession;
 
-/* sessions[0] is newest, as for rank_merge(); files is rank_merge()'s result. Returns the number of ranges
- * (>= n_files) with *ret allocated (free()), or -ENOMEM. */
-int rank_merge_ranges(const RankRangeSession *sessions, size_t n_sessions, const RankResult *files,
-                      size_t n_files, RankRange **ret);
+/* sessions[0] is newest, as for rank_merge(); file_sessions[i] are the files of sessions[i] in access order
+ * (rank_merge()'s input); files is rank_merge()'s result. Returns the number of ranges (>= n_files) with
+ * *ret allocated (free()), or -ENOMEM. */
+int rank_merge_ranges(const RankSession *file_sessions, const RankRangeSession *sessions, size_t n_sessions,
+                      const RankResult *files, size_t n_files, RankRange **ret);
