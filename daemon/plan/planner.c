@@ -554,6 +554,16 @@ int planner_build(Db *db, const FilesystemList *fss, char *const *mounts, const 
                                         layout_walker_add_file(&expected, ext, n_ext);
                                 continue;
                         }
+                        if (c->state == CAND_MOVABLE) {
+                                /* a range of holes only (a hole read as zeros is a page like any other):
+                                 * nothing to move there */
+                                bool blocks = false;
+
+                                for (size_t x = 0; x < n_ext && !blocks; x++)
+                                        blocks = layout_extent_has_blocks(&ext[x]);
+                                if (!blocks)
+                                        continue;
+                        }
                         if (c->state == CAND_MOVABLE && !c->counted) {
                                 /* a file's hot bytes are counted, against both limits, at its first range */
                                 uint64_t cap = MIN(cfg->max_hot_set_bytes, p.fs[c->fi].device_bytes / 20);
