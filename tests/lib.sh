@@ -113,9 +113,26 @@ write_config() {
         cat > "$CONF"
 }
 
+# The page-cache tracepoint the daemon records pages with (doc/page-recording.md): the system's tracefs, or,
+# where none is mounted (no systemd, no one mounted it), the kernel's tracefs mounted for the test (the same
+# one, seen at a second place; unmounted at exit). A test's own --tracefs= comes later and wins.
+test_tracefs() {
+        [ -z "${TEST_TRACEFS:-}" ] || return 0
+        if [ -e /sys/kernel/tracing/events/filemap ]; then
+                TEST_TRACEFS=/sys/kernel/tracing
+        elif mkdir -p "$TMP/tracefs" && mount -t tracefs nodev "$TMP/tracefs" 2>/dev/null; then
+                EXTRA_MOUNTS+=("$TMP/tracefs")
+                TEST_TRACEFS=$TMP/tracefs
+        else
+                TEST_TRACEFS=/sys/kernel/tracing      # none: the daemon records whole files and says so
+        fi
+}
+
 start_daemon() {
         [ -n "$CONF" ] || write_config < /dev/null
-        ${DAEMON_WRAPPER:-} "$SEEKLESSD" --config="$CONF" --state-dir="$STATE" --run-dir="$RUN_DIR" --log-level=debug "$@" >>"$DAEMON_LOG" 2>&1 &
+        test_tracefs
+        ${DAEMON_WRAPPER:-} "$SEEKLESSD" --config="$CONF" --state-dir="$STATE" --run-dir="$RUN_DIR" --log-level=debug \
+                --tracefs="$TEST_TRACEFS" "$@" >>"$DAEMON_LOG" 2>&1 &
         DAEMON_PID=$!
         if ! wait_until 20 busctl --system status org.seekless.Seekless1; then
                 fail "seeklessd did not appear on the bus"
