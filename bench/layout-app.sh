@@ -12,16 +12,18 @@
 #   e4defrag      `e4defrag` of the files the start reads, in first-read order;
 #   fresh         a new filesystem, the files the start reads copied first in first-read order, then the rest;
 #   seekless      seeklessd records the start on the aged image, then `seeklessctl optimize` on a copy (today:
-#                 whole files; mmap-only files are not recorded);
+#                 whole files; mmap-only files are not recorded), with the default MaxFileMiB=128 and with 512;
 #   ranges        the same once `seeklessctl show --json` gives files `ranges`; skipped with a message until then;
 #   sequential    the bytes read / 150 MB/s (arithmetic).
 # Measured for each: the daemon's model over the files the start reads, whole, in first-read order (layoutq),
-# and the start run cold with the loop device's block_rq_issue events traced (trace-cost). Also what the start
+# the same model over the page ranges the start brought into the page cache, in first-touch order
+# (layoutq --ranges), and the start run cold RUNS times with the loop device's block_rq_issue events traced
+# (trace-cost; the median run). Also what the start
 # reads: read() bytes and mmap()ed bytes per file (strace), and the pages it brought into the page cache per
 # file (the page-cache tracepoint, build/bench/pagecache-bench).
 # Exits 0 whatever the verdicts, 1 if something broke, 77 if not root.
 #
-# Knobs (environment): SEED=7 IMGSIZE=12G RUNS=1 (cold runs per variant, the median by trace cost is kept)
+# Knobs (environment): SEED=7 IMGSIZE=12G RUNS=3 (cold runs per variant, the median by trace cost is kept)
 # CACHE=/var/tmp/seekless-bench-app (downloaded .debs, the base tree if debootstrapped; kept between runs)
 # ROOTFS=DIR (a Debian 12 root tree to start from; default: CACHE/rootfs, debootstrapped once if missing)
 # KEEP=1 keeps the scratch directory.
@@ -30,7 +32,7 @@ set -euo pipefail
 
 SEED=${SEED:-7}
 IMGSIZE=${IMGSIZE:-12G}
-RUNS=${RUNS:-1}
+RUNS=${RUNS:-3}
 KEEP=${KEEP:-0}
 CACHE=${CACHE:-/var/tmp/seekless-bench-app}
 ROOTFS=${ROOTFS:-$CACHE/rootfs}
@@ -132,7 +134,7 @@ prop() {
 boot_over() { [ "$(prop BootRecording)" = false ]; }
 has_profile() { "$SEEKLESSCTL" --json=short profiles | jq -e --arg n "$1" 'any(.[]; .name == $n)'; }
 start_daemon() {    # STATE_DIR MOUNT
-        "$SEEKLESSD" --config="$TMP/seekless.conf" --state-dir="$1" --boot-id="$(random_boot_id)" \
+        "$SEEKLESSD" --config="${CONF:-$TMP/seekless.conf}" --state-dir="$1" --boot-id="$(random_boot_id)" \
                 --filesystem="$2" --log-level=info >>"$TMP/daemon.log" 2>&1 &
         DAEMON_PID=$!
         wait_until 20 busctl --system status org.seekless.Seekless1 || die "seeklessd did not appear on the bus"
@@ -237,6 +239,7 @@ echo 65536 > "$TRACE_INST/buffer_size_kb"
 . "$SRC/tests/private-bus.sh"
 start_private_bus "$TMP/bus" "$SRC"
 printf '[Record]\nBootWindowSec=1\nLaunchWindowSec=60\n[Optimize]\nMinFileAgeSec=0\n' > "$TMP/seekless.conf"
+printf '[Record]\nBootWindowSec=1\nLaunchWindowSec=60\n[Optimize]\nMinFileAgeSec=0\nMaxFileMiB=512\n' > "$TMP/seekless-big.conf"
 
 # ----------------------------------------------------------------------------------------- the aged image
 # 1. the base tree on a fresh filesystem; 2. free space cut into holes: fallocated fillers of 64 KiB-2 MiB
@@ -342,6 +345,16 @@ awk 'NR == FNR { name[$1] = $2; next } { split($3, d, ":"); ino = $4; pages[ino]
      END { for (i in pages) if (i != 0) printf "%s\t%d\n", (i in name) ? name[i] : "inode " i, pages[i] * 4096; printf "(metadata)\t%d\n", meta * 4096 }' \
         "$TMP/inodes.tsv" "$TMP/pages.txt" | sort -t$'\t' -k2,2nr > "$TMP/pagebytes.tsv"
 PC_TOTAL=$(awk -F'\t' '{ s += $2 } END { print s + 0 }' "$TMP/pagebytes.tsv")
+# the page ranges of the read set's files in first-touch order: an event continuing the file's latest range
+# extends it, any other starts a new one (pages of files outside the read set and metadata are left out)
+sort -n -k1,1 "$TMP/pages.txt" | awk -F'[ \t]' 'NR == FNR { name[$1] = $2; next }
+        ($4 in name) { ino = $4; pg = $5; n = $6
+                if ((ino in last) && last[ino] == pg) len[cur[ino]] += n
+                else { k++; rp[k] = name[ino]; off[k] = pg; len[k] = n; cur[ino] = k }
+                last[ino] = pg + n }
+        END { for (i = 1; i <= k; i++) printf "%s\t%d\t%d\n", rp[i], off[i] * 4096, len[i] * 4096 }' "$TMP/inodes.tsv" - > "$TMP/ranges.tsv"
+[ -s "$TMP/ranges.tsv" ] || die "no page ranges of the read set were recorded"
+log "page ranges: $(wc -l < "$TMP/ranges.tsv") ranges of $(cut -f1 "$TMP/ranges.tsv" | sort -u | wc -l) files, $(mib "$(awk -F'\t' '{ s += $3 } END { print s }' "$TMP/ranges.tsv")") MiB"
 log "page cache: $(mib "$PC_TOTAL") MiB inserted during the start ($(tail -n1 "$TMP/pages.err"))"
 do_umount "$MNT"
 
@@ -398,13 +411,13 @@ detach "$LOOP"
 do_umount "$TMP/src"
 detach "$SLOOP"
 
-relocate() {        # VARIANT: seeklessd on a byte copy with a copy of the recorded state, optimize
-        local v=$1 l secs
+relocate() {        # VARIANT [CONFIG]: seeklessd on a byte copy with a copy of the recorded state, optimize
+        local v=$1 l secs conf=${2:-$TMP/seekless.conf}
         cp --sparse=always "$TMP/aged.img" "$TMP/$v.img"
         cp -a "$TMP/state" "$TMP/state-$v"
         attach "$TMP/$v.img"; l=$ATTACHED
         do_mount "$l" "$MNT"
-        start_daemon "$TMP/state-$v" "$MNT"
+        CONF=$conf start_daemon "$TMP/state-$v" "$MNT"
         cold
         t0=$(now)
         "$SEEKLESSCTL" --json=short optimize > "$TMP/opt-$v.json" || die "seeklessctl optimize failed: $(cat "$TMP/opt-$v.json")"
@@ -420,7 +433,9 @@ relocate() {        # VARIANT: seeklessd on a byte copy with a copy of the recor
 }
 log "seekless whole-file: seeklessctl optimize on a byte copy"
 relocate seekless
-VARIANTS=(aged e4defrag fresh seekless)
+log "seekless whole-file with MaxFileMiB=512 (the default 128 skips Chromium's binary): seeklessctl optimize on a byte copy"
+relocate seekless-512 "$TMP/seekless-big.conf"
+VARIANTS=(aged e4defrag fresh seekless seekless-512)
 if [ "$HAS_RANGES" = true ]; then
         log "seekless ranges: the profile has page ranges; seeklessctl optimize on a byte copy"
         relocate ranges
@@ -437,6 +452,7 @@ measure() {         # VARIANT
         do_mount "$l" "$dir" ro
         q=$(cd "$dir" && "$TMP/layoutq" "${READSET[@]}") || die "layoutq failed on $v"
         RES[$v,static]=$q
+        RES[$v,ranges]=$(cd "$dir" && "$TMP/layoutq" --ranges < "$TMP/ranges.tsv") || die "layoutq --ranges failed on $v"
         dev=$(kv device_bytes "$q")
         maj=$((16#$(stat -c %t "$l"))) min=$((16#$(stat -c %T "$l")))
         for ((i = 1; i <= RUNS; i++)); do
@@ -463,7 +479,8 @@ measure() {         # VARIANT
         # the median run by modeled trace time
         read -r _ w t <<< "$(sort -n "$TMP/runs-$v.txt" | sed -n "$(( (RUNS + 1) / 2 ))p")"
         RES[$v,trace]=$t RES[$v,wall]=$w
-        log "  $v: $q"
+        log "  $v: whole files: $q"
+        log "  $v: page ranges: ${RES[$v,ranges]}"
         do_umount "$dir"
         detach "$l"
 }
@@ -472,6 +489,7 @@ for v in "${VARIANTS[@]}"; do measure "$v"; done
 
 # ------------------------------------------------------------------------------------------- summary
 st() { kv "$2" "${RES[$1,static]}"; }
+rg() { kv "$2" "${RES[$1,ranges]}"; }
 trs() { kv "$2" "${RES[$1,trace]}"; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 le() { awk -v a="$1" -v t="$2" 'BEGIN { print (a <= t) ? "PASS" : "FAIL" }'; }
@@ -484,16 +502,20 @@ echo "read set: ${#READSET[@]} files, $(mib "$RS_BYTES") MiB whole; read() $(mib
         "mmap() $(mib "$MM_BYTES") MiB mapped; $MM_ONLY files only mapped or exec'd; page cache filled: $(mib "$PC_TOTAL") MiB"
 echo "seekless profile: ${#PROFILE[@]} files, $(mib "$PROF_BYTES") MiB whole, $IN_RS of them in the read set; ranges: $HAS_RANGES"
 echo
-printf '%-22s %8s %8s %9s %12s %9s %10s %12s %9s\n' variant extents discont "span MiB" "model ms" requests "trace MiB" "trace ms" "wall ms"
+FMT='%-14s %9s %8s %10s %9s %8s %10s %9s %9s %10s %9s\n'
+printf "$FMT" variant "files ext" discont "files ms" "rng ext" discont "ranges ms" requests "trace MiB" "trace ms" "wall ms"
 for v in "${VARIANTS[@]}"; do
-        printf '%-22s %8s %8s %9s %12s %9s %10s %12s %9s\n' "$v" "$(st "$v" extents)" "$(st "$v" discontinuities)" \
-                "$(mib "$(st "$v" span)")" "$(st "$v" modeled_ms)" "$(trs "$v" requests)" "$(mib "$(trs "$v" bytes)")" \
-                "$(trs "$v" modeled_ms)" "${RES[$v,wall]}"
+        printf "$FMT" "$v" "$(st "$v" extents)" "$(st "$v" discontinuities)" "$(st "$v" modeled_ms)" \
+                "$(rg "$v" extents)" "$(rg "$v" discontinuities)" "$(rg "$v" modeled_ms)" \
+                "$(trs "$v" requests)" "$(mib "$(trs "$v" bytes)")" "$(trs "$v" modeled_ms)" "${RES[$v,wall]}"
 done
-[ "$HAS_RANGES" = true ] || printf '%-22s %8s\n' "ranges" "n/a until page ranges land (no 'ranges' in seeklessctl show --json)"
+[ "$HAS_RANGES" = true ] || printf '%-14s %s\n' "ranges" "n/a until page ranges land (no 'ranges' in seeklessctl show --json)"
 SEQ_T=$(awk -v b="$(trs aged bytes)" -v r="$TRANSFER_BPS" 'BEGIN { printf "%.1f", b * 1000 / r }')
-printf '%-22s %8s %8s %9s %12s %9s %10s %12s %9s\n' "sequential limit" - - - "$SEQ_W" - "$(mib "$(trs aged bytes)")" "$SEQ_T" -
-echo "  (model: the read set's allocated bytes / 150 MB/s; trace: the bytes the aged start read / 150 MB/s)"
+SEQ_R=$(awk -v b="$(rg aged bytes)" -v r="$TRANSFER_BPS" 'BEGIN { printf "%.1f", b * 1000 / r }')
+printf "$FMT" "sequential" - - "$SEQ_W" - - "$SEQ_R" - "$(mib "$(trs aged bytes)")" "$SEQ_T" -
+echo "  files: the read set's files whole, first-read order ($(mib "$(st aged bytes)") MiB allocated); ranges: the page ranges the"
+echo "  start brought into the page cache, first-touch order ($(mib "$(rg aged bytes)") MiB); trace: the aged start's block requests"
+echo "  (sequential: those bytes / 150 MB/s)"
 echo
 for v in "${VARIANTS[@]}"; do echo "trace ms of the $RUNS run(s), $v: ${RES[$v,runs]}"; done
 if [ "$HAS_RANGES" = true ]; then
@@ -503,9 +525,12 @@ if [ "$HAS_RANGES" = true ]; then
 else
         echo "targets (seekless ranges <= 0.5x aged and <= 0.8x fresh copy, trace): cannot be judged yet (no ranges)"
 fi
-WA=$(ratio "$(trs seekless modeled_ms)" "$(trs aged modeled_ms)") WF=$(ratio "$(trs seekless modeled_ms)" "$(trs fresh modeled_ms)")
-echo "for information, seekless whole-file, trace: ${WA}x aged, ${WF}x fresh copy;" \
-        "model: $(ratio "$(st seekless modeled_ms)" "$(st aged modeled_ms)")x aged, $(ratio "$(st seekless modeled_ms)" "$(st fresh modeled_ms)")x fresh copy"
+for v in seekless seekless-512; do
+        echo "for information, $v / aged: trace $(ratio "$(trs $v modeled_ms)" "$(trs aged modeled_ms)")x, ranges model" \
+                "$(ratio "$(rg $v modeled_ms)" "$(rg aged modeled_ms)")x, files model $(ratio "$(st $v modeled_ms)" "$(st aged modeled_ms)")x;" \
+                "/ fresh copy: trace $(ratio "$(trs $v modeled_ms)" "$(trs fresh modeled_ms)")x, ranges model" \
+                "$(ratio "$(rg $v modeled_ms)" "$(rg fresh modeled_ms)")x, files model $(ratio "$(st $v modeled_ms)" "$(st fresh modeled_ms)")x"
+done
 echo "daemon's report after optimize: $(jq -c '.[0] | {now: .modeled_read_ms, before: .before.modeled_read_ms}' "$TMP/report-seekless.json" 2>/dev/null || head -c 200 "$TMP/report-seekless.json")"
 echo "largest files by page-cache bytes brought in (MiB in / MiB whole / read() MiB / mmap() MiB):"
 head -n 12 "$TMP/pagebytes.tsv" | while IFS=$'\t' read -r p b; do
@@ -514,6 +539,7 @@ head -n 12 "$TMP/pagebytes.tsv" | while IFS=$'\t' read -r p b; do
         printf '  %-60s %7.1f / %s / %s\n' "$p" "$(mib "$b")" "$(mib "$whole")" "${rm_:--}"
 done
 echo "raw layoutq:"; for v in "${VARIANTS[@]}"; do echo "  $v: ${RES[$v,static]}"; done
+echo "raw layoutq --ranges:"; for v in "${VARIANTS[@]}"; do echo "  $v: ${RES[$v,ranges]}"; done
 echo "raw trace-cost:"; for v in "${VARIANTS[@]}"; do echo "  $v: ${RES[$v,trace]}"; done
 echo "==========================================================================================="
 exit 0
