@@ -55,7 +55,7 @@ fi
 for x in "$SEEKLESSD" "$SEEKLESSCTL" "$PCBENCH"; do
         [ -x "$x" ] || { echo "ERROR: $x not found; build first (ninja -C build && ninja -C build bench/pagecache-bench)" >&2; exit 1; }
 done
-for t in cc mkfs.ext4 e2fsck losetup dbus-daemon busctl jq e4defrag filefrag apt-get dpkg strace unshare chroot fallocate; do
+for t in cc mkfs.ext4 e2fsck e2freefrag losetup dbus-daemon busctl jq e4defrag filefrag apt-get dpkg strace unshare chroot fallocate; do
         command -v "$t" >/dev/null || { echo "ERROR: $t is required" >&2; exit 1; }
 done
 
@@ -238,8 +238,8 @@ echo 0 > "$TRACE_INST/tracing_on"
 echo 65536 > "$TRACE_INST/buffer_size_kb"
 . "$SRC/tests/private-bus.sh"
 start_private_bus "$TMP/bus" "$SRC"
-printf '[Record]\nBootWindowSec=1\nLaunchWindowSec=60\n[Optimize]\nMinFileAgeSec=0\n' > "$TMP/seekless.conf"
-printf '[Record]\nBootWindowSec=1\nLaunchWindowSec=60\n[Optimize]\nMinFileAgeSec=0\nMaxFileMiB=512\n' > "$TMP/seekless-big.conf"
+printf '[Record]\nBootWindowSec=1\nLaunchWindowSec=20\n[Optimize]\nMinFileAgeSec=0\n' > "$TMP/seekless.conf"
+printf '[Record]\nBootWindowSec=1\nLaunchWindowSec=20\n[Optimize]\nMinFileAgeSec=0\nMaxFileMiB=512\n' > "$TMP/seekless-big.conf"
 
 # ----------------------------------------------------------------------------------------- the aged image
 # 1. the base tree on a fresh filesystem; 2. free space cut into holes: fallocated fillers of 64 KiB-2 MiB
@@ -304,6 +304,9 @@ APP_FRAG=$(filefrag "$MNT/$APP_BIN" | awk '{ print $(NF - 2) }')
 log "aged in $(elapsed "$t_age" "$(now)") s: /$APP_BIN $(stat -c %s "$MNT/$APP_BIN") bytes in $APP_FRAG extents; used $(df -h --output=used "$MNT" | tail -n1 | tr -d ' ')"
 do_umount "$MNT"
 fsck_img "$LOOP" "aged image"
+FREEFRAG=$(e2freefrag "$LOOP" | awk '/^Free blocks:/ { f = $4 } /^Avg. free extent:/ { a = $4 " " $5 } /^Max. free extent:/ { m = $4 " " $5 }
+        /^Num. free extent:/ { n = $4 } END { printf "free %s in %s extents, average %s, largest %s", f, n, a, m }')
+log "aged image: $FREEFRAG (e2freefrag)"
 
 # ------------------------------------------------------------------- what the start reads (aged image)
 do_mount "$LOOP" "$MNT" ro
@@ -497,6 +500,7 @@ SEQ_W=$(awk -v b="$(st aged bytes)" -v r="$TRANSFER_BPS" 'BEGIN { printf "%.1f",
 echo
 echo "================= seekless layout benchmark: $APP_PKG $APP_VER headless cold start ================="
 echo "date $(date -u '+%Y-%m-%d %H:%M UTC'); kernel $(uname -r); $(nproc) CPU(s); load $(cut -d' ' -f1-3 /proc/loadavg); seed $SEED; $IMGSIZE images"
+echo "aged image: $FREEFRAG"
 echo "packages: ${#DEBS[@]} (${DEB_MIB} MiB of .debs); /$APP_BIN $(mib "$APP_SIZE") MiB, $APP_FRAG extents on the aged image"
 echo "read set: ${#READSET[@]} files, $(mib "$RS_BYTES") MiB whole; read() $(mib "$RD_BYTES") MiB from $RD_FILES files;" \
         "mmap() $(mib "$MM_BYTES") MiB mapped; $MM_ONLY files only mapped or exec'd; page cache filled: $(mib "$PC_TOTAL") MiB"
