@@ -209,8 +209,9 @@ log "base tree: $ROOTFS ($(du -sm "$ROOTFS" | cut -f1) MiB); apt sources: the ho
 APT=(apt-get -q -o "Dir::State::status=$ROOTFS/var/lib/dpkg/status" -o APT::Install-Recommends=0
      -o "Dir::Cache::archives=$CACHE/debs")
 "${APT[@]}" -s install "$APP_PKG" > "$TMP/apt-sim.txt" 2>&1 || { cat "$TMP/apt-sim.txt"; die "apt-get cannot resolve $APP_PKG"; }
-mapfile -t DEBS < <(awk '/^Inst / { v = $3; gsub(/[()]/, "", v); gsub(/:/, "%3a", v); a = $NF; gsub(/[\[\])]/, "", a);
-        print $2 "_" v "_" a ".deb" }' "$TMP/apt-sim.txt" | sed 's/_\([^_]*\)_\([^_]*\)\.deb$/_\1_\2.deb/')
+# "Inst NAME [OLD] (VERSION SUITE [ARCH]) [...]" -> NAME_VERSION_ARCH.deb, the epoch's colon as %3a (apt's file name)
+mapfile -t DEBS < <(sed -n 's/^Inst \([^ ]*\) \(\[[^]]*\] \)\{0,1\}(\([^ ]*\) [^[]*\[\([^]]*\)\]).*/\1_\3_\4.deb/p' "$TMP/apt-sim.txt" |
+        sed 's/:/%3a/g')
 [ "${#DEBS[@]}" -ge 1 ] || die "no packages to install"
 missing=0
 for d in "${DEBS[@]}"; do [ -s "$CACHE/debs/$d" ] || missing=$((missing + 1)); done
@@ -219,7 +220,7 @@ if [ "$missing" -gt 0 ]; then
         "${APT[@]}" -y --download-only install "$APP_PKG" > "$TMP/apt-dl.txt" 2>&1 || { tail "$TMP/apt-dl.txt"; die "download failed"; }
 fi
 for d in "${DEBS[@]}"; do [ -s "$CACHE/debs/$d" ] || die "$CACHE/debs/$d missing after the download"; done
-APP_VER=$(awk -v p="$APP_PKG" '$1 == "Inst" && $2 == p { gsub(/[()]/, "", $3); print $3 }' "$TMP/apt-sim.txt")
+APP_VER=$(printf '%s\n' "${DEBS[@]}" | sed -n "s/^${APP_PKG}_\([^_]*\)_.*/\1/p" | sed 's/%3a/:/')
 DEB_MIB=$(cd "$CACHE/debs" && du -cm "${DEBS[@]}" | tail -n1 | cut -f1)
 log "packages: ${#DEBS[@]} (${DEB_MIB} MiB of .debs), $APP_PKG $APP_VER"
 mkdir -p "$TMP/debs"
