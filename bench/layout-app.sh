@@ -376,6 +376,12 @@ HAS_RANGES=$(jq -r '[.files[] | has("ranges")] | any' "$TMP/profile.json")
 PROF_BYTES=0; for p in "${PROFILE[@]}"; do PROF_BYTES=$((PROF_BYTES + $(stat -c %s "$MNT/$p" 2>/dev/null || echo 0))); done
 IN_RS=$(comm -12 <(printf '%s\n' "${PROFILE[@]}" | sort) <(printf '%s\n' "${READSET[@]}" | sort) | wc -l)
 log "profile: ${#PROFILE[@]} files, $(mib "$PROF_BYTES") MiB whole; $IN_RS of the read set's ${#READSET[@]}; ranges: $HAS_RANGES"
+# the read set's files the profile lacks, largest first, and the profile's files outside the read set
+NOT_REC=$(comm -23 <(printf '%s\n' "${READSET[@]}" | sort) <(printf '%s\n' "${PROFILE[@]}" | sort) |
+        while read -r p; do printf '%s %s\n' "$(stat -c %s "$MNT/$p")" "$p"; done | sort -nr |
+        awk '{ n++; b += $1; if (n <= 6) l = l sprintf(" %s (%.1f MiB)", $2, $1 / 1048576) } END { printf "%d files, %.1f MiB:%s", n, b / 1048576, l }')
+NOT_RS=$(comm -13 <(printf '%s\n' "${READSET[@]}" | sort) <(printf '%s\n' "${PROFILE[@]}" | sort) | tr '\n' ' ')
+log "  not recorded: $NOT_REC; recorded outside the read set: ${NOT_RS:-none}"
 stop_daemon
 do_umount "$MNT"
 detach "$LOOP"
@@ -506,6 +512,7 @@ echo "packages: ${#DEBS[@]} (${DEB_MIB} MiB of .debs); /$APP_BIN $(mib "$APP_SIZ
 echo "read set: ${#READSET[@]} files, $(mib "$RS_BYTES") MiB whole; read() $(mib "$RD_BYTES") MiB from $RD_FILES files;" \
         "mmap() $(mib "$MM_BYTES") MiB mapped; $MM_ONLY files only mapped or exec'd; page cache filled: $(mib "$PC_TOTAL") MiB"
 echo "seekless profile: ${#PROFILE[@]} files, $(mib "$PROF_BYTES") MiB whole, $IN_RS of them in the read set; ranges: $HAS_RANGES"
+echo "  read set files not recorded: $NOT_REC; recorded outside the read set: ${NOT_RS:-none}"
 echo
 FMT='%-14s %9s %8s %10s %9s %8s %10s %9s %9s %10s %9s\n'
 printf "$FMT" variant "files ext" discont "files ms" "rng ext" discont "ranges ms" requests "trace MiB" "trace ms" "wall ms"
