@@ -190,16 +190,21 @@ cc -O2 -Wall -std=gnu11 -I "$SRC/common" -I "$SRC/daemon/plan" -I "$SRC/daemon/f
 cc -O2 -Wall -std=gnu11 -I "$SRC/common" -I "$SRC/daemon/plan" -I "$SRC/daemon/fs" -o "$TMP/trace-cost" "$SRC/bench/trace-cost.c" \
         "$SRC/daemon/plan/layout.c" -lm || die "cannot compile bench/trace-cost.c"
 
-# the base tree: ROOTFS, or debootstrapped once into the cache from the first Debian mirror of the host's sources
-MIRROR=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources 2>/dev/null |
-        awk '/^deb / { for (i = 2; i <= NF; i++) if ($i ~ /^https?:/) { print $i; exit } }
-             /^URIs:/ && $2 ~ /debian\/?$/ { print $2; exit }' | head -n1 || true)
-if [ ! -x "$ROOTFS/usr/bin/dpkg" ]; then
-        [ -n "$MIRROR" ] || die "no Debian mirror found in /etc/apt/sources.list*"
-        command -v debootstrap >/dev/null || die "ROOTFS=$ROOTFS is not a Debian tree and debootstrap is missing"
-        log "debootstrap bookworm into $ROOTFS from $MIRROR (once; cached)"
-        debootstrap --variant=minbase bookworm "$ROOTFS.new" "$MIRROR" > "$TMP/debootstrap.log" 2>&1 ||
+# the base tree: ROOTFS, or debootstrapped once into the cache (minbase plus systemd and dbus, as the test VM's
+# tests/vm/mk-rootfs-base.sh: Chromium's dependencies pull in libpam-systemd, whose configuration needs them)
+# from the host's apt mirror (tests/vm/apt-mirror.sh)
+BASE_PKGS=systemd,systemd-sysv,dbus
+MIRROR=$("$SRC/tests/vm/apt-mirror.sh" bookworm 2>/dev/null || true)
+if [ ! -x "$ROOTFS/usr/bin/dpkg" ] ||
+   { [ "$ROOTFS" = "$CACHE/rootfs" ] && [ "$(cat "$ROOTFS/.seekless-bench" 2>/dev/null)" != "bookworm minbase $BASE_PKGS" ]; }; then
+        [ "$ROOTFS" = "$CACHE/rootfs" ] || die "ROOTFS=$ROOTFS is not a Debian tree"
+        [ -n "$MIRROR" ] || die "no Debian mirror for bookworm in /etc/apt/sources.list*"
+        command -v debootstrap >/dev/null || die "debootstrap is needed to make the base tree (or give ROOTFS=)"
+        log "debootstrap --variant=minbase --include=$BASE_PKGS bookworm into $ROOTFS from $MIRROR (once; cached)"
+        rm -rf "$ROOTFS.new" "$ROOTFS"
+        debootstrap --variant=minbase --include="$BASE_PKGS" bookworm "$ROOTFS.new" "$MIRROR" > "$TMP/debootstrap.log" 2>&1 ||
                 { tail "$TMP/debootstrap.log"; die "debootstrap failed"; }
+        echo "bookworm minbase $BASE_PKGS" > "$ROOTFS.new/.seekless-bench"
         mv "$ROOTFS.new" "$ROOTFS"
 fi
 log "base tree: $ROOTFS ($(du -sm "$ROOTFS" | cut -f1) MiB); apt sources: the host's (${MIRROR:-?} first)"
@@ -305,7 +310,7 @@ APP_FRAG=$(filefrag "$MNT/$APP_BIN" | awk '{ print $(NF - 2) }')
 log "aged in $(elapsed "$t_age" "$(now)") s: /$APP_BIN $(stat -c %s "$MNT/$APP_BIN") bytes in $APP_FRAG extents; used $(df -h --output=used "$MNT" | tail -n1 | tr -d ' ')"
 do_umount "$MNT"
 fsck_img "$LOOP" "aged image"
-FREEFRAG=$(e2freefrag "$LOOP" | awk '/^Free blocks:/ { f = $4 } /^Avg. free extent:/ { a = $4 " " $5 } /^Max. free extent:/ { m = $4 " " $5 }
+FREEFRAG=$(e2freefrag "$LOOP" | awk '/^Free blocks:/ { f = $3 " blocks " $4 } /^Avg. free extent:/ { a = $4 " " $5 } /^Max. free extent:/ { m = $4 " " $5 }
         /^Num. free extent:/ { n = $4 } END { printf "free %s in %s extents, average %s, largest %s", f, n, a, m }')
 log "aged image: $FREEFRAG (e2freefrag)"
 
