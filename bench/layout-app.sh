@@ -354,16 +354,24 @@ awk 'NR == FNR { name[$1] = $2; next } { split($3, d, ":"); ino = $4; pages[ino]
      END { for (i in pages) if (i != 0) printf "%s\t%d\n", (i in name) ? name[i] : "inode " i, pages[i] * 4096; printf "(metadata)\t%d\n", meta * 4096 }' \
         "$TMP/inodes.tsv" "$TMP/pages.txt" | sort -t$'\t' -k2,2nr > "$TMP/pagebytes.tsv"
 PC_TOTAL=$(awk -F'\t' '{ s += $2 } END { print s + 0 }' "$TMP/pagebytes.tsv")
-# the page ranges of the read set's files in first-touch order: an event continuing the file's latest range
-# extends it, any other starts a new one (pages of files outside the read set and metadata are left out)
+# the page ranges of the read set's files in first-touch order: a page already seen (inserted again after
+# eviction) is dropped, a page continuing the file's latest range extends it, any other starts a new one
+# (pages of files outside the read set and metadata are left out)
 sort -n -k1,1 "$TMP/pages.txt" | awk -F'[ \t]' 'NR == FNR { name[$1] = $2; next }
-        ($4 in name) { ino = $4; pg = $5; n = $6
-                if ((ino in last) && last[ino] == pg) len[cur[ino]] += n
-                else { k++; rp[k] = name[ino]; off[k] = pg; len[k] = n; cur[ino] = k }
-                last[ino] = pg + n }
-        END { for (i = 1; i <= k; i++) printf "%s\t%d\t%d\n", rp[i], off[i] * 4096, len[i] * 4096 }' "$TMP/inodes.tsv" - > "$TMP/ranges.tsv"
+        ($4 in name) { ino = $4
+                for (p = $5; p < $5 + $6; p++) {
+                        if ((ino, p) in seen) { again++; continue }
+                        seen[ino, p] = 1
+                        if ((ino in last) && last[ino] == p) len[cur[ino]]++
+                        else { k++; rp[k] = name[ino]; off[k] = p; len[k] = 1; cur[ino] = k }
+                        last[ino] = p + 1
+                } }
+        END { for (i = 1; i <= k; i++) printf "%s\t%d\t%d\n", rp[i], off[i] * 4096, len[i] * 4096
+              printf "%d\n", again > "/dev/stderr" }' "$TMP/inodes.tsv" - > "$TMP/ranges.tsv" 2> "$TMP/again.txt"
 [ -s "$TMP/ranges.tsv" ] || die "no page ranges of the read set were recorded"
-log "page ranges: $(wc -l < "$TMP/ranges.tsv") ranges of $(cut -f1 "$TMP/ranges.tsv" | sort -u | wc -l) files, $(mib "$(awk -F'\t' '{ s += $3 } END { print s }' "$TMP/ranges.tsv")") MiB"
+AGAIN=$(cat "$TMP/again.txt")
+log "page ranges: $(wc -l < "$TMP/ranges.tsv") ranges of $(cut -f1 "$TMP/ranges.tsv" | sort -u | wc -l) files, $(mib "$(awk -F'\t' '{ s += $3 } END { print s }' "$TMP/ranges.tsv")") MiB;" \
+        "$(mib $((AGAIN * 4096))) MiB of pages inserted again (evicted during the start) left out"
 log "page cache: $(mib "$PC_TOTAL") MiB inserted during the start ($(tail -n1 "$TMP/pages.err"))"
 do_umount "$MNT"
 
@@ -515,7 +523,8 @@ echo "date $(date -u '+%Y-%m-%d %H:%M UTC'); kernel $(uname -r); $(nproc) CPU(s)
 echo "aged image: $FREEFRAG"
 echo "packages: ${#DEBS[@]} (${DEB_MIB} MiB of .debs); /$APP_BIN $(mib "$APP_SIZE") MiB, $APP_FRAG extents on the aged image"
 echo "read set: ${#READSET[@]} files, $(mib "$RS_BYTES") MiB whole; read() $(mib "$RD_BYTES") MiB from $RD_FILES files;" \
-        "mmap() $(mib "$MM_BYTES") MiB mapped; $MM_ONLY files only mapped or exec'd; page cache filled: $(mib "$PC_TOTAL") MiB"
+        "mmap() $(mib "$MM_BYTES") MiB mapped; $MM_ONLY files only mapped or exec'd; page cache filled: $(mib "$PC_TOTAL") MiB" \
+        "($(mib $((AGAIN * 4096))) MiB of it pages of the read set inserted again after eviction)"
 echo "seekless profile: ${#PROFILE[@]} files, $(mib "$PROF_BYTES") MiB whole, $IN_RS of them in the read set; ranges: $HAS_RANGES"
 echo "  read set files not recorded: $NOT_REC; recorded outside the read set: ${NOT_RS:-none}"
 echo
