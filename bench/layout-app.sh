@@ -461,6 +461,8 @@ relocate seekless-512 "$TMP/seekless-big.conf"
 VARIANTS=(aged e4defrag fresh seekless seekless-512)
 if [ "$HAS_RANGES" = true ]; then
         log "seekless ranges: the profile has page ranges; seeklessctl optimize on a byte copy"
+        log "  NOTE: the 'seekless' columns ran the same daemon on the same profile: they are whole-file only if" \
+                "this build still relocates whole files when a profile has ranges (compare their moved bytes)"
         relocate ranges
         VARIANTS+=(ranges)
 else
