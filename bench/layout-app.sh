@@ -385,10 +385,14 @@ start_ok || die "the start failed while recorded"
 wait_until 90 has_profile "$MNT/$APP_BIN" || die "launch of $MNT/$APP_BIN not recorded"
 "$SEEKLESSCTL" --json=short show "$MNT/$APP_BIN" > "$TMP/profile.json"
 mapfile -t PROFILE < <(jq -r '.files[].path' "$TMP/profile.json" | sed "s|^$MNT/||")
-HAS_RANGES=$(jq -r '[.files[] | has("ranges")] | any' "$TMP/profile.json")
+# ranges: some file of the profile has hot ranges other than one whole-file range (a file counted whole has one,
+# offset 0, length its size)
+HAS_RANGES=$(jq -r '[.files[] | select(has("ranges")) | select((.ranges | length) != 1 or .ranges[0].offset != 0 or
+        .ranges[0].length != .size)] | length > 0' "$TMP/profile.json")
 PROF_BYTES=0; for p in "${PROFILE[@]}"; do PROF_BYTES=$((PROF_BYTES + $(stat -c %s "$MNT/$p" 2>/dev/null || echo 0))); done
 IN_RS=$(comm -12 <(printf '%s\n' "${PROFILE[@]}" | sort) <(printf '%s\n' "${READSET[@]}" | sort) | wc -l)
-log "profile: ${#PROFILE[@]} files, $(mib "$PROF_BYTES") MiB whole; $IN_RS of the read set's ${#READSET[@]}; ranges: $HAS_RANGES"
+HOT_BYTES=$(jq '[.files[] | if has("ranges") then ([.ranges[].length] | add // 0) else .size end] | add // 0' "$TMP/profile.json")
+log "profile: ${#PROFILE[@]} files, $(mib "$PROF_BYTES") MiB whole, $(mib "$HOT_BYTES") MiB hot; $IN_RS of the read set's ${#READSET[@]}; ranges: $HAS_RANGES"
 # the read set's files the profile lacks, largest first, and the profile's files outside the read set
 NOT_REC=$(comm -23 <(printf '%s\n' "${READSET[@]}" | sort) <(printf '%s\n' "${PROFILE[@]}" | sort) |
         while read -r p; do printf '%s %s\n' "$(stat -c %s "$MNT/$p")" "$p"; done | sort -nr |
@@ -466,7 +470,7 @@ if [ "$HAS_RANGES" = true ]; then
         relocate ranges
         VARIANTS+=(ranges)
 else
-        log "seekless ranges: SKIPPED: seeklessctl show --json gives no per-file 'ranges' (page-range recording not in this build)"
+        log "seekless ranges: SKIPPED: seeklessctl show --json gives no file hot ranges other than whole files (page-range recording not in this build, or it saw none)"
 fi
 
 # ------------------------------------------------------------------------------------------- measure
@@ -527,7 +531,7 @@ echo "packages: ${#DEBS[@]} (${DEB_MIB} MiB of .debs); /$APP_BIN $(mib "$APP_SIZ
 echo "read set: ${#READSET[@]} files, $(mib "$RS_BYTES") MiB whole; read() $(mib "$RD_BYTES") MiB from $RD_FILES files;" \
         "mmap() $(mib "$MM_BYTES") MiB mapped; $MM_ONLY files only mapped or exec'd; page cache filled: $(mib "$PC_TOTAL") MiB" \
         "($(mib $((AGAIN * 4096))) MiB of it pages of the read set inserted again after eviction)"
-echo "seekless profile: ${#PROFILE[@]} files, $(mib "$PROF_BYTES") MiB whole, $IN_RS of them in the read set; ranges: $HAS_RANGES"
+echo "seekless profile: ${#PROFILE[@]} files, $(mib "$PROF_BYTES") MiB whole, $(mib "$HOT_BYTES") MiB in its ranges; $IN_RS of them in the read set; ranges: $HAS_RANGES"
 echo "  read set files not recorded: $NOT_REC; recorded outside the read set: ${NOT_RS:-none}"
 echo
 FMT='%-14s %9s %8s %10s %9s %8s %10s %9s %9s %10s %9s\n'

@@ -10,8 +10,8 @@
  * bytes are the bytes of the extents walked (allocated blocks, so whole blocks), span in bytes.
  * The device size for the seek model defaults to the size of the filesystem holding the first file
  * (fstatfs: f_blocks * f_bsize, as the planner does). Files with no blocks count for nothing, as in the
- * daemon. With --ranges, only the bytes of each range are walked (layout_walker_add_range: the file's extents cut
- * to the range), in the list's order, and files= counts the distinct paths. Exits 1 if a file cannot be opened
+ * daemon. With --ranges, only the bytes of each range are walked (the file's extents cut to the range, each
+ * piece walked like a file's extents), in the list's order, and files= counts the distinct paths. Exits 1 if a file cannot be opened
  * or mapped, 2 on a malformed list.
  *
  *   cc -O2 -I common -I daemon/plan -I daemon/fs bench/layoutq.c daemon/plan/layout.c daemon/fs/fiemap.c -lm -o layoutq
@@ -45,10 +45,31 @@ static int device_size(int fd, const char *path, uint64_t *ret) {
         return 0;
 }
 
+/* The part of extents[0..n) in [offset, offset + length) into cut[] (room for n), logical and physical moved alike. */
+static size_t clip(const Extent *extents, size_t n, uint64_t offset, uint64_t length, Extent *cut) {
+        uint64_t end = length > UINT64_MAX - offset ? UINT64_MAX : offset + length;
+        size_t k = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                const Extent *e = &extents[i];
+                uint64_t lo = e->logical > offset ? e->logical : offset;
+                uint64_t hi = e->logical + e->length < end ? e->logical + e->length : end;
+
+                if (lo >= hi)
+                        continue;
+                cut[k] = *e;
+                cut[k].logical = lo;
+                cut[k].physical = e->physical + (lo - e->logical);
+                cut[k].length = hi - lo;
+                k++;
+        }
+        return k;
+}
+
 /* Ranges from stdin; the extents of the latest file are kept, a list usually names a file many times in a row. */
 static int ranges(uint64_t device_bytes) {
         char line[8192], last[4096] = "", *path, *off, *len, *end;
-        Extent *extents = NULL;
+        Extent *extents = NULL, *cut = NULL;
         size_t n = 0;
         uint64_t files = 0, lineno = 0;
         LayoutWalker w;
@@ -101,6 +122,10 @@ static int ranges(uint64_t device_bytes) {
                                 fprintf(stderr, "layoutq: FIEMAP %s: %s\n", path, strerror(-r));
                                 return 1;
                         }
+                        free(cut);
+                        cut = malloc((n ? n : 1) * sizeof *cut);
+                        if (!cut)
+                                return 1;
                         snprintf(last, sizeof last, "%s", path);
                         for (size_t i = 0; i < n_seen && !known; i++)
                                 known = strcmp(seen[i], path) == 0;
@@ -114,9 +139,11 @@ static int ranges(uint64_t device_bytes) {
                                 files++;
                         }
                 }
-                layout_walker_add_range(&w, extents, n, offset, length);
+                /* the walker counts a file per call: the ranges' files are counted above instead */
+                layout_walker_add_file(&w, cut, clip(extents, n, offset, length, cut));
         }
         free(extents);
+        free(cut);
         free(seen);
         if (!started)
                 return usage();
