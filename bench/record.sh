@@ -19,6 +19,7 @@
 # (setup failed, a daemon did not start or did not exit cleanly). Needs root (fanotify, loop devices).
 #
 # Knobs (environment): ROUNDS=9 SECS=2 NFILES=50000 NFIRST=20000 NRSS=100000 NBOOT=5000 BOOTS=3
+# DAEMON_ARGS="" (more seeklessd options, e.g. --tracefs=/nonexistent: no page-cache events)
 
 set -euo pipefail
 
@@ -29,6 +30,7 @@ NFIRST=${NFIRST:-20000}
 NRSS=${NRSS:-100000}
 NBOOT=${NBOOT:-5000}
 BOOTS=${BOOTS:-3}
+DAEMON_ARGS=${DAEMON_ARGS:-}
 FIRST_DIRS=3            # disjoint directories of NFIRST files for (a2), one per configuration per round
 RSS_CHUNK=10000          # files read per burst in (b): below the 16384-event fanotify queue
 
@@ -110,7 +112,7 @@ mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
 
 start_daemon() {    # NAME CONF STATE_DIR BOOT_ID
         DAEMON_NAME=$1
-        "$SEEKLESSD" --config="$2" --state-dir="$3" --boot-id="$4" --filesystem="$MNT" --log-level=info \
+        "$SEEKLESSD" --config="$2" --state-dir="$3" --boot-id="$4" --filesystem="$MNT" --log-level=info $DAEMON_ARGS \
                 >>"$TMP/$1.log" 2>&1 &
         DAEMON_PID=$!
         if ! wait_until 20 busctl --system status org.seekless.Seekless1; then
@@ -136,7 +138,7 @@ file_size() { local f=$1 s=0; [ -e "$f" ] && s=$(stat -c %s "$f"); echo "$s"; }
 
 # ---------------------------------------------------------------------------------------------- setup
 log "seekless recorder benchmark: $(date -u '+%Y-%m-%d %H:%M UTC'), kernel $(uname -r), $(nproc) CPU(s)"
-log "build: $BUILD; scratch: $TMP"
+log "build: $BUILD; scratch: $TMP${DAEMON_ARGS:+; seeklessd options: $DAEMON_ARGS}"
 others=$(pgrep -x seeklessd || true)
 [ -z "$others" ] || log "NOTE: other seeklessd processes are running (pids: $(echo $others)); they are not ours" \
         "and watch other filesystems, but they do add noise to the 'none' baseline"
