@@ -202,6 +202,7 @@ MODES=(read mmap)
 MEAS=(read:none read:idle read:window mmap:none mmap:idle mmap:window)   # rotated per round
 declare -A OPS=()          # OPS[mode:config,round]
 declare -A WINDOW_EVENTS=() WINDOW_OVERFLOWS=() WINDOW_RSS=() WINDOW_CPU=() WINDOW_PLOST=() WINDOW_RANGES=()
+declare -A WINDOW_FILES=()
 declare -A IDLE_RSS=() IDLE_EVENTS=() IDLE_CPU=()      # all [mode] -> space-separated per-round values
 declare -A HOT_RESIDENT=()  # [mode:config]: pages of tput/ resident before each measurement (hot: all)
 NOPAGES=0
@@ -209,19 +210,21 @@ NOPAGES=0
 ob_mode() { [ "$1" = mmap ] && echo --mmap || true; }
 
 log_mark() { local f=$TMP/$1.log; [ -e "$f" ] && wc -l < "$f" || echo 0; }
-# the page-event figures a daemon logged since line MARK of its log: "LOST RANGES" (events lost per the
-# reader's warnings; page ranges of the stored boot session, - if none stored)
+# the page-event figures a daemon logged since line MARK of its log: "LOST RANGES FILES" (events lost per
+# the reader's warnings; page ranges and files of the stored boot session, - if none stored)
 page_figures() {    # NAME MARK
-        local f=$TMP/$1.log lost ranges
+        local f=$TMP/$1.log lost ranges files
         lost=$(tail -n +"$(( $2 + 1 ))" "$f" | awk 'match($0, /[0-9]+ page-cache event\(s\) lost/) {
                 split(substr($0, RSTART, RLENGTH), w, " "); s += w[1] } END { print s + 0 }')
         ranges=$(tail -n +"$(( $2 + 1 ))" "$f" | awk 'match($0, /boot session of boot holds [0-9]+ page range/) {
+                split(substr($0, RSTART, RLENGTH), w, " "); n = w[6] } END { print n }')
+        files=$(tail -n +"$(( $2 + 1 ))" "$f" | awk 'match($0, /Recorded boot session of boot: [0-9]+ file/) {
                 split(substr($0, RSTART, RLENGTH), w, " "); n = w[6] } END { print n }')
         if tail -n +"$(( $2 + 1 ))" "$f" | grep -q 'No page-cache events'; then
                 NOPAGES=1
                 echo "ANOMALY: seeklessd ($1) records no page-cache events:"                         "$(tail -n +"$(( $2 + 1 ))" "$f" | grep 'No page-cache events' | head -n 1)" >&2
         fi
-        echo "$lost ${ranges:--}"
+        echo "$lost ${ranges:--} ${files:--}"
 }
 
 measure() {         # MODE:CONFIG ROUND
@@ -261,8 +264,8 @@ measure() {         # MODE:CONFIG ROUND
                 WINDOW_RSS[$m]+="$(status_kib "$DAEMON_PID" VmRSS) "
                 WINDOW_CPU[$m]+="$(awk '{ print $14 + $15 }' "/proc/$DAEMON_PID/stat") "
                 stop_daemon
-                read -r pl pr <<< "$(page_figures window "$mark")"
-                WINDOW_PLOST[$m]+="$pl "; WINDOW_RANGES[$m]+="$pr "
+                read -r pl pr pf <<< "$(page_figures window "$mark")"
+                WINDOW_PLOST[$m]+="$pl "; WINDOW_RANGES[$m]+="$pr "; WINDOW_FILES[$m]+="$pf "
                 ;;
         esac
         log "  round $r  $(printf '%-5s %-6s' "$m" "$c") $(printf '%8s' "$ops") ops/s"
@@ -311,7 +314,7 @@ verdict() { awk -v s="$(slowdown "$1")" -v t="$2" 'BEGIN { print (s <= t) ? "PAS
 # inode caches and no atime to update.
 declare -A FOPS=()         # FOPS[mode:config,round]
 declare -A FIRST_EVENTS=() FIRST_OVERFLOWS=() FIRST_CPU=() FIRST_IDLE_EVENTS=() FIRST_PLOST=() FIRST_RANGES=()
-declare -A FIRST_RESIDENT=()
+declare -A FIRST_RESIDENT=() FIRST_FILES=()
 FIRST_DIR_OF=()
 
 measure_first() {   # MODE:CONFIG ROUND DIR_INDEX
@@ -352,8 +355,8 @@ measure_first() {   # MODE:CONFIG ROUND DIR_INDEX
                 FIRST_OVERFLOWS[$m]+="$(prop Overflows) "
                 FIRST_CPU[$m]+="$(awk '{ print $14 + $15 }' "/proc/$DAEMON_PID/stat") "
                 stop_daemon
-                read -r pl pr <<< "$(page_figures first "$mark")"
-                FIRST_PLOST[$m]+="$pl "; FIRST_RANGES[$m]+="$pr "
+                read -r pl pr pf <<< "$(page_figures first "$mark")"
+                FIRST_PLOST[$m]+="$pl "; FIRST_RANGES[$m]+="$pr "; FIRST_FILES[$m]+="$pf "
                 ;;
         esac
         log "  round $r  $(printf '%-5s %-6s' "$m" "$c") $(printf '%8s' "$ops") ops/s  (first/$d, ${out#* ops/s })"
@@ -429,7 +432,7 @@ RSS_COMPLETE=$("$SEEKLESSCTL" --json=short sessions | jq -r '[.[] | select(.prof
 log "  stored: boot profile has $RSS_FILES files; VmRSS $(mib "$RSS_AFTER") MiB, VmHWM $(mib "$HWM_AFTER") MiB," \
         "DatabaseSize $RSS_DBSIZE B"
 stop_daemon
-read -r RSS_PLOST RSS_RANGES <<< "$(page_figures rss "$RSS_MARK")"
+read -r RSS_PLOST RSS_RANGES _ <<< "$(page_figures rss "$RSS_MARK")"
 [ "$RSS_PLOST" = 0 ] || echo "ANOMALY: the rss daemon lost $RSS_PLOST page-cache event(s)" >&2
 wait "$SAMPLER_PID" 2>/dev/null || true
 # highest sampled VmRSS and when, relative to daemon start; the window closed at RSS_WINDOW s
@@ -491,7 +494,8 @@ for m in "${MODES[@]}"; do
         echo " mode $m ($([ "$m" = read ] && echo 'open, read to EOF, close' || echo 'open, fstat, mmap, close, touch every page, munmap'))"
         print_part a1 OPS "$m"
         echo "  window daemon per round: fanotify events received ${WINDOW_EVENTS[$m]}; overflows ${WINDOW_OVERFLOWS[$m]};"
-        echo "    page-cache events lost ${WINDOW_PLOST[$m]}; page ranges stored ${WINDOW_RANGES[$m]};"
+        echo "    page-cache events lost ${WINDOW_PLOST[$m]}; page ranges stored ${WINDOW_RANGES[$m]};" \
+                "files in the stored session ${WINDOW_FILES[$m]};"
         echo "    CPU ticks (utime+stime, 1/$(getconf CLK_TCK) s) ${WINDOW_CPU[$m]}; VmRSS KiB ${WINDOW_RSS[$m]}"
         echo "  idle daemon per round: events received ${IDLE_EVENTS[$m]}; CPU ticks ${IDLE_CPU[$m]}; VmRSS KiB ${IDLE_RSS[$m]}"
         echo "  pages of tput/ resident before each measurement (none, idle, window):" \
@@ -508,7 +512,7 @@ for m in "${MODES[@]}"; do
         print_part a2 FOPS "$m"
         echo "  window daemon per round: fanotify events received ${FIRST_EVENTS[$m]}; overflows ${FIRST_OVERFLOWS[$m]};"
         echo "    page-cache events lost ${FIRST_PLOST[$m]}; page ranges stored ${FIRST_RANGES[$m]} (one page per file:"
-        echo "    expected $NFIRST each); CPU ticks (incl. start-up) ${FIRST_CPU[$m]}"
+        echo "    expected $NFIRST each); files in the stored session ${FIRST_FILES[$m]}; CPU ticks (incl. start-up) ${FIRST_CPU[$m]}"
         echo "  idle daemon per round: events received ${FIRST_IDLE_EVENTS[$m]}"
         echo "  pages still resident after the drop (none, idle, window): ${FIRST_RESIDENT[$m:none]}/ ${FIRST_RESIDENT[$m:idle]}/ ${FIRST_RESIDENT[$m:window]}"
 done
