@@ -16,10 +16,6 @@
  *                                   are still resident; prints "<files> files, <pages> pages resident"
  *   openbench --resident DIR N_FILES
  *                                   only count the resident pages (mincore), same output
- *   openbench --pin DIR N_FILES     map every file (closing each fd), touch its pages, print "pinned",
- *                                   then sleep until killed: a mapped page is not dropped by
- *                                   "echo 3 > /proc/sys/vm/drop_caches" (which other sessions on a shared
- *                                   machine run), so the files stay hot
  *
  *   --mmap before DIR or --once: map each file instead of reading it: open, fstat (for the size), mmap
  *   PROT_READ MAP_SHARED, close the fd, read one byte of every page (faults), munmap. What ld.so does
@@ -154,36 +150,6 @@ static int drop(const char *dir, unsigned long nfiles, int advise) {
         return 0;
 }
 
-static int pin(const char *dir, unsigned long nfiles) {
-        char name[NAME_LEN];
-        int dfd;
-
-        dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dfd < 0)
-                return die("cannot open", dir);
-        for (unsigned long i = 0; i < nfiles; i++) {
-                struct stat st;
-                void *p;
-                int fd;
-
-                name_of(name, i);
-                fd = openat(dfd, name, O_RDONLY | O_CLOEXEC);
-                if (fd < 0 || fstat(fd, &st) < 0)
-                        return die("cannot open", name);
-                if (st.st_size > 0) {
-                        p = mmap(NULL, (size_t) st.st_size, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, 0);
-                        if (p == MAP_FAILED)
-                                return die("cannot map", name);
-                }
-                close(fd);
-        }
-        close(dfd);
-        printf("pinned\n");
-        fflush(stdout);
-        for (;;)
-                pause();
-}
-
 static int create(const char *dir, unsigned long nfiles, unsigned long min, unsigned long max) {
         char name[NAME_LEN];
         int dfd;
@@ -223,8 +189,6 @@ int main(int argc, char **argv) {
         page_size = sysconf(_SC_PAGESIZE);
         if (argc == 4 && strcmp(argv[1], "--drop") == 0)
                 return drop(argv[2], strtoul(argv[3], NULL, 10), 1);
-        if (argc == 4 && strcmp(argv[1], "--pin") == 0)
-                return pin(argv[2], strtoul(argv[3], NULL, 10));
         if (argc == 4 && strcmp(argv[1], "--resident") == 0)
                 return drop(argv[2], strtoul(argv[3], NULL, 10), 0);
         if (argc >= 2 && strcmp(argv[1], "--mmap") == 0) {
@@ -248,8 +212,7 @@ int main(int argc, char **argv) {
                                 "       openbench [--mmap] --once DIR N_FILES\n"
                                 "       openbench --create DIR N_FILES MIN_BYTES MAX_BYTES\n"
                                 "       openbench --drop DIR N_FILES\n"
-                                "       openbench --resident DIR N_FILES\n"
-                                "       openbench --pin DIR N_FILES\n");
+                                "       openbench --resident DIR N_FILES\n");
                 return 2;
         }
         if (nfiles == 0 || nfiles > 1000000 || seconds < 0) {
