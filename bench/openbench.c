@@ -11,6 +11,15 @@
  *                                   (what a boot mostly does) when the files are new to the observer.
  *   openbench --create DIR N_FILES MIN MAX
  *                                   create the files, sizes spread evenly over MIN..MAX bytes
+ *   openbench --drop DIR N_FILES    drop the files' pages from the page cache (POSIX_FADV_DONTNEED per
+ *                                   file; the files must be clean), then count with mincore() how many
+ *                                   are still resident; prints "<files> files, <pages> pages resident"
+ *   openbench --resident DIR N_FILES
+ *                                   only count the resident pages (mincore), same output
+ *
+ *   --mmap before DIR or --once: map each file instead of reading it: open, fstat (for the size), mmap
+ *   PROT_READ MAP_SHARED, close the fd, read one byte of every page (faults), munmap. What ld.so does
+ *   with a library, and what fanotify's FAN_ACCESS does not see.
  *
  * Files are opened relative to a directory fd (one path component per lookup). No stdio per
  * operation; the clock is read every 256 operations.
@@ -20,6 +29,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -27,6 +38,9 @@
 #define READ_BUF (64 * 1024)
 
 static char buf[READ_BUF];
+static int use_mmap;
+static volatile unsigned char sink;
+static long page_size;
 
 static double now_sec(void) {
         struct timespec ts;
@@ -62,6 +76,78 @@ static inline int one(int dfd, const char *name) {
         while (n == (ssize_t) sizeof buf);
         close(fd);
         return n < 0 ? -1 : 0;
+}
+
+/* one open/fstat/mmap/close/touch every page/munmap; returns 0 or -1 */
+static inline int one_mapped(int dfd, const char *name) {
+        int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        unsigned char sum = 0;
+        struct stat st;
+        void *p;
+
+        if (fd < 0)
+                return -1;
+        if (fstat(fd, &st) < 0) {
+                close(fd);
+                return -1;
+        }
+        if (st.st_size == 0) {
+                close(fd);
+                return 0;
+        }
+        p = mmap(NULL, (size_t) st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+        close(fd);
+        if (p == MAP_FAILED)
+                return -1;
+        for (off_t o = 0; o < st.st_size; o += page_size)
+                sum += ((const volatile unsigned char *) p)[o];
+        sink = sum;
+        return munmap(p, (size_t) st.st_size);
+}
+
+static inline int one_file(int dfd, const char *name) {
+        return use_mmap ? one_mapped(dfd, name) : one(dfd, name);
+}
+
+static int drop(const char *dir, unsigned long nfiles, int advise) {
+        unsigned long resident = 0;
+        unsigned char vec[READ_BUF / 4096 + 16];
+        char name[NAME_LEN];
+        int dfd;
+
+        dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0)
+                return die("cannot open", dir);
+        for (unsigned long i = 0; i < nfiles; i++) {
+                struct stat st;
+                int fd, r;
+
+                name_of(name, i);
+                fd = openat(dfd, name, O_RDONLY | O_CLOEXEC);
+                if (fd < 0 || fstat(fd, &st) < 0)
+                        return die("cannot open", name);
+                r = advise ? posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) : 0;
+                if (r != 0) {
+                        errno = r;
+                        return die("posix_fadvise", name);
+                }
+                if (st.st_size > 0 && st.st_size <= READ_BUF) {
+                        size_t np = ((size_t) st.st_size + page_size - 1) / page_size;
+                        void *p = mmap(NULL, (size_t) st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+
+                        if (p == MAP_FAILED)
+                                return die("cannot map", name);
+                        if (mincore(p, (size_t) st.st_size, vec) < 0)
+                                return die("mincore", name);
+                        for (size_t k = 0; k < np; k++)
+                                resident += vec[k] & 1;
+                        munmap(p, (size_t) st.st_size);
+                }
+                close(fd);
+        }
+        close(dfd);
+        printf("%lu files, %lu pages resident\n", nfiles, resident);
+        return 0;
 }
 
 static int create(const char *dir, unsigned long nfiles, unsigned long min, unsigned long max) {
@@ -100,6 +186,16 @@ int main(int argc, char **argv) {
 
         const char *dir;
 
+        page_size = sysconf(_SC_PAGESIZE);
+        if (argc == 4 && strcmp(argv[1], "--drop") == 0)
+                return drop(argv[2], strtoul(argv[3], NULL, 10), 1);
+        if (argc == 4 && strcmp(argv[1], "--resident") == 0)
+                return drop(argv[2], strtoul(argv[3], NULL, 10), 0);
+        if (argc >= 2 && strcmp(argv[1], "--mmap") == 0) {
+                use_mmap = 1;
+                argc--;
+                argv++;
+        }
         if (argc == 6 && strcmp(argv[1], "--create") == 0)
                 return create(argv[2], strtoul(argv[3], NULL, 10), strtoul(argv[4], NULL, 10),
                               strtoul(argv[5], NULL, 10));
@@ -112,9 +208,11 @@ int main(int argc, char **argv) {
                 nfiles = strtoul(argv[2], NULL, 10);
                 seconds = strtod(argv[3], NULL);
         } else {
-                fprintf(stderr, "usage: openbench DIR N_FILES SECONDS\n"
-                                "       openbench --once DIR N_FILES\n"
-                                "       openbench --create DIR N_FILES MIN_BYTES MAX_BYTES\n");
+                fprintf(stderr, "usage: openbench [--mmap] DIR N_FILES SECONDS\n"
+                                "       openbench [--mmap] --once DIR N_FILES\n"
+                                "       openbench --create DIR N_FILES MIN_BYTES MAX_BYTES\n"
+                                "       openbench --drop DIR N_FILES\n"
+                                "       openbench --resident DIR N_FILES\n");
                 return 2;
         }
         if (nfiles == 0 || nfiles > 1000000 || seconds < 0) {
@@ -134,7 +232,7 @@ int main(int argc, char **argv) {
                 /* single pass (--once, or SECONDS 0): every file read exactly once, no warm-up */
                 t0 = now_sec();
                 for (unsigned long i = 0; i < nfiles; i++)
-                        if (one(dfd, names[i]) < 0)
+                        if (one_file(dfd, names[i]) < 0)
                                 return die("cannot read", names[i]);
                 t1 = now_sec();
                 printf("%.0f ops/s (%lu ops in %.3f s)\n", nfiles / (t1 - t0), nfiles, t1 - t0);
@@ -143,14 +241,14 @@ int main(int argc, char **argv) {
 
         /* warm-up pass: pages, dentries and inodes in cache */
         for (unsigned long i = 0; i < nfiles; i++)
-                if (one(dfd, names[i]) < 0)
+                if (one_file(dfd, names[i]) < 0)
                         return die("cannot read", names[i]);
 
         t0 = now_sec();
         deadline = t0 + seconds;
         for (unsigned long i = 0;;) {
                 for (int k = 0; k < 256; k++) {
-                        if (one(dfd, names[i]) < 0)
+                        if (one_file(dfd, names[i]) < 0)
                                 return die("cannot read", names[i]);
                         if (++i == nfiles)
                                 i = 0;

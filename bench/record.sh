@@ -5,17 +5,21 @@
 #   sudo bench/record.sh [BUILD_DIR]        (default: build/)
 #
 # Measures, on a scratch loop-mounted ext4 image and a private dbus-daemon:
-#   a. open+read+close throughput (hot page cache), the three configurations interleaved round by round
-#      (no daemon / daemon idle / daemon in a window), medians:
-#      a1. repeated reads: 50k small files, each read many times per window (after a warm-up pass);
-#      a2. first reads: ONE pass over 20k files none of which was read before in that window (a fresh
-#          window daemon per measurement), i.e. the cost of each file's first read, what a boot does;
-#   b. daemon RSS while recording, and after storing, a boot of 100k distinct files;
-#   c. database growth per recorded boot of 5k files (first boot and later boots).
+#   a. throughput of open+read+close and of open+mmap+close+touch+munmap ("read" and "mmap" modes), the
+#      three configurations (no daemon / daemon idle / daemon in a window) of both modes interleaved round
+#      by round, medians:
+#      a1. repeated reads, hot cache: 50k small files, each read many times per window (after a warm-up);
+#      a2. first reads, cold: ONE pass over 20k files whose pages were dropped just before
+#          (POSIX_FADV_DONTNEED per file) and none of which was read before in that window (a fresh window
+#          daemon per measurement): each file's first read, and one page-cache event per file;
+#   b. daemon RSS while recording, and after storing, a boot of 100k distinct files read cold (each file
+#      also gets a page range);
+#   c. database growth per recorded boot of 5k files read cold (first boot and later boots).
 # Prints PASS/FAIL against the targets; exits 0 whatever the verdicts, non-zero only if something broke
 # (setup failed, a daemon did not start or did not exit cleanly). Needs root (fanotify, loop devices).
 #
 # Knobs (environment): ROUNDS=9 SECS=2 NFILES=50000 NFIRST=20000 NRSS=100000 NBOOT=5000 BOOTS=3
+# DAEMON_ARGS="" (more seeklessd options, e.g. --tracefs=/nonexistent: no page-cache events)
 
 set -euo pipefail
 
@@ -26,6 +30,7 @@ NFIRST=${NFIRST:-20000}
 NRSS=${NRSS:-100000}
 NBOOT=${NBOOT:-5000}
 BOOTS=${BOOTS:-3}
+DAEMON_ARGS=${DAEMON_ARGS:-}
 FIRST_DIRS=3            # disjoint directories of NFIRST files for (a2), one per configuration per round
 RSS_CHUNK=10000          # files read per burst in (b): below the 16384-event fanotify queue
 
@@ -106,7 +111,7 @@ mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
 
 start_daemon() {    # NAME CONF STATE_DIR BOOT_ID
         DAEMON_NAME=$1
-        "$SEEKLESSD" --config="$2" --state-dir="$3" --boot-id="$4" --filesystem="$MNT" --log-level=info \
+        "$SEEKLESSD" --config="$2" --state-dir="$3" --boot-id="$4" --filesystem="$MNT" --log-level=info $DAEMON_ARGS \
                 >>"$TMP/$1.log" 2>&1 &
         DAEMON_PID=$!
         if ! wait_until 20 busctl --system status org.seekless.Seekless1; then
@@ -132,7 +137,7 @@ file_size() { local f=$1 s=0; [ -e "$f" ] && s=$(stat -c %s "$f"); echo "$s"; }
 
 # ---------------------------------------------------------------------------------------------- setup
 log "seekless recorder benchmark: $(date -u '+%Y-%m-%d %H:%M UTC'), kernel $(uname -r), $(nproc) CPU(s)"
-log "build: $BUILD; scratch: $TMP"
+log "build: $BUILD; scratch: $TMP${DAEMON_ARGS:+; seeklessd options: $DAEMON_ARGS}"
 others=$(pgrep -x seeklessd || true)
 [ -z "$others" ] || log "NOTE: other seeklessd processes are running (pids: $(echo $others)); they are not ours" \
         "and watch other filesystems, but they do add noise to the 'none' baseline"
@@ -192,11 +197,44 @@ IDLE_BOOT=$(random_boot_id)
 # the timed loop's first pass over the files still produces one event per file, after that the files
 # are silenced, so the timed loop measures almost only repeat reads that cost no event.
 CONFIGS=(none idle window)
-declare -A OPS=()          # OPS[config,round]
-WINDOW_EVENTS=() WINDOW_OVERFLOWS=() WINDOW_RSS=() WINDOW_CPU=() IDLE_RSS=() IDLE_EVENTS=() IDLE_CPU=()
+MODES=(read mmap)
+MEAS=(read:none read:idle read:window mmap:none mmap:idle mmap:window)   # rotated per round
+declare -A OPS=()          # OPS[mode:config,round]
+declare -A WINDOW_EVENTS=() WINDOW_OVERFLOWS=() WINDOW_RSS=() WINDOW_CPU=() WINDOW_PLOST=() WINDOW_RANGES=()
+declare -A WINDOW_FILES=()
+declare -A IDLE_RSS=() IDLE_EVENTS=() IDLE_CPU=()      # all [mode] -> space-separated per-round values
+declare -A HOT_RESIDENT=()  # [mode:config]: pages of tput/ resident before each measurement (hot: all)
+NOPAGES=0
 
-measure() {         # CONFIG ROUND
-        local c=$1 r=$2 out ops
+ob_mode() { [ "$1" = mmap ] && echo --mmap || true; }
+
+log_mark() { local f=$TMP/$1.log; [ -e "$f" ] && wc -l < "$f" || echo 0; }
+# the page-event figures a daemon logged since line MARK of its log: "LOST RANGES FILES" (events lost per
+# the reader's warnings; page ranges and files of the stored boot session, - if none stored)
+page_figures() {    # NAME MARK
+        local f=$TMP/$1.log lost ranges files
+        lost=$(tail -n +"$(( $2 + 1 ))" "$f" | awk 'match($0, /[0-9]+ page-cache event\(s\) lost/) {
+                split(substr($0, RSTART, RLENGTH), w, " "); s += w[1] } END { print s + 0 }')
+        ranges=$(tail -n +"$(( $2 + 1 ))" "$f" | awk 'match($0, /boot session of boot holds [0-9]+ page range/) {
+                split(substr($0, RSTART, RLENGTH), w, " "); n = w[6] } END { print n }')
+        files=$(tail -n +"$(( $2 + 1 ))" "$f" | awk 'match($0, /Recorded boot session of boot: [0-9]+ file/) {
+                split(substr($0, RSTART, RLENGTH), w, " "); n = w[6] } END { print n }')
+        if tail -n +"$(( $2 + 1 ))" "$f" | grep -q 'No page-cache events'; then
+                NOPAGES=1
+                echo "ANOMALY: seeklessd ($1) records no page-cache events:"                         "$(tail -n +"$(( $2 + 1 ))" "$f" | grep 'No page-cache events' | head -n 1)" >&2
+        fi
+        echo "$lost ${ranges:--} ${files:--}"
+}
+
+measure() {         # MODE:CONFIG ROUND
+        local m=${1%%:*} c=${1#*:} r=$2 out ops mark res
+        mark=$(log_mark "$c")
+        # hot: read them all once more with no daemon of ours running (other sessions on a shared machine
+        # drop caches). Not kept mapped by a process instead: a window daemon adds the files that running
+        # processes map to its boot session at start (and resolves them meanwhile)
+        "$OB" "$MNT/tput" "$NFILES" 0 >/dev/null || die "openbench failed (re-warm)"
+        res=$("$OB" --resident "$MNT/tput" "$NFILES") || die "openbench --resident failed"
+        res=${res#*files, }; HOT_RESIDENT[$m:$c]+="${res%% *} "
         case $c in
         none)
                 [ -z "$DAEMON_PID" ] || die "internal: a daemon is running during the no-daemon run"
@@ -211,45 +249,56 @@ measure() {         # CONFIG ROUND
                 ;;
         esac
         sleep 0.5
-        out=$("$OB" "$MNT/tput" "$NFILES" "$SECS") || die "openbench failed ($c)"
+        out=$("$OB" $(ob_mode "$m") "$MNT/tput" "$NFILES" "$SECS") || die "openbench failed ($m $c)"
         ops=${out%% *}
-        OPS[$c,$r]=$ops
+        OPS[$m:$c,$r]=$ops
         case $c in
         idle)
                 boot_over || die "idle daemon: a window opened during the measurement"
-                IDLE_RSS+=("$(status_kib "$DAEMON_PID" VmRSS)")
-                IDLE_EVENTS+=("$(prop EventsReceived)")
-                IDLE_CPU+=("$(awk '{ print $14 + $15 }' "/proc/$DAEMON_PID/stat")")
+                IDLE_RSS[$m]+="$(status_kib "$DAEMON_PID" VmRSS) "
+                IDLE_EVENTS[$m]+="$(prop EventsReceived) "
+                IDLE_CPU[$m]+="$(awk '{ print $14 + $15 }' "/proc/$DAEMON_PID/stat") "
                 stop_daemon
                 ;;
         window)
                 boot_recording || die "window daemon: window closed during the measurement"
-                WINDOW_EVENTS+=("$(prop EventsReceived)")
-                WINDOW_OVERFLOWS+=("$(prop Overflows)")
-                WINDOW_RSS+=("$(status_kib "$DAEMON_PID" VmRSS)")
-                WINDOW_CPU+=("$(awk '{ print $14 + $15 }' "/proc/$DAEMON_PID/stat")")
+                WINDOW_EVENTS[$m]+="$(prop EventsReceived) "
+                WINDOW_OVERFLOWS[$m]+="$(prop Overflows) "
+                WINDOW_RSS[$m]+="$(status_kib "$DAEMON_PID" VmRSS) "
+                WINDOW_CPU[$m]+="$(awk '{ print $14 + $15 }' "/proc/$DAEMON_PID/stat") "
                 stop_daemon
+                read -r pl pr pf <<< "$(page_figures window "$mark")"
+                WINDOW_PLOST[$m]+="$pl "; WINDOW_RANGES[$m]+="$pr "; WINDOW_FILES[$m]+="$pf "
                 ;;
         esac
-        log "  round $r  $(printf '%-6s' "$c") $(printf '%8s' "$ops") ops/s"
+        log "  round $r  $(printf '%-5s %-6s' "$m" "$c") $(printf '%8s' "$ops") ops/s"
 }
 
-log "(a1) repeated reads: $ROUNDS rounds x {none, idle, window}, ${SECS}s each, $NFILES files, order rotated per round"
+log "(a1) repeated reads, hot: $ROUNDS rounds x {read, mmap} x {none, idle, window}, ${SECS}s each, $NFILES files," \
+        "order rotated per round"
 for ((r = 1; r <= ROUNDS; r++)); do
-        for ((k = 0; k < 3; k++)); do
-                measure "${CONFIGS[(k + r - 1) % 3]}" "$r"
+        for ((k = 0; k < ${#MEAS[@]}; k++)); do
+                measure "${MEAS[(k + r - 1) % ${#MEAS[@]}]}" "$r"
         done
 done
 
-declare -A MED=()
-for c in "${CONFIGS[@]}"; do
-        MED[$c]=$(for ((r = 1; r <= ROUNDS; r++)); do echo "${OPS[$c,$r]}"; done | median)
-done
-# per-round paired ratios, as a cross-check of the ratio of medians
-paired() { for ((r = 1; r <= ROUNDS; r++)); do awk -v a="${OPS[$1,$r]}" -v b="${OPS[none,$r]}" 'BEGIN { print a / b }'; done; }
-IDLE_RATIO=$(awk -v a="${MED[idle]}" -v b="${MED[none]}" 'BEGIN { printf "%.4f", a / b }')
-WIN_RATIO=$(awk -v a="${MED[window]}" -v b="${MED[none]}" 'BEGIN { printf "%.4f", a / b }')
-IDLE_PAIRED=$(paired idle | median); WIN_PAIRED=$(paired window | median)
+# medians, ratios of medians vs none of the same mode, and medians of per-round ratios (a cross-check)
+declare -A MED=() RATIO=() PAIRED=()
+ratios() {          # ARRAY_NAME PREFIX -> fills MED, RATIO, PAIRED under PREFIX:MODE:CONFIG
+        local -n a=$1
+        local m c
+        for m in "${MODES[@]}"; do
+                for c in "${CONFIGS[@]}"; do
+                        MED[$2:$m:$c]=$(for ((r = 1; r <= ROUNDS; r++)); do echo "${a[$m:$c,$r]}"; done | median)
+                done
+                for c in idle window; do
+                        RATIO[$2:$m:$c]=$(awk -v a="${MED[$2:$m:$c]}" -v b="${MED[$2:$m:none]}" 'BEGIN { printf "%.4f", a / b }')
+                        PAIRED[$2:$m:$c]=$(for ((r = 1; r <= ROUNDS; r++)); do
+                                awk -v a="${a[$m:$c,$r]}" -v b="${a[$m:none,$r]}" 'BEGIN { print a / b }'; done | median)
+                done
+        done
+}
+ratios OPS a1
 slowdown() { awk -v x="$1" 'BEGIN { printf "%.1f", (1 - x) * 100 }'; }
 verdict() { awk -v s="$(slowdown "$1")" -v t="$2" 'BEGIN { print (s <= t) ? "PASS" : "FAIL" }'; }
 
@@ -261,11 +310,18 @@ verdict() { awk -v s="$(slowdown "$1")" -v t="$2" 'BEGIN { print (s <= t) ? "PAS
 # FIRST_DIRS directories are disjoint and rotate over the configurations round by round; all are re-read
 # with no daemon running at the start of each round, so each pass finds the same hot page, dentry and
 # inode caches and no atime to update.
-declare -A FOPS=()         # FOPS[config,round]
-FIRST_EVENTS=() FIRST_OVERFLOWS=() FIRST_CPU=() FIRST_IDLE_EVENTS=() FIRST_DIR_OF=()
+declare -A FOPS=()         # FOPS[mode:config,round]
+declare -A FIRST_EVENTS=() FIRST_OVERFLOWS=() FIRST_CPU=() FIRST_IDLE_EVENTS=() FIRST_PLOST=() FIRST_RANGES=()
+declare -A FIRST_RESIDENT=() FIRST_FILES=()
+FIRST_DIR_OF=()
 
-measure_first() {   # CONFIG ROUND DIR_INDEX
-        local c=$1 r=$2 d=$3 out ops
+measure_first() {   # MODE:CONFIG ROUND DIR_INDEX
+        local m=${1%%:*} c=${1#*:} r=$2 d=$3 out ops mark res name
+        name=$c; [ "$c" = window ] && name=first
+        mark=$(log_mark "$name")
+        # cold: the pass's files' pages dropped, before a daemon starts (opening them raises no event then)
+        res=$("$OB" --drop "$MNT/first/$d" "$NFIRST") || die "openbench --drop failed"
+        res=${res#*files, }; FIRST_RESIDENT[$m:$c]+="${res%% *} "
         case $c in
         none)
                 [ -z "$DAEMON_PID" ] || die "internal: a daemon is running during the no-daemon run"
@@ -280,53 +336,66 @@ measure_first() {   # CONFIG ROUND DIR_INDEX
                 ;;
         esac
         sleep 0.5
-        out=$("$OB" --once "$MNT/first/$d" "$NFIRST") || die "openbench --once failed ($c)"
+        out=$("$OB" $(ob_mode "$m") --once "$MNT/first/$d" "$NFIRST") || die "openbench --once failed ($m $c)"
         ops=${out%% *}
-        FOPS[$c,$r]=$ops
-        FIRST_DIR_OF[$r]+="$c:$d "
+        FOPS[$m:$c,$r]=$ops
+        FIRST_DIR_OF[$r]+="$m:$c:$d "
         case $c in
         idle)
                 boot_over || die "idle daemon: a window opened during the measurement"
-                FIRST_IDLE_EVENTS+=("$(prop EventsReceived)")
+                FIRST_IDLE_EVENTS[$m]+="$(prop EventsReceived) "
                 stop_daemon
                 ;;
         window)
                 sleep 0.3   # let the daemon drain its queue before reading its counters
                 boot_recording || die "first-reads daemon: window closed during the measurement"
-                FIRST_EVENTS+=("$(prop EventsReceived)")
-                FIRST_OVERFLOWS+=("$(prop Overflows)")
-                FIRST_CPU+=("$(awk '{ print $14 + $15 }' "/proc/$DAEMON_PID/stat")")
+                FIRST_EVENTS[$m]+="$(prop EventsReceived) "
+                FIRST_OVERFLOWS[$m]+="$(prop Overflows) "
+                FIRST_CPU[$m]+="$(awk '{ print $14 + $15 }' "/proc/$DAEMON_PID/stat") "
                 stop_daemon
+                read -r pl pr pf <<< "$(page_figures first "$mark")"
+                FIRST_PLOST[$m]+="$pl "; FIRST_RANGES[$m]+="$pr "; FIRST_FILES[$m]+="$pf "
                 ;;
         esac
-        log "  round $r  $(printf '%-6s' "$c") $(printf '%8s' "$ops") ops/s  (first/$d, ${out#* ops/s })"
+        log "  round $r  $(printf '%-5s %-6s' "$m" "$c") $(printf '%8s' "$ops") ops/s  (first/$d, ${out#* ops/s })"
 }
 
-log "(a2) first reads: $ROUNDS rounds x {none, idle, window}, one pass over $NFIRST files each, order rotated per round"
+log "(a2) first reads, cold: $ROUNDS rounds x {read, mmap} x {none, idle, window}, one pass over $NFIRST files each," \
+        "order rotated per round"
 for ((r = 1; r <= ROUNDS; r++)); do
         for ((d = 0; d < FIRST_DIRS; d++)); do "$OB" --once "$MNT/first/$d" "$NFIRST" >/dev/null; done
-        for ((k = 0; k < 3; k++)); do
-                ci=$(( (k + r - 1) % 3 ))
-                measure_first "${CONFIGS[ci]}" "$r" $(( (ci + r - 1) % FIRST_DIRS ))
+        for ((k = 0; k < ${#MEAS[@]}; k++)); do
+                ci=$(( (k + r - 1) % ${#MEAS[@]} ))
+                measure_first "${MEAS[ci]}" "$r" $(( (ci + r - 1) % FIRST_DIRS ))
         done
 done
-declare -A FMED=()
-for c in "${CONFIGS[@]}"; do
-        FMED[$c]=$(for ((r = 1; r <= ROUNDS; r++)); do echo "${FOPS[$c,$r]}"; done | median)
-done
-fpaired() { for ((r = 1; r <= ROUNDS; r++)); do awk -v a="${FOPS[$1,$r]}" -v b="${FOPS[none,$r]}" 'BEGIN { print a / b }'; done; }
-FIDLE_RATIO=$(awk -v a="${FMED[idle]}" -v b="${FMED[none]}" 'BEGIN { printf "%.4f", a / b }')
-FWIN_RATIO=$(awk -v a="${FMED[window]}" -v b="${FMED[none]}" 'BEGIN { printf "%.4f", a / b }')
-FIDLE_PAIRED=$(fpaired idle | median); FWIN_PAIRED=$(fpaired window | median)
-for ((i = 0; i < ROUNDS; i++)); do
-        [ "${FIRST_OVERFLOWS[i]}" = 0 ] || echo "ANOMALY: first-reads round $((i + 1)): the fanotify queue overflowed" \
-                "(${FIRST_OVERFLOWS[i]}); events were lost, which makes that pass cheaper than a real one" >&2
+ratios FOPS a2
+for m in "${MODES[@]}"; do
+        for v in ${FIRST_OVERFLOWS[$m]}; do
+                [ "$v" = 0 ] || echo "ANOMALY: first-reads ($m): the fanotify queue overflowed ($v); events were lost," \
+                        "which makes that pass cheaper than a real one" >&2
+        done
+        for v in ${FIRST_PLOST[$m]} ${WINDOW_PLOST[$m]}; do
+                [ "$v" = 0 ] || echo "ANOMALY: ($m) a window daemon lost $v page-cache event(s)" >&2
+        done
+        for v in ${FIRST_RESIDENT[$m:none]} ${FIRST_RESIDENT[$m:idle]} ${FIRST_RESIDENT[$m:window]}; do
+                [ "$v" = 0 ] || echo "ANOMALY: ($m) $v page(s) still resident after the drop before a cold pass" >&2
+        done
 done
 
 # ------------------------------------------------------------------------------------ (b) RSS, 100k
 log "(b) RSS: one boot window, $NRSS distinct files read in bursts of $RSS_CHUNK"
 RSS_WINDOW=45          # long enough for the reads on a busy machine
-printf '[Record]\nBootWindowSec=%s\n' "$RSS_WINDOW" > "$TMP/rss.conf"
+# MaxSessionFiles= (default 65536) raised so that the session takes all the files
+printf '[Record]\nBootWindowSec=%s\nMaxSessionFiles=%s\n' "$RSS_WINDOW" "$((NRSS * 2))" > "$TMP/rss.conf"
+# cold: every file's page dropped first, so each read also makes a page-cache event (and a page range)
+RSS_RESIDENT=0
+for ((c = 0; c < nchunks; c++)); do
+        res=$("$OB" --drop "$MNT/rss/$c" "$(ls "$MNT/rss/$c" | wc -l)") || die "openbench --drop failed (rss)"
+        res=${res#*files, }; RSS_RESIDENT=$(( RSS_RESIDENT + ${res%% *} ))
+done
+[ "$RSS_RESIDENT" = 0 ] || echo "ANOMALY: $RSS_RESIDENT page(s) of the rss files still resident after the drop" >&2
+RSS_MARK=$(log_mark rss)
 start_daemon rss "$TMP/rss.conf" "$TMP/state-rss" "$(random_boot_id)"
 RSS_START=$(status_kib "$DAEMON_PID" VmRSS)
 boot_recording || die "rss daemon: boot window not open"
@@ -357,9 +426,12 @@ RSS_FILES=$(boot_profile files)
 sleep 1
 RSS_AFTER=$(status_kib "$DAEMON_PID" VmRSS); HWM_AFTER=$(status_kib "$DAEMON_PID" VmHWM)
 RSS_DBSIZE=$(prop DatabaseSize)
+RSS_COMPLETE=$("$SEEKLESSCTL" --json=short sessions | jq -r '[.[] | select(.profile == "boot")] | last | .complete')
 log "  stored: boot profile has $RSS_FILES files; VmRSS $(mib "$RSS_AFTER") MiB, VmHWM $(mib "$HWM_AFTER") MiB," \
         "DatabaseSize $RSS_DBSIZE B"
 stop_daemon
+read -r RSS_PLOST RSS_RANGES _ <<< "$(page_figures rss "$RSS_MARK")"
+[ "$RSS_PLOST" = 0 ] || echo "ANOMALY: the rss daemon lost $RSS_PLOST page-cache event(s)" >&2
 wait "$SAMPLER_PID" 2>/dev/null || true
 # highest sampled VmRSS and when, relative to daemon start; the window closed at RSS_WINDOW s
 RSS_PEAK_SAMPLE=$(sort -k2,2n "$TMP/rss-trace" | awk 'NF == 2 { l = $0 } END { print l }')
@@ -367,15 +439,17 @@ RSS_PEAK_SAMPLE=$(sort -k2,2n "$TMP/rss-trace" | awk 'NF == 2 { l = $0 } END { p
 le20() { awk -v a="$1" 'BEGIN { print (a <= 20 * 1024) ? "PASS" : "FAIL" }'; }
 
 # -------------------------------------------------------------------------------- (c) DB growth
-log "(c) database growth: $BOOTS boots, each reading the same $NBOOT files"
+log "(c) database growth: $BOOTS boots, each reading the same $NBOOT files, cold"
 printf '[Record]\nBootWindowSec=4\n' > "$TMP/growth.conf"
 GSTATE=$TMP/state-growth
 DB=$GSTATE/seekless.db
 GROW_SIZE=() GROW_PAGES=() GROW_FILES=() GROW_DBSIZE_PROP=()
 for ((b = 1; b <= BOOTS; b++)); do
+        "$OB" --drop "$MNT/boot5k" "$NBOOT" >/dev/null || die "openbench --drop failed (growth)"
         start_daemon growth "$TMP/growth.conf" "$GSTATE" "$(random_boot_id)"
         boot_recording || die "growth daemon: boot window not open"
         "$OB" "$MNT/boot5k" "$NBOOT" 0 >/dev/null || die "openbench failed (growth)"
+        boot_recording || echo "ANOMALY: growth boot $b: the window closed before the reads were done" >&2
         wait_until 30 boot_over || die "growth daemon: boot window did not close"
         wait_until 60 boot_profile_at_least sessions "$b" || die "growth daemon: boot $b not stored"
         GROW_FILES+=("$(boot_profile files)")
@@ -394,55 +468,66 @@ echo
 echo "================ seekless recorder benchmark ================"
 echo "date $(date -u '+%Y-%m-%d %H:%M UTC'); kernel $(uname -r); $(nproc) CPU(s); $NFILES files, ${SECS}s x $ROUNDS rounds"
 echo
-echo "(a1) open+read+close throughput, REPEATED READS (hot files, each file read many times per window),"
-echo "     ops/s, hot cache, one process, ${SECS}s after a warm-up pass over the $NFILES files"
-printf '%-8s' round; for c in "${CONFIGS[@]}"; do printf '%12s' "$c"; done; printf '%12s%12s\n' idle/none window/none
-for ((r = 1; r <= ROUNDS; r++)); do
-        printf '%-8s' "$r"; for c in "${CONFIGS[@]}"; do printf '%12s' "${OPS[$c,$r]}"; done
-        awk -v i="${OPS[idle,$r]}" -v w="${OPS[window,$r]}" -v n="${OPS[none,$r]}" 'BEGIN { printf "%12.3f%12.3f\n", i / n, w / n }'
+print_part() {       # PREFIX ARRAY_NAME MODE
+        local -n o=$2
+        local m=$3 c
+        printf '%-8s' round; for c in "${CONFIGS[@]}"; do printf '%12s' "$c"; done; printf '%12s%12s\n' idle/none window/none
+        for ((r = 1; r <= ROUNDS; r++)); do
+                printf '%-8s' "$r"; for c in "${CONFIGS[@]}"; do printf '%12s' "${o[$m:$c,$r]}"; done
+                awk -v i="${o[$m:idle,$r]}" -v w="${o[$m:window,$r]}" -v n="${o[$m:none,$r]}" 'BEGIN { printf "%12.3f%12.3f\n", i / n, w / n }'
+        done
+        printf '%-8s' median; for c in "${CONFIGS[@]}"; do printf '%12s' "${MED[$1:$m:$c]}"; done
+        printf '%12s%12s\n' "${RATIO[$1:$m:idle]}" "${RATIO[$1:$m:window]}"
+        printf '  %-34s ratio %s (slowdown %5s%%; median of per-round ratios %.4f)  target <= 2%%   %s\n' \
+                "daemon idle vs no daemon:" "${RATIO[$1:$m:idle]}" "$(slowdown "${RATIO[$1:$m:idle]}")" \
+                "${PAIRED[$1:$m:idle]}" "$(verdict "${RATIO[$1:$m:idle]}" 2)"
+        printf '  %-34s ratio %s (slowdown %5s%%; median of per-round ratios %.4f)  target <= 30%%  %s\n' \
+                "daemon in window vs no daemon:" "${RATIO[$1:$m:window]}" "$(slowdown "${RATIO[$1:$m:window]}")" \
+                "${PAIRED[$1:$m:window]}" "$(verdict "${RATIO[$1:$m:window]}" 30)"
+}
+
+echo "(a1) REPEATED READS, hot cache: ops/s, one process, ${SECS}s after a warm-up pass over the $NFILES files"
+for m in "${MODES[@]}"; do
+        echo
+        echo " mode $m ($([ "$m" = read ] && echo 'open, read to EOF, close' || echo 'open, fstat, mmap, close, touch every page, munmap'))"
+        print_part a1 OPS "$m"
+        echo "  window daemon per round: fanotify events received ${WINDOW_EVENTS[$m]}; overflows ${WINDOW_OVERFLOWS[$m]};"
+        echo "    page-cache events lost ${WINDOW_PLOST[$m]}; page ranges stored ${WINDOW_RANGES[$m]};" \
+                "files in the stored session ${WINDOW_FILES[$m]};"
+        echo "    CPU ticks (utime+stime, 1/$(getconf CLK_TCK) s) ${WINDOW_CPU[$m]}; VmRSS KiB ${WINDOW_RSS[$m]}"
+        echo "  idle daemon per round: events received ${IDLE_EVENTS[$m]}; CPU ticks ${IDLE_CPU[$m]}; VmRSS KiB ${IDLE_RSS[$m]}"
+        echo "  pages of tput/ resident before each measurement (none, idle, window):" \
+                "${HOT_RESIDENT[$m:none]}/ ${HOT_RESIDENT[$m:idle]}/ ${HOT_RESIDENT[$m:window]}"
 done
-printf '%-8s' median; for c in "${CONFIGS[@]}"; do printf '%12s' "${MED[$c]}"; done
-printf '%12s%12s\n' "$IDLE_RATIO" "$WIN_RATIO"
+echo "  (hot: no page is inserted, so no page-cache events are expected; in a window the warm-up pass is each file's"
+echo "  first read, and reads before the daemon's ignore marks are placed still raise fanotify events)"
 echo
-printf '  %-34s ratio %s (slowdown %5s%%; median of per-round ratios %.4f)  target <= 2%%   %s\n' \
-        "daemon idle vs no daemon:" "$IDLE_RATIO" "$(slowdown "$IDLE_RATIO")" "$IDLE_PAIRED" "$(verdict "$IDLE_RATIO" 2)"
-printf '  %-34s ratio %s (slowdown %5s%%; median of per-round ratios %.4f)  target <= 30%%  %s\n' \
-        "daemon in window vs no daemon:" "$WIN_RATIO" "$(slowdown "$WIN_RATIO")" "$WIN_PAIRED" "$(verdict "$WIN_RATIO" 30)"
-echo "  window daemon per round: events received ${WINDOW_EVENTS[*]}; overflows ${WINDOW_OVERFLOWS[*]};" \
-        "CPU ticks (utime+stime, 1/$(getconf CLK_TCK) s) ${WINDOW_CPU[*]}; VmRSS KiB ${WINDOW_RSS[*]}"
-echo "  idle daemon per round: events received ${IDLE_EVENTS[*]}; CPU ticks ${IDLE_CPU[*]}; VmRSS KiB ${IDLE_RSS[*]}"
-echo "  (in a window the warm-up pass is each file's first read; the daemon names the new files and places their"
-echo "  ignore marks at idle priority, so reads before that still raise events: expect 1-2.5 x $NFILES per round)"
-echo
-echo "(a2) open+read+close throughput, FIRST READS (each file read once, none read before in that window),"
-echo "     ops/s of ONE pass over $NFIRST files (openbench --once), hot cache, one process"
-printf '%-8s' round; for c in "${CONFIGS[@]}"; do printf '%12s' "$c"; done; printf '%12s%12s  %s\n' idle/none window/none "dirs"
-for ((r = 1; r <= ROUNDS; r++)); do
-        printf '%-8s' "$r"; for c in "${CONFIGS[@]}"; do printf '%12s' "${FOPS[$c,$r]}"; done
-        awk -v i="${FOPS[idle,$r]}" -v w="${FOPS[window,$r]}" -v n="${FOPS[none,$r]}" 'BEGIN { printf "%12.3f%12.3f", i / n, w / n }'
-        printf '  %s\n' "${FIRST_DIR_OF[$r]% }"
+echo "(a2) FIRST READS, cold (each file's pages dropped with POSIX_FADV_DONTNEED before the pass, before any daemon"
+echo "     started; each file read once, none read before in that window): ops/s of ONE pass over $NFIRST files"
+for m in "${MODES[@]}"; do
+        echo
+        echo " mode $m"
+        print_part a2 FOPS "$m"
+        echo "  window daemon per round: fanotify events received ${FIRST_EVENTS[$m]}; overflows ${FIRST_OVERFLOWS[$m]};"
+        echo "    page-cache events lost ${FIRST_PLOST[$m]}; page ranges stored ${FIRST_RANGES[$m]} (one page per file:"
+        echo "    expected $NFIRST each); files in the stored session ${FIRST_FILES[$m]}; CPU ticks (incl. start-up) ${FIRST_CPU[$m]}"
+        echo "  idle daemon per round: events received ${FIRST_IDLE_EVENTS[$m]}"
+        echo "  pages still resident after the drop (none, idle, window): ${FIRST_RESIDENT[$m:none]}/ ${FIRST_RESIDENT[$m:idle]}/ ${FIRST_RESIDENT[$m:window]}"
 done
-printf '%-8s' median; for c in "${CONFIGS[@]}"; do printf '%12s' "${FMED[$c]}"; done
-printf '%12s%12s\n' "$FIDLE_RATIO" "$FWIN_RATIO"
-echo
-printf '  %-34s ratio %s (slowdown %5s%%; median of per-round ratios %.4f)  target <= 2%%   %s\n' \
-        "daemon idle vs no daemon:" "$FIDLE_RATIO" "$(slowdown "$FIDLE_RATIO")" "$FIDLE_PAIRED" "$(verdict "$FIDLE_RATIO" 2)"
-printf '  %-34s ratio %s (slowdown %5s%%; median of per-round ratios %.4f)  target <= 30%%  %s\n' \
-        "daemon in window vs no daemon:" "$FWIN_RATIO" "$(slowdown "$FWIN_RATIO")" "$FWIN_PAIRED" "$(verdict "$FWIN_RATIO" 30)"
-echo "  window daemon per round: events received ${FIRST_EVENTS[*]} (expected $NFIRST each); overflows ${FIRST_OVERFLOWS[*]};" \
-        "CPU ticks (incl. start-up) ${FIRST_CPU[*]}"
-echo "  idle daemon per round: events received ${FIRST_IDLE_EVENTS[*]}"
+echo "  dirs per round: $(for ((r = 1; r <= ROUNDS; r++)); do printf '%s; ' "${FIRST_DIR_OF[$r]% }"; done)"
 echo
 echo "(b) daemon memory, one boot window recording $NRSS distinct files"
 echo "  at start:                     VmRSS $(mib "$RSS_START") MiB"
 echo "  window open, files read:      VmRSS $(mib "$RSS_DURING") MiB, VmHWM $(mib "$HWM_DURING") MiB (events $RSS_EVENTS, overflows $RSS_OVERFLOWS)"
 echo "  after the session was stored: VmRSS $(mib "$RSS_AFTER") MiB, VmHWM $(mib "$HWM_AFTER") MiB (profile files: $RSS_FILES; stored ${RSS_FLUSH_WAIT}s after the window closed; DB $RSS_DBSIZE B)"
+echo "  page-cache events lost $RSS_PLOST; page ranges of the stored boot session $RSS_RANGES (files read cold:"
+echo "  $RSS_RESIDENT pages resident after the drop); stored session complete: $RSS_COMPLETE"
 echo "  highest sampled VmRSS (50 ms sampling): $(mib "${RSS_PEAK_SAMPLE#* }") MiB at ${RSS_PEAK_SAMPLE%% *} s after start" \
         "(window of ${RSS_WINDOW} s; BootRecording seen false at $RSS_T_CLOSED s)"
 echo "  target 20 MiB: RSS while recording (VmHWM, window open) $(le20 "$HWM_DURING");" \
         "RSS after recording $(le20 "$RSS_AFTER"); peak incl. storing (VmHWM) $(le20 "$HWM_AFTER")"
 echo
-echo "(c) database growth per recorded boot of $NBOOT files (after wal_checkpoint(TRUNCATE))"
+echo "(c) database growth per recorded boot of $NBOOT files read cold, with their page ranges (after wal_checkpoint(TRUNCATE))"
 prev=0
 for ((b = 0; b < BOOTS; b++)); do
         printf '  boot %d: %10s B total  %+10d B  (%s; profile files %s)\n' $((b + 1)) "${GROW_SIZE[b]}" \
