@@ -85,7 +85,9 @@ done
 step "Profiles"
 "$SEEKLESSCTL" profiles
 step "The launch profile: the files Python read, in the order it read them (first 25)"
-"$SEEKLESSCTL" show "$P" | head -n 27
+# into a file first: head leaves early, and seeklessctl, still writing, would die of SIGPIPE (pipefail)
+"$SEEKLESSCTL" show "$P" > "$TMP/show.txt"
+head -n 27 "$TMP/show.txt"
 n=$("$SEEKLESSCTL" --json show "$P" | jq '.files | length')
 echo "  ... $n files in all"
 step "Sessions"
@@ -104,7 +106,8 @@ step "What optimizing would do (seeklessctl plan)"
 "$SEEKLESSCTL" plan | tail -n 4
 
 step "Optimizing (seeklessctl optimize)"
-"$SEEKLESSCTL" optimize | head -n 12
+"$SEEKLESSCTL" optimize > "$TMP/optimize.txt"
+head -n 12 "$TMP/optimize.txt"
 
 step "Before and after (seeklessctl report)"
 "$SEEKLESSCTL" report "$P"
