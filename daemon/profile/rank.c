@@ -250,22 +250,30 @@ static int session_places(const RankSession *fs, const RankRangeSession *rs, siz
                           RankEntry *wentries, size_t *n_wentries) {
         _cleanup_free_ bool *ranged = NULL;
         _cleanup_free_ size_t *order = NULL;     /* per range: its file's place among the session's files */
-        _cleanup_free_ size_t *place = NULL;     /* per range (SIZE_MAX) or file: the unit's index */
+        _cleanup_free_ size_t *pos_of = NULL;    /* per file of the merge: its first place in the session */
         size_t n_units = 0, cursor = 0, first_w = *n_wentries;
 
         ranged = calloc(fs->n_files + 1, sizeof *ranged);
         order = calloc(rs->n_ranges + 1, sizeof *order);
-        place = calloc(rs->n_ranges + fs->n_files + 1, sizeof *place);
-        if (!ranged || !order || !place)
+        pos_of = calloc(n_files + 1, sizeof *pos_of);
+        if (!ranged || !order || !pos_of)
                 return -ENOMEM;
+        for (size_t i = 0; i < n_files; i++)
+                pos_of[i] = SIZE_MAX;
+        for (size_t f = fs->n_files; f > 0; f--) {
+                FileSlot key = { .id = fs->file_ids[f - 1] };
+                const FileSlot *slot = bsearch_safe(&key, slots, n_files, sizeof *slots, slot_compare);
+
+                if (slot)
+                        pos_of[slot->index] = f - 1;
+        }
         for (size_t i = 0; i < rs->n_ranges; i++) {
-                order[i] = SIZE_MAX;
-                for (size_t f = 0; f < fs->n_files; f++)
-                        if (fs->file_ids[f] == rs->ranges[i].file_id) {
-                                order[i] = f;
-                                ranged[f] = true;
-                                break;
-                        }
+                FileSlot key = { .id = rs->ranges[i].file_id };
+                const FileSlot *slot = bsearch_safe(&key, slots, n_files, sizeof *slots, slot_compare);
+
+                order[i] = slot ? pos_of[slot->index] : SIZE_MAX;
+                if (order[i] != SIZE_MAX)
+                        ranged[order[i]] = true;
         }
         for (size_t i = 0; i <= rs->n_ranges; i++) {
                 size_t upto = i < rs->n_ranges ? order[i] : fs->n_files;
