@@ -1,7 +1,9 @@
 #!/bin/bash
 # A plan walks every profile file (open by handle, FIEMAP, the checks): with 20,000 of them that takes
 # seconds, and the daemon must go on answering meanwhile. One launch reads 20,000 small files; while
-# `seeklessctl plan` runs, `seeklessctl status` answers each time within 100 ms; the plan was still running
+# `seeklessctl plan` runs, `seeklessctl status` answers each time within a tenth of the plan's own time (a
+# main loop blocked by the plan would answer after the plan; 100 ms is typical, 136 ms was seen under
+# AddressSanitizer beside a VM on 2 CPUs, so the bound is not a latency target); the plan was still running
 # after the last of them, and its reply is the same as a plan taken with nothing else going on.
 . "$(dirname "$0")/lib.sh"
 
@@ -33,7 +35,9 @@ ms_now() { echo $(( $(date +%s%N) / 1000000 )); }
 # the reference: a plan with nothing else going on
 t0=$(ms_now)
 ctl --json=short plan > "$TMP/plan-ref.json" || fail "plan failed: $(cat "$TMP/plan-ref.json")"
-echo "  plan alone: $(( $(ms_now) - t0 )) ms"
+alone_ms=$(( $(ms_now) - t0 ))
+echo "  plan alone: $alone_ms ms"
+bound=$(( alone_ms / 10 ))
 
 sync; echo 3 > /proc/sys/vm/drop_caches
 t0=$(ms_now)
@@ -56,10 +60,10 @@ wait "$PLAN_PID" || rc=$?
 plan_ms=$(( $(ms_now) - t0 ))
 echo "  plan under measurement: $plan_ms ms, $measured status calls while it ran, the slowest $worst ms"
 [ "$rc" = 0 ] || fail "plan exited $rc: $(cat "$TMP/plan.json")"
-[ "$worst" -le 100 ] || fail "status took $worst ms while a plan ran (at most 100 ms)"
+[ "$worst" -le "$bound" ] || fail "status took $worst ms while a plan ran (at most $bound ms, a tenth of the plan alone)"
 # each measured call returned while the plan's client still waited for its reply
 [ "$measured" -ge 3 ] || fail "the plan ended before 3 status calls could be made ($plan_ms ms): nothing measured"
-pass "status answers within 100 ms (at most $worst ms) during a ${plan_ms} ms plan over $n files"
+pass "status answers within a tenth of the plan's time ($bound ms; at most $worst ms) during a ${plan_ms} ms plan over $n files"
 
 jq -e --argjson n "$N" '(.files | length) + (.skipped | length) >= $n' "$TMP/plan.json" >/dev/null ||
         fail "the plan does not account for $N files: $(jq -c '{files: (.files | length), skipped: (.skipped | length)}' "$TMP/plan.json")"
