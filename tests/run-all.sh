@@ -43,7 +43,7 @@ slowest() {
         } | awk -F'\t' '
                 $1 == "T" { lim[$2 "\t" $3 " / " $4] = ($5 > 0 ? $5 : 30); next }
                 { printf "%8.1f s  %5s s  %-8s %s%s\n", $4, lim[$2 "\t" $3], $5, $3, ($2 ~ /-asan$/ ? " (asan)" : "") }' |
-                sort -rn | head -n 10
+                sort -rn | awk 'NR <= 10'     # reads to the end: head would leave sort to die of SIGPIPE
 }
 
 rc=0
