@@ -172,6 +172,113 @@ TEST(session_pages) {
         session_free(s);
 }
 
+/* A file's page set keeps one span in place (no allocation) until a second span, or a span beyond 32 bits,
+ * needs the allocated array; ranges longer than 32 bits of pages are cut. */
+TEST(session_page_set_in_place) {
+        Session *s = NULL;
+        FileKey a = key(10), b = key(11), c = key(12);
+        uint32_t f;
+
+        ASSERT_OK(session_new(PROFILE_BOOT, "boot", 0, USEC_PER_SEC, &s));
+        ASSERT_EQ(session_add(s, &a, 0), 1);
+        ASSERT_EQ(session_add(s, &b, 0), 1);
+        ASSERT_EQ(session_add(s, &c, 0), 1);
+
+        /* A: 10-19, then 20-24 and 5-9 touch it: one span 5-24, still in place */
+        ASSERT_EQ(session_add_pages(s, 0, 10, 10, 100), 10);
+        ASSERT_EQ(s->seen[0].n, 1);
+        ASSERT_EQ(s->seen[0].allocated, 0);
+        ASSERT_EQ(session_add_pages(s, 0, 20, 5, 200), 5);
+        ASSERT_EQ(session_add_pages(s, 0, 5, 5, 300), 5);
+        ASSERT_EQ(session_add_pages(s, 0, 12, 3, 400), 0);     /* seen: cut out */
+        ASSERT_EQ(s->seen[0].n, 1);
+        ASSERT_EQ(s->seen[0].allocated, 0);
+        ASSERT_EQ(page_set_span(&s->seen[0], 0).first, 5);
+        ASSERT_EQ(page_set_span(&s->seen[0], 0).n, 20);
+        /* a second span apart: allocated, both kept in order */
+        ASSERT_EQ(session_add_pages(s, 0, 40, 2, 500), 2);
+        ASSERT_EQ(s->seen[0].n, 2);
+        ASSERT_TRUE(s->seen[0].allocated >= 2);
+        ASSERT_EQ(page_set_span(&s->seen[0], 0).first, 5);
+        ASSERT_EQ(page_set_span(&s->seen[0], 0).n, 20);
+        ASSERT_EQ(page_set_span(&s->seen[0], 1).first, 40);
+        ASSERT_EQ(page_set_span(&s->seen[0], 1).n, 2);
+        /* bridged: one span again (it stays allocated), only the gap is new */
+        ASSERT_EQ(session_add_pages(s, 0, 0, 50, 600), 5 + 15 + 8);
+        ASSERT_EQ(s->seen[0].n, 1);
+        ASSERT_EQ(s->seen[0].spans[0].first, 0);
+        ASSERT_EQ(s->seen[0].spans[0].n, 50);
+
+        /* B: a span beyond 32 bits of pages cannot stay in place */
+        ASSERT_EQ(session_add_pages(s, 1, (uint64_t) UINT32_MAX + 10, 3, 700), 3);
+        ASSERT_EQ(s->seen[1].n, 1);
+        ASSERT_TRUE(s->seen[1].allocated > 0);
+        ASSERT_EQ(page_set_span(&s->seen[1], 0).first, (uint64_t) UINT32_MAX + 10);
+        ASSERT_EQ(session_add_pages(s, 1, (uint64_t) UINT32_MAX + 11, 1, 800), 0);
+
+        /* C: 2^32 + 5 pages in one event: one new piece, two ranges, the second continuing the first */
+        size_t t = s->n_touches;
+        ASSERT_EQ(session_add_pages(s, 2, 0, (uint64_t) UINT32_MAX + 5, 900), INT_MAX);
+        ASSERT_EQ(s->n_touches, t + 2);
+        assert_range(s, t, 2, 0, UINT32_MAX, 900);
+        assert_range(s, t + 1, 2, UINT32_MAX, 5, 900);
+        /* and a piece continuing it extends the last one */
+        ASSERT_EQ(session_add_pages(s, 2, (uint64_t) UINT32_MAX + 5, 3, 1000), 3);
+        ASSERT_EQ(s->n_touches, t + 2);
+        assert_range(s, t + 1, 2, UINT32_MAX, 8, 900);
+
+        /* the inode cache keeps 32-bit devices and inode numbers (page events are for ext4 only) */
+        ASSERT_EQ(session_inode_put(s, 7, (uint64_t) UINT32_MAX + 1, 1), -EOVERFLOW);
+        ASSERT_EQ(session_inode_put(s, (uint64_t) UINT32_MAX + 1, 5, 1), -EOVERFLOW);
+        ASSERT_EQ(session_inode_put(s, 0, 5, 1), -EINVAL);
+        ASSERT_EQ(session_inode_get(s, 7, (uint64_t) UINT32_MAX + 1, &f), -ENOENT);
+        ASSERT_OK(session_inode_put(s, UINT32_MAX, UINT32_MAX, 2));
+        ASSERT_OK(session_inode_get(s, UINT32_MAX, UINT32_MAX, &f));
+        ASSERT_EQ(f, 2);
+        session_free(s);
+}
+
+/* 100,000 files read once each (the memory benchmark's boot): every file, path, inode and page found
+ * again, within a bound of bytes per file. */
+TEST(session_many_files_pages) {
+        Session *s = NULL;
+        char path[64];
+        uint32_t f;
+
+        ASSERT_OK(session_new(PROFILE_BOOT, "boot", 0, USEC_PER_SEC, &s));
+        for (uint32_t i = 0; i < 100000; i++) {
+                FileKey k = key(i * 2654435761u);
+
+                ASSERT_EQ(session_add(s, &k, i), 1);
+                snprintf(path, sizeof path, "/tmp/seekless-bench.abcdef/mnt/rss/%u/f%06u", i / 10000, i);
+                ASSERT_OK(session_set_path(s, i, path));
+                ASSERT_OK(session_inode_put(s, 0x700001, i + 12, i));
+                ASSERT_EQ(session_add_pages(s, i, 0, 1, i), 1);
+        }
+        ASSERT_OK(session_inode_put(s, 0x700001, 11, SESSION_INODE_LEFT_OUT));
+        for (uint32_t i = 0; i < 100000; i++) {
+                FileKey k = key(i * 2654435761u);
+
+                ASSERT_EQ(session_index(s, &k), (ssize_t) i);
+                snprintf(path, sizeof path, "/tmp/seekless-bench.abcdef/mnt/rss/%u/f%06u", i / 10000, i);
+                ASSERT_STREQ(s->files[i].path, path);
+                ASSERT_OK(session_inode_get(s, 0x700001, i + 12, &f));
+                ASSERT_EQ(f, i);
+                ASSERT_EQ(session_add_pages(s, i, 0, 1, 200000), 0);
+                ASSERT_EQ(s->seen[i].allocated, 0);
+        }
+        ASSERT_OK(session_inode_get(s, 0x700001, 11, &f));
+        ASSERT_EQ(f, SESSION_INODE_LEFT_OUT);
+        ASSERT_EQ(session_inode_get(s, 0x700002, 12, &f), -ENOENT);
+        ASSERT_EQ(s->n_inodes, 100001);
+        ASSERT_EQ(s->n_touches, 100000);
+        /* allocated, spare capacity included: 56 B a file, its 47-byte path, 24 B a range, 16 B a page set
+         * (the page in place), 12 B an inode and 4 B a file bucket at 3/4 load at most: 194 B a file (with
+         * a 64-byte allocation per page set, 24-byte inodes and half-empty tables it was 320 B) */
+        ASSERT_TRUE(session_memory(s) < 100000u * 200);
+        session_free(s);
+}
+
 static void write_file(const char *dir, const char *name, const char *content) {
         char p[PATH_MAX];
         FILE *f;
@@ -488,6 +595,8 @@ int main(void) {
         RUN(session_many_files);
         RUN(session_max_files);
         RUN(session_pages);
+        RUN(session_page_set_in_place);
+        RUN(session_many_files_pages);
         RUN(pidmap_attribution);
         RUN(boot_seed_from_maps);
         RUN(mountinfo);

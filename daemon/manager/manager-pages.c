@@ -44,7 +44,7 @@ static int session_file_of(Manager *m, Session *s, const PageCacheEvent *e, uint
         } else if (r < 0)
                 m->pages_unresolved++;
         r = session_inode_put(s, e->dev, e->ino, file);
-        if (r < 0)
+        if (r < 0 && r != -EOVERFLOW)   /* -EOVERFLOW: not cached (no 32-bit inode number) */
                 return r;
         *ret = file;
         return 0;

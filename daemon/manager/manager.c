@@ -537,8 +537,12 @@ static bool session_resolve_some(Manager *m, Session *s, MountFds *fds, size_t *
                 pfd = file_key_open(mfd, &sf->key, O_PATH);
                 if (pfd < 0 || fstat(pfd, &st) < 0 || !S_ISREG(st.st_mode))
                         continue;
-                if (!sf->path && st.st_nlink > 0)  /* the boot collector's files come named */
-                        (void) fd_get_verified_path(pfd, &sf->path);
+                if (!sf->path && st.st_nlink > 0) {     /* the boot collector's files come named */
+                        _cleanup_free_ char *path = NULL;
+
+                        if (fd_get_verified_path(pfd, &path) >= 0 && path)
+                                (void) session_set_path(s, s->n_resolved, path);
+                }
                 if (s->kind != PROFILE_BOOT || m->launches || m->ignore_failures >= 16)
                         continue;
                 /* a real (not O_PATH) fd for fanotify_mark; regular files only, so opening is harmless */

@@ -294,7 +294,11 @@ int boot_collect_take(const char *run_dir, Session *s, const FilesystemList *wat
                 if (r < 0)
                         break;
                 if (r > 0) {
-                        s->files[s->n_files - 1].path = checked_path(&keys[i]);
+                        _cleanup_free_ char *named = checked_path(&keys[i]);
+
+                        r = session_set_path(s, s->n_files - 1, named);
+                        if (r < 0)
+                                break;
                         added++;
                 }
         }

@@ -239,7 +239,8 @@ static void drain(int fan_fd, Session *s) {
                                 free(path);
                                 return;
                         }
-                        s->files[s->n_files - 1].path = path;
+                        (void) session_set_path(s, s->n_files - 1, path);
+                        free(path);
                         if (s->n_files >= MAX_FILES)
                                 return;
                 }

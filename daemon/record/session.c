@@ -8,6 +8,38 @@
 
 #include "session.h"
 
+/* The hash tables (files by key, inodes) take any size: a bucket is the hash scaled to the table, so they
+ * grow by half at three quarters full (a table is 1.33-2 entries per item, 4 to 8 before). */
+#define TABLE_MIN 64
+
+static size_t table_grow(size_t n_buckets) {
+        return n_buckets ? n_buckets + n_buckets / 2 : TABLE_MIN;
+}
+
+static bool table_full(size_t n_items, size_t n_buckets) {
+        return (n_items + 1) * 4 > n_buckets * 3;
+}
+
+static size_t table_bucket(uint64_t h, size_t n_buckets) {
+        h ^= h >> 31;           /* mixed, as the scaling below takes the high bits */
+        h *= 0x9E3779B97F4A7C15ULL;
+        h ^= h >> 29;
+        return (size_t) (((h >> 32) * (uint64_t) n_buckets) >> 32);
+}
+
+static size_t table_next(size_t b, size_t n_buckets) {
+        return b + 1 < n_buckets ? b + 1 : 0;
+}
+
+/* Paths are copied back to back into blocks of this size (a longer path gets a block of its own). */
+#define PATH_BLOCK (64u * 1024)
+
+struct PathBlock {
+        PathBlock *next;
+        size_t used, size;
+        char data[];
+};
+
 int session_new(ProfileKind kind, const char *profile, uint64_t now_usec, uint64_t window_usec, Session **ret) {
         _cleanup_(session_freep) Session *s = NULL;
         struct timespec ts;
@@ -32,10 +64,14 @@ Session *session_free(Session *s) {
                 return NULL;
         free(s->profile);
         free(s->cgroup);
-        for (size_t i = 0; i < s->n_files; i++)
-                free(s->files[i].path);
+        while (s->paths) {
+                PathBlock *b = s->paths;
+                s->paths = b->next;
+                free(b);
+        }
         for (size_t i = 0; i < s->n_seen_files; i++)
-                free(s->seen[i].spans);
+                if (s->seen[i].allocated > 0)
+                        free(s->seen[i].spans);
         free(s->seen);
         free(s->files);
         free(s->touches);
@@ -46,7 +82,7 @@ Session *session_free(Session *s) {
 }
 
 static size_t bucket_of(const Session *s, const FileKey *key) {
-        return (size_t) file_key_hash(key) & (s->n_buckets - 1);
+        return table_bucket(file_key_hash(key), s->n_buckets);
 }
 
 static ssize_t find(const Session *s, const FileKey *key, size_t *ret_bucket) {
@@ -54,7 +90,7 @@ static ssize_t find(const Session *s, const FileKey *key, size_t *ret_bucket) {
 
         if (s->n_buckets == 0)
                 return -1;
-        for (b = bucket_of(s, key); s->index[b] != 0; b = (b + 1) & (s->n_buckets - 1))
+        for (b = bucket_of(s, key); s->index[b] != 0; b = table_next(b, s->n_buckets))
                 if (file_key_equal(&s->files[s->index[b] - 1].key, key))
                         return (ssize_t) s->index[b] - 1;
         if (ret_bucket)
@@ -73,7 +109,7 @@ static int rehash(Session *s, size_t n_buckets) {
         for (size_t i = 0; i < s->n_files; i++) {
                 size_t b = bucket_of(s, &s->files[i].key);
                 while (s->index[b] != 0)
-                        b = (b + 1) & (n_buckets - 1);
+                        b = table_next(b, n_buckets);
                 s->index[b] = (uint32_t) i + 1;
         }
         return 0;
@@ -99,9 +135,8 @@ int session_add(Session *s, const FileKey *key, uint64_t now_usec) {
                 return 0;
         }
 
-        /* keep the load factor under 1/2 */
-        if ((s->n_files + 1) * 2 > s->n_buckets) {
-                r = rehash(s, s->n_buckets ? s->n_buckets * 2 : 64);
+        if (table_full(s->n_files, s->n_buckets)) {
+                r = rehash(s, table_grow(s->n_buckets));
                 if (r < 0)
                         return r;
                 (void) find(s, key, &b);
@@ -123,10 +158,68 @@ int session_add(Session *s, const FileKey *key, uint64_t now_usec) {
         return 1;
 }
 
+int session_set_path(Session *s, size_t file, const char *path) {
+        size_t len;
+
+        assert(file < s->n_files);
+        if (!path) {
+                s->files[file].path = NULL;
+                return 0;
+        }
+        len = strlen(path) + 1;
+        if (!s->paths || s->paths->size - s->paths->used < len) {
+                size_t size = MAX((size_t) PATH_BLOCK, len);
+                PathBlock *b = malloc(sizeof *b + size);
+
+                if (!b)
+                        return -ENOMEM;
+                *b = (PathBlock) { .next = s->paths, .size = size };
+                s->paths = b;
+        }
+        s->files[file].path = memcpy(s->paths->data + s->paths->used, path, len);
+        s->paths->used += len;
+        return 0;
+}
+
+/* Moves the set to allocated spans, room for two. */
+static int seen_unfold(PageSet *f) {
+        PageSpan *p = reallocarray(NULL, 2, sizeof *p);
+
+        if (!p)
+                return -ENOMEM;
+        if (f->n == 1)
+                p[0] = page_set_span(f, 0);
+        f->spans = p;
+        f->allocated = 2;
+        return 0;
+}
+
 /* Adds [first, first + n) to the file's set of pages seen, merging with the spans it overlaps or touches. */
 static int seen_insert(PageSet *f, uint64_t first, uint64_t n) {
         uint64_t end = first + n;
         uint32_t lo = 0, hi;
+        int r;
+
+        if (f->allocated == 0) {
+                /* empty or one span in place: it stays in place if the result is one span that fits */
+                uint64_t mfirst = first, mend = end;
+                bool one = f->n == 0;
+
+                if (f->n == 1 && f->one.first <= end && first <= (uint64_t) f->one.first + f->one.n) {
+                        mfirst = MIN(first, (uint64_t) f->one.first);
+                        mend = MAX(end, (uint64_t) f->one.first + f->one.n);
+                        one = true;
+                }
+                if (one && mfirst <= UINT32_MAX && mend - mfirst <= UINT32_MAX) {
+                        f->one.first = (uint32_t) mfirst;
+                        f->one.n = (uint32_t) (mend - mfirst);
+                        f->n = 1;
+                        return 0;
+                }
+                r = seen_unfold(f);
+                if (r < 0)
+                        return r;
+        }
 
         /* the first span that ends at or after `first` (it may touch or overlap) */
         while (lo < f->n && f->spans[lo].first + f->spans[lo].n < first)
@@ -137,7 +230,7 @@ static int seen_insert(PageSet *f, uint64_t first, uint64_t n) {
         }
         if (hi == lo) {         /* nothing to merge with: a new span at lo */
                 if (f->n >= f->allocated) {
-                        uint32_t na = f->allocated ? f->allocated * 2 : 4;
+                        uint32_t na = f->allocated * 2;
                         PageSpan *p = reallocarray(f->spans, na, sizeof *p);
                         if (!p)
                                 return -ENOMEM;
@@ -155,26 +248,34 @@ static int seen_insert(PageSet *f, uint64_t first, uint64_t n) {
 }
 
 static int touch_piece(Session *s, uint32_t file, uint64_t first, uint64_t n, uint64_t offset_usec) {
-        SessionRange *last = s->n_touches > 0 ? &s->touches[s->n_touches - 1] : NULL;
+        while (n > 0) {
+                SessionRange *last = s->n_touches > 0 ? &s->touches[s->n_touches - 1] : NULL;
+                uint64_t k;
 
-        if (last && last->file == file && last->first_page + last->n_pages == first) {
-                last->n_pages += n;
-                return 0;
+                if (last && last->file == file && last->first_page + last->n_pages == first &&
+                    last->n_pages < UINT32_MAX) {
+                        k = MIN(n, (uint64_t) UINT32_MAX - last->n_pages);
+                        last->n_pages += (uint32_t) k;
+                } else {
+                        if (s->n_touches >= s->allocated_touches) {
+                                size_t na = s->allocated_touches ? s->allocated_touches * 2 : 64;
+                                SessionRange *t = reallocarray(s->touches, na, sizeof *t);
+                                if (!t)
+                                        return -ENOMEM;
+                                s->touches = t;
+                                s->allocated_touches = na;
+                        }
+                        k = MIN(n, (uint64_t) UINT32_MAX);
+                        s->touches[s->n_touches++] = (SessionRange) {
+                                .file = file,
+                                .first_page = first,
+                                .n_pages = (uint32_t) k,
+                                .offset_usec = offset_usec,
+                        };
+                }
+                first += k;
+                n -= k;
         }
-        if (s->n_touches >= s->allocated_touches) {
-                size_t na = s->allocated_touches ? s->allocated_touches * 2 : 64;
-                SessionRange *t = reallocarray(s->touches, na, sizeof *t);
-                if (!t)
-                        return -ENOMEM;
-                s->touches = t;
-                s->allocated_touches = na;
-        }
-        s->touches[s->n_touches++] = (SessionRange) {
-                .file = file,
-                .first_page = first,
-                .n_pages = n,
-                .offset_usec = offset_usec,
-        };
         return 0;
 }
 
@@ -188,31 +289,35 @@ int session_add_pages(Session *s, uint32_t file, uint64_t first, uint64_t n, uin
         if (n == 0)
                 return 0;
         if (file >= s->n_seen_files) {
-                size_t nn = MAX((size_t) file + 1, s->n_seen_files * 2);
-                PageSet *t = reallocarray(s->seen, nn, sizeof *t);
+                if (file >= s->allocated_seen) {
+                        size_t na = MAX((size_t) file + 1, s->allocated_seen * 2);
+                        PageSet *t = reallocarray(s->seen, na, sizeof *t);
 
-                if (!t)
-                        return -ENOMEM;
-                memset(t + s->n_seen_files, 0, (nn - s->n_seen_files) * sizeof *t);
-                s->seen = t;
-                s->n_seen_files = nn;
+                        if (!t)
+                                return -ENOMEM;
+                        s->seen = t;
+                        s->allocated_seen = na;
+                }
+                /* only what is used is cleared (and so made resident) */
+                memset(s->seen + s->n_seen_files, 0, (file + 1 - s->n_seen_files) * sizeof *s->seen);
+                s->n_seen_files = (size_t) file + 1;
         }
         f = &s->seen[file];
         /* walk the spans seen that overlap [first, end): the gaps between them are the new pieces */
         for (uint32_t i = 0; i < f->n && pos < end; i++) {
-                const PageSpan *p = &f->spans[i];
+                const PageSpan p = page_set_span(f, i);
 
-                if (p->first + p->n <= pos)
+                if (p.first + p.n <= pos)
                         continue;
-                if (p->first >= end)
+                if (p.first >= end)
                         break;
-                if (p->first > pos) {
-                        r = touch_piece(s, file, pos, p->first - pos, offset);
+                if (p.first > pos) {
+                        r = touch_piece(s, file, pos, p.first - pos, offset);
                         if (r < 0)
                                 return r;
-                        added += p->first - pos;
+                        added += p.first - pos;
                 }
-                pos = p->first + p->n;
+                pos = p.first + p.n;
         }
         if (pos < end) {
                 r = touch_piece(s, file, pos, end - pos, offset);
@@ -228,15 +333,15 @@ int session_add_pages(Session *s, uint32_t file, uint64_t first, uint64_t n, uin
         return (int) MIN(added, (uint64_t) INT_MAX);
 }
 
-static size_t inode_bucket(uint64_t dev, uint64_t ino, size_t n_buckets) {
-        return (size_t) ((ino * 0x9E3779B97F4A7C15ULL) ^ dev) & (n_buckets - 1);
+static size_t inode_bucket(uint32_t dev, uint32_t ino, size_t n_buckets) {
+        return table_bucket((uint64_t) dev << 32 | ino, n_buckets);
 }
 
 int session_inode_get(const Session *s, uint64_t dev, uint64_t ino, uint32_t *ret) {
-        if (s->n_inode_buckets == 0)
+        if (s->n_inode_buckets == 0 || dev == 0 || dev > UINT32_MAX || ino > UINT32_MAX)
                 return -ENOENT;
-        for (size_t b = inode_bucket(dev, ino, s->n_inode_buckets); s->inodes[b].dev != 0;
-             b = (b + 1) & (s->n_inode_buckets - 1))
+        for (size_t b = inode_bucket((uint32_t) dev, (uint32_t) ino, s->n_inode_buckets); s->inodes[b].dev != 0;
+             b = table_next(b, s->n_inode_buckets))
                 if (s->inodes[b].dev == dev && s->inodes[b].ino == ino) {
                         *ret = s->inodes[b].file;
                         return 0;
@@ -248,7 +353,7 @@ static void inode_place(SessionInode *t, size_t n_buckets, SessionInode v) {
         size_t b = inode_bucket(v.dev, v.ino, n_buckets);
 
         while (t[b].dev != 0 && !(t[b].dev == v.dev && t[b].ino == v.ino))
-                b = (b + 1) & (n_buckets - 1);
+                b = table_next(b, n_buckets);
         t[b] = v;
 }
 
@@ -257,8 +362,10 @@ int session_inode_put(Session *s, uint64_t dev, uint64_t ino, uint32_t file) {
 
         if (dev == 0)
                 return -EINVAL;
-        if (session_inode_get(s, dev, ino, &old) < 0 && (s->n_inodes + 1) * 2 > s->n_inode_buckets) {
-                size_t nb = s->n_inode_buckets ? s->n_inode_buckets * 2 : 64;
+        if (dev > UINT32_MAX || ino > UINT32_MAX)
+                return -EOVERFLOW;
+        if (session_inode_get(s, dev, ino, &old) < 0 && table_full(s->n_inodes, s->n_inode_buckets)) {
+                size_t nb = table_grow(s->n_inode_buckets);
                 SessionInode *t = calloc(nb, sizeof *t);
 
                 if (!t)
@@ -272,7 +379,8 @@ int session_inode_put(Session *s, uint64_t dev, uint64_t ino, uint32_t file) {
         }
         if (session_inode_get(s, dev, ino, &old) < 0)
                 s->n_inodes++;
-        inode_place(s->inodes, s->n_inode_buckets, (SessionInode) { .dev = dev, .ino = ino, .file = file });
+        inode_place(s->inodes, s->n_inode_buckets,
+                    (SessionInode) { .dev = (uint32_t) dev, .ino = (uint32_t) ino, .file = file });
         return 0;
 }
 
@@ -280,11 +388,10 @@ size_t session_memory(const Session *s) {
         size_t m = sizeof *s + s->allocated * sizeof(SessionFile) + s->n_buckets * sizeof(uint32_t) +
                 s->allocated_touches * sizeof(SessionRange) + s->n_inode_buckets * sizeof(SessionInode);
 
-        for (size_t i = 0; i < s->n_files; i++)
-                if (s->files[i].path)
-                        m += strlen(s->files[i].path) + 1;
-        m += s->n_seen_files * sizeof(PageSet);
+        m += s->allocated_seen * sizeof(PageSet);
         for (size_t i = 0; i < s->n_seen_files; i++)
                 m += s->seen[i].allocated * sizeof(PageSpan);
+        for (const PathBlock *b = s->paths; b; b = b->next)
+                m += sizeof *b + b->size;
         return m;
 }

@@ -18,29 +18,47 @@ typedef struct PageSpan {
 typedef struct SessionFile {
         FileKey key;
         uint64_t offset_usec;   /* first access relative to the session start */
-        char *path;             /* resolved soon after the read, while the kernel can still name it */
+        char *path;             /* resolved soon after the read, while the kernel can still name it; set
+                                 * with session_set_path() (it lives in the session's path store) */
 } SessionFile;
 
-/* The pages of one file recorded so far: sorted, disjoint, never adjacent. */
+/* The pages of one file recorded so far: sorted, disjoint, never adjacent. Most files are read in one
+ * piece, so a single span that fits 32 bits is kept in place; spans are allocated from the second on (or
+ * for a span beyond 2^32 pages), and stay allocated. Read them with page_set_span(). */
 typedef struct PageSet {
-        PageSpan *spans;
+        union {
+                PageSpan *spans;        /* allocated > 0 */
+                struct {
+                        uint32_t first, n;
+                } one;                  /* allocated == 0 and n == 1 */
+        };
         uint32_t n, allocated;
 } PageSet;
 
-/* Pages of one file first read together: the session's touches, in first-touch order. */
+static inline PageSpan page_set_span(const PageSet *f, uint32_t i) {
+        return f->allocated > 0 ? f->spans[i] : (PageSpan) { f->one.first, f->one.n };
+}
+
+/* Pages of one file first read together: the session's touches, in first-touch order. A run longer than
+ * UINT32_MAX pages is cut into several. */
 typedef struct SessionRange {
         uint32_t file;          /* index into Session.files */
+        uint32_t n_pages;
         uint64_t first_page;    /* PAGE_SIZE units */
-        uint64_t n_pages;
         uint64_t offset_usec;   /* first touch, relative to the session start */
 } SessionRange;
 
-/* A page event's inode resolved for this session: the file's index, or SESSION_INODE_LEFT_OUT. */
+/* A page event's inode resolved for this session: the file's index, or SESSION_INODE_LEFT_OUT. Page
+ * events are taken on ext4 only (32-bit inode numbers, page-files.c), and a dev_t of Linux fits 32 bits
+ * (12-bit major, 20-bit minor). */
 #define SESSION_INODE_LEFT_OUT UINT32_MAX
 typedef struct SessionInode {
-        uint64_t dev, ino;      /* dev 0: empty bucket */
+        uint32_t dev, ino;      /* dev 0: empty bucket */
         uint32_t file;
 } SessionInode;
+
+/* Where the session's paths live: a chain of blocks, freed with the session. */
+typedef struct PathBlock PathBlock;
 
 typedef struct Session Session;
 struct Session {
@@ -58,12 +76,12 @@ struct Session {
 
         SessionFile *files;
         size_t n_files, allocated;
-        uint32_t *index;        /* open addressing: file index + 1, 0 = empty */
+        uint32_t *index;        /* open addressing, any size: file index + 1, 0 = empty */
         size_t n_buckets;
         size_t n_resolved;      /* files[0..n_resolved) had their path resolution attempted */
 
         PageSet *seen;          /* per file, for files[0..n_seen_files): kept apart, as most files have none */
-        size_t n_seen_files;
+        size_t n_seen_files, allocated_seen;
         SessionRange *touches;  /* ranges in first-touch order, interleaved across files */
         size_t n_touches, allocated_touches;
         bool pages;             /* the session was recorded with page events (else files only, whole) */
@@ -71,6 +89,7 @@ struct Session {
         uint64_t skipped_metadata; /* page events of block devices (filesystem metadata), not kept yet */
         SessionInode *inodes;   /* (dev, ino) of page events -> file, open addressing */
         size_t n_inode_buckets, n_inodes;
+        PathBlock *paths;       /* the files' paths, back to back */
 
         Session *next;
 };
@@ -83,6 +102,8 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Session *, session_free);
  * max_files already (which marks it full and incomplete), -ENOMEM. */
 int session_add(Session *s, const FileKey *key, uint64_t now_usec);
 bool session_contains(const Session *s, const FileKey *key);
+/* Sets files[file].path to a copy of path (NULL: none), kept in the session's path store. 0 or -ENOMEM. */
+int session_set_path(Session *s, size_t file, const char *path);
 /* The file's index in files, or -ENOENT. */
 ssize_t session_index(const Session *s, const FileKey *key);
 
@@ -95,6 +116,8 @@ int session_add_pages(Session *s, uint32_t file, uint64_t first, uint64_t n, uin
 /* The page events' inode cache: the file (dev, ino) resolved to, SESSION_INODE_LEFT_OUT, or -ENOENT when
  * not resolved yet for this session. */
 int session_inode_get(const Session *s, uint64_t dev, uint64_t ino, uint32_t *ret);
+/* -EINVAL for dev 0, -EOVERFLOW for a dev or inode number beyond 32 bits (not kept: page events are
+ * taken for 32-bit inode numbers only). */
 int session_inode_put(Session *s, uint64_t dev, uint64_t ino, uint32_t file);
 
 /* Approximate heap bytes held, for status and the memory benchmark. */
