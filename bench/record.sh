@@ -20,6 +20,8 @@
 #
 # Knobs (environment): ROUNDS=9 SECS=2 NFILES=50000 NFIRST=20000 NRSS=100000 NBOOT=5000 BOOTS=3
 # DAEMON_ARGS="" (more seeklessd options, e.g. --tracefs=/nonexistent: no page-cache events)
+# PARTS="a1 a2 b c" (the parts to run, e.g. PARTS=b: only the memory measurement; files of the others are
+# not created)
 
 set -euo pipefail
 
@@ -31,6 +33,7 @@ NRSS=${NRSS:-100000}
 NBOOT=${NBOOT:-5000}
 BOOTS=${BOOTS:-3}
 DAEMON_ARGS=${DAEMON_ARGS:-}
+PARTS=${PARTS:-a1 a2 b c}
 FIRST_DIRS=3            # disjoint directories of NFIRST files for (a2), one per configuration per round
 RSS_CHUNK=10000          # files read per burst in (b): below the 16384-event fanotify queue
 
@@ -48,6 +51,11 @@ fi
 for x in "$SEEKLESSD" "$SEEKLESSCTL"; do
         [ -x "$x" ] || { echo "ERROR: $x not found; build first (ninja -C build)" >&2; exit 1; }
 done
+for p in $PARTS; do
+        case $p in a1|a2|b|c) ;; *) echo "ERROR: PARTS: unknown part '$p' (a1, a2, b, c)" >&2; exit 1 ;; esac
+done
+[ -n "${PARTS// /}" ] || { echo "ERROR: PARTS is empty (a1, a2, b, c)" >&2; exit 1; }
+part() { [[ " $PARTS " == *" $1 "* ]]; }
 for t in cc mkfs.ext4 losetup dbus-daemon busctl jq sqlite3; do
         command -v "$t" >/dev/null || { echo "ERROR: $t is required" >&2; exit 1; }
 done
@@ -137,7 +145,7 @@ file_size() { local f=$1 s=0; [ -e "$f" ] && s=$(stat -c %s "$f"); echo "$s"; }
 
 # ---------------------------------------------------------------------------------------------- setup
 log "seekless recorder benchmark: $(date -u '+%Y-%m-%d %H:%M UTC'), kernel $(uname -r), $(nproc) CPU(s)"
-log "build: $BUILD; scratch: $TMP${DAEMON_ARGS:+; seeklessd options: $DAEMON_ARGS}"
+log "build: $BUILD; scratch: $TMP${DAEMON_ARGS:+; seeklessd options: $DAEMON_ARGS}; parts: $PARTS"
 others=$(pgrep -x seeklessd || true)
 [ -z "$others" ] || log "NOTE: other seeklessd processes are running (pids: $(echo $others)); they are not ours" \
         "and watch other filesystems, but they do add noise to the 'none' baseline"
@@ -160,6 +168,10 @@ mkdir -p "$MNT"
 mount -t ext4 "$LOOP" "$MNT"
 log "image: $IMG on $LOOP mounted at $MNT (ext4, 4 KiB blocks)"
 
+part a1 || NFILES=0
+part a2 || NFIRST=0
+part c || NBOOT=0
+part b || NRSS=0
 mkdir -p "$MNT/tput" "$MNT/boot5k"
 "$OB" --create "$MNT/tput" "$NFILES" 1024 4096
 for ((d = 0; d < FIRST_DIRS; d++)); do
@@ -174,9 +186,9 @@ for ((c = 0; c < nchunks; c++)); do
         "$OB" --create "$MNT/rss/$c" "$n" 1 512
 done
 # read everything once (first-read atime updates) and write it all back, so no writeback runs later
-"$OB" "$MNT/tput" "$NFILES" 0 >/dev/null
-for ((d = 0; d < FIRST_DIRS; d++)); do "$OB" --once "$MNT/first/$d" "$NFIRST" >/dev/null; done
-"$OB" "$MNT/boot5k" "$NBOOT" 0 >/dev/null
+[ "$NFILES" = 0 ] || "$OB" "$MNT/tput" "$NFILES" 0 >/dev/null
+[ "$NFIRST" = 0 ] || for ((d = 0; d < FIRST_DIRS; d++)); do "$OB" --once "$MNT/first/$d" "$NFIRST" >/dev/null; done
+[ "$NBOOT" = 0 ] || "$OB" "$MNT/boot5k" "$NBOOT" 0 >/dev/null
 for ((c = 0; c < nchunks; c++)); do "$OB" "$MNT/rss/$c" $(ls "$MNT/rss/$c" | wc -l) 0 >/dev/null; done
 sync
 log "files: $NFILES in tput/ (1-4 KiB), $FIRST_DIRS x $NFIRST in first/*/ (1-4 KiB), $NBOOT in boot5k/ (1-4 KiB), $NRSS in rss/*/ (1-512 B)"
@@ -274,13 +286,15 @@ measure() {         # MODE:CONFIG ROUND
         log "  round $r  $(printf '%-5s %-6s' "$m" "$c") $(printf '%8s' "$ops") ops/s"
 }
 
-log "(a1) repeated reads, hot: $ROUNDS rounds x {read, mmap} x {none, idle, window}, ${SECS}s each, $NFILES files," \
-        "order rotated per round"
-for ((r = 1; r <= ROUNDS; r++)); do
-        for ((k = 0; k < ${#MEAS[@]}; k++)); do
-                measure "${MEAS[(k + r - 1) % ${#MEAS[@]}]}" "$r"
+if part a1; then
+        log "(a1) repeated reads, hot: $ROUNDS rounds x {read, mmap} x {none, idle, window}, ${SECS}s each, $NFILES files," \
+                "order rotated per round"
+        for ((r = 1; r <= ROUNDS; r++)); do
+                for ((k = 0; k < ${#MEAS[@]}; k++)); do
+                        measure "${MEAS[(k + r - 1) % ${#MEAS[@]}]}" "$r"
+                done
         done
-done
+fi
 
 # medians, ratios of medians vs none of the same mode, and medians of per-round ratios (a cross-check)
 declare -A MED=() RATIO=() PAIRED=()
@@ -298,7 +312,7 @@ ratios() {          # ARRAY_NAME PREFIX -> fills MED, RATIO, PAIRED under PREFIX
                 done
         done
 }
-ratios OPS a1
+part a1 && ratios OPS a1
 slowdown() { awk -v x="$1" 'BEGIN { printf "%.1f", (1 - x) * 100 }'; }
 verdict() { awk -v s="$(slowdown "$1")" -v t="$2" 'BEGIN { print (s <= t) ? "PASS" : "FAIL" }'; }
 
@@ -360,108 +374,119 @@ measure_first() {   # MODE:CONFIG ROUND DIR_INDEX
         log "  round $r  $(printf '%-5s %-6s' "$m" "$c") $(printf '%8s' "$ops") ops/s  (first/$d, ${out#* ops/s })"
 }
 
-log "(a2) first reads, cold: $ROUNDS rounds x {read, mmap} x {none, idle, window}, one pass over $NFIRST files each," \
-        "order rotated per round"
-for ((r = 1; r <= ROUNDS; r++)); do
-        for ((d = 0; d < FIRST_DIRS; d++)); do "$OB" --once "$MNT/first/$d" "$NFIRST" >/dev/null; done
-        for ((k = 0; k < ${#MEAS[@]}; k++)); do
-                ci=$(( (k + r - 1) % ${#MEAS[@]} ))
-                measure_first "${MEAS[ci]}" "$r" $(( (ci + r - 1) % FIRST_DIRS ))
+if part a2; then
+        log "(a2) first reads, cold: $ROUNDS rounds x {read, mmap} x {none, idle, window}, one pass over $NFIRST files each," \
+                "order rotated per round"
+        for ((r = 1; r <= ROUNDS; r++)); do
+                for ((d = 0; d < FIRST_DIRS; d++)); do "$OB" --once "$MNT/first/$d" "$NFIRST" >/dev/null; done
+                for ((k = 0; k < ${#MEAS[@]}; k++)); do
+                        ci=$(( (k + r - 1) % ${#MEAS[@]} ))
+                        measure_first "${MEAS[ci]}" "$r" $(( (ci + r - 1) % FIRST_DIRS ))
+                done
         done
-done
-ratios FOPS a2
-for m in "${MODES[@]}"; do
-        for v in ${FIRST_OVERFLOWS[$m]}; do
-                [ "$v" = 0 ] || echo "ANOMALY: first-reads ($m): the fanotify queue overflowed ($v); events were lost," \
-                        "which makes that pass cheaper than a real one" >&2
+        ratios FOPS a2
+        for m in "${MODES[@]}"; do
+                for v in ${FIRST_OVERFLOWS[$m]}; do
+                        [ "$v" = 0 ] || echo "ANOMALY: first-reads ($m): the fanotify queue overflowed ($v); events were lost," \
+                                "which makes that pass cheaper than a real one" >&2
+                done
+                for v in ${FIRST_PLOST[$m]} ${WINDOW_PLOST[$m]}; do
+                        [ "$v" = 0 ] || echo "ANOMALY: ($m) a window daemon lost $v page-cache event(s)" >&2
+                done
+                for v in ${FIRST_RESIDENT[$m:none]} ${FIRST_RESIDENT[$m:idle]} ${FIRST_RESIDENT[$m:window]}; do
+                        [ "$v" = 0 ] || echo "ANOMALY: ($m) $v page(s) still resident after the drop before a cold pass" >&2
+                done
         done
-        for v in ${FIRST_PLOST[$m]} ${WINDOW_PLOST[$m]}; do
-                [ "$v" = 0 ] || echo "ANOMALY: ($m) a window daemon lost $v page-cache event(s)" >&2
-        done
-        for v in ${FIRST_RESIDENT[$m:none]} ${FIRST_RESIDENT[$m:idle]} ${FIRST_RESIDENT[$m:window]}; do
-                [ "$v" = 0 ] || echo "ANOMALY: ($m) $v page(s) still resident after the drop before a cold pass" >&2
-        done
-done
+fi
 
 # ------------------------------------------------------------------------------------ (b) RSS, 100k
-log "(b) RSS: one boot window, $NRSS distinct files read in bursts of $RSS_CHUNK"
-RSS_WINDOW=45          # long enough for the reads on a busy machine
-# MaxSessionFiles= (default 65536) raised so that the session takes all the files
-printf '[Record]\nBootWindowSec=%s\nMaxSessionFiles=%s\n' "$RSS_WINDOW" "$((NRSS * 2))" > "$TMP/rss.conf"
-# cold: every file's page dropped first, so each read also makes a page-cache event (and a page range)
-RSS_RESIDENT=0
-for ((c = 0; c < nchunks; c++)); do
-        res=$("$OB" --drop "$MNT/rss/$c" "$(ls "$MNT/rss/$c" | wc -l)") || die "openbench --drop failed (rss)"
-        res=${res#*files, }; RSS_RESIDENT=$(( RSS_RESIDENT + ${res%% *} ))
-done
-[ "$RSS_RESIDENT" = 0 ] || echo "ANOMALY: $RSS_RESIDENT page(s) of the rss files still resident after the drop" >&2
-RSS_MARK=$(log_mark rss)
-start_daemon rss "$TMP/rss.conf" "$TMP/state-rss" "$(random_boot_id)"
-RSS_START=$(status_kib "$DAEMON_PID" VmRSS)
-boot_recording || die "rss daemon: boot window not open"
-# sample VmRSS every 50 ms for the whole window and the storing after it: "seconds-since-start KiB"
-( t0=$EPOCHREALTIME; while [ -r "/proc/$DAEMON_PID/status" ]; do
-        echo "$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }') $(status_kib "$DAEMON_PID" VmRSS)"
-        sleep 0.05
-  done ) > "$TMP/rss-trace" 2>/dev/null &
-SAMPLER_PID=$!
-RSS_T0=$EPOCHREALTIME
-for ((c = 0; c < nchunks; c++)); do
-        "$OB" "$MNT/rss/$c" "$(ls "$MNT/rss/$c" | wc -l)" 0 >/dev/null || die "openbench failed (rss)"
-        sleep 0.3
-done
-sleep 1
-RSS_IN_OPEN=1; boot_recording || { RSS_IN_OPEN=0; echo "ANOMALY: the window closed before the reads were done;" \
-        "raise RSS_WINDOW" >&2; }
-RSS_DURING=$(status_kib "$DAEMON_PID" VmRSS); HWM_DURING=$(status_kib "$DAEMON_PID" VmHWM)
-RSS_EVENTS=$(prop EventsReceived); RSS_OVERFLOWS=$(prop Overflows)
-log "  window open: VmRSS $(mib "$RSS_DURING") MiB, VmHWM $(mib "$HWM_DURING") MiB (at start: $(mib "$RSS_START") MiB)," \
-        "events $RSS_EVENTS, overflows $RSS_OVERFLOWS"
-wait_until $((RSS_WINDOW + 30)) boot_over || die "rss daemon: boot window did not close"
-RSS_T_CLOSED=$(awk -v a="$RSS_T0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }')
-t0=$SECONDS
-wait_until 120 boot_profile_at_least files 1 || die "rss daemon: boot profile not stored"
-RSS_FLUSH_WAIT=$((SECONDS - t0))
-RSS_FILES=$(boot_profile files)
-sleep 1
-RSS_AFTER=$(status_kib "$DAEMON_PID" VmRSS); HWM_AFTER=$(status_kib "$DAEMON_PID" VmHWM)
-RSS_DBSIZE=$(prop DatabaseSize)
-RSS_COMPLETE=$("$SEEKLESSCTL" --json=short sessions | jq -r '[.[] | select(.profile == "boot")] | last | .complete')
-log "  stored: boot profile has $RSS_FILES files; VmRSS $(mib "$RSS_AFTER") MiB, VmHWM $(mib "$HWM_AFTER") MiB," \
-        "DatabaseSize $RSS_DBSIZE B"
-stop_daemon
-read -r RSS_PLOST RSS_RANGES _ <<< "$(page_figures rss "$RSS_MARK")"
-[ "$RSS_PLOST" = 0 ] || echo "ANOMALY: the rss daemon lost $RSS_PLOST page-cache event(s)" >&2
-wait "$SAMPLER_PID" 2>/dev/null || true
-# highest sampled VmRSS and when, relative to daemon start; the window closed at RSS_WINDOW s
-RSS_PEAK_SAMPLE=$(sort -k2,2n "$TMP/rss-trace" | awk 'NF == 2 { l = $0 } END { print l }')
-[ "$RSS_FILES" = "$NRSS" ] || echo "ANOMALY: boot profile holds $RSS_FILES files, expected $NRSS" >&2
-le20() { awk -v a="$1" 'BEGIN { print (a <= 20 * 1024) ? "PASS" : "FAIL" }'; }
+if part b; then
+        log "(b) RSS: one boot window, $NRSS distinct files read in bursts of $RSS_CHUNK"
+        RSS_WINDOW=45          # long enough for the reads on a busy machine
+        # MaxSessionFiles= (default 65536) raised so that the session takes all the files
+        printf '[Record]\nBootWindowSec=%s\nMaxSessionFiles=%s\n' "$RSS_WINDOW" "$((NRSS * 2))" > "$TMP/rss.conf"
+        # cold: every file's page dropped first, so each read also makes a page-cache event (and a page range)
+        RSS_RESIDENT=0
+        for ((c = 0; c < nchunks; c++)); do
+                res=$("$OB" --drop "$MNT/rss/$c" "$(ls "$MNT/rss/$c" | wc -l)") || die "openbench --drop failed (rss)"
+                res=${res#*files, }; RSS_RESIDENT=$(( RSS_RESIDENT + ${res%% *} ))
+        done
+        [ "$RSS_RESIDENT" = 0 ] || echo "ANOMALY: $RSS_RESIDENT page(s) of the rss files still resident after the drop" >&2
+        RSS_MARK=$(log_mark rss)
+        start_daemon rss "$TMP/rss.conf" "$TMP/state-rss" "$(random_boot_id)"
+        RSS_START=$(status_kib "$DAEMON_PID" VmRSS)
+        boot_recording || die "rss daemon: boot window not open"
+        # sample VmRSS every 50 ms for the whole window and the storing after it: "seconds-since-start KiB"
+        ( t0=$EPOCHREALTIME; while [ -r "/proc/$DAEMON_PID/status" ]; do
+                echo "$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }') $(status_kib "$DAEMON_PID" VmRSS)"
+                sleep 0.05
+          done ) > "$TMP/rss-trace" 2>/dev/null &
+        SAMPLER_PID=$!
+        RSS_T0=$EPOCHREALTIME
+        for ((c = 0; c < nchunks; c++)); do
+                "$OB" "$MNT/rss/$c" "$(ls "$MNT/rss/$c" | wc -l)" 0 >/dev/null || die "openbench failed (rss)"
+                sleep 0.3
+        done
+        sleep 1
+        RSS_IN_OPEN=1; boot_recording || { RSS_IN_OPEN=0; echo "ANOMALY: the window closed before the reads were done;" \
+                "raise RSS_WINDOW" >&2; }
+        RSS_DURING=$(status_kib "$DAEMON_PID" VmRSS); HWM_DURING=$(status_kib "$DAEMON_PID" VmHWM)
+        # where it is: the daemon's mappings holding the most resident memory ("RSS/SIZE KiB NAME")
+        RSS_MAPS=$(awk '/^[0-9a-f]+-[0-9a-f]+ / { name = NF >= 6 ? $6 : "anon@" substr($1, 1, index($1, "-") - 1) }
+                /^Size:/ { size[name] += $2 } /^Rss:/ { rss[name] += $2 }
+                END { for (n in rss) printf "%d/%d KiB %s\n", rss[n], size[n], n }' "/proc/$DAEMON_PID/smaps" |
+                sort -rn | head -n 6 | paste -sd ';' | sed 's/;/; /g')
+        RSS_EVENTS=$(prop EventsReceived); RSS_OVERFLOWS=$(prop Overflows)
+        log "  window open: VmRSS $(mib "$RSS_DURING") MiB, VmHWM $(mib "$HWM_DURING") MiB (at start: $(mib "$RSS_START") MiB)," \
+                "events $RSS_EVENTS, overflows $RSS_OVERFLOWS"
+        wait_until $((RSS_WINDOW + 30)) boot_over || die "rss daemon: boot window did not close"
+        RSS_T_CLOSED=$(awk -v a="$RSS_T0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }')
+        t0=$SECONDS
+        wait_until 120 boot_profile_at_least files 1 || die "rss daemon: boot profile not stored"
+        RSS_FLUSH_WAIT=$((SECONDS - t0))
+        RSS_FILES=$(boot_profile files)
+        sleep 1
+        RSS_AFTER=$(status_kib "$DAEMON_PID" VmRSS); HWM_AFTER=$(status_kib "$DAEMON_PID" VmHWM)
+        RSS_DBSIZE=$(prop DatabaseSize)
+        RSS_COMPLETE=$("$SEEKLESSCTL" --json=short sessions | jq -r '[.[] | select(.profile == "boot")] | last | .complete')
+        log "  stored: boot profile has $RSS_FILES files; VmRSS $(mib "$RSS_AFTER") MiB, VmHWM $(mib "$HWM_AFTER") MiB," \
+                "DatabaseSize $RSS_DBSIZE B"
+        stop_daemon
+        read -r RSS_PLOST RSS_RANGES _ <<< "$(page_figures rss "$RSS_MARK")"
+        [ "$RSS_PLOST" = 0 ] || echo "ANOMALY: the rss daemon lost $RSS_PLOST page-cache event(s)" >&2
+        wait "$SAMPLER_PID" 2>/dev/null || true
+        # highest sampled VmRSS and when, relative to daemon start; the window closed at RSS_WINDOW s
+        RSS_PEAK_SAMPLE=$(sort -k2,2n "$TMP/rss-trace" | awk 'NF == 2 { l = $0 } END { print l }')
+        [ "$RSS_FILES" = "$NRSS" ] || echo "ANOMALY: boot profile holds $RSS_FILES files, expected $NRSS" >&2
+        le20() { awk -v a="$1" 'BEGIN { print (a <= 20 * 1024) ? "PASS" : "FAIL" }'; }
+fi
 
 # -------------------------------------------------------------------------------- (c) DB growth
-log "(c) database growth: $BOOTS boots, each reading the same $NBOOT files, cold"
-printf '[Record]\nBootWindowSec=4\n' > "$TMP/growth.conf"
-GSTATE=$TMP/state-growth
-DB=$GSTATE/seekless.db
-GROW_SIZE=() GROW_PAGES=() GROW_FILES=() GROW_DBSIZE_PROP=()
-for ((b = 1; b <= BOOTS; b++)); do
-        "$OB" --drop "$MNT/boot5k" "$NBOOT" >/dev/null || die "openbench --drop failed (growth)"
-        start_daemon growth "$TMP/growth.conf" "$GSTATE" "$(random_boot_id)"
-        boot_recording || die "growth daemon: boot window not open"
-        "$OB" "$MNT/boot5k" "$NBOOT" 0 >/dev/null || die "openbench failed (growth)"
-        boot_recording || echo "ANOMALY: growth boot $b: the window closed before the reads were done" >&2
-        wait_until 30 boot_over || die "growth daemon: boot window did not close"
-        wait_until 60 boot_profile_at_least sessions "$b" || die "growth daemon: boot $b not stored"
-        GROW_FILES+=("$(boot_profile files)")
-        GROW_DBSIZE_PROP+=("$(prop DatabaseSize)")
-        stop_daemon
-        sqlite3 "$DB" 'PRAGMA wal_checkpoint(TRUNCATE);' >/dev/null
-        GROW_SIZE+=("$(( $(file_size "$DB") + $(file_size "$DB-wal") ))")
-        GROW_PAGES+=("$(sqlite3 "$DB" 'PRAGMA page_size;' | tr -d '\n')x$(sqlite3 "$DB" 'PRAGMA page_count;' | tr -d '\n'), free $(sqlite3 "$DB" 'PRAGMA freelist_count;')")
-        log "  boot $b: profile files ${GROW_FILES[-1]}, DB $(( GROW_SIZE[-1] )) B (pages ${GROW_PAGES[-1]})," \
-                "DatabaseSize property before stop ${GROW_DBSIZE_PROP[-1]} B"
-done
-TABLES=$(sqlite3 "$DB" "SELECT name, SUM(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC;" 2>/dev/null || echo "(dbstat unavailable)")
+if part c; then
+        log "(c) database growth: $BOOTS boots, each reading the same $NBOOT files, cold"
+        printf '[Record]\nBootWindowSec=4\n' > "$TMP/growth.conf"
+        GSTATE=$TMP/state-growth
+        DB=$GSTATE/seekless.db
+        GROW_SIZE=() GROW_PAGES=() GROW_FILES=() GROW_DBSIZE_PROP=()
+        for ((b = 1; b <= BOOTS; b++)); do
+                "$OB" --drop "$MNT/boot5k" "$NBOOT" >/dev/null || die "openbench --drop failed (growth)"
+                start_daemon growth "$TMP/growth.conf" "$GSTATE" "$(random_boot_id)"
+                boot_recording || die "growth daemon: boot window not open"
+                "$OB" "$MNT/boot5k" "$NBOOT" 0 >/dev/null || die "openbench failed (growth)"
+                boot_recording || echo "ANOMALY: growth boot $b: the window closed before the reads were done" >&2
+                wait_until 30 boot_over || die "growth daemon: boot window did not close"
+                wait_until 60 boot_profile_at_least sessions "$b" || die "growth daemon: boot $b not stored"
+                GROW_FILES+=("$(boot_profile files)")
+                GROW_DBSIZE_PROP+=("$(prop DatabaseSize)")
+                stop_daemon
+                sqlite3 "$DB" 'PRAGMA wal_checkpoint(TRUNCATE);' >/dev/null
+                GROW_SIZE+=("$(( $(file_size "$DB") + $(file_size "$DB-wal") ))")
+                GROW_PAGES+=("$(sqlite3 "$DB" 'PRAGMA page_size;' | tr -d '\n')x$(sqlite3 "$DB" 'PRAGMA page_count;' | tr -d '\n'), free $(sqlite3 "$DB" 'PRAGMA freelist_count;')")
+                log "  boot $b: profile files ${GROW_FILES[-1]}, DB $(( GROW_SIZE[-1] )) B (pages ${GROW_PAGES[-1]})," \
+                        "DatabaseSize property before stop ${GROW_DBSIZE_PROP[-1]} B"
+        done
+        TABLES=$(sqlite3 "$DB" "SELECT name, SUM(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC;" 2>/dev/null || echo "(dbstat unavailable)")
+fi
 
 # ------------------------------------------------------------------------------------------ summary
 echo
@@ -486,61 +511,70 @@ print_part() {       # PREFIX ARRAY_NAME MODE
                 "${PAIRED[$1:$m:window]}" "$(verdict "${RATIO[$1:$m:window]}" 30)"
 }
 
-echo "(a1) REPEATED READS, hot cache: ops/s, one process, ${SECS}s after a warm-up pass over the $NFILES files"
-for m in "${MODES[@]}"; do
+if part a1; then
+        echo "(a1) REPEATED READS, hot cache: ops/s, one process, ${SECS}s after a warm-up pass over the $NFILES files"
+        for m in "${MODES[@]}"; do
+                echo
+                echo " mode $m ($([ "$m" = read ] && echo 'open, read to EOF, close' || echo 'open, fstat, mmap, close, touch every page, munmap'))"
+                print_part a1 OPS "$m"
+                echo "  window daemon per round: fanotify events received ${WINDOW_EVENTS[$m]}; overflows ${WINDOW_OVERFLOWS[$m]};"
+                echo "    page-cache events lost ${WINDOW_PLOST[$m]}; page ranges stored ${WINDOW_RANGES[$m]};" \
+                        "files in the stored session ${WINDOW_FILES[$m]};"
+                echo "    CPU ticks (utime+stime, 1/$(getconf CLK_TCK) s) ${WINDOW_CPU[$m]}; VmRSS KiB ${WINDOW_RSS[$m]}"
+                echo "  idle daemon per round: events received ${IDLE_EVENTS[$m]}; CPU ticks ${IDLE_CPU[$m]}; VmRSS KiB ${IDLE_RSS[$m]}"
+                echo "  pages of tput/ resident before each measurement (none, idle, window):" \
+                        "${HOT_RESIDENT[$m:none]}/ ${HOT_RESIDENT[$m:idle]}/ ${HOT_RESIDENT[$m:window]}"
+        done
+        echo "  (hot: no page is inserted, so no page-cache events are expected; in a window the warm-up pass is each file's"
+        echo "  first read, and reads before the daemon's ignore marks are placed still raise fanotify events)"
         echo
-        echo " mode $m ($([ "$m" = read ] && echo 'open, read to EOF, close' || echo 'open, fstat, mmap, close, touch every page, munmap'))"
-        print_part a1 OPS "$m"
-        echo "  window daemon per round: fanotify events received ${WINDOW_EVENTS[$m]}; overflows ${WINDOW_OVERFLOWS[$m]};"
-        echo "    page-cache events lost ${WINDOW_PLOST[$m]}; page ranges stored ${WINDOW_RANGES[$m]};" \
-                "files in the stored session ${WINDOW_FILES[$m]};"
-        echo "    CPU ticks (utime+stime, 1/$(getconf CLK_TCK) s) ${WINDOW_CPU[$m]}; VmRSS KiB ${WINDOW_RSS[$m]}"
-        echo "  idle daemon per round: events received ${IDLE_EVENTS[$m]}; CPU ticks ${IDLE_CPU[$m]}; VmRSS KiB ${IDLE_RSS[$m]}"
-        echo "  pages of tput/ resident before each measurement (none, idle, window):" \
-                "${HOT_RESIDENT[$m:none]}/ ${HOT_RESIDENT[$m:idle]}/ ${HOT_RESIDENT[$m:window]}"
-done
-echo "  (hot: no page is inserted, so no page-cache events are expected; in a window the warm-up pass is each file's"
-echo "  first read, and reads before the daemon's ignore marks are placed still raise fanotify events)"
-echo
-echo "(a2) FIRST READS, cold (each file's pages dropped with POSIX_FADV_DONTNEED before the pass, before any daemon"
-echo "     started; each file read once, none read before in that window): ops/s of ONE pass over $NFIRST files"
-for m in "${MODES[@]}"; do
-        echo
-        echo " mode $m"
-        print_part a2 FOPS "$m"
-        echo "  window daemon per round: fanotify events received ${FIRST_EVENTS[$m]}; overflows ${FIRST_OVERFLOWS[$m]};"
-        echo "    page-cache events lost ${FIRST_PLOST[$m]}; page ranges stored ${FIRST_RANGES[$m]} (one page per file:"
-        echo "    expected $NFIRST each); files in the stored session ${FIRST_FILES[$m]}; CPU ticks (incl. start-up) ${FIRST_CPU[$m]}"
-        echo "  idle daemon per round: events received ${FIRST_IDLE_EVENTS[$m]}"
-        echo "  pages still resident after the drop (none, idle, window): ${FIRST_RESIDENT[$m:none]}/ ${FIRST_RESIDENT[$m:idle]}/ ${FIRST_RESIDENT[$m:window]}"
-done
-echo "  dirs per round: $(for ((r = 1; r <= ROUNDS; r++)); do printf '%s; ' "${FIRST_DIR_OF[$r]% }"; done)"
-echo
-echo "(b) daemon memory, one boot window recording $NRSS distinct files"
-echo "  at start:                     VmRSS $(mib "$RSS_START") MiB"
-echo "  window open, files read:      VmRSS $(mib "$RSS_DURING") MiB, VmHWM $(mib "$HWM_DURING") MiB (events $RSS_EVENTS, overflows $RSS_OVERFLOWS)"
-echo "  after the session was stored: VmRSS $(mib "$RSS_AFTER") MiB, VmHWM $(mib "$HWM_AFTER") MiB (profile files: $RSS_FILES; stored ${RSS_FLUSH_WAIT}s after the window closed; DB $RSS_DBSIZE B)"
-echo "  page-cache events lost $RSS_PLOST; page ranges of the stored boot session $RSS_RANGES (files read cold:"
-echo "  $RSS_RESIDENT pages resident after the drop); stored session complete: $RSS_COMPLETE"
-echo "  highest sampled VmRSS (50 ms sampling): $(mib "${RSS_PEAK_SAMPLE#* }") MiB at ${RSS_PEAK_SAMPLE%% *} s after start" \
-        "(window of ${RSS_WINDOW} s; BootRecording seen false at $RSS_T_CLOSED s)"
-echo "  target 20 MiB: RSS while recording (VmHWM, window open) $(le20 "$HWM_DURING");" \
-        "RSS after recording $(le20 "$RSS_AFTER"); peak incl. storing (VmHWM) $(le20 "$HWM_AFTER")"
-echo
-echo "(c) database growth per recorded boot of $NBOOT files read cold, with their page ranges (after wal_checkpoint(TRUNCATE))"
-prev=0
-for ((b = 0; b < BOOTS; b++)); do
-        printf '  boot %d: %10s B total  %+10d B  (%s; profile files %s)\n' $((b + 1)) "${GROW_SIZE[b]}" \
-                $(( GROW_SIZE[b] - prev )) "${GROW_PAGES[b]}" "${GROW_FILES[b]}"
-        prev=${GROW_SIZE[b]}
-done
-if [ "$BOOTS" -ge 2 ]; then
-        later=$(awk -v a="${GROW_SIZE[0]}" -v b="${GROW_SIZE[BOOTS-1]}" -v n=$((BOOTS - 1)) 'BEGIN { printf "%.0f", (b - a) / n }')
-        echo "  first boot (incl. empty schema): ${GROW_SIZE[0]} B ($(awk -v s="${GROW_SIZE[0]}" -v n="$NBOOT" 'BEGIN { printf "%.0f", s / n }') B/file);" \
-                "later boots: $later B/boot ($(awk -v s="$later" -v n="$NBOOT" 'BEGIN { printf "%.1f", s / n }') B/file)"
 fi
-echo "  space by table/index after $BOOTS boots (dbstat):"
-echo "$TABLES" | sed 's/^/    /'
+if part a2; then
+        echo "(a2) FIRST READS, cold (each file's pages dropped with POSIX_FADV_DONTNEED before the pass, before any daemon"
+        echo "     started; each file read once, none read before in that window): ops/s of ONE pass over $NFIRST files"
+        for m in "${MODES[@]}"; do
+                echo
+                echo " mode $m"
+                print_part a2 FOPS "$m"
+                echo "  window daemon per round: fanotify events received ${FIRST_EVENTS[$m]}; overflows ${FIRST_OVERFLOWS[$m]};"
+                echo "    page-cache events lost ${FIRST_PLOST[$m]}; page ranges stored ${FIRST_RANGES[$m]} (one page per file:"
+                echo "    expected $NFIRST each); files in the stored session ${FIRST_FILES[$m]}; CPU ticks (incl. start-up) ${FIRST_CPU[$m]}"
+                echo "  idle daemon per round: events received ${FIRST_IDLE_EVENTS[$m]}"
+                echo "  pages still resident after the drop (none, idle, window): ${FIRST_RESIDENT[$m:none]}/ ${FIRST_RESIDENT[$m:idle]}/ ${FIRST_RESIDENT[$m:window]}"
+        done
+        echo "  dirs per round: $(for ((r = 1; r <= ROUNDS; r++)); do printf '%s; ' "${FIRST_DIR_OF[$r]% }"; done)"
+        echo
+fi
+if part b; then
+        echo "(b) daemon memory, one boot window recording $NRSS distinct files"
+        echo "  at start:                     VmRSS $(mib "$RSS_START") MiB"
+        echo "  window open, files read:      VmRSS $(mib "$RSS_DURING") MiB, VmHWM $(mib "$HWM_DURING") MiB (events $RSS_EVENTS, overflows $RSS_OVERFLOWS)"
+        echo "    largest resident mappings then (resident/size): $RSS_MAPS"
+        echo "  after the session was stored: VmRSS $(mib "$RSS_AFTER") MiB, VmHWM $(mib "$HWM_AFTER") MiB (profile files: $RSS_FILES; stored ${RSS_FLUSH_WAIT}s after the window closed; DB $RSS_DBSIZE B)"
+        echo "  page-cache events lost $RSS_PLOST; page ranges of the stored boot session $RSS_RANGES (files read cold:"
+        echo "  $RSS_RESIDENT pages resident after the drop); stored session complete: $RSS_COMPLETE"
+        echo "  highest sampled VmRSS (50 ms sampling): $(mib "${RSS_PEAK_SAMPLE#* }") MiB at ${RSS_PEAK_SAMPLE%% *} s after start" \
+                "(window of ${RSS_WINDOW} s; BootRecording seen false at $RSS_T_CLOSED s)"
+        echo "  target 20 MiB: RSS while recording (VmHWM, window open) $(le20 "$HWM_DURING");" \
+                "RSS after recording $(le20 "$RSS_AFTER"); peak incl. storing (VmHWM) $(le20 "$HWM_AFTER")"
+        echo
+fi
+if part c; then
+        echo "(c) database growth per recorded boot of $NBOOT files read cold, with their page ranges (after wal_checkpoint(TRUNCATE))"
+        prev=0
+        for ((b = 0; b < BOOTS; b++)); do
+                printf '  boot %d: %10s B total  %+10d B  (%s; profile files %s)\n' $((b + 1)) "${GROW_SIZE[b]}" \
+                        $(( GROW_SIZE[b] - prev )) "${GROW_PAGES[b]}" "${GROW_FILES[b]}"
+                prev=${GROW_SIZE[b]}
+        done
+        if [ "$BOOTS" -ge 2 ]; then
+                later=$(awk -v a="${GROW_SIZE[0]}" -v b="${GROW_SIZE[BOOTS-1]}" -v n=$((BOOTS - 1)) 'BEGIN { printf "%.0f", (b - a) / n }')
+                echo "  first boot (incl. empty schema): ${GROW_SIZE[0]} B ($(awk -v s="${GROW_SIZE[0]}" -v n="$NBOOT" 'BEGIN { printf "%.0f", s / n }') B/file);" \
+                        "later boots: $later B/boot ($(awk -v s="$later" -v n="$NBOOT" 'BEGIN { printf "%.1f", s / n }') B/file)"
+        fi
+        echo "  space by table/index after $BOOTS boots (dbstat):"
+        echo "$TABLES" | sed 's/^/    /'
+fi
 echo "============================================================="
 [ "$BROKEN" = 0 ] || { echo "ERROR: a daemon did not exit cleanly (see ANOMALY above)" >&2; exit 1; }
 exit 0
