@@ -82,8 +82,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         FUZZ_ASSERT(r >= 0 || r == -EBADMSG);
         FUZZ_ASSERT(r < 0 ? s->n_files == 0 : (size_t) r == s->n_files);
         FUZZ_ASSERT(r < 0 || any || s->n_files == 0);
-        for (size_t i = 0; i < s->n_files; i++)
-                FUZZ_ASSERT(!s->files[i].path || s->files[i].path[0] == '/');
+        for (size_t i = 0; i < s->n_files; i++) {
+                _cleanup_free_ char *p = session_path(s, i);
+
+                FUZZ_ASSERT(!s->files[i].path || (p && p[0] == '/'));
+        }
         FUZZ_ASSERT(stat(keys_path, &st) < 0 && errno == ENOENT);
 
         /* the exclude file: pid lines the collector reads while it runs */

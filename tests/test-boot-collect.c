@@ -125,8 +125,9 @@ TEST(take) {
         write_keys(dir, text);
         ASSERT_OK(session_new(PROFILE_BOOT, "boot", 0, USEC_PER_SEC, &s));
         ASSERT_EQ(boot_collect_take(dir, s, &watched, 1), 2);
-        ASSERT_TRUE(s->files[0].path && streq(s->files[0].path, a));
-        ASSERT_TRUE(s->files[1].path == NULL);
+        _cleanup_free_ char *named = session_path(s, 0);
+        ASSERT_TRUE(named && streq(named, a));
+        ASSERT_TRUE(session_path(s, 1) == NULL);
         session_free(s);
         ASSERT_TRUE(unlink(a) == 0 && unlink(b) == 0);
 

@@ -172,6 +172,47 @@ TEST(session_pages) {
         session_free(s);
 }
 
+/* Paths are kept as their directory (once) and their last component; each comes back whole. */
+TEST(session_paths) {
+        Session *s = NULL;
+        char path[64];
+
+        ASSERT_OK(session_new(PROFILE_BOOT, "boot", 0, USEC_PER_SEC, &s));
+        for (uint32_t i = 0; i < 1000; i++) {
+                FileKey k = key(i);
+                ASSERT_EQ(session_add(s, &k, i), 1);
+        }
+        ASSERT_TRUE(session_path(s, 0) == NULL);
+        ASSERT_OK(session_set_path(s, 0, "/vmlinuz"));
+        ASSERT_OK(session_set_path(s, 1, "relative"));
+        ASSERT_OK(session_set_path(s, 2, "/usr/lib/libc.so.6"));
+        ASSERT_OK(session_set_path(s, 3, "/usr/lib/"));
+        ASSERT_OK(session_set_path(s, 4, "/usr/lib/x86_64/libm.so.6"));
+        ASSERT_OK(session_set_path(s, 5, "/usr/lib/libm.so.6"));
+        ASSERT_OK(session_set_path(s, 6, "/usr/lib/gone"));
+        ASSERT_OK(session_set_path(s, 6, NULL));
+        /* 500 directories (the directory table grows several times), two files in each */
+        for (uint32_t i = 10; i < 1000; i++) {
+                snprintf(path, sizeof path, "/d/%u/f%u", i / 2, i);
+                ASSERT_OK(session_set_path(s, i, path));
+        }
+        const char *want[] = { "/vmlinuz", "relative", "/usr/lib/libc.so.6", "/usr/lib/", "/usr/lib/x86_64/libm.so.6",
+                               "/usr/lib/libm.so.6" };
+        for (size_t i = 0; i < TEST_ELEMENTSOF(want); i++) {
+                _cleanup_free_ char *p = session_path(s, i);
+                ASSERT_STREQ(p, want[i]);
+        }
+        ASSERT_TRUE(s->files[6].path == 0 && session_path(s, 6) == NULL);
+        for (uint32_t i = 10; i < 1000; i++) {
+                _cleanup_free_ char *p = session_path(s, i);
+                snprintf(path, sizeof path, "/d/%u/f%u", i / 2, i);
+                ASSERT_STREQ(p, path);
+        }
+        /* "", "/usr/lib", "/usr/lib/x86_64" and the 495 under /d */
+        ASSERT_EQ(s->paths.n_dirs, 3 + 495);
+        session_free(s);
+}
+
 /* A file's page set keeps one span in place (no allocation) until a second span, or a span beyond 32 bits,
  * needs the allocated array; ranges longer than 32 bits of pages are cut. */
 TEST(session_page_set_in_place) {
@@ -261,7 +302,8 @@ TEST(session_many_files_pages) {
 
                 ASSERT_EQ(session_index(s, &k), (ssize_t) i);
                 snprintf(path, sizeof path, "/tmp/seekless-bench.abcdef/mnt/rss/%u/f%06u", i / 10000, i);
-                ASSERT_STREQ(s->files[i].path, path);
+                _cleanup_free_ char *named = session_path(s, i);
+                ASSERT_STREQ(named, path);
                 ASSERT_OK(session_inode_get(s, 0x700001, i + 12, &f));
                 ASSERT_EQ(f, i);
                 ASSERT_EQ(session_add_pages(s, i, 0, 1, 200000), 0);
@@ -276,6 +318,21 @@ TEST(session_many_files_pages) {
          * (the page in place), 12 B an inode and 4 B a file bucket at 3/4 load at most: 194 B a file (with
          * a 64-byte allocation per page set, 24-byte inodes and half-empty tables it was 320 B) */
         ASSERT_TRUE(session_memory(s) < 100000u * 200);
+        /* sealed for storing: the files, their paths and ranges stay, the lookup structures go */
+        size_t before = session_memory(s);
+        session_seal(s);
+        ASSERT_TRUE(session_memory(s) + 100000u * (16 + 12) < before);
+        ASSERT_EQ(s->n_files, 100000);
+        ASSERT_EQ(s->n_touches, 100000);
+        for (uint32_t i = 0; i < 100000; i += 997) {
+                FileKey k = key(i * 2654435761u);
+                _cleanup_free_ char *named = session_path(s, i);
+
+                ASSERT_TRUE(file_key_equal(&s->files[i].key, &k));
+                snprintf(path, sizeof path, "/tmp/seekless-bench.abcdef/mnt/rss/%u/f%06u", i / 10000, i);
+                ASSERT_STREQ(named, path);
+                assert_range(s, i, i, 0, 1, i);
+        }
         session_free(s);
 }
 
@@ -595,6 +652,7 @@ int main(void) {
         RUN(session_many_files);
         RUN(session_max_files);
         RUN(session_pages);
+        RUN(session_paths);
         RUN(session_page_set_in_place);
         RUN(session_many_files_pages);
         RUN(pidmap_attribution);

@@ -300,6 +300,8 @@ static void manager_end_session(Manager *m, Session *s) {
         int r;
 
         pidmap_flush(&m->pidmap);
+        /* what only recording used goes before storing makes its own copies */
+        session_seal(s);
         r = manager_save_session(m, s, &id);
         /* Free the session (and the resolved file list, freed inside) before merging, so that a big
          * boot's recording and the merge input are never in memory at the same time. */

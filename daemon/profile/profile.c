@@ -71,7 +71,7 @@ int profile_resolve_session(const Session *s, const ProfileOptions *o, ProfileSe
                 r = file_key_resolve(fd, &sf->key, &st, &path);
                 if (r >= 0 && !path && sf->path)
                         /* the kernel can't name it any more, but it could shortly after the read */
-                        path = strdup(sf->path);
+                        path = session_path(s, i);
                 if (r < 0 || !path) {
                         /* gone, not a regular file, or no name we can trust */
                         note(o, (ProfileNote) { .kind = PROFILE_NOTE_LEFT_OUT, .index = i, .error = r });

@@ -271,7 +271,7 @@ static int write_keys(const Session *s) {
                 for (uint32_t j = 0; j < k->handle_len; j++)
                         fprintf(f, "%02x", k->handle[j]);
                 if (s->files[i].path) {
-                        _cleanup_free_ char *e = boot_collect_escape_path(s->files[i].path);
+                        _cleanup_free_ char *p = session_path(s, i), *e = p ? boot_collect_escape_path(p) : NULL;
 
                         if (!e)
                                 return -ENOMEM;

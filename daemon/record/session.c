@@ -2,13 +2,14 @@
 #include <assert.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "session.h"
 
-/* The hash tables (files by key, inodes) take any size: a bucket is the hash scaled to the table, so they
+/* The hash tables (files by key, inodes, directories of paths) take any size: a bucket is the hash scaled to the table, so they
  * grow by half at three quarters full (a table is 1.33-2 entries per item, 4 to 8 before). */
 #define TABLE_MIN 64
 
@@ -30,15 +31,6 @@ static size_t table_bucket(uint64_t h, size_t n_buckets) {
 static size_t table_next(size_t b, size_t n_buckets) {
         return b + 1 < n_buckets ? b + 1 : 0;
 }
-
-/* Paths are copied back to back into blocks of this size (a longer path gets a block of its own). */
-#define PATH_BLOCK (64u * 1024)
-
-struct PathBlock {
-        PathBlock *next;
-        size_t used, size;
-        char data[];
-};
 
 int session_new(ProfileKind kind, const char *profile, uint64_t now_usec, uint64_t window_usec, Session **ret) {
         _cleanup_(session_freep) Session *s = NULL;
@@ -64,11 +56,9 @@ Session *session_free(Session *s) {
                 return NULL;
         free(s->profile);
         free(s->cgroup);
-        while (s->paths) {
-                PathBlock *b = s->paths;
-                s->paths = b->next;
-                free(b);
-        }
+        free(s->paths.dirs);
+        free(s->paths.dir_index);
+        free(s->paths.names);
         for (size_t i = 0; i < s->n_seen_files; i++)
                 if (s->seen[i].allocated > 0)
                         free(s->seen[i].spans);
@@ -128,6 +118,7 @@ int session_add(Session *s, const FileKey *key, uint64_t now_usec) {
         size_t b;
         int r;
 
+        assert(!s->sealed);
         if (find(s, key, &b) >= 0)
                 return 0;
         if (s->max_files > 0 && s->n_files >= s->max_files) {
@@ -158,27 +149,131 @@ int session_add(Session *s, const FileKey *key, uint64_t now_usec) {
         return 1;
 }
 
-int session_set_path(Session *s, size_t file, const char *path) {
-        size_t len;
-
-        assert(file < s->n_files);
-        if (!path) {
-                s->files[file].path = NULL;
-                return 0;
-        }
-        len = strlen(path) + 1;
-        if (!s->paths || s->paths->size - s->paths->used < len) {
-                size_t size = MAX((size_t) PATH_BLOCK, len);
-                PathBlock *b = malloc(sizeof *b + size);
+/* Appends n bytes to a buffer of the path store, at most 4 GiB (places are 32 bits): their place. */
+static int store_append(char **buf, size_t *n_bytes, size_t *allocated, const void *p, size_t n) {
+        if (*n_bytes + n > UINT32_MAX - 1)
+                return -EFBIG;
+        if (*n_bytes + n > *allocated) {
+                size_t na = MAX(*n_bytes + n, *allocated ? *allocated * 2 : 4096);
+                char *b = realloc(*buf, na);
 
                 if (!b)
                         return -ENOMEM;
-                *b = (PathBlock) { .next = s->paths, .size = size };
-                s->paths = b;
+                *buf = b;
+                *allocated = na;
         }
-        s->files[file].path = memcpy(s->paths->data + s->paths->used, path, len);
-        s->paths->used += len;
+        memcpy(*buf + *n_bytes, p, n);
+        *n_bytes += n;
         return 0;
+}
+
+static uint64_t bytes_hash(const char *p, size_t n) {
+        uint64_t h = 1469598103934665603ULL;
+
+        for (size_t i = 0; i < n; i++)
+                h = (h ^ (uint8_t) p[i]) * 1099511628211ULL;
+        return h;
+}
+
+static bool dir_at(const PathStore *ps, uint32_t place, const char *dir, size_t len) {
+        return strncmp(ps->dirs + place, dir, len) == 0 && ps->dirs[place + len] == 0;
+}
+
+/* The place of the directory dir[0..len) in the store, added if new; or negative errno. */
+static int64_t store_dir(PathStore *ps, const char *dir, size_t len) {
+        size_t b;
+        uint32_t place;
+        int r;
+
+        if (ps->n_dir_buckets > 0)
+                for (b = table_bucket(bytes_hash(dir, len), ps->n_dir_buckets); ps->dir_index[b] != 0;
+                     b = table_next(b, ps->n_dir_buckets))
+                        if (dir_at(ps, ps->dir_index[b] - 1, dir, len))
+                                return ps->dir_index[b] - 1;
+        if (table_full(ps->n_dirs, ps->n_dir_buckets)) {
+                size_t nb = table_grow(ps->n_dir_buckets);
+                uint32_t *t = calloc(nb, sizeof *t);
+
+                if (!t)
+                        return -ENOMEM;
+                for (size_t i = 0; i < ps->n_dir_buckets; i++) {
+                        uint32_t v = ps->dir_index[i];
+
+                        if (v == 0)
+                                continue;
+                        b = table_bucket(bytes_hash(ps->dirs + v - 1, strlen(ps->dirs + v - 1)), nb);
+                        while (t[b] != 0)
+                                b = table_next(b, nb);
+                        t[b] = v;
+                }
+                free(ps->dir_index);
+                ps->dir_index = t;
+                ps->n_dir_buckets = nb;
+        }
+        place = (uint32_t) ps->n_dirs_bytes;
+        r = store_append(&ps->dirs, &ps->n_dirs_bytes, &ps->allocated_dirs_bytes, dir, len);
+        if (r >= 0)
+                r = store_append(&ps->dirs, &ps->n_dirs_bytes, &ps->allocated_dirs_bytes, "", 1);
+        if (r < 0) {
+                ps->n_dirs_bytes = place;
+                return r;
+        }
+        for (b = table_bucket(bytes_hash(dir, len), ps->n_dir_buckets); ps->dir_index[b] != 0;
+             b = table_next(b, ps->n_dir_buckets))
+                ;
+        ps->dir_index[b] = place + 1;
+        ps->n_dirs++;
+        return place;
+}
+
+int session_set_path(Session *s, size_t file, const char *path) {
+        PathStore *ps = &s->paths;
+        const char *slash;
+        uint32_t dir = UINT32_MAX, place;
+        const char *name = path;
+        int r;
+
+        assert(file < s->n_files && !s->sealed);
+        s->files[file].path = 0;
+        if (!path)
+                return 0;
+        slash = strrchr(path, '/');
+        if (slash) {
+                int64_t d = store_dir(ps, path, (size_t) (slash - path));
+
+                if (d < 0)
+                        return (int) d;
+                dir = (uint32_t) d;
+                name = slash + 1;
+        }
+        place = (uint32_t) ps->n_names_bytes;
+        r = store_append(&ps->names, &ps->n_names_bytes, &ps->allocated_names_bytes, &dir, sizeof dir);
+        if (r >= 0)
+                r = store_append(&ps->names, &ps->n_names_bytes, &ps->allocated_names_bytes, name, strlen(name) + 1);
+        if (r < 0) {
+                ps->n_names_bytes = place;
+                return r;
+        }
+        s->files[file].path = place + 1;
+        return 0;
+}
+
+char *session_path(const Session *s, size_t file) {
+        const PathStore *ps = &s->paths;
+        const char *name;
+        uint32_t dir;
+        char *p;
+
+        assert(file < s->n_files);
+        if (s->files[file].path == 0)
+                return NULL;
+        memcpy(&dir, ps->names + s->files[file].path - 1, sizeof dir);
+        name = ps->names + s->files[file].path - 1 + sizeof dir;
+        if (dir == UINT32_MAX)
+                return strdup(name);
+        if (asprintf(&p, "%s/%s", ps->dirs + dir, name) < 0)
+                return NULL;
+        return p;
 }
 
 /* Moves the set to allocated spans, room for two. */
@@ -285,7 +380,7 @@ int session_add_pages(Session *s, uint32_t file, uint64_t first, uint64_t n, uin
         PageSet *f;
         int r;
 
-        assert(file < s->n_files);
+        assert(file < s->n_files && !s->sealed);
         if (n == 0)
                 return 0;
         if (file >= s->n_seen_files) {
@@ -360,6 +455,7 @@ static void inode_place(SessionInode *t, size_t n_buckets, SessionInode v) {
 int session_inode_put(Session *s, uint64_t dev, uint64_t ino, uint32_t file) {
         uint32_t old;
 
+        assert(!s->sealed);
         if (dev == 0)
                 return -EINVAL;
         if (dev > UINT32_MAX || ino > UINT32_MAX)
@@ -384,6 +480,21 @@ int session_inode_put(Session *s, uint64_t dev, uint64_t ino, uint32_t file) {
         return 0;
 }
 
+void session_seal(Session *s) {
+        for (size_t i = 0; i < s->n_seen_files; i++)
+                if (s->seen[i].allocated > 0)
+                        free(s->seen[i].spans);
+        s->seen = mfree(s->seen);
+        s->n_seen_files = s->allocated_seen = 0;
+        s->inodes = mfree(s->inodes);
+        s->n_inode_buckets = s->n_inodes = 0;
+        s->index = mfree(s->index);
+        s->n_buckets = 0;
+        s->paths.dir_index = mfree(s->paths.dir_index);
+        s->paths.n_dir_buckets = 0;
+        s->sealed = true;
+}
+
 size_t session_memory(const Session *s) {
         size_t m = sizeof *s + s->allocated * sizeof(SessionFile) + s->n_buckets * sizeof(uint32_t) +
                 s->allocated_touches * sizeof(SessionRange) + s->n_inode_buckets * sizeof(SessionInode);
@@ -391,7 +502,7 @@ size_t session_memory(const Session *s) {
         m += s->allocated_seen * sizeof(PageSet);
         for (size_t i = 0; i < s->n_seen_files; i++)
                 m += s->seen[i].allocated * sizeof(PageSpan);
-        for (const PathBlock *b = s->paths; b; b = b->next)
-                m += sizeof *b + b->size;
+        m += s->paths.allocated_dirs_bytes + s->paths.n_dir_buckets * sizeof(uint32_t) +
+                s->paths.allocated_names_bytes;
         return m;
 }
