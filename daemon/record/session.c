@@ -65,6 +65,8 @@ Session *session_free(Session *s) {
         free(s->seen);
         free(s->files);
         free(s->touches);
+        for (size_t i = 0; i < s->n_inode_devs; i++)
+                free(s->inodes[i].t);
         free(s->inodes);
         free(s->index);
         free(s);
@@ -428,55 +430,77 @@ int session_add_pages(Session *s, uint32_t file, uint64_t first, uint64_t n, uin
         return (int) MIN(added, (uint64_t) INT_MAX);
 }
 
-static size_t inode_bucket(uint32_t dev, uint32_t ino, size_t n_buckets) {
-        return table_bucket((uint64_t) dev << 32 | ino, n_buckets);
+#define INODE_NO_FILE (UINT32_MAX - 1)
+
+static size_t inode_bucket(uint32_t ino, size_t n_buckets) {
+        return table_bucket(ino, n_buckets);
+}
+
+static SessionInodes *inodes_of(const Session *s, uint64_t dev) {
+        for (size_t i = 0; i < s->n_inode_devs; i++)
+                if (s->inodes[i].dev == dev)
+                        return &s->inodes[i];
+        return NULL;
 }
 
 int session_inode_get(const Session *s, uint64_t dev, uint64_t ino, uint32_t *ret) {
-        if (s->n_inode_buckets == 0 || dev == 0 || dev > UINT32_MAX || ino > UINT32_MAX)
+        const SessionInodes *d = inodes_of(s, dev);
+
+        if (!d || d->n_buckets == 0 || ino > UINT32_MAX)
                 return -ENOENT;
-        for (size_t b = inode_bucket((uint32_t) dev, (uint32_t) ino, s->n_inode_buckets); s->inodes[b].dev != 0;
-             b = table_next(b, s->n_inode_buckets))
-                if (s->inodes[b].dev == dev && s->inodes[b].ino == ino) {
-                        *ret = s->inodes[b].file;
+        for (size_t b = inode_bucket((uint32_t) ino, d->n_buckets); d->t[b].file != 0; b = table_next(b, d->n_buckets))
+                if (d->t[b].ino == ino) {
+                        *ret = d->t[b].file ^ INODE_NO_FILE;
                         return 0;
                 }
         return -ENOENT;
 }
 
 static void inode_place(SessionInode *t, size_t n_buckets, SessionInode v) {
-        size_t b = inode_bucket(v.dev, v.ino, n_buckets);
+        size_t b = inode_bucket(v.ino, n_buckets);
 
-        while (t[b].dev != 0 && !(t[b].dev == v.dev && t[b].ino == v.ino))
+        while (t[b].file != 0 && t[b].ino != v.ino)
                 b = table_next(b, n_buckets);
         t[b] = v;
 }
 
 int session_inode_put(Session *s, uint64_t dev, uint64_t ino, uint32_t file) {
+        SessionInodes *d;
         uint32_t old;
 
         assert(!s->sealed);
-        if (dev == 0)
+        if (dev == 0 || file == INODE_NO_FILE)
                 return -EINVAL;
         if (dev > UINT32_MAX || ino > UINT32_MAX)
                 return -EOVERFLOW;
-        if (session_inode_get(s, dev, ino, &old) < 0 && table_full(s->n_inodes, s->n_inode_buckets)) {
-                size_t nb = table_grow(s->n_inode_buckets);
+        d = inodes_of(s, dev);
+        if (!d) {
+                SessionInodes *n = reallocarray(s->inodes, s->n_inode_devs + 1, sizeof *n);
+
+                if (!n)
+                        return -ENOMEM;
+                s->inodes = n;
+                d = &s->inodes[s->n_inode_devs++];
+                *d = (SessionInodes) { .dev = (uint32_t) dev };
+        }
+        if (session_inode_get(s, dev, ino, &old) < 0 && table_full(d->n, d->n_buckets)) {
+                size_t nb = table_grow(d->n_buckets);
                 SessionInode *t = calloc(nb, sizeof *t);
 
                 if (!t)
                         return -ENOMEM;
-                for (size_t i = 0; i < s->n_inode_buckets; i++)
-                        if (s->inodes[i].dev != 0)
-                                inode_place(t, nb, s->inodes[i]);
-                free(s->inodes);
-                s->inodes = t;
-                s->n_inode_buckets = nb;
+                for (size_t i = 0; i < d->n_buckets; i++)
+                        if (d->t[i].file != 0)
+                                inode_place(t, nb, d->t[i]);
+                free(d->t);
+                d->t = t;
+                d->n_buckets = nb;
         }
-        if (session_inode_get(s, dev, ino, &old) < 0)
+        if (session_inode_get(s, dev, ino, &old) < 0) {
+                d->n++;
                 s->n_inodes++;
-        inode_place(s->inodes, s->n_inode_buckets,
-                    (SessionInode) { .dev = (uint32_t) dev, .ino = (uint32_t) ino, .file = file });
+        }
+        inode_place(d->t, d->n_buckets, (SessionInode) { .ino = (uint32_t) ino, .file = file ^ INODE_NO_FILE });
         return 0;
 }
 
@@ -486,8 +510,10 @@ void session_seal(Session *s) {
                         free(s->seen[i].spans);
         s->seen = mfree(s->seen);
         s->n_seen_files = s->allocated_seen = 0;
+        for (size_t i = 0; i < s->n_inode_devs; i++)
+                free(s->inodes[i].t);
         s->inodes = mfree(s->inodes);
-        s->n_inode_buckets = s->n_inodes = 0;
+        s->n_inode_devs = s->n_inodes = 0;
         s->index = mfree(s->index);
         s->n_buckets = 0;
         s->paths.dir_index = mfree(s->paths.dir_index);
@@ -497,8 +523,10 @@ void session_seal(Session *s) {
 
 size_t session_memory(const Session *s) {
         size_t m = sizeof *s + s->allocated * sizeof(SessionFile) + s->n_buckets * sizeof(uint32_t) +
-                s->allocated_touches * sizeof(SessionRange) + s->n_inode_buckets * sizeof(SessionInode);
+                s->allocated_touches * sizeof(SessionRange) + s->n_inode_devs * sizeof(SessionInodes);
 
+        for (size_t i = 0; i < s->n_inode_devs; i++)
+                m += s->inodes[i].n_buckets * sizeof(SessionInode);
         m += s->allocated_seen * sizeof(PageSet);
         for (size_t i = 0; i < s->n_seen_files; i++)
                 m += s->seen[i].allocated * sizeof(PageSpan);

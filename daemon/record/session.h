@@ -54,9 +54,16 @@ typedef struct SessionRange {
  * (12-bit major, 20-bit minor). */
 #define SESSION_INODE_LEFT_OUT UINT32_MAX
 typedef struct SessionInode {
-        uint32_t dev, ino;      /* dev 0: empty bucket */
-        uint32_t file;
+        uint32_t ino;
+        uint32_t file;          /* kept as file ^ (UINT32_MAX - 1), no file's index: 0 is an empty bucket */
 } SessionInode;
+
+/* The inodes of one filesystem (a session sees a few). */
+typedef struct SessionInodes {
+        uint32_t dev;
+        SessionInode *t;        /* open addressing */
+        size_t n_buckets, n;
+} SessionInodes;
 
 /* Where the session's paths live: each directory once (dirs, back to back, with a hash index), each
  * path as its directory's place and its last component (names, back to back). Paths of a boot share few
@@ -98,8 +105,8 @@ struct Session {
         bool sealed;            /* session_seal(): read only */
         uint64_t lost_pages;    /* page events lost while it was open (it is then incomplete too) */
         uint64_t skipped_metadata; /* page events of block devices (filesystem metadata), not kept yet */
-        SessionInode *inodes;   /* (dev, ino) of page events -> file, open addressing */
-        size_t n_inode_buckets, n_inodes;
+        SessionInodes *inodes;  /* (dev, ino) of page events -> file, per dev */
+        size_t n_inode_devs, n_inodes;
         PathStore paths;
 
         Session *next;
