@@ -30,7 +30,7 @@ busctl --system get-property org.seekless.Seekless1 /org/seekless/Seekless1 org.
 kill -STOP "$DAEMON_PID"
 "$PAGE_TOUCH" "${FILES[@]/#/read:}" || { kill -CONT "$DAEMON_PID"; fail "reading the files failed"; }
 umount "$MNT" || { kill -CONT "$DAEMON_PID"; fail "the image is busy"; }
-mount -t ext4 "$LOOP" "$MNT"
+mount -t ext4 "$LOOP" "$MNT" || { kill -CONT "$DAEMON_PID"; fail "the image could not be mounted again"; }
 # asked to stop before it runs again: the reads wait in its queues, nothing is named yet
 kill -TERM "$DAEMON_PID"
 kill -CONT "$DAEMON_PID"
