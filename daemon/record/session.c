@@ -32,8 +32,10 @@ Session *session_free(Session *s) {
                 return NULL;
         free(s->profile);
         free(s->cgroup);
-        for (size_t i = 0; i < s->n_files; i++)
+        for (size_t i = 0; i < s->n_files; i++) {
                 free(s->files[i].path);
+                free(s->files[i].where);
+        }
         for (size_t i = 0; i < s->n_seen_files; i++)
                 free(s->seen[i].spans);
         free(s->seen);
@@ -121,6 +123,27 @@ int session_add(Session *s, const FileKey *key, uint64_t now_usec) {
         s->n_files++;
         s->index[b] = (uint32_t) s->n_files;
         return 1;
+}
+
+int session_note_where(Session *s, const FileKey *key, const FileKey *dir, const char *name) {
+        ssize_t i = find(s, key, NULL);
+        SessionFile *f;
+        size_t n;
+
+        if (i < 0)
+                return 0;
+        f = &s->files[i];
+        if (f->path || f->where)
+                return 0;
+        n = strlen(name);
+        if (n == 0 || memchr(name, '/', n))
+                return -EINVAL;
+        f->where = malloc(sizeof *f->where + n + 1);
+        if (!f->where)
+                return -ENOMEM;
+        f->where->dir = *dir;
+        memcpy(f->where->name, name, n + 1);
+        return 0;
 }
 
 /* Adds [first, first + n) to the file's set of pages seen, merging with the spans it overlaps or touches. */
@@ -280,9 +303,12 @@ size_t session_memory(const Session *s) {
         size_t m = sizeof *s + s->allocated * sizeof(SessionFile) + s->n_buckets * sizeof(uint32_t) +
                 s->allocated_touches * sizeof(SessionRange) + s->n_inode_buckets * sizeof(SessionInode);
 
-        for (size_t i = 0; i < s->n_files; i++)
+        for (size_t i = 0; i < s->n_files; i++) {
                 if (s->files[i].path)
                         m += strlen(s->files[i].path) + 1;
+                if (s->files[i].where)
+                        m += sizeof(SessionWhere) + strlen(s->files[i].where->name) + 1;
+        }
         m += s->n_seen_files * sizeof(PageSet);
         for (size_t i = 0; i < s->n_seen_files; i++)
                 m += s->seen[i].allocated * sizeof(PageSpan);

@@ -15,10 +15,18 @@ typedef struct PageSpan {
         uint64_t first, n;
 } PageSpan;
 
+/* Where a reader found a file: its directory's key and its name in it, as fanotify reported them. A file's
+ * handle no longer gives its path once the kernel has evicted its dentry; a directory's handle always does. */
+typedef struct SessionWhere {
+        FileKey dir;
+        char name[];
+} SessionWhere;
+
 typedef struct SessionFile {
         FileKey key;
         uint64_t offset_usec;   /* first access relative to the session start */
         char *path;             /* resolved soon after the read, while the kernel can still name it */
+        SessionWhere *where;    /* until it is named: its directory and name, NULL when unknown */
 } SessionFile;
 
 /* The pages of one file recorded so far: sorted, disjoint, never adjacent. */
@@ -83,6 +91,9 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Session *, session_free);
  * max_files already (which marks it full and incomplete), -ENOMEM. */
 int session_add(Session *s, const FileKey *key, uint64_t now_usec);
 bool session_contains(const Session *s, const FileKey *key);
+/* Keeps the directory and name an event gave for the file of `key`, unless it is named already or has
+ * them. 0 (also when the session lacks the file), -EINVAL for an empty name or one with a '/', -ENOMEM. */
+int session_note_where(Session *s, const FileKey *key, const FileKey *dir, const char *name);
 /* The file's index in files, or -ENOENT. */
 ssize_t session_index(const Session *s, const FileKey *key);
 
