@@ -162,7 +162,18 @@ forget() {
         arr=("${keep[@]+"${keep[@]}"}")
 }
 detach() { losetup -d "$1" || die "losetup -d $1"; forget LOOPS "$1"; }
-do_mount() { mkdir -p "$2"; mount -t ext4 ${3:+-o "$3"} "$1" "$2" || die "mount $1 $2"; MOUNTS+=("$2"); }
+# (the same device mounted again read-write just after a read-only mount: a start's private mount namespace can
+# still hold the old mount for a moment after the start exits, and mount says "already mounted": retried for 10 s)
+do_mount() {
+        local i
+        mkdir -p "$2"
+        for ((i = 0; i < 50; i++)); do
+                mount -t ext4 ${3:+-o "$3"} "$1" "$2" 2>"$TMP/mount.err" && { MOUNTS+=("$2"); return 0; }
+                sleep 0.2
+        done
+        cat "$TMP/mount.err" >&2
+        die "mount $1 $2"
+}
 do_umount() { umount "$1" || die "umount $1"; forget MOUNTS "$1"; }
 mkimg() { truncate -s "$IMGSIZE" "$1"; mkfs.ext4 -q -F -b 4096 -E lazy_itable_init=0,lazy_journal_init=0 "$1"; }
 fsck_img() { e2fsck -fn "$1" > "$TMP/fsck.out" 2>&1 || { cat "$TMP/fsck.out"; die "e2fsck -fn found problems ($2)"; }; }
