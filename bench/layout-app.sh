@@ -21,7 +21,7 @@
 # Measured for each: the daemon's model over the files the start reads, whole, in first-read order (layoutq),
 # the same model over the page ranges the start brought into the page cache, in first-touch order
 # (layoutq --ranges), and the start run cold RUNS times with the loop device's block_rq_issue events traced
-# (trace-cost; the median run). Also what the start
+# (trace-cost; the median run, also split into metadata and file-data requests). Also what the start
 # reads: read() bytes and mmap()ed bytes per file (strace), and the pages it brought into the page cache per
 # file (the page-cache tracepoint, build/bench/pagecache-bench).
 # Exits 0 whatever the verdicts, 1 if something broke, 77 if not root.
@@ -575,11 +575,14 @@ measure() {         # VARIANT
                 t=$("$TMP/trace-cost" "$maj" "$min" "$dev" < "$TMP/trace-$v-$i.txt")
                 log "  $v run $i: $t; wall $w ms"
                 RES[$v,runs]+="$(kv modeled_ms "$t") "
-                echo "$(kv modeled_ms "$t") $w $t" >> "$TMP/runs-$v.txt"
+                echo "$(kv modeled_ms "$t") $i $w $t" >> "$TMP/runs-$v.txt"
         done
-        # the median run by modeled trace time
-        read -r _ w t <<< "$(sort -n "$TMP/runs-$v.txt" | sed -n "$(( (RUNS + 1) / 2 ))p")"
+        # the median run by modeled trace time; its requests split into metadata (ext4 marks inode tables,
+        # directories and extent blocks REQ_META: an M in the rwbs field) and the rest (file data), each costed alone
+        read -r _ i w t <<< "$(sort -n "$TMP/runs-$v.txt" | sed -n "$(( (RUNS + 1) / 2 ))p")"
         RES[$v,trace]=$t RES[$v,wall]=$w
+        RES[$v,tmeta]=$({ grep -E 'block_rq_issue: [0-9]+,[0-9]+ [A-Z]*M' "$TMP/trace-$v-$i.txt" || true; } | "$TMP/trace-cost" "$maj" "$min" "$dev")
+        RES[$v,tdata]=$({ grep -vE 'block_rq_issue: [0-9]+,[0-9]+ [A-Z]*M' "$TMP/trace-$v-$i.txt" || true; } | "$TMP/trace-cost" "$maj" "$min" "$dev")
         log "  $v: whole files: $q"
         log "  $v: page ranges: ${RES[$v,ranges]}"
         do_umount "$dir"
@@ -622,6 +625,11 @@ echo "  start brought into the page cache, first-touch order ($(mib "$(rg aged b
 echo "  (sequential: those bytes / 150 MB/s)"
 echo
 for v in "${VARIANTS[@]}"; do echo "trace ms of the $RUNS run(s), $v: ${RES[$v,runs]}"; done
+for v in "${VARIANTS[@]}"; do
+        echo "median trace of $v split, each part costed alone: file data $(kv requests "${RES[$v,tdata]}") requests," \
+                "$(mib "$(kv bytes "${RES[$v,tdata]}")") MiB, $(kv modeled_ms "${RES[$v,tdata]}") ms; metadata $(kv requests "${RES[$v,tmeta]}")" \
+                "requests, $(mib "$(kv bytes "${RES[$v,tmeta]}")") MiB, $(kv modeled_ms "${RES[$v,tmeta]}") ms"
+done
 if [ "$APP" = python ]; then
         # issue 20's target for the Python launch: the whole-range model of seekless ranges within 1.25x the
         # sequential limit of the same page ranges
