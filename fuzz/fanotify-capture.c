@@ -4,8 +4,8 @@
  * reads FILE... itself, and a child process reads the first one again and the others in reverse, so the
  * buffer holds two pids' events.
  *   usage: fanotify-capture fid|dfid-name|pidfd OUT MOUNT FILE...
- * fid: FAN_REPORT_FID, what seeklessd asks for; dfid-name: FAN_REPORT_DFID_NAME as well (a second info
- * record before the file's, of another type); pidfd: FAN_REPORT_PIDFD as well (an info record of a
+ * fid: FAN_REPORT_FID, what seeklessd asks for on kernels before 5.9; dfid-name: FAN_REPORT_DFID_NAME as
+ * well, what it asks for from 5.9 on (a second info record before the file's, of another type); pidfd: FAN_REPORT_PIDFD as well (an info record of a
  * process fd after the file's). */
 #include <errno.h>
 #include <fcntl.h>

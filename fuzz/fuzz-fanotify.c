@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* A buffer as read() from the fanotify group that reports reads (FAN_REPORT_FID): fanotify_event_metadata
- * records, each followed by info records. The input goes through manager_take_open_events(), the walk the
+/* A buffer as read() from the fanotify group that reports reads (FAN_REPORT_FID, and FAN_REPORT_DFID_NAME
+ * where the kernel has it): fanotify_event_metadata records, each followed by info records. The input goes through manager_take_open_events(), the walk the
  * daemon runs on every buffer, into a boot session and two launch sessions: pid 100 is the first launch's
  * process, 101 its child (a fork the daemon was told of), 200 the second's; any other pid belongs to no
  * launch (its /proc entry is missing). Checked after: every file kept has a handle of at most

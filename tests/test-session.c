@@ -48,6 +48,32 @@ TEST(session_order_and_dedupe) {
         session_free(s);
 }
 
+/* The directory and name an event gave: kept for a file not named yet, once, and never for a bad name. */
+TEST(session_where) {
+        Session *s = NULL;
+        FileKey a = key(10), b = key(11), d = key(2), d2 = key(3);
+
+        ASSERT_OK(session_new(PROFILE_BOOT, "boot", 0, USEC_PER_SEC, &s));
+        ASSERT_EQ(session_note_where(s, &a, &d, "a"), 0);         /* not in the session: nothing kept */
+        ASSERT_EQ(session_add(s, &a, 1), 1);
+        ASSERT_EQ(session_add(s, &b, 2), 1);
+        ASSERT_TRUE(!s->files[0].where);
+        ASSERT_EQ(session_note_where(s, &a, &d, "liba.so.1"), 0);
+        ASSERT_TRUE(s->files[0].where);
+        ASSERT_TRUE(file_key_equal(&s->files[0].where->dir, &d));
+        ASSERT_STREQ(s->files[0].where->name, "liba.so.1");
+        ASSERT_EQ(session_note_where(s, &a, &d2, "other"), 0);    /* the first read's place is kept */
+        ASSERT_STREQ(s->files[0].where->name, "liba.so.1");
+        ASSERT_EQ(session_note_where(s, &b, &d, ""), -EINVAL);
+        ASSERT_EQ(session_note_where(s, &b, &d, "x/y"), -EINVAL);
+        ASSERT_TRUE(!s->files[1].where);
+        ASSERT_OK(session_set_path(s, 1, "/named/already"));
+        ASSERT_EQ(session_note_where(s, &b, &d, "b"), 0);         /* named: nothing more to keep */
+        ASSERT_TRUE(!s->files[1].where);
+        ASSERT_TRUE(session_memory(s) > sizeof *s + strlen("liba.so.1"));
+        session_free(s);
+}
+
 TEST(session_many_files) {
         Session *s = NULL;
 
@@ -631,6 +657,11 @@ TEST(parse_fid) {
         ASSERT_TRUE(k.fsid == 0xababababababababULL);
         ASSERT_TRUE(memcmp(k.handle, v, 8) == 0);
 
+        /* no directory and name in a FAN_REPORT_FID event */
+        FileKey dk;
+        const char *name = NULL;
+        ASSERT_EQ(fanotify_event_dir_name(&ev, &dk, &name), 0);
+
         /* a record claiming more bytes than the event holds is rejected, not read past */
         fh->handle_bytes = 200;
         ASSERT_EQ(fanotify_event_file_key(&ev, &k), -EBADMSG);
@@ -660,8 +691,63 @@ TEST(parse_fid) {
         }
 }
 
+/* FAN_REPORT_FID | FAN_REPORT_DFID_NAME: the directory's record (handle, then the name, NUL-padded) comes
+ * before the file's (the parser takes them in any order); both read from the same event. */
+TEST(parse_dfid_name) {
+        _Alignas(8) uint8_t buf[256] = {};
+        struct fanotify_event_metadata m = { .metadata_len = sizeof m, .vers = FANOTIFY_METADATA_VERSION,
+                                             .mask = FAN_ACCESS, .fd = FAN_NOFD };
+        struct fanotify_event_info_fid fid = {};
+        struct file_handle fh = { .handle_bytes = 8, .handle_type = 1 };
+        uint32_t dir_v[2] = { 2, 5 }, file_v[2] = { 1234, 77 };
+        const char *name = NULL;
+        size_t off = sizeof m, dlen, flen;
+        FanotifyEvent ev;
+        FileKey k, d;
+
+        /* the directory's record: header, fsid, handle, "libc.so.6" and NULs to a multiple of 4 */
+        dlen = sizeof fid + sizeof fh + 8 + 12;
+        fid.hdr = (struct fanotify_event_info_header) { .info_type = FAN_EVENT_INFO_TYPE_DFID_NAME, .len = dlen };
+        memset(&fid.fsid, 0xab, sizeof fid.fsid);
+        memcpy(buf + off, &fid, sizeof fid);
+        memcpy(buf + off + sizeof fid, &fh, sizeof fh);
+        memcpy(buf + off + sizeof fid + sizeof fh, dir_v, 8);
+        memcpy(buf + off + sizeof fid + sizeof fh + 8, "libc.so.6", 10);
+        off += dlen;
+        /* the file's */
+        flen = sizeof fid + sizeof fh + 8;
+        fid.hdr = (struct fanotify_event_info_header) { .info_type = FAN_EVENT_INFO_TYPE_FID, .len = flen };
+        memcpy(buf + off, &fid, sizeof fid);
+        memcpy(buf + off + sizeof fid, &fh, sizeof fh);
+        memcpy(buf + off + sizeof fid + sizeof fh, file_v, 8);
+        off += flen;
+        m.event_len = off;
+        memcpy(buf, &m, sizeof m);
+
+        off = 0;
+        ASSERT_TRUE(fanotify_event_next(buf, m.event_len, &off, &ev));
+        ASSERT_EQ(fanotify_event_file_key(&ev, &k), 1);
+        ASSERT_TRUE(memcmp(k.handle, file_v, 8) == 0);
+        ASSERT_EQ(fanotify_event_dir_name(&ev, &d, &name), 1);
+        ASSERT_TRUE(memcmp(d.handle, dir_v, 8) == 0);
+        ASSERT_EQ(d.handle_len, 8);
+        ASSERT_TRUE(d.fsid == 0xababababababababULL);
+        ASSERT_STREQ(name, "libc.so.6");
+
+        /* a name that runs to the record's end without its NUL is refused, not read past */
+        memset(buf + sizeof m + sizeof fid + sizeof fh + 8, 'x', 12);
+        ASSERT_EQ(fanotify_event_dir_name(&ev, &d, &name), -EBADMSG);
+        /* so is a record with no room for a name at all */
+        fid.hdr = (struct fanotify_event_info_header) { .info_type = FAN_EVENT_INFO_TYPE_DFID_NAME,
+                                                        .len = sizeof fid + sizeof fh + 8 };
+        memcpy(buf + sizeof m, &fid, sizeof fid.hdr);
+        ev.meta.event_len = sizeof m + fid.hdr.len;
+        ASSERT_EQ(fanotify_event_dir_name(&ev, &d, &name), -EBADMSG);
+}
+
 int main(void) {
         RUN(session_order_and_dedupe);
+        RUN(session_where);
         RUN(session_many_files);
         RUN(session_max_files);
         RUN(session_pages);
@@ -672,5 +758,6 @@ int main(void) {
         RUN(boot_seed_from_maps);
         RUN(mountinfo);
         RUN(parse_fid);
+        RUN(parse_dfid_name);
         return 0;
 }

@@ -117,6 +117,36 @@ int file_key_resolve(int mount_fd, const FileKey *key, struct stat *ret_st, char
         return 0;
 }
 
+int file_key_name_in_dir(int mount_fd, const FileKey *dir, const char *name, const struct stat *st, char **ret) {
+        _cleanup_free_ char *d = NULL;
+        _cleanup_close_ int dfd = -EBADF;
+        struct stat fst;
+        char *p;
+        int r;
+
+        *ret = NULL;
+        if (!name[0] || strchr(name, '/') || streq(name, ".") || streq(name, ".."))
+                return -EINVAL;
+        /* a directory's handle is always reconnected to the tree: /proc/self/fd names it */
+        dfd = file_key_open(mount_fd, dir, O_PATH | O_DIRECTORY);
+        if (dfd < 0)
+                return dfd;
+        if (fstatat(dfd, name, &fst, AT_SYMLINK_NOFOLLOW) < 0)
+                return errno == ENOENT ? -ESTALE : -errno;
+        /* renamed, or the name now belongs to another file */
+        if (fst.st_dev != st->st_dev || fst.st_ino != st->st_ino)
+                return -ESTALE;
+        r = fd_get_verified_path(dfd, &d);
+        if (r < 0)
+                return r;
+        if (!d)
+                return -ENOENT;
+        if (asprintf(&p, "%s/%s", streq(d, "/") ? "" : d, name) < 0)
+                return -ENOMEM;
+        *ret = p;
+        return 0;
+}
+
 int file_key_open(int mount_fd, const FileKey *key, int flags) {
         union {
                 struct file_handle fh;

@@ -14,6 +14,11 @@ int file_key_from_fd(int fd, FileKey *ret);
  * another file (generation changed); -EBADE not a regular file. Needs CAP_DAC_READ_SEARCH. */
 int file_key_resolve(int mount_fd, const FileKey *key, struct stat *ret_st, char **ret_path);
 
+/* The path of a file (`st`: its stat, from its handle) through the directory it was read in and its name
+ * there, for when the file's own handle no longer names it (its dentry was evicted). -ESTALE: the name is
+ * gone or leads to another file now; -ENOENT: the directory cannot be named either; -EINVAL: not a name. */
+int file_key_name_in_dir(int mount_fd, const FileKey *dir, const char *name, const struct stat *st, char **ret);
+
 /* Open the file behind a key with `flags` (O_CLOEXEC and, where permitted, O_NOATIME are added).
  * -ESTALE: gone or replaced. Needs CAP_DAC_READ_SEARCH. */
 int file_key_open(int mount_fd, const FileKey *key, int flags);

@@ -11,6 +11,7 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
+#include "item-files.h"
 #include "log.h"
 #include "manager.h"
 #include "run.h"
@@ -116,10 +117,53 @@ static void fail_runs(Manager *m, const OptJob *jobs, size_t n) {
                         (void) db_run_finish(m->db, jobs[i].run_id, RUN_FAILED, 0, 0, 0);
 }
 
+/* Where each file of the plan was, for "before" pictures: the extents of all its entries (a file with
+ * several hot ranges has an entry per range), in plan order. */
+static void store_extents_before(Manager *m, const FsPlan *fp, const OptJob *job) {
+        _cleanup_free_ size_t *file_of = NULL, *start = NULL, *order = NULL;
+        size_t n_files = 0;
+
+        if (move_items_files(job->items, job->n_items, &file_of, &n_files) < 0 || n_files == 0)
+                return;
+        /* the entries grouped by file, in plan order within a file (a counting sort) */
+        start = calloc(n_files + 1, sizeof *start);
+        order = calloc(job->n_items, sizeof *order);
+        if (!start || !order)
+                return;
+        for (size_t i = 0; i < job->n_items; i++)
+                start[file_of[i] + 1]++;
+        for (size_t f = 0; f < n_files; f++)
+                start[f + 1] += start[f];
+        for (size_t i = 0, *next = start; i < job->n_items; i++)
+                order[next[file_of[i]]++] = i;
+        /* start[f] is now where file f + 1 begins: file f is order[(f ? start[f - 1] : 0) .. start[f]) */
+        for (size_t f = 0, lo = 0; f < n_files; lo = start[f], f++) {
+                _cleanup_free_ uint64_t *ph = NULL, *len = NULL;
+                const PlanFile *first = &fp->files[order[lo]];
+                size_t k = 0, n_ext = 0;
+                int r;
+
+                for (size_t j = lo; j < start[f]; j++)
+                        n_ext += fp->files[order[j]].n_extents;
+                ph = calloc(n_ext + 1, sizeof *ph);
+                len = calloc(n_ext + 1, sizeof *len);
+                if (!ph || !len)
+                        return;
+                for (size_t j = lo; j < start[f]; j++) {
+                        const PlanFile *e = &fp->files[order[j]];
+                        for (size_t x = 0; x < e->n_extents; x++, k++) {
+                                ph[k] = e->extents[x].physical;
+                                len[k] = e->extents[x].length;
+                        }
+                }
+                r = db_extents_before_set(m->db, first->file_id, ph, len, k);
+                if (r < 0)
+                        log_debug_errno(r, "Failed to store the extents of %s, ignoring: %m", first->path);
+        }
+}
+
 /* Build one job from a filesystem's plan and create its run in the database. */
 static int job_from_plan(Manager *m, const FsPlan *fp, OptJob *job) {
-        int r;
-
         *job = (OptJob) {
                 .mount = strdup(fp->mount),
                 .sysfs_dir = ext4_sysfs_dir(fp->dev),
@@ -131,10 +175,9 @@ static int job_from_plan(Manager *m, const FsPlan *fp, OptJob *job) {
                 return -ENOMEM;
         for (size_t i = 0; i < fp->n_files; i++) {
                 const PlanFile *f = &fp->files[i];
-                _cleanup_free_ uint64_t *ph = calloc(f->n_extents + 1, sizeof *ph), *len = calloc(f->n_extents + 1, sizeof *len);
 
                 job->paths[i] = strdup(f->path);
-                if (!job->paths[i] || !ph || !len)
+                if (!job->paths[i])
                         return -ENOMEM;
                 job->items[i] = (MoveItem) {
                         .file_id = f->file_id,
@@ -147,21 +190,8 @@ static int job_from_plan(Manager *m, const FsPlan *fp, OptJob *job) {
                 };
                 job->positions[i] = i;
                 job->n_items++;
-                /* remember where it was, for "before" pictures (of a file with several ranges: where its
-                 * first range was) */
-                bool first = true;
-                for (size_t q = 0; q < i && first; q++)
-                        first = fp->files[q].file_id != f->file_id;
-                if (!first)
-                        continue;
-                for (size_t e = 0; e < f->n_extents; e++) {
-                        ph[e] = f->extents[e].physical;
-                        len[e] = f->extents[e].length;
-                }
-                r = db_extents_before_set(m->db, f->file_id, ph, len, f->n_extents);
-                if (r < 0)
-                        log_debug_errno(r, "Failed to store the extents of %s, ignoring: %m", f->path);
         }
+        store_extents_before(m, fp, job);
         return run_create(m->db, fp->fsid, fp->mount, job->items, job->n_items, &job->run_id);
 }
 

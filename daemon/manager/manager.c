@@ -320,13 +320,10 @@ static void manager_end_session(Manager *m, Session *s) {
 
 static int on_open_events(sd_event_source *source, int fd, uint32_t revents, void *userdata);
 
-static int on_timer(sd_event_source *source, uint64_t usec, void *userdata) {
-        Manager *m = userdata;
-        uint64_t now = now_usec(CLOCK_MONOTONIC);
-
-        /* Reads made inside a window may still wait in the fanotify queue (a busy or stopped daemon):
-         * take them before the window closes, so they count for it. Bounded: a reader that never stops
-         * must not keep the window open. */
+/* Reads made inside a window may still wait in the fanotify queue (a busy or stopped daemon): take them
+ * before a window closes or the daemon stops, so they count for it. Bounded: a reader that never stops
+ * must not keep the window open. Then the pages read so far. */
+static void manager_drain_queues(Manager *m) {
         if (m->recorder)
                 for (unsigned i = 0; i < 64; i++) {
                         struct pollfd p = { .fd = m->recorder->open_fd, .events = POLLIN };
@@ -334,8 +331,14 @@ static int on_timer(sd_event_source *source, uint64_t usec, void *userdata) {
                                 break;
                         (void) on_open_events(NULL, m->recorder->open_fd, EPOLLIN, m);
                 }
-        /* and the pages read so far */
         manager_pages_drain(m);
+}
+
+static int on_timer(sd_event_source *source, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+        uint64_t now = now_usec(CLOCK_MONOTONIC);
+
+        manager_drain_queues(m);
 
         if (m->boot && m->boot->deadline_usec <= now)
                 manager_end_session(m, m->boot);
@@ -542,9 +545,15 @@ static bool session_resolve_some(Manager *m, Session *s, MountFds *fds, size_t *
                 if (!sf->path && st.st_nlink > 0) {     /* the boot collector's files come named */
                         _cleanup_free_ char *path = NULL;
 
-                        if (fd_get_verified_path(pfd, &path) >= 0 && path)
+                        (void) fd_get_verified_path(pfd, &path);
+                        /* its dentry evicted already (a burst read faster than we name, memory pressure) */
+                        if (!path && sf->where)
+                                (void) file_key_name_in_dir(mfd, &sf->where->dir, sf->where->name, &st, &path);
+                        if (path)
                                 (void) session_set_path(s, s->n_resolved, path);
                 }
+                if (sf->path)
+                        sf->where = mfree(sf->where);
                 if (s->kind != PROFILE_BOOT || m->launches || m->ignore_failures >= 16)
                         continue;
                 /* a real (not O_PATH) fd for fanotify_mark; regular files only, so opening is harmless */
@@ -593,7 +602,9 @@ void manager_take_open_events(Manager *m, const void *buf, size_t n, uint64_t no
 
         for (size_t off = 0; fanotify_event_next(buf, n, &off, &ev);) {
                 const struct fanotify_event_metadata *e = &ev.meta;
-                FileKey key;
+                FileKey key, dir;
+                const char *name;
+                bool named;
                 Session *s;
 
                 m->events_received++;
@@ -607,12 +618,17 @@ void manager_take_open_events(Manager *m, const void *buf, size_t n, uint64_t no
                         continue;
                 if (fanotify_event_file_key(&ev, &key) <= 0)
                         continue;
+                named = fanotify_event_dir_name(&ev, &dir, &name) > 0;
                 if (m->boot && session_add(m->boot, &key, now) > 0)
                         manager_want_resolve(m);
+                if (m->boot && named)
+                        (void) session_note_where(m->boot, &key, &dir, name);
                 if (m->launches) {
                         s = pidmap_lookup(&m->pidmap, m->launches, e->pid);
                         if (s && session_add(s, &key, now) > 0)
                                 manager_want_resolve(m);
+                        if (s && named)
+                                (void) session_note_where(s, &key, &dir, name);
                 }
         }
 }
@@ -939,7 +955,7 @@ int manager_start(Manager *m) {
 }
 
 void manager_flush(Manager *m) {
-        manager_pages_drain(m);
+        manager_drain_queues(m);
         if (m->boot) {
                 m->boot->incomplete = true;
                 manager_end_session(m, m->boot);

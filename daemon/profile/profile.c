@@ -72,6 +72,9 @@ int profile_resolve_session(const Session *s, const ProfileOptions *o, ProfileSe
                 if (r >= 0 && !path && sf->path)
                         /* the kernel can't name it any more, but it could shortly after the read */
                         path = session_path(s, i);
+                if (r >= 0 && !path && sf->where)
+                        /* not named before its dentry was evicted: through the directory it was read in */
+                        (void) file_key_name_in_dir(fd, &sf->where->dir, sf->where->name, &st, &path);
                 if (r < 0 || !path) {
                         /* gone, not a regular file, or no name we can trust */
                         note(o, (ProfileNote) { .kind = PROFILE_NOTE_LEFT_OUT, .index = i, .error = r });

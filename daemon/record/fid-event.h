@@ -22,3 +22,8 @@ bool fanotify_event_next(const void *buf, size_t n, size_t *offset, FanotifyEven
 /* The file key of one FAN_REPORT_FID event (shared by the recorder and the boot collector). Returns 1 and
  * the key for a file event, 0 for events to ignore, -EBADMSG for a malformed record. */
 int fanotify_event_file_key(const FanotifyEvent *e, FileKey *ret);
+
+/* The parent directory's key and the file's name of one FAN_REPORT_DFID_NAME event (the name as the reader
+ * reached the file; *ret_name points into the event's record). Returns 1, 0 when the event carries none,
+ * -EBADMSG for a malformed record. */
+int fanotify_event_dir_name(const FanotifyEvent *e, FileKey *ret_dir, const char **ret_name);

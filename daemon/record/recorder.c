@@ -44,8 +44,13 @@ int recorder_new(bool launches_enabled, Recorder **ret) {
         pthread_mutex_init(&r->mark_lock, NULL);
         r->launches_enabled = launches_enabled;
 
-        r->open_fd = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK | FAN_REPORT_FID,
-                                   O_RDONLY | O_CLOEXEC | O_LARGEFILE);
+        /* With the directory and name of each read (5.9): a file whose dentry the kernel evicts before
+         * the file is named can still be named through its directory. */
+        r->open_fd = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK | FAN_REPORT_FID |
+                                   FAN_REPORT_DFID_NAME, O_RDONLY | O_CLOEXEC | O_LARGEFILE);
+        if (r->open_fd < 0 && errno == EINVAL)
+                r->open_fd = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK | FAN_REPORT_FID,
+                                           O_RDONLY | O_CLOEXEC | O_LARGEFILE);
         if (r->open_fd < 0)
                 return -errno;
         r->exec_fd = fanotify_init(FAN_CLASS_CONTENT | FAN_CLOEXEC | FAN_NONBLOCK,

@@ -56,6 +56,8 @@ Session *session_free(Session *s) {
                 return NULL;
         free(s->profile);
         free(s->cgroup);
+        for (size_t i = 0; i < s->n_files; i++)
+                free(s->files[i].where);
         free(s->paths.dirs);
         free(s->paths.dir_index);
         free(s->paths.names);
@@ -276,6 +278,27 @@ char *session_path(const Session *s, size_t file) {
         if (asprintf(&p, "%s/%s", ps->dirs + dir, name) < 0)
                 return NULL;
         return p;
+}
+
+int session_note_where(Session *s, const FileKey *key, const FileKey *dir, const char *name) {
+        ssize_t i = find(s, key, NULL);
+        SessionFile *f;
+        size_t n;
+
+        if (i < 0)
+                return 0;
+        f = &s->files[i];
+        if (f->path || f->where)
+                return 0;
+        n = strlen(name);
+        if (n == 0 || memchr(name, '/', n))
+                return -EINVAL;
+        f->where = malloc(sizeof *f->where + n + 1);
+        if (!f->where)
+                return -ENOMEM;
+        f->where->dir = *dir;
+        memcpy(f->where->name, name, n + 1);
+        return 0;
 }
 
 /* Moves the set to allocated spans, room for two. */
@@ -527,6 +550,9 @@ size_t session_memory(const Session *s) {
 
         for (size_t i = 0; i < s->n_inode_devs; i++)
                 m += s->inodes[i].n_buckets * sizeof(SessionInode);
+        for (size_t i = 0; i < s->n_files; i++)
+                if (s->files[i].where)
+                        m += sizeof(SessionWhere) + strlen(s->files[i].where->name) + 1;
         m += s->allocated_seen * sizeof(PageSet);
         for (size_t i = 0; i < s->n_seen_files; i++)
                 m += s->seen[i].allocated * sizeof(PageSpan);

@@ -15,12 +15,20 @@ typedef struct PageSpan {
         uint64_t first, n;
 } PageSpan;
 
+/* Where a reader found a file: its directory's key and its name in it, as fanotify reported them. A file's
+ * handle no longer gives its path once the kernel has evicted its dentry; a directory's handle always does. */
+typedef struct SessionWhere {
+        FileKey dir;
+        char name[];
+} SessionWhere;
+
 typedef struct SessionFile {
         FileKey key;
         uint64_t offset_usec;   /* first access relative to the session start */
         uint32_t path;          /* named soon after the read, while the kernel can still name it: its
                                  * place in the session's path store + 1, 0: none (session_set_path(),
                                  * session_path()) */
+        SessionWhere *where;    /* until it is named: its directory and name, NULL when unknown */
 } SessionFile;
 
 /* The pages of one file recorded so far: sorted, disjoint, never adjacent. Most files are read in one
@@ -125,6 +133,9 @@ bool session_contains(const Session *s, const FileKey *key);
 int session_set_path(Session *s, size_t file, const char *path);
 /* A copy of files[file]'s path, or NULL (none, or no memory). */
 char *session_path(const Session *s, size_t file);
+/* Keeps the directory and name an event gave for the file of `key`, unless it is named already or has
+ * them. 0 (also when the session lacks the file), -EINVAL for an empty name or one with a '/', -ENOMEM. */
+int session_note_where(Session *s, const FileKey *key, const FileKey *dir, const char *name);
 /* The file's index in files, or -ENOENT. */
 ssize_t session_index(const Session *s, const FileKey *key);
 

@@ -15,6 +15,7 @@
 #include "early.h"
 #include "fid-util.h"
 #include "fiemap.h"
+#include "item-files.h"
 #include "log.h"
 #include "mounts.h"
 #include "mover.h"
@@ -55,7 +56,9 @@ typedef struct Progress {
         int64_t run_id;
         const DbRunFile *files;
         const size_t *index;            /* the mover's item i is files[index[i]] */
-        uint64_t moved;
+        const size_t *file_of;          /* files[i]'s file (its hot ranges are entries of their own) */
+        bool *file_moved;
+        uint64_t moved;                 /* files of which an entry was moved */
 } Progress;
 
 static void record(Progress *p, size_t index, const MoveOutcome *outcome) {
@@ -81,10 +84,25 @@ static void record(Progress *p, size_t index, const MoveOutcome *outcome) {
         r = run_checkpoint(p->db, p->run_id, index, &o);
         if (r < 0)
                 log_warning_errno(r, "Failed to checkpoint %s: %m", p->files[index].file.path);
-        if (o.result == MOVE_DONE)
+        if (o.result == MOVE_DONE && !p->file_moved[p->file_of[index]]) {
+                p->file_moved[p->file_of[index]] = true;
                 p->moved++;
+        }
         log_info("early pass: %s: %s%s%s", p->files[index].file.path,
                  o.result == MOVE_DONE ? "moved" : "not moved", o.reason[0] ? ": " : "", o.reason);
+}
+
+/* How many files entries index[0..k) are of (a file's hot ranges are entries of their own). */
+static size_t files_in(const size_t *file_of, const size_t *index, size_t k, size_t n_files) {
+        _cleanup_free_ bool *seen = calloc(MAX(n_files, (size_t) 1), sizeof *seen);
+        size_t c = 0;
+
+        for (size_t i = 0; seen && i < k; i++)
+                if (!seen[file_of[index[i]]]) {
+                        seen[file_of[index[i]]] = true;
+                        c++;
+                }
+        return seen ? c : k;
 }
 
 static void on_file(void *userdata, size_t i, const MoveOutcome *o) {
@@ -149,6 +167,9 @@ static int pass_on(Db *db, const Filesystem *fs, const DbRunFile *files, size_t 
         _cleanup_free_ size_t *index = calloc(n + 1, sizeof *index);
         _cleanup_free_ char *sysfs = ext4_sysfs_dir(fs->dev);
         _cleanup_close_ int mfd = -EBADF;
+        _cleanup_free_ size_t *file_of = NULL;
+        _cleanup_free_ bool *file_moved = NULL;
+        size_t n_files = 0;
         MoverStats stats = {};
         char where[64];
         Progress p = { .db = db, .files = files, .index = index };
@@ -161,6 +182,14 @@ static int pass_on(Db *db, const Filesystem *fs, const DbRunFile *files, size_t 
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++)
                 all[i] = run_item_of(&files[i]);       /* a range of the file, or all of it */
+        r = move_items_files(all, n, &file_of, &n_files);
+        if (r < 0)
+                return r;
+        file_moved = calloc(MAX(n_files, (size_t) 1), sizeof *file_moved);
+        if (!file_moved)
+                return -ENOMEM;
+        p.file_of = file_of;
+        p.file_moved = file_moved;
         mfd = open(fs->mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (mfd < 0)
                 return -errno;
@@ -183,7 +212,8 @@ static int pass_on(Db *db, const Filesystem *fs, const DbRunFile *files, size_t 
                 bytes += move_item_bytes(&all[i]);
                 index[k++] = i;
         }
-        log_info("early pass on %s: %zu of %zu queued files to move, %.1f MiB", fs->mount, k, n, bytes / 1048576.0);
+        log_info("early pass on %s: %zu of %zu queued files to move, %.1f MiB", fs->mount,
+                 files_in(file_of, index, k, n_files), n_files, bytes / 1048576.0);
         uint64_t near = hot_set_start(db, mfd, fs->fsid, files, n);
         if (near > 0)
                 log_info("early pass on %s: the boot's relocated files lie around %.1f MiB", fs->mount,
@@ -204,7 +234,7 @@ static int pass_on(Db *db, const Filesystem *fs, const DbRunFile *files, size_t 
                 return r;
         if (stats.io_error < 0)
                 log_error_errno(stats.io_error, "early pass on %s stopped: the filesystem failed under it (%m)", fs->mount);
-        log_info("early pass on %s: %" PRIu64 " of %zu files moved%s%s", fs->mount, p.moved, n,
+        log_info("early pass on %s: %" PRIu64 " of %zu files moved%s%s", fs->mount, p.moved, n_files,
                  stats.cancelled ? " (EarlyBudgetSec= ran out; the rest waits for the next boot)" : "",
                  mover_donor_where(&stats, ", donor ", where, sizeof where));
         return 0;

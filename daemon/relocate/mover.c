@@ -15,6 +15,7 @@
 
 #include "donor.h"
 #include "fiemap.h"
+#include "item-files.h"
 #include "macro.h"
 #include "mounts.h"
 #include "mover.h"
@@ -52,7 +53,7 @@ struct move_extent {
  *     chunk included, so that nobody else is moved on top of the blocks it left in the donor.
  * Outcome conventions: size 0 is MOVE_IN_PLACE "empty"; progress is called exactly once per item, also for
  * the items left MOVE_RETRY after a cancel or ENOSPC. bytes_moved counts partial moves too; files_moved
- * counts MOVE_DONE only. */
+ * counts the files of which an item is MOVE_DONE (a file's hot ranges count once). */
 
 typedef struct Mover {
         const MoverOptions *o;
@@ -619,7 +620,9 @@ static void retry_rest_io(const MoverOptions *o, MoveOutcome *outcomes, size_t f
 
 int mover_run(const MoverOptions *o, const MoveItem *items, size_t n, MoveOutcome *outcomes, MoverStats *ret_stats) {
         _cleanup_free_ uint64_t *slices = NULL;
-        _cleanup_free_ uint8_t *buf = NULL;
+        _cleanup_free_ uint8_t *buf = NULL, *file_moved = NULL;
+        _cleanup_free_ size_t *file_of = NULL;
+        size_t n_files = 0;
         MoverStats stats = { .donor_physical = UINT64_MAX, .room_start = UINT64_MAX };
         struct statfs sfs;
         uint64_t total = 0;
@@ -657,6 +660,12 @@ int mover_run(const MoverOptions *o, const MoveItem *items, size_t n, MoveOutcom
         r = fsid_of_fd(o->mount_fd, &m.fsid);
         if (r < 0)
                 return r;
+        r = move_items_files(items, n, &file_of, &n_files);
+        if (r < 0)
+                return r;
+        file_moved = calloc(n_files, 1);
+        if (!file_moved)
+                return -ENOMEM;
 
         slices = calloc(n, sizeof *slices);
         if (!slices)
@@ -748,8 +757,10 @@ int mover_run(const MoverOptions *o, const MoveItem *items, size_t n, MoveOutcom
                 }
                 outcomes[i] = (MoveOutcome) {};
                 next = move_item(&m, &items[i], slices[i], &outcomes[i]);
-                if (outcomes[i].result == MOVE_DONE)
+                if (outcomes[i].result == MOVE_DONE && !file_moved[file_of[i]]) {
+                        file_moved[file_of[i]] = 1;
                         stats.files_moved++;
+                }
                 stats.bytes_moved += outcomes[i].bytes;
                 if (o->progress)
                         o->progress(o->userdata, i, &outcomes[i]);

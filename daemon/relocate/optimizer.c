@@ -10,6 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "item-files.h"
 #include "log.h"
 #include "optimizer.h"
 #include "run.h"
@@ -48,6 +49,9 @@ void opt_jobs_free(OptJob *jobs, size_t n) {
                 free(jobs[i].positions);
                 free(jobs[i].mount);
                 free(jobs[i].sysfs_dir);
+                free(jobs[i].file_of);
+                free(jobs[i].file_left);
+                free(jobs[i].file_moved);
         }
         free(jobs);
 }
@@ -165,10 +169,15 @@ static int process_msgs(Optimizer *o) {
                         r = run_checkpoint(o->opts.db, job->run_id, job->positions[msg.index], &msg.outcome);
                         if (r < 0)
                                 log_warning_errno(r, "Failed to checkpoint %s, ignoring: %m", job->items[msg.index].path);
-                        o->files_done++;
+                        size_t f = job->file_of[msg.index];
+                        if (job->file_left[f] > 0 && --job->file_left[f] == 0)
+                                o->files_done++;
                         o->bytes_done += move_item_bytes(&job->items[msg.index]);
                         if (msg.outcome.result == MOVE_DONE) {
-                                o->moved_files++;
+                                if (!job->file_moved[f]) {
+                                        job->file_moved[f] = true;
+                                        o->moved_files++;
+                                }
                                 o->moved_bytes += msg.outcome.bytes;
                         } else if (msg.outcome.result == MOVE_SKIPPED || msg.outcome.result == MOVE_RETRY) {
                                 (void) optimizer_add_skip(o, job->items[msg.index].path, msg.outcome.reason);
@@ -257,11 +266,22 @@ int optimizer_start(const OptimizerOptions *opts, OptJob *jobs, size_t n_jobs, O
         if (!o->state_file)
                 return -ENOMEM;
         o->opts.state_file = o->state_file;
-        for (size_t j = 0; j < n_jobs; j++)
-                for (size_t i = 0; i < jobs[j].n_items; i++) {
-                        o->files_total++;
-                        o->bytes_total += move_item_bytes(&jobs[j].items[i]);
+        for (size_t j = 0; j < n_jobs; j++) {
+                OptJob *job = &jobs[j];
+
+                r = move_items_files(job->items, job->n_items, &job->file_of, &job->n_files);
+                if (r < 0)
+                        return r;
+                job->file_left = calloc(MAX(job->n_files, (size_t) 1), sizeof *job->file_left);
+                job->file_moved = calloc(MAX(job->n_files, (size_t) 1), sizeof *job->file_moved);
+                if (!job->file_left || !job->file_moved)
+                        return -ENOMEM;
+                for (size_t i = 0; i < job->n_items; i++) {
+                        job->file_left[job->file_of[i]]++;
+                        o->bytes_total += move_item_bytes(&job->items[i]);
                 }
+                o->files_total += job->n_files;
+        }
         atomic_init(&o->cancel, false);
         if (pipe2(o->pipe_fd, O_CLOEXEC) < 0)
                 return -errno;

@@ -22,6 +22,11 @@ typedef struct OptJob {
         size_t n_items;
         MoverStats stats;
         int error;              /* mover_run() failed before moving (negative errno), 0 otherwise */
+        /* set by optimizer_start(): a file's hot ranges are items of their own, but count as one file */
+        size_t *file_of;        /* item -> its file, 0..n_files-1 (move_items_files()) */
+        size_t n_files;
+        size_t *file_left;      /* per file: its items not reported yet */
+        bool *file_moved;       /* per file: one of its items was moved */
 } OptJob;
 
 
@@ -51,8 +56,8 @@ struct Optimizer {
         OptJob *jobs;
         size_t n_jobs;
         uint64_t id;                    /* the first job's run id: what clients wait for */
-        uint64_t files_total, bytes_total, files_done, bytes_done;
-        uint64_t moved_files, moved_bytes;
+        uint64_t files_total, bytes_total, files_done, bytes_done;   /* files: all of a file's items reported */
+        uint64_t moved_files, moved_bytes;                            /* files: one of its items moved */
         PlanSkip *skipped;              /* what the plan and the mover left out */
         size_t n_skipped;
         bool cancelled, out_of_space, failed;

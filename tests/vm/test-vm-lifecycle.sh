@@ -44,20 +44,5 @@ mkdir "$B"
 ln -s "$(realpath "$W/disk-bare.img")" "$B/disk.img"
 ln -s "$(realpath "$W/kernel")" "$B/kernel"
 LOG=$VM_TMP/console.log
-rc=0
-VM_TIMEOUT=${VM_TIMEOUT:-900} vm_boot "$B" "$VM_TMP/data.img" "$LOG" || rc=$?
-echo "---- guest (all boots) ----"
-sed -n 's/^ *\([0-9.]*\) \(GUEST: \|VMTEST: \)/\1 \2/p' "$LOG"
-if [ "$rc" != 0 ]; then
-        echo "---- serial console (last 60 lines) ----"; tail -n 60 "$LOG"
-        echo "FAIL: qemu exited $rc (124 = the guest did not power off in time)"; exit 1
-fi
-boots=$(vm_out "$VM_TMP/data.img" bootcount) || { echo "FAIL: run.sh never ran in the guest"; exit 1; }
-guest_rc=$(vm_out "$VM_TMP/data.img" rc)
-[ "$guest_rc" = 0 ] || {
-        echo "FAIL: the guest's checks failed in boot $boots (exit $guest_rc):" \
-                "$(sed -n 's/^.*GUEST: \(FAIL.*\)$/\1/p' "$LOG" | head -n 3 | tr -d '\r')"
-        exit 1
-}
-[ "$boots" = 2 ] || { echo "FAIL: expected 2 boots, the guest ran $boots"; exit 1; }
+vm_boots_verdict "$B" "$VM_TMP/data.img" "$LOG" 2 900
 echo "ok: installed, rebooted and recorded, upgraded, removed, reinstalled and purged on a real systemd"

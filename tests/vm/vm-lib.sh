@@ -202,6 +202,26 @@ vm_out() {              # DATA_IMG FILE
         debugfs -R "cat /${2#/}" "$1" 2>/dev/null
 }
 
+vm_boots_verdict() {    # WORK_DIR DATA_IMG LOG BOOTS TIMEOUT: boot, print the guest's lines, exit 1 on any failure
+        local rc=0 boots guest_rc
+        VM_TIMEOUT=${VM_TIMEOUT:-$5} vm_boot "$1" "$2" "$3" || rc=$?
+        echo "---- guest (all boots) ----"
+        sed -n 's/^ *\([0-9.]*\) \(GUEST: \|VMTEST: \)/\1 \2/p' "$3"
+        if [ "$rc" != 0 ]; then
+                echo "---- serial console (last 60 lines) ----"; tail -n 60 "$3"
+                echo "FAIL: qemu exited $rc (124 = the guest did not power off in time)"; exit 1
+        fi
+        boots=$(vm_out "$2" bootcount) || { echo "FAIL: run.sh never ran in the guest"; exit 1; }
+        guest_rc=$(vm_out "$2" rc)
+        # the guest's FAIL line repeated last, so that a log cut short still shows it
+        [ "$guest_rc" = 0 ] || {
+                echo "FAIL: the guest's checks failed in boot $boots (exit $guest_rc):" \
+                        "$(sed -n 's/^.*GUEST: \(FAIL.*\)$/\1/p' "$3" | head -n 3 | tr -d '\r')"
+                exit 1
+        }
+        [ "$boots" = "$4" ] || { echo "FAIL: expected $4 boots, the guest ran $boots"; exit 1; }
+}
+
 vm_root_out() {         # FILE   (the root disk of the last vm_boot, after it ended)
         [ -n "$VM_OVERLAY" ] || { echo "vm_root_out: no boot yet" >&2; return 1; }
         local raw=$VM_TMP/root-flat.img rc=0
