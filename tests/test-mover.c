@@ -46,7 +46,7 @@ static Fs fs_main = { .mount_fd = -1 }, fs_small = { .mount_fd = -1 }, fs_place 
           fs_target = { .mount_fd = -1 }, fs_seg = { .mount_fd = -1 }, fs_room = { .mount_fd = -1 },
           fs_bud = { .mount_fd = -1 }, fs_busy = { .mount_fd = -1 },
           fs_bud2 = { .mount_fd = -1 }, fs_near = { .mount_fd = -1 }, fs_range = { .mount_fd = -1 },
-          fs_order = { .mount_fd = -1 }, fs_resume = { .mount_fd = -1 };
+          fs_order = { .mount_fd = -1 }, fs_resume = { .mount_fd = -1 }, fs_groups = { .mount_fd = -1 };
 static pid_t child = -1;
 
 /* ---------------------------------------------------------------------------------------------------- */
@@ -84,7 +84,8 @@ static void fs_teardown(Fs *fs) {
 }
 
 static Fs *const all_fs[] = { &fs_main, &fs_small, &fs_place, &fs_target, &fs_seg, &fs_room,
-                              &fs_bud, &fs_busy, &fs_bud2, &fs_near, &fs_range, &fs_order, &fs_resume };
+                              &fs_bud, &fs_busy, &fs_bud2, &fs_near, &fs_range, &fs_order, &fs_resume,
+                              &fs_groups };
 
 static void writers_close(void);
 
@@ -103,14 +104,16 @@ static void cleanup(void) {
         }
 }
 
-static void fs_setup(Fs *fs, const char *name, unsigned size_mb) {
+/* A scratch ext4 of size_mb MiB, made with mkfs.ext4 -b 4096 and mkfs_args (e.g. "-g 8192"). */
+static void fs_setup_with(Fs *fs, const char *name, unsigned size_mb, const char *mkfs_args) {
         char cmd[1024], *nl;
         FILE *p;
 
         snprintf(fs->img, sizeof fs->img, "%s/%s.img", tmpdir, name);
         snprintf(fs->mnt, sizeof fs->mnt, "%s/%s", tmpdir, name);
         ASSERT_EQ(mkdir(fs->mnt, 0755), 0);
-        ASSERT_EQ(run("truncate -s %uM '%s' && mkfs.ext4 -q -F -b 4096 '%s'", size_mb, fs->img, fs->img), 0);
+        ASSERT_EQ(run("truncate -s %uM '%s' && mkfs.ext4 -q -F -b 4096 %s '%s'", size_mb, fs->img, mkfs_args,
+                      fs->img), 0);
         snprintf(cmd, sizeof cmd, "losetup --find --show '%s'", fs->img);
         p = popen(cmd, "r");
         ASSERT_TRUE(p);
@@ -127,6 +130,19 @@ static void fs_setup(Fs *fs, const char *name, unsigned size_mb) {
         fs->mount_fd = open(fs->mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ASSERT_TRUE(fs->mount_fd >= 0);
         printf("  %s: %u MiB on %s at %s\n", name, size_mb, fs->dev, fs->mnt);
+}
+
+static void fs_setup(Fs *fs, const char *name, unsigned size_mb) {
+        fs_setup_with(fs, name, size_mb, "");
+}
+
+/* The page cache of one clean, unmapped file dropped (after sync()): it is read from the disk again. */
+static void drop_file_cache(const char *path) {
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_EQ(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+        close(fd);
 }
 
 static void drop_caches(void) {
@@ -1211,7 +1227,13 @@ static uint64_t move_and_check(Fs *fs, MoverOptions *o, char **paths, const uint
                (unsigned long long) st->room_files, (unsigned long long) (st->room_bytes >> 10));
         ASSERT_EQ(st->files_moved, nf);
         ASSERT_EQ(st->donor_runs, 1);
-        drop_caches();
+        /* read back from the disk: the caches of the files checked below dropped (not the machine's) */
+        sync();
+        for (size_t i = 0; i < nf; i++)
+                drop_file_cache(paths[i]);
+        for (size_t i = 0; i < nfill; i++)
+                if (alive[i])
+                        drop_file_cache(fill[i]);
         for (size_t i = 0; i < nf; i++) {
                 ASSERT_EQ(fnv_file(paths[i]), sums[i]);
                 ASSERT_EQ(count_extents(paths[i], &phys), 1);
@@ -1233,7 +1255,7 @@ static uint64_t move_and_check(Fs *fs, MoverOptions *o, char **paths, const uint
         return first;
 }
 
-enum { AGED_NF = 6, AGED_MAXFILL = 800 };
+enum { AGED_NF = 6, AGED_MAXNF = 16, AGED_MAXFILL = 800 };
 static const uint64_t aged_sizes[AGED_NF] = { 2 * MiB, 1536 * KiB, 3 * MiB, 1 * MiB, 2560 * KiB, 2 * MiB };
 
 /* every other MiB of block groups 1-4 (128-640 MiB), and 660-700 MiB whole */
@@ -1285,43 +1307,57 @@ static int drop_buddies_retry(uint64_t mib) {
 /* One scenario on its own 768 MiB filesystem (block groups of 128 MiB, the first of the flex group is
  * group 0): the 12 MiB of files of aged_sizes moved with make_room on or off (with the files of block
  * group 1 held open for writing during the move if busy), the donor wanted near `near` (bytes, 0: none). */
-static void aged_scenario(Fs *fs, const char *name, DropFn drop, bool make_room, bool busy, uint64_t near,
-                          MoverStats *st, uint64_t *first, uint64_t *lowest, uint64_t *gap_lo, uint64_t *gap_hi) {
-        char *paths[AGED_NF], *fill[AGED_MAXFILL];
-        uint64_t sums[AGED_NF], fill_sum[AGED_MAXFILL], total = 0;
+static void aged_scenario_with(Fs *fs, const char *name, const char *mkfs_args, const uint64_t *sizes, size_t nf,
+                               DropFn drop, bool make_room, bool busy, uint64_t near, MoverStats *st, uint64_t *first,
+                               uint64_t *lowest, uint64_t *gap_lo, uint64_t *gap_hi) {
+        char *paths[AGED_MAXNF], *fill[AGED_MAXFILL];
+        uint64_t sums[AGED_MAXNF], fill_sum[AGED_MAXFILL], total = 0;
         bool alive[AGED_MAXFILL];
-        MoveItem items[AGED_NF];
-        MoveOutcome out[AGED_NF];
+        MoveItem items[AGED_MAXNF];
+        MoveOutcome out[AGED_MAXNF];
         MoverOptions o;
         size_t nfill;
 
-        fs_setup(fs, name, 768);
+        ASSERT_TRUE(nf <= AGED_MAXNF);
+        fs_setup_with(fs, name, 768, mkfs_args);
         uint64_t orig_stream = fs_tunable(fs, "mb_stream_req");
-        make_files(fs, name, paths, aged_sizes, AGED_NF);
+        make_files(fs, name, paths, sizes, nf);
         nfill = make_aged(fs, fill, AGED_MAXFILL, drop, alive, fill_sum, gap_lo, gap_hi);
-        for (size_t i = 0; i < AGED_NF; i++)
-                total += aged_sizes[i];
+        for (size_t i = 0; i < nf; i++)
+                total += sizes[i];
         ASSERT_OK(donor_lowest_free(fs->mount_fd, total + 4 * KiB, lowest));
         printf("  the lowest free range that holds %llu MiB: at %llu MiB\n", (unsigned long long) (total >> 20),
                (unsigned long long) (*lowest >> 20));
-        for (size_t i = 0; i < AGED_NF; i++) {
+        for (size_t i = 0; i < nf; i++) {
                 sums[i] = fnv_file(paths[i]);
                 make_item(paths[i], (int64_t) i, &items[i]);
         }
+        /* making room: sha256 of every file on the filesystem too (the files to move and the ones that may be
+         * moved out), checked again after the move, read from the disk */
+        if (make_room)
+                ASSERT_EQ(run("cd '%s' && find . -type f -print0 | sort -z | xargs -0 sha256sum > '%s.sha256'",
+                              fs->mnt, fs->img), 0);
         o = options(fs, items);
         o.make_room = make_room;
         o.near = near;
         if (busy)
                 writers_open(fill, nfill, alive);
-        *first = move_and_check(fs, &o, paths, aged_sizes, sums, items, out, AGED_NF, st, fill, nfill, alive,
-                                fill_sum);
+        *first = move_and_check(fs, &o, paths, sizes, sums, items, out, nf, st, fill, nfill, alive, fill_sum);
         writers_close();
+        if (make_room)
+                ASSERT_EQ(run("cd '%s' && sha256sum --quiet -c '%s.sha256'", fs->mnt, fs->img), 0);
         stream_req_unchanged(fs, orig_stream);
-        for (size_t i = 0; i < AGED_NF; i++)
+        for (size_t i = 0; i < nf; i++)
                 free(paths[i]);
         for (size_t i = 0; i < nfill; i++)
                 free(fill[i]);
         fsck(fs);
+}
+
+static void aged_scenario(Fs *fs, const char *name, DropFn drop, bool make_room, bool busy, uint64_t near,
+                          MoverStats *st, uint64_t *first, uint64_t *lowest, uint64_t *gap_lo, uint64_t *gap_hi) {
+        aged_scenario_with(fs, name, "", aged_sizes, AGED_NF, drop, make_room, busy, near, st, first, lowest, gap_lo,
+                           gap_hi);
 }
 
 /* Making room (room.h): block groups 1-4 are cut up into 1 MiB pieces, so no free range there holds even
@@ -1340,6 +1376,40 @@ TEST(room) {
         ASSERT_TRUE(st.room_used);
         ASSERT_TRUE(st.donor_chunk > 0);
         ASSERT_EQ(first, st.room_start);
+}
+
+/* every other MiB of 32-512 MiB (block groups 1-15 of 32 MiB), and 600-700 MiB whole */
+static int drop_groups(uint64_t mib) {
+        if (mib >= 600 && mib < 700)
+                return 2;
+        return mib >= 32 && mib < 512 && mib % 2 == 1;
+}
+
+enum { GROUPS_NF = 8 };
+static const uint64_t groups_sizes[GROUPS_NF] = { 6 * MiB, 4 * MiB, 5 * MiB, 3 * MiB, 8 * MiB, 4 * MiB, 6 * MiB,
+                                                  4 * MiB };
+
+/* Making room for a donor longer than a block group: block groups of 32 MiB (mkfs -g 8192), 1-15 cut up
+ * into 1 MiB pieces, the only range that holds the 40 MiB donor a 100 MiB gap at 600 MiB. The window must
+ * span two whole groups, start at a group's start (neither group the first of its flex group or one with a
+ * backup superblock) 64 MiB or more below the gap, and take the files back to back in one run; every file
+ * (moved, moved out, left) intact (FNV and sha256 read back from the disk), none left in the window, e2fsck
+ * clean. Without windows over several groups the donor goes to the gap. */
+TEST(room_groups) {
+        MoverStats st;
+        uint64_t first, lowest, gap_lo, gap_hi, group = 32 * MiB;
+
+        aged_scenario_with(&fs_groups, "groups", "-g 8192", groups_sizes, GROUPS_NF, drop_groups, true, false, 0, &st,
+                           &first, &lowest, &gap_lo, &gap_hi);
+        ASSERT_TRUE(lowest >= gap_lo && lowest < gap_hi);      /* the premise */
+        ASSERT_TRUE(st.room_cleared);
+        ASSERT_TRUE(st.room_used);
+        ASSERT_TRUE(st.room_files > 0);
+        ASSERT_EQ(st.room_start % group, 0);
+        ASSERT_TRUE(st.room_start >= 2 * group && st.room_start + 64 * MiB <= gap_lo);
+        ASSERT_EQ(first, st.room_start);
+        /* the 40 MiB reach into the window's second group */
+        ASSERT_TRUE(first / group != (first + 40 * MiB - 1) / group);
 }
 
 /* Making room when a file in the window can't be moved (open for writing): the window is not cleared, the
@@ -1744,7 +1814,7 @@ static const struct {
 } tests[] = {
 #define T(n) { #n, test_##n }
         T(layout), T(count_runs_range), T(errors), T(cancel_before_start), T(big_file), T(small_fs),
-        T(placement), T(target), T(segments), T(room), T(room_busy), T(buddies), T(buddies_retry), T(near),
+        T(placement), T(target), T(segments), T(room), T(room_busy), T(room_groups), T(buddies), T(buddies_retry), T(near),
         T(range), T(range_order), T(range_resume),
 #undef T
 };
