@@ -259,7 +259,7 @@ int room_plan(const char *device, dev_t dev, uint64_t need_blocks, uint64_t belo
         _cleanup_free_ uint64_t *used = NULL, *data = NULL, *keep_sorted = NULL, *inodes = NULL;
         _cleanup_free_ bool *pinned = NULL;
         _cleanup_free_ Hit *hits = NULL;
-        uint64_t unit, cell, per_group, flex, groups, first = 0, cells = 0, buddy = 0, move = 0;
+        uint64_t unit, cell, per_group, flex, first = 0, cells = 0, buddy = 0, move = 0;
         unsigned order_max = 0;
         size_t n_inodes = 0;
         struct stat st;
@@ -291,12 +291,12 @@ int room_plan(const char *device, dev_t dev, uint64_t need_blocks, uint64_t belo
                 return -ENOSPC;
         per_group = EXT2_BLOCKS_PER_GROUP(fs->super) / cell;
         flex = ext2fs_has_feature_flex_bg(fs->super) ? UINT64_C(1) << fs->super->s_log_groups_per_flex : 1;
-        /* Only the start of the disk (ROOM_REGION_BYTES) is looked at, and only the inodes of its flex groups
-         * are read: a file's data lies in its inode's flex group unless that was full; the blocks of a file
-         * from further out count as "in use by something else", so no window is taken there. */
+        /* Only the start of the disk (ROOM_REGION_BYTES) is looked at, but every inode in use is read (the
+         * scan skips the never used part of each group's inode table): on a full, aged disk a file's data
+         * lies anywhere, whatever flex group holds its inode (reading only the region's own inodes, a
+         * directory of files whose inode Orlov put further out made every cell "in use by something else",
+         * and no window was found at all). */
         below = MIN(MIN(below, ext2fs_blocks_count(fs->super)), ROOM_REGION_BYTES / fs->blocksize);
-        groups = (below + EXT2_BLOCKS_PER_GROUP(fs->super) - 1) / EXT2_BLOCKS_PER_GROUP(fs->super);
-        groups = (groups + flex - 1) / flex * flex;
 
         if (n_keep > 0) {
                 keep_sorted = malloc(n_keep * sizeof *keep);
@@ -310,7 +310,7 @@ int room_plan(const char *device, dev_t dev, uint64_t need_blocks, uint64_t belo
                 .n_cells = below / cell,
                 .keep = keep_sorted,
                 .n_keep = n_keep,
-                .max_ino = groups * EXT2_INODES_PER_GROUP(fs->super),
+                .max_ino = fs->super->s_inodes_count,
         };
         if (s.n_cells == 0)
                 return -ENOSPC;
