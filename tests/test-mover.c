@@ -46,7 +46,8 @@ static Fs fs_main = { .mount_fd = -1 }, fs_small = { .mount_fd = -1 }, fs_place 
           fs_target = { .mount_fd = -1 }, fs_seg = { .mount_fd = -1 }, fs_room = { .mount_fd = -1 },
           fs_bud = { .mount_fd = -1 }, fs_busy = { .mount_fd = -1 },
           fs_bud2 = { .mount_fd = -1 }, fs_near = { .mount_fd = -1 }, fs_range = { .mount_fd = -1 },
-          fs_order = { .mount_fd = -1 }, fs_resume = { .mount_fd = -1 }, fs_groups = { .mount_fd = -1 };
+          fs_order = { .mount_fd = -1 }, fs_resume = { .mount_fd = -1 }, fs_groups = { .mount_fd = -1 },
+          fs_scope = { .mount_fd = -1 };
 static pid_t child = -1;
 
 /* ---------------------------------------------------------------------------------------------------- */
@@ -85,7 +86,7 @@ static void fs_teardown(Fs *fs) {
 
 static Fs *const all_fs[] = { &fs_main, &fs_small, &fs_place, &fs_target, &fs_seg, &fs_room,
                               &fs_bud, &fs_busy, &fs_bud2, &fs_near, &fs_range, &fs_order, &fs_resume,
-                              &fs_groups };
+                              &fs_groups, &fs_scope };
 
 static void writers_close(void);
 
@@ -944,7 +945,7 @@ static size_t fill_up(Fs *fs, char **fill, uint64_t *fill_size, size_t max, uint
 
         for (;; n++) {
                 uint64_t want = n % 2 == 0 ? a : b, avail;
-                char name[16];
+                char name[64];
                 int fd;
 
                 ASSERT_EQ(fstatfs(fs->mount_fd, &sfs), 0);
@@ -1136,8 +1137,9 @@ TEST(segments) {
 }
 
 /* Fill fs (root's reserve too: we run as root) with 1 MiB files of distinct data (names in fill[]), written
- * one after the other, so that they lie in disk order. Returns how many. */
-static size_t fill_with_data(Fs *fs, char **fill, size_t max) {
+ * one after the other, so that they lie in disk order, in the directory dir of fs (NULL: its root). Returns
+ * how many. */
+static size_t fill_with_data(Fs *fs, const char *dir, char **fill, size_t max) {
         uint64_t seed = 0x2545f4914f6cdd1dULL;
         uint8_t *buf = malloc(MiB);
         struct statfs sfs;
@@ -1145,7 +1147,7 @@ static size_t fill_with_data(Fs *fs, char **fill, size_t max) {
 
         ASSERT_TRUE(buf);
         for (;; n++) {
-                char name[16];
+                char name[64];
                 int fd;
 
                 ASSERT_EQ(fstatfs(fs->mount_fd, &sfs), 0);
@@ -1156,7 +1158,7 @@ static size_t fill_with_data(Fs *fs, char **fill, size_t max) {
                         seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
                         memcpy(buf + j, &seed, 8);
                 }
-                snprintf(name, sizeof name, "cold%03zu", n);
+                snprintf(name, sizeof name, "%s%scold%03zu", dir ?: "", dir ? "/" : "", n);
                 fill[n] = path_in(fs, name);
                 fd = open(fill[n], O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
                 ASSERT_TRUE(fd >= 0);
@@ -1181,9 +1183,9 @@ static size_t fill_with_data(Fs *fs, char **fill, size_t max) {
  * sum[] their checksums; *gap_lo and *gap_hi: the span of the deleted ones for which drop() returned 2. */
 typedef int (*DropFn)(uint64_t mib);
 
-static size_t make_aged(Fs *fs, char **fill, size_t max, DropFn drop, bool *alive, uint64_t *sum, uint64_t *gap_lo,
-                        uint64_t *gap_hi) {
-        size_t n = fill_with_data(fs, fill, max), kept = 0;
+static size_t make_aged(Fs *fs, const char *dir, char **fill, size_t max, DropFn drop, bool *alive, uint64_t *sum,
+                        uint64_t *gap_lo, uint64_t *gap_hi) {
+        size_t n = fill_with_data(fs, dir, fill, max), kept = 0;
         uint64_t phys;
 
         *gap_lo = UINT64_MAX;
@@ -1307,9 +1309,44 @@ static int drop_buddies_retry(uint64_t mib) {
 /* One scenario on its own 768 MiB filesystem (block groups of 128 MiB, the first of the flex group is
  * group 0): the 12 MiB of files of aged_sizes moved with make_room on or off (with the files of block
  * group 1 held open for writing during the move if busy), the donor wanted near `near` (bytes, 0: none). */
-static void aged_scenario_with(Fs *fs, const char *name, const char *mkfs_args, const uint64_t *sizes, size_t nf,
-                               DropFn drop, bool make_room, bool busy, uint64_t near, MoverStats *st, uint64_t *first,
-                               uint64_t *lowest, uint64_t *gap_lo, uint64_t *gap_hi) {
+/* The directory `name` in the root of fs, its inode in the last third of the inode numbers (of a 768 MiB
+ * filesystem with block groups of 128 MiB: in group 4 or 5): top-level directories are spread over the
+ * flex groups (Orlov), so directories are made until one lands there; it is renamed to `name` (its inode
+ * stays), the others removed. Files made in it get inodes of that group too. */
+static void make_high_dir(Fs *fs, const char *name) {
+        struct statfs sfs;
+        char *d[64], *target = path_in(fs, name);
+        bool found = false;
+        size_t n = 0;
+
+        ASSERT_EQ(fstatfs(fs->mount_fd, &sfs), 0);
+        for (; n < ELEMENTSOF(d) && !found; n++) {
+                char nm[16];
+                struct stat st;
+
+                snprintf(nm, sizeof nm, "d%zu", n);
+                d[n] = path_in(fs, nm);
+                ASSERT_EQ(mkdir(d[n], 0755), 0);
+                ASSERT_EQ(stat(d[n], &st), 0);
+                if ((uint64_t) st.st_ino > (uint64_t) sfs.f_files * 2 / 3) {
+                        ASSERT_EQ(rename(d[n], target), 0);
+                        printf("  %s: inode %llu of %llu\n", name, (unsigned long long) st.st_ino,
+                               (unsigned long long) sfs.f_files);
+                        found = true;
+                }
+        }
+        ASSERT_TRUE(found);
+        for (size_t i = 0; i < n; i++) {
+                if (i + 1 < n)
+                        ASSERT_EQ(rmdir(d[i]), 0);
+                free(d[i]);
+        }
+        free(target);
+}
+
+static void aged_scenario_with(Fs *fs, const char *name, const char *mkfs_args, const char *fill_dir,
+                               const uint64_t *sizes, size_t nf, DropFn drop, bool make_room, bool busy, uint64_t near,
+                               MoverStats *st, uint64_t *first, uint64_t *lowest, uint64_t *gap_lo, uint64_t *gap_hi) {
         char *paths[AGED_MAXNF], *fill[AGED_MAXFILL];
         uint64_t sums[AGED_MAXNF], fill_sum[AGED_MAXFILL], total = 0;
         bool alive[AGED_MAXFILL];
@@ -1320,9 +1357,11 @@ static void aged_scenario_with(Fs *fs, const char *name, const char *mkfs_args, 
 
         ASSERT_TRUE(nf <= AGED_MAXNF);
         fs_setup_with(fs, name, 768, mkfs_args);
+        if (fill_dir)
+                make_high_dir(fs, fill_dir);
         uint64_t orig_stream = fs_tunable(fs, "mb_stream_req");
         make_files(fs, name, paths, sizes, nf);
-        nfill = make_aged(fs, fill, AGED_MAXFILL, drop, alive, fill_sum, gap_lo, gap_hi);
+        nfill = make_aged(fs, fill_dir, fill, AGED_MAXFILL, drop, alive, fill_sum, gap_lo, gap_hi);
         for (size_t i = 0; i < nf; i++)
                 total += sizes[i];
         ASSERT_OK(donor_lowest_free(fs->mount_fd, total + 4 * KiB, lowest));
@@ -1356,8 +1395,8 @@ static void aged_scenario_with(Fs *fs, const char *name, const char *mkfs_args, 
 
 static void aged_scenario(Fs *fs, const char *name, DropFn drop, bool make_room, bool busy, uint64_t near,
                           MoverStats *st, uint64_t *first, uint64_t *lowest, uint64_t *gap_lo, uint64_t *gap_hi) {
-        aged_scenario_with(fs, name, "", aged_sizes, AGED_NF, drop, make_room, busy, near, st, first, lowest, gap_lo,
-                           gap_hi);
+        aged_scenario_with(fs, name, "", NULL, aged_sizes, AGED_NF, drop, make_room, busy, near, st, first, lowest,
+                           gap_lo, gap_hi);
 }
 
 /* Making room (room.h): block groups 1-4 are cut up into 1 MiB pieces, so no free range there holds even
@@ -1399,8 +1438,8 @@ TEST(room_groups) {
         MoverStats st;
         uint64_t first, lowest, gap_lo, gap_hi, group = 32 * MiB;
 
-        aged_scenario_with(&fs_groups, "groups", "-g 8192", groups_sizes, GROUPS_NF, drop_groups, true, false, 0, &st,
-                           &first, &lowest, &gap_lo, &gap_hi);
+        aged_scenario_with(&fs_groups, "groups", "-g 8192", NULL, groups_sizes, GROUPS_NF, drop_groups, true, false, 0,
+                           &st, &first, &lowest, &gap_lo, &gap_hi);
         ASSERT_TRUE(lowest >= gap_lo && lowest < gap_hi);      /* the premise */
         ASSERT_TRUE(st.room_cleared);
         ASSERT_TRUE(st.room_used);
@@ -1410,6 +1449,33 @@ TEST(room_groups) {
         ASSERT_EQ(first, st.room_start);
         /* the 40 MiB reach into the window's second group */
         ASSERT_TRUE(first / group != (first + 40 * MiB - 1) / group);
+}
+
+/* every other MiB of 128-384 MiB (block groups 1 and 2), 400-440 MiB whole */
+static int drop_scope(uint64_t mib) {
+        if (mib >= 400 && mib < 440)
+                return 2;
+        return mib >= 128 && mib < 384 && mib % 2 == 1;
+}
+
+/* Making room when the files around the window have their inodes far out: flex groups of two block groups
+ * (mkfs -G 2), the 1 MiB files made in a directory whose inode is in group 4 or 5 (so are theirs), their
+ * data everywhere; the lowest range that holds the donor is a gap at 400 MiB, in group 3. The window's
+ * files must be found (every inode in use read, not only those of the flex groups below the window's
+ * limit, which would leave every cell "in use by something else") and the donor made there. */
+TEST(room_scope) {
+        MoverStats st;
+        uint64_t first, lowest, gap_lo, gap_hi;
+
+        aged_scenario_with(&fs_scope, "scope", "-G 2", "far", aged_sizes, AGED_NF, drop_scope, true, false, 0, &st,
+                           &first, &lowest, &gap_lo, &gap_hi);
+        /* the premise (group 2's metadata shifts the files of groups 2-3 off MiB boundaries) */
+        ASSERT_TRUE(lowest + MiB > gap_lo && lowest < gap_hi);
+        ASSERT_TRUE(st.room_cleared);
+        ASSERT_TRUE(st.room_used);
+        ASSERT_TRUE(st.room_files > 0);
+        ASSERT_TRUE(st.room_start + 64 * MiB <= gap_lo);
+        ASSERT_EQ(first, st.room_start);
 }
 
 /* Making room when a file in the window can't be moved (open for writing): the window is not cleared, the
@@ -1814,7 +1880,7 @@ static const struct {
 } tests[] = {
 #define T(n) { #n, test_##n }
         T(layout), T(count_runs_range), T(errors), T(cancel_before_start), T(big_file), T(small_fs),
-        T(placement), T(target), T(segments), T(room), T(room_busy), T(room_groups), T(buddies), T(buddies_retry), T(near),
+        T(placement), T(target), T(segments), T(room), T(room_busy), T(room_groups), T(room_scope), T(buddies), T(buddies_retry), T(near),
         T(range), T(range_order), T(range_resume),
 #undef T
 };

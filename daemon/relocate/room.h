@@ -20,8 +20,8 @@
  *
  * room_plan() only reads: the filesystem's geometry, block bitmap and inodes with libext2fs from the block
  * device (buffered, so it sees the in-memory metadata; it can still be stale by a moment, so the caller
- * checks the result with FIEMAP). It looks at the first 8 GiB of the disk only, and reads the inodes of
- * their flex groups only (twice: a second time for the chosen window's files). */
+ * checks the result with FIEMAP). It looks at the first 8 GiB of the disk only, and reads every inode in
+ * use (twice: a second time for the chosen window's files). */
 
 typedef struct RoomPlan {
         uint64_t start;         /* the window's first block */
