@@ -266,9 +266,7 @@ TEST(errors) {
         ASSERT_ERROR(room_plan(dev, fs_dev, 1024, BLOCKS_PER_GROUP, MIN_CHUNK, UINT64_MAX, NULL, 0, &p), ENOSPC);
         /* no buddy is longer than the largest one */
         ASSERT_ERROR(room_plan(dev, fs_dev, 1024, blocks_count, 8192, UINT64_MAX, NULL, 0, &p), ENOSPC);
-        /* more than a block group: a window over several groups must start at a group's start and take none
-         * with a backup superblock (here groups 1, 3 and 5) or the first of the flex group (0), so none here
-         * (test-mover's room_groups has one) */
+        /* more than a block group */
         ASSERT_ERROR(room_plan(dev, fs_dev, BLOCKS_PER_GROUP + 1, blocks_count, MIN_CHUNK, UINT64_MAX, NULL, 0, &p),
                      ENOSPC);
         ASSERT_EQ(p.n_inodes, 0);
