@@ -46,7 +46,8 @@ static Fs fs_main = { .mount_fd = -1 }, fs_small = { .mount_fd = -1 }, fs_place 
           fs_target = { .mount_fd = -1 }, fs_seg = { .mount_fd = -1 }, fs_room = { .mount_fd = -1 },
           fs_bud = { .mount_fd = -1 }, fs_busy = { .mount_fd = -1 },
           fs_bud2 = { .mount_fd = -1 }, fs_near = { .mount_fd = -1 }, fs_range = { .mount_fd = -1 },
-          fs_order = { .mount_fd = -1 }, fs_resume = { .mount_fd = -1 }, fs_scope = { .mount_fd = -1 };
+          fs_order = { .mount_fd = -1 }, fs_resume = { .mount_fd = -1 }, fs_scope = { .mount_fd = -1 },
+          fs_groups = { .mount_fd = -1 };
 static pid_t child = -1;
 
 /* ---------------------------------------------------------------------------------------------------- */
@@ -85,7 +86,7 @@ static void fs_teardown(Fs *fs) {
 
 static Fs *const all_fs[] = { &fs_main, &fs_small, &fs_place, &fs_target, &fs_seg, &fs_room,
                               &fs_bud, &fs_busy, &fs_bud2, &fs_near, &fs_range, &fs_order, &fs_resume,
-                              &fs_scope };
+                              &fs_scope, &fs_groups };
 
 static void writers_close(void);
 
@@ -1394,8 +1395,8 @@ static void aged_scenario_with(Fs *fs, const char *name, const char *mkfs_args, 
 
 static void aged_scenario(Fs *fs, const char *name, DropFn drop, bool make_room, bool busy, uint64_t near,
                           MoverStats *st, uint64_t *first, uint64_t *lowest, uint64_t *gap_lo, uint64_t *gap_hi) {
-        aged_scenario_with(fs, name, "", NULL, aged_sizes, AGED_NF, drop, make_room, busy, near, st, first, lowest,
-                           gap_lo, gap_hi);
+        aged_scenario_with(fs, name, "", NULL, aged_sizes, AGED_NF, drop, make_room, busy, near, st, first, lowest, gap_lo,
+                           gap_hi);
 }
 
 /* Making room (room.h): block groups 1-4 are cut up into 1 MiB pieces, so no free range there holds even
@@ -1414,6 +1415,40 @@ TEST(room) {
         ASSERT_TRUE(st.room_used);
         ASSERT_TRUE(st.donor_chunk > 0);
         ASSERT_EQ(first, st.room_start);
+}
+
+/* every other MiB of 32-512 MiB (block groups 1-15 of 32 MiB), and 600-700 MiB whole */
+static int drop_groups(uint64_t mib) {
+        if (mib >= 600 && mib < 700)
+                return 2;
+        return mib >= 32 && mib < 512 && mib % 2 == 1;
+}
+
+enum { GROUPS_NF = 8 };
+static const uint64_t groups_sizes[GROUPS_NF] = { 6 * MiB, 4 * MiB, 5 * MiB, 3 * MiB, 8 * MiB, 4 * MiB, 6 * MiB,
+                                                  4 * MiB };
+
+/* Making room for a donor longer than a block group: block groups of 32 MiB (mkfs -g 8192), 1-15 cut up
+ * into 1 MiB pieces, the only range that holds the 40 MiB donor a 100 MiB gap at 600 MiB. The window must
+ * span two whole groups, start at a group's start (neither group the first of its flex group or one with a
+ * backup superblock) 64 MiB or more below the gap, and take the files back to back in one run; every file
+ * (moved, moved out, left) intact (FNV and sha256 read back from the disk), none left in the window, e2fsck
+ * clean. Without windows over several groups the donor goes to the gap. */
+TEST(room_groups) {
+        MoverStats st;
+        uint64_t first, lowest, gap_lo, gap_hi, group = 32 * MiB;
+
+        aged_scenario_with(&fs_groups, "groups", "-g 8192", NULL, groups_sizes, GROUPS_NF, drop_groups, true, false, 0,
+                           &st, &first, &lowest, &gap_lo, &gap_hi);
+        ASSERT_TRUE(lowest >= gap_lo && lowest < gap_hi);      /* the premise */
+        ASSERT_TRUE(st.room_cleared);
+        ASSERT_TRUE(st.room_used);
+        ASSERT_TRUE(st.room_files > 0);
+        ASSERT_EQ(st.room_start % group, 0);
+        ASSERT_TRUE(st.room_start >= 2 * group && st.room_start + 64 * MiB <= gap_lo);
+        ASSERT_EQ(first, st.room_start);
+        /* the 40 MiB reach into the window's second group */
+        ASSERT_TRUE(first / group != (first + 40 * MiB - 1) / group);
 }
 
 /* every other MiB of 128-384 MiB (block groups 1 and 2), 400-440 MiB whole */
@@ -1845,7 +1880,7 @@ static const struct {
 } tests[] = {
 #define T(n) { #n, test_##n }
         T(layout), T(count_runs_range), T(errors), T(cancel_before_start), T(big_file), T(small_fs),
-        T(placement), T(target), T(segments), T(room), T(room_busy), T(room_scope), T(buddies), T(buddies_retry), T(near),
+        T(placement), T(target), T(segments), T(room), T(room_busy), T(room_groups), T(room_scope), T(buddies), T(buddies_retry), T(near),
         T(range), T(range_order), T(range_resume),
 #undef T
 };

@@ -164,15 +164,61 @@ static int scan_inodes(ext2_filsys fs, Scan *s) {
         return r;
 }
 
+/* Do cells [c, c + len) hold only movable file data, and how much (*ret_move)? */
+static bool cells_clear(const Scan *s, uint64_t c, uint64_t len, uint64_t *ret_move) {
+        uint64_t move = 0;
+
+        for (uint64_t u = c; u < c + len; u++) {
+                if (s->pinned[u] || s->used[u] != s->data[u])
+                        return false;
+                move += s->data[u];
+        }
+        *ret_move = move;
+        return true;
+}
+
+/* A donor longer than a block group: the lowest window of largest buddies that starts at the start of a
+ * block group and runs on through the next ones, none of them the first of its flex group (the
+ * power-of-two pass skips those for file data); a group with a backup superblock can't be in it (its first
+ * blocks are metadata). Starting each group at its start, the window's buddies are the group's lowest free
+ * ones of their size, which that pass takes first. An eighth longer than the donor: the files moved out go
+ * into a donor ext4 places by itself, which takes free blocks wherever they are, the window's own free
+ * holes too, and the donor is then made around them (donor.c). */
+static bool pick_window_groups(const Scan *s, uint64_t cells_per_group, uint64_t flex, uint64_t need_cells,
+                               unsigned order_max, uint64_t max_move, uint64_t *ret_first, uint64_t *ret_cells,
+                               uint64_t *ret_buddy, uint64_t *ret_move) {
+        uint64_t b = UINT64_C(1) << order_max, len = (need_cells + need_cells / 8 + b - 1) / b * b;
+        uint64_t groups = (len + cells_per_group - 1) / cells_per_group;
+
+        for (uint64_t g = 0; (g * cells_per_group) + len <= s->n_cells; g++) {
+                uint64_t move = 0;
+                bool ok = true;
+
+                for (uint64_t h = g; h < g + groups && ok; h++)
+                        ok = !(flex >= 4 && h % flex == 0);
+                if (!ok || !cells_clear(s, g * cells_per_group, len, &move) || move > max_move)
+                        continue;
+                *ret_first = g * cells_per_group;
+                *ret_cells = len;
+                *ret_buddy = b;
+                *ret_move = move;
+                return true;
+        }
+        return false;
+}
+
 /* The lowest window of buddies of one order (whole cells each: 2^k cells, k = 0..order_max) inside one block
  * group that ext4's power-of-two pass serves (not the first group of a flex group), enough of them for
  * need_cells, every cell holding only movable file data, at most max_move blocks of it. On a tie the
- * larger buddies (fewer requests). */
+ * larger buddies (fewer requests). A donor longer than a block group: pick_window_groups(). */
 static bool pick_window(const Scan *s, uint64_t cells_per_group, uint64_t flex, uint64_t need_cells,
                         unsigned order_max, uint64_t max_move, uint64_t *ret_first, uint64_t *ret_cells,
                         uint64_t *ret_buddy, uint64_t *ret_move) {
         bool found = false;
 
+        if (need_cells > cells_per_group)
+                return pick_window_groups(s, cells_per_group, flex, need_cells, order_max, max_move, ret_first,
+                                          ret_cells, ret_buddy, ret_move);
         for (unsigned k = order_max + 1; k-- > 0;) {
                 uint64_t b = UINT64_C(1) << k, len = (need_cells + b - 1) / b * b;
 
