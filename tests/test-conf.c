@@ -509,13 +509,13 @@ TEST(optimize_section) {
                    "MakeRoom=sometimes\n");            /* 7: not a boolean, ignored */
         config_set_defaults(&c);
         ASSERT_EQ(c.max_hot_set_mib, 1024);
-        ASSERT_EQ(c.max_file_mib, 128);
+        ASSERT_EQ(c.max_file_mib, 512);
         ASSERT_EQ(c.min_file_age_usec, 600 * USEC_PER_SEC);
         ASSERT_EQ(c.rate_limit_mibps, 0);
         log = load_capture(&c, p, NULL, &r);
         ASSERT_OK(r);
         ASSERT_EQ(c.max_hot_set_mib, 256);
-        ASSERT_EQ(c.max_file_mib, 128);
+        ASSERT_EQ(c.max_file_mib, 512);
         ASSERT_EQ(c.min_file_age_usec, 300 * USEC_PER_SEC);
         ASSERT_EQ(c.rate_limit_mibps, 20);
         ASSERT_TRUE(!c.make_room);

@@ -46,7 +46,8 @@ static Fs fs_main = { .mount_fd = -1 }, fs_small = { .mount_fd = -1 }, fs_place 
           fs_target = { .mount_fd = -1 }, fs_seg = { .mount_fd = -1 }, fs_room = { .mount_fd = -1 },
           fs_bud = { .mount_fd = -1 }, fs_busy = { .mount_fd = -1 },
           fs_bud2 = { .mount_fd = -1 }, fs_near = { .mount_fd = -1 }, fs_range = { .mount_fd = -1 },
-          fs_order = { .mount_fd = -1 }, fs_resume = { .mount_fd = -1 };
+          fs_order = { .mount_fd = -1 }, fs_resume = { .mount_fd = -1 }, fs_scope = { .mount_fd = -1 },
+          fs_groups = { .mount_fd = -1 };
 static pid_t child = -1;
 
 /* ---------------------------------------------------------------------------------------------------- */
@@ -84,7 +85,8 @@ static void fs_teardown(Fs *fs) {
 }
 
 static Fs *const all_fs[] = { &fs_main, &fs_small, &fs_place, &fs_target, &fs_seg, &fs_room,
-                              &fs_bud, &fs_busy, &fs_bud2, &fs_near, &fs_range, &fs_order, &fs_resume };
+                              &fs_bud, &fs_busy, &fs_bud2, &fs_near, &fs_range, &fs_order, &fs_resume,
+                              &fs_scope, &fs_groups };
 
 static void writers_close(void);
 
@@ -103,14 +105,16 @@ static void cleanup(void) {
         }
 }
 
-static void fs_setup(Fs *fs, const char *name, unsigned size_mb) {
+/* A scratch ext4 of size_mb MiB, made with mkfs.ext4 -b 4096 and mkfs_args (e.g. "-g 8192"). */
+static void fs_setup_with(Fs *fs, const char *name, unsigned size_mb, const char *mkfs_args) {
         char cmd[1024], *nl;
         FILE *p;
 
         snprintf(fs->img, sizeof fs->img, "%s/%s.img", tmpdir, name);
         snprintf(fs->mnt, sizeof fs->mnt, "%s/%s", tmpdir, name);
         ASSERT_EQ(mkdir(fs->mnt, 0755), 0);
-        ASSERT_EQ(run("truncate -s %uM '%s' && mkfs.ext4 -q -F -b 4096 '%s'", size_mb, fs->img, fs->img), 0);
+        ASSERT_EQ(run("truncate -s %uM '%s' && mkfs.ext4 -q -F -b 4096 %s '%s'", size_mb, fs->img, mkfs_args,
+                      fs->img), 0);
         snprintf(cmd, sizeof cmd, "losetup --find --show '%s'", fs->img);
         p = popen(cmd, "r");
         ASSERT_TRUE(p);
@@ -127,6 +131,19 @@ static void fs_setup(Fs *fs, const char *name, unsigned size_mb) {
         fs->mount_fd = open(fs->mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ASSERT_TRUE(fs->mount_fd >= 0);
         printf("  %s: %u MiB on %s at %s\n", name, size_mb, fs->dev, fs->mnt);
+}
+
+static void fs_setup(Fs *fs, const char *name, unsigned size_mb) {
+        fs_setup_with(fs, name, size_mb, "");
+}
+
+/* The page cache of one clean, unmapped file dropped (after sync()): it is read from the disk again. */
+static void drop_file_cache(const char *path) {
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_EQ(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+        close(fd);
 }
 
 static void drop_caches(void) {
@@ -928,7 +945,7 @@ static size_t fill_up(Fs *fs, char **fill, uint64_t *fill_size, size_t max, uint
 
         for (;; n++) {
                 uint64_t want = n % 2 == 0 ? a : b, avail;
-                char name[16];
+                char name[64];
                 int fd;
 
                 ASSERT_EQ(fstatfs(fs->mount_fd, &sfs), 0);
@@ -1120,8 +1137,9 @@ TEST(segments) {
 }
 
 /* Fill fs (root's reserve too: we run as root) with 1 MiB files of distinct data (names in fill[]), written
- * one after the other, so that they lie in disk order. Returns how many. */
-static size_t fill_with_data(Fs *fs, char **fill, size_t max) {
+ * one after the other, so that they lie in disk order, in the directory dir of fs (NULL: its root). Returns
+ * how many. */
+static size_t fill_with_data(Fs *fs, const char *dir, char **fill, size_t max) {
         uint64_t seed = 0x2545f4914f6cdd1dULL;
         uint8_t *buf = malloc(MiB);
         struct statfs sfs;
@@ -1129,7 +1147,7 @@ static size_t fill_with_data(Fs *fs, char **fill, size_t max) {
 
         ASSERT_TRUE(buf);
         for (;; n++) {
-                char name[16];
+                char name[64];
                 int fd;
 
                 ASSERT_EQ(fstatfs(fs->mount_fd, &sfs), 0);
@@ -1140,7 +1158,7 @@ static size_t fill_with_data(Fs *fs, char **fill, size_t max) {
                         seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
                         memcpy(buf + j, &seed, 8);
                 }
-                snprintf(name, sizeof name, "cold%03zu", n);
+                snprintf(name, sizeof name, "%s%scold%03zu", dir ?: "", dir ? "/" : "", n);
                 fill[n] = path_in(fs, name);
                 fd = open(fill[n], O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
                 ASSERT_TRUE(fd >= 0);
@@ -1165,9 +1183,9 @@ static size_t fill_with_data(Fs *fs, char **fill, size_t max) {
  * sum[] their checksums; *gap_lo and *gap_hi: the span of the deleted ones for which drop() returned 2. */
 typedef int (*DropFn)(uint64_t mib);
 
-static size_t make_aged(Fs *fs, char **fill, size_t max, DropFn drop, bool *alive, uint64_t *sum, uint64_t *gap_lo,
-                        uint64_t *gap_hi) {
-        size_t n = fill_with_data(fs, fill, max), kept = 0;
+static size_t make_aged(Fs *fs, const char *dir, char **fill, size_t max, DropFn drop, bool *alive, uint64_t *sum,
+                        uint64_t *gap_lo, uint64_t *gap_hi) {
+        size_t n = fill_with_data(fs, dir, fill, max), kept = 0;
         uint64_t phys;
 
         *gap_lo = UINT64_MAX;
@@ -1211,7 +1229,13 @@ static uint64_t move_and_check(Fs *fs, MoverOptions *o, char **paths, const uint
                (unsigned long long) st->room_files, (unsigned long long) (st->room_bytes >> 10));
         ASSERT_EQ(st->files_moved, nf);
         ASSERT_EQ(st->donor_runs, 1);
-        drop_caches();
+        /* read back from the disk: the caches of the files checked below dropped (not the machine's) */
+        sync();
+        for (size_t i = 0; i < nf; i++)
+                drop_file_cache(paths[i]);
+        for (size_t i = 0; i < nfill; i++)
+                if (alive[i])
+                        drop_file_cache(fill[i]);
         for (size_t i = 0; i < nf; i++) {
                 ASSERT_EQ(fnv_file(paths[i]), sums[i]);
                 ASSERT_EQ(count_extents(paths[i], &phys), 1);
@@ -1233,7 +1257,7 @@ static uint64_t move_and_check(Fs *fs, MoverOptions *o, char **paths, const uint
         return first;
 }
 
-enum { AGED_NF = 6, AGED_MAXFILL = 800 };
+enum { AGED_NF = 6, AGED_MAXNF = 16, AGED_MAXFILL = 800 };
 static const uint64_t aged_sizes[AGED_NF] = { 2 * MiB, 1536 * KiB, 3 * MiB, 1 * MiB, 2560 * KiB, 2 * MiB };
 
 /* every other MiB of block groups 1-4 (128-640 MiB), and 660-700 MiB whole */
@@ -1285,43 +1309,94 @@ static int drop_buddies_retry(uint64_t mib) {
 /* One scenario on its own 768 MiB filesystem (block groups of 128 MiB, the first of the flex group is
  * group 0): the 12 MiB of files of aged_sizes moved with make_room on or off (with the files of block
  * group 1 held open for writing during the move if busy), the donor wanted near `near` (bytes, 0: none). */
-static void aged_scenario(Fs *fs, const char *name, DropFn drop, bool make_room, bool busy, uint64_t near,
-                          MoverStats *st, uint64_t *first, uint64_t *lowest, uint64_t *gap_lo, uint64_t *gap_hi) {
-        char *paths[AGED_NF], *fill[AGED_MAXFILL];
-        uint64_t sums[AGED_NF], fill_sum[AGED_MAXFILL], total = 0;
+/* The directory `name` in the root of fs, its inode in the last third of the inode numbers (of a 768 MiB
+ * filesystem with block groups of 128 MiB: in group 4 or 5): top-level directories are spread over the
+ * flex groups (Orlov), so directories are made until one lands there; it is renamed to `name` (its inode
+ * stays), the others removed. Files made in it get inodes of that group too. */
+static void make_high_dir(Fs *fs, const char *name) {
+        struct statfs sfs;
+        char *d[64], *target = path_in(fs, name);
+        bool found = false;
+        size_t n = 0;
+
+        ASSERT_EQ(fstatfs(fs->mount_fd, &sfs), 0);
+        for (; n < ELEMENTSOF(d) && !found; n++) {
+                char nm[16];
+                struct stat st;
+
+                snprintf(nm, sizeof nm, "d%zu", n);
+                d[n] = path_in(fs, nm);
+                ASSERT_EQ(mkdir(d[n], 0755), 0);
+                ASSERT_EQ(stat(d[n], &st), 0);
+                if ((uint64_t) st.st_ino > (uint64_t) sfs.f_files * 2 / 3) {
+                        ASSERT_EQ(rename(d[n], target), 0);
+                        printf("  %s: inode %llu of %llu\n", name, (unsigned long long) st.st_ino,
+                               (unsigned long long) sfs.f_files);
+                        found = true;
+                }
+        }
+        ASSERT_TRUE(found);
+        for (size_t i = 0; i < n; i++) {
+                if (i + 1 < n)
+                        ASSERT_EQ(rmdir(d[i]), 0);
+                free(d[i]);
+        }
+        free(target);
+}
+
+static void aged_scenario_with(Fs *fs, const char *name, const char *mkfs_args, const char *fill_dir,
+                               const uint64_t *sizes, size_t nf, DropFn drop, bool make_room, bool busy, uint64_t near,
+                               MoverStats *st, uint64_t *first, uint64_t *lowest, uint64_t *gap_lo, uint64_t *gap_hi) {
+        char *paths[AGED_MAXNF], *fill[AGED_MAXFILL];
+        uint64_t sums[AGED_MAXNF], fill_sum[AGED_MAXFILL], total = 0;
         bool alive[AGED_MAXFILL];
-        MoveItem items[AGED_NF];
-        MoveOutcome out[AGED_NF];
+        MoveItem items[AGED_MAXNF];
+        MoveOutcome out[AGED_MAXNF];
         MoverOptions o;
         size_t nfill;
 
-        fs_setup(fs, name, 768);
+        ASSERT_TRUE(nf <= AGED_MAXNF);
+        fs_setup_with(fs, name, 768, mkfs_args);
+        if (fill_dir)
+                make_high_dir(fs, fill_dir);
         uint64_t orig_stream = fs_tunable(fs, "mb_stream_req");
-        make_files(fs, name, paths, aged_sizes, AGED_NF);
-        nfill = make_aged(fs, fill, AGED_MAXFILL, drop, alive, fill_sum, gap_lo, gap_hi);
-        for (size_t i = 0; i < AGED_NF; i++)
-                total += aged_sizes[i];
+        make_files(fs, name, paths, sizes, nf);
+        nfill = make_aged(fs, fill_dir, fill, AGED_MAXFILL, drop, alive, fill_sum, gap_lo, gap_hi);
+        for (size_t i = 0; i < nf; i++)
+                total += sizes[i];
         ASSERT_OK(donor_lowest_free(fs->mount_fd, total + 4 * KiB, lowest));
         printf("  the lowest free range that holds %llu MiB: at %llu MiB\n", (unsigned long long) (total >> 20),
                (unsigned long long) (*lowest >> 20));
-        for (size_t i = 0; i < AGED_NF; i++) {
+        for (size_t i = 0; i < nf; i++) {
                 sums[i] = fnv_file(paths[i]);
                 make_item(paths[i], (int64_t) i, &items[i]);
         }
+        /* making room: sha256 of every file on the filesystem too (the files to move and the ones that may be
+         * moved out), checked again after the move, read from the disk */
+        if (make_room)
+                ASSERT_EQ(run("cd '%s' && find . -type f -print0 | sort -z | xargs -0 sha256sum > '%s.sha256'",
+                              fs->mnt, fs->img), 0);
         o = options(fs, items);
         o.make_room = make_room;
         o.near = near;
         if (busy)
                 writers_open(fill, nfill, alive);
-        *first = move_and_check(fs, &o, paths, aged_sizes, sums, items, out, AGED_NF, st, fill, nfill, alive,
-                                fill_sum);
+        *first = move_and_check(fs, &o, paths, sizes, sums, items, out, nf, st, fill, nfill, alive, fill_sum);
         writers_close();
+        if (make_room)
+                ASSERT_EQ(run("cd '%s' && sha256sum --quiet -c '%s.sha256'", fs->mnt, fs->img), 0);
         stream_req_unchanged(fs, orig_stream);
-        for (size_t i = 0; i < AGED_NF; i++)
+        for (size_t i = 0; i < nf; i++)
                 free(paths[i]);
         for (size_t i = 0; i < nfill; i++)
                 free(fill[i]);
         fsck(fs);
+}
+
+static void aged_scenario(Fs *fs, const char *name, DropFn drop, bool make_room, bool busy, uint64_t near,
+                          MoverStats *st, uint64_t *first, uint64_t *lowest, uint64_t *gap_lo, uint64_t *gap_hi) {
+        aged_scenario_with(fs, name, "", NULL, aged_sizes, AGED_NF, drop, make_room, busy, near, st, first, lowest, gap_lo,
+                           gap_hi);
 }
 
 /* Making room (room.h): block groups 1-4 are cut up into 1 MiB pieces, so no free range there holds even
@@ -1339,6 +1414,67 @@ TEST(room) {
         ASSERT_TRUE(st.room_cleared);
         ASSERT_TRUE(st.room_used);
         ASSERT_TRUE(st.donor_chunk > 0);
+        ASSERT_EQ(first, st.room_start);
+}
+
+/* every other MiB of 32-512 MiB (block groups 1-15 of 32 MiB), and 600-700 MiB whole */
+static int drop_groups(uint64_t mib) {
+        if (mib >= 600 && mib < 700)
+                return 2;
+        return mib >= 32 && mib < 512 && mib % 2 == 1;
+}
+
+enum { GROUPS_NF = 8 };
+static const uint64_t groups_sizes[GROUPS_NF] = { 6 * MiB, 4 * MiB, 5 * MiB, 3 * MiB, 8 * MiB, 4 * MiB, 6 * MiB,
+                                                  4 * MiB };
+
+/* Making room for a donor longer than a block group: block groups of 32 MiB (mkfs -g 8192), 1-15 cut up
+ * into 1 MiB pieces, the only range that holds the 40 MiB donor a 100 MiB gap at 600 MiB. The window must
+ * span two whole groups, start at a group's start (neither group the first of its flex group or one with a
+ * backup superblock) 64 MiB or more below the gap, and take the files back to back in one run; every file
+ * (moved, moved out, left) intact (FNV and sha256 read back from the disk), none left in the window, e2fsck
+ * clean. Without windows over several groups the donor goes to the gap. */
+TEST(room_groups) {
+        MoverStats st;
+        uint64_t first, lowest, gap_lo, gap_hi, group = 32 * MiB;
+
+        aged_scenario_with(&fs_groups, "groups", "-g 8192", NULL, groups_sizes, GROUPS_NF, drop_groups, true, false, 0,
+                           &st, &first, &lowest, &gap_lo, &gap_hi);
+        ASSERT_TRUE(lowest >= gap_lo && lowest < gap_hi);      /* the premise */
+        ASSERT_TRUE(st.room_cleared);
+        ASSERT_TRUE(st.room_used);
+        ASSERT_TRUE(st.room_files > 0);
+        ASSERT_EQ(st.room_start % group, 0);
+        ASSERT_TRUE(st.room_start >= 2 * group && st.room_start + 64 * MiB <= gap_lo);
+        ASSERT_EQ(first, st.room_start);
+        /* the 40 MiB reach into the window's second group */
+        ASSERT_TRUE(first / group != (first + 40 * MiB - 1) / group);
+}
+
+/* every other MiB of 128-384 MiB (block groups 1 and 2), 400-440 MiB whole */
+static int drop_scope(uint64_t mib) {
+        if (mib >= 400 && mib < 440)
+                return 2;
+        return mib >= 128 && mib < 384 && mib % 2 == 1;
+}
+
+/* Making room when the files around the window have their inodes far out: flex groups of two block groups
+ * (mkfs -G 2), the 1 MiB files made in a directory whose inode is in group 4 or 5 (so are theirs), their
+ * data everywhere; the lowest range that holds the donor is a gap at 400 MiB, in group 3. The window's
+ * files must be found (every inode in use read, not only those of the flex groups below the window's
+ * limit, which would leave every cell "in use by something else") and the donor made there. */
+TEST(room_scope) {
+        MoverStats st;
+        uint64_t first, lowest, gap_lo, gap_hi;
+
+        aged_scenario_with(&fs_scope, "scope", "-G 2", "far", aged_sizes, AGED_NF, drop_scope, true, false, 0, &st,
+                           &first, &lowest, &gap_lo, &gap_hi);
+        /* the premise (group 2's metadata shifts the files of groups 2-3 off MiB boundaries) */
+        ASSERT_TRUE(lowest + MiB > gap_lo && lowest < gap_hi);
+        ASSERT_TRUE(st.room_cleared);
+        ASSERT_TRUE(st.room_used);
+        ASSERT_TRUE(st.room_files > 0);
+        ASSERT_TRUE(st.room_start + 64 * MiB <= gap_lo);
         ASSERT_EQ(first, st.room_start);
 }
 
@@ -1744,7 +1880,7 @@ static const struct {
 } tests[] = {
 #define T(n) { #n, test_##n }
         T(layout), T(count_runs_range), T(errors), T(cancel_before_start), T(big_file), T(small_fs),
-        T(placement), T(target), T(segments), T(room), T(room_busy), T(buddies), T(buddies_retry), T(near),
+        T(placement), T(target), T(segments), T(room), T(room_busy), T(room_groups), T(room_scope), T(buddies), T(buddies_retry), T(near),
         T(range), T(range_order), T(range_resume),
 #undef T
 };

@@ -88,7 +88,7 @@ void config_set_defaults(Config *c) {
                 .max_profiles_per_user = 64,
                 .max_session_files = 65536,
                 .max_hot_set_mib = 1024,
-                .max_file_mib = 128,
+                .max_file_mib = 512,
                 .min_file_age_usec = 600 * USEC_PER_SEC,
                 .rate_limit_mibps = 0,
                 .early_budget_usec = 2 * USEC_PER_SEC,

@@ -20,7 +20,7 @@ typedef struct Config {
 
         /* [Optimize] */
         unsigned max_hot_set_mib;       /* MaxHotSetMiB=, default 1024 (and never more than 5% of the fs) */
-        unsigned max_file_mib;          /* MaxFileMiB=, default 128 */
+        unsigned max_file_mib;          /* MaxFileMiB=, default 512 */
         uint64_t min_file_age_usec;     /* MinFileAgeSec=, default 600 s */
         unsigned rate_limit_mibps;      /* RateLimitMiBps=, default 0 = unlimited */
         uint64_t early_budget_usec;     /* EarlyBudgetSec=, default 2 s: the early-boot pass's time budget */

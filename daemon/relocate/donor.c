@@ -312,11 +312,34 @@ static uint64_t buddy_at(uint64_t p, uint64_t end, unsigned max_order) {
 }
 
 typedef struct PiecePlan {
-        uint64_t bs, blocks, min_piece, anchor, floor, limit, skip_below, range_end;
+        uint64_t bs, blocks, min_piece, anchor, floor, limit, skip_below, range_end, window_end, got;
         unsigned max_order;
         DonorTarget t[DONOR_MAX_SEGMENTS];
         size_t n;
 } PiecePlan;
+
+/* A window's free range [s, e) (see DonorWindow.end; every range that ends past the window's start comes
+ * here, lowest first): its buddies longer than a group preallocation from the floor on, added to those of
+ * the window's ranges before it; shorter ones (next to a spot something else took) are left out. Stops
+ * (-ENOSPC) at a range from the window's end on while the donor is not held yet. */
+static int window_pieces(PiecePlan *pp, uint64_t s, uint64_t e) {
+        uint64_t p = s;
+
+        if (s >= pp->window_end)
+                return -ENOSPC;
+        while (p < e && pp->got < pp->blocks) {
+                uint64_t b = buddy_at(p, e, pp->max_order);
+
+                if (b >= pp->min_piece && p >= pp->floor) {
+                        if (pp->n == DONOR_MAX_SEGMENTS)
+                                return -ENOSPC;
+                        pp->t[pp->n++] = (DonorTarget) { .physical = p, .blocks = b };
+                        pp->got += b;
+                }
+                p += b;
+        }
+        return pp->got >= pp->blocks ? 1 : 0;
+}
 
 /* In the free range [start, start + length): the first buddies longer than a group preallocation, one after
  * the other, that hold the donor, none below the floor block. Only the range that contains the anchor
@@ -328,6 +351,8 @@ static int pieces_fn(uint64_t start, uint64_t length, void *userdata) {
         if ((pp->anchor != UINT64_MAX && e <= pp->anchor) || e <= pp->skip_below)
                 return 0;
         pp->range_end = e;
+        if (pp->window_end > 0)
+                return window_pieces(pp, s, e);
         if (s > pp->limit || (pp->anchor != UINT64_MAX && s > pp->anchor))
                 return -ENOSPC;
         pp->n = 0;
@@ -372,6 +397,7 @@ static int donor_create_buddies(int dir_fd, uint64_t bytes, uint64_t group_preal
         PiecePlan pp = {
                 .anchor = w ? w->start : UINT64_MAX,
                 .floor = w ? w->floor : 0,
+                .window_end = w ? w->end : 0,
                 .limit = w ? UINT64_MAX : limit,
                 .skip_below = w ? 0 : skip_below,
         };
@@ -410,21 +436,28 @@ static int donor_create_buddies(int dir_fd, uint64_t bytes, uint64_t group_preal
         if (r < 0)
                 return r;
         pilot /= pp.bs;
-        if (pilot >= pp.t[0].physical && pilot < pp.t[0].physical + total)
-                return -EAGAIN;         /* the pilot took a block of them */
+        for (size_t i = 0; i < pp.n; i++)
+                if (pilot >= pp.t[i].physical && pilot < pp.t[i].physical + pp.t[i].blocks)
+                        return -EAGAIN;         /* the pilot took a block of them */
         r = place_segments(fd, pp.bs, pilot, pp.t, pp.n, d);
         if (r < 0)
                 return r;
         if (accept_hi > accept_lo ? !segments_within(fd, pp.bs, d, accept_lo, accept_hi) :
             !segments_on_target(fd, pp.bs, pp.t, d))
                 return -EAGAIN;
-        /* the pieces follow each other on disk and in the file */
-        d->segments[0].blocks = total;
+        /* the pieces follow each other on disk and in the file; in a window, where something took a spot of
+         * it, the next piece starts a new segment (a run of its own) */
         d->n_segments = 1;
-        d->runs = 1;
+        d->segments[0].blocks = pp.t[0].blocks;
         d->chunk = pp.t[0].blocks;
-        for (size_t i = 1; i < pp.n; i++)
+        for (size_t i = 1; i < pp.n; i++) {
+                if (pp.t[i].physical == pp.t[i - 1].physical + pp.t[i - 1].blocks)
+                        d->segments[d->n_segments - 1].blocks += pp.t[i].blocks;
+                else
+                        d->segments[d->n_segments++] = d->segments[i];
                 d->chunk = MAX(d->chunk, pp.t[i].blocks);
+        }
+        d->runs = d->n_segments;
         d->fd = TAKE_FD(fd);
         return 0;
 }

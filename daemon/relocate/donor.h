@@ -61,6 +61,9 @@ typedef struct Donor {
  * accepted wherever ext4 puts them within 128 MiB of it, in one run. */
 typedef struct DonorWindow {
         uint64_t start, floor;
+        uint64_t end;           /* the window's end (block after it): buddies are taken from its free ranges up
+                                 * to there, around anything that took a spot of it (0: from the one free
+                                 * range that contains `start` only) */
         uint64_t near;
 } DonorWindow;
 

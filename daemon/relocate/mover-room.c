@@ -114,7 +114,7 @@ int mover_make_room(const MoverOptions *o, const MoveItem *items, size_t n, uint
                       keep, n, &p);
         if (r < 0)
                 return 0;
-        window = (DonorWindow) { .start = p.start, .floor = p.group_start };
+        window = (DonorWindow) { .start = p.start, .floor = p.group_start, .end = p.start + p.blocks };
         st->room_start = p.start * bsize;
         if (p.n_inodes == 0) {
                 room_plan_done(&p);

@@ -164,15 +164,61 @@ static int scan_inodes(ext2_filsys fs, Scan *s) {
         return r;
 }
 
+/* Do cells [c, c + len) hold only movable file data, and how much (*ret_move)? */
+static bool cells_clear(const Scan *s, uint64_t c, uint64_t len, uint64_t *ret_move) {
+        uint64_t move = 0;
+
+        for (uint64_t u = c; u < c + len; u++) {
+                if (s->pinned[u] || s->used[u] != s->data[u])
+                        return false;
+                move += s->data[u];
+        }
+        *ret_move = move;
+        return true;
+}
+
+/* A donor longer than a block group: the lowest window of largest buddies that starts at the start of a
+ * block group and runs on through the next ones, none of them the first of its flex group (the
+ * power-of-two pass skips those for file data); a group with a backup superblock can't be in it (its first
+ * blocks are metadata). Starting each group at its start, the window's buddies are the group's lowest free
+ * ones of their size, which that pass takes first. An eighth longer than the donor: the files moved out go
+ * into a donor ext4 places by itself, which takes free blocks wherever they are, the window's own free
+ * holes too, and the donor is then made around them (donor.c). */
+static bool pick_window_groups(const Scan *s, uint64_t cells_per_group, uint64_t flex, uint64_t need_cells,
+                               unsigned order_max, uint64_t max_move, uint64_t *ret_first, uint64_t *ret_cells,
+                               uint64_t *ret_buddy, uint64_t *ret_move) {
+        uint64_t b = UINT64_C(1) << order_max, len = (need_cells + need_cells / 8 + b - 1) / b * b;
+        uint64_t groups = (len + cells_per_group - 1) / cells_per_group;
+
+        for (uint64_t g = 0; (g * cells_per_group) + len <= s->n_cells; g++) {
+                uint64_t move = 0;
+                bool ok = true;
+
+                for (uint64_t h = g; h < g + groups && ok; h++)
+                        ok = !(flex >= 4 && h % flex == 0);
+                if (!ok || !cells_clear(s, g * cells_per_group, len, &move) || move > max_move)
+                        continue;
+                *ret_first = g * cells_per_group;
+                *ret_cells = len;
+                *ret_buddy = b;
+                *ret_move = move;
+                return true;
+        }
+        return false;
+}
+
 /* The lowest window of buddies of one order (whole cells each: 2^k cells, k = 0..order_max) inside one block
  * group that ext4's power-of-two pass serves (not the first group of a flex group), enough of them for
  * need_cells, every cell holding only movable file data, at most max_move blocks of it. On a tie the
- * larger buddies (fewer requests). */
+ * larger buddies (fewer requests). A donor longer than a block group: pick_window_groups(). */
 static bool pick_window(const Scan *s, uint64_t cells_per_group, uint64_t flex, uint64_t need_cells,
                         unsigned order_max, uint64_t max_move, uint64_t *ret_first, uint64_t *ret_cells,
                         uint64_t *ret_buddy, uint64_t *ret_move) {
         bool found = false;
 
+        if (need_cells > cells_per_group)
+                return pick_window_groups(s, cells_per_group, flex, need_cells, order_max, max_move, ret_first,
+                                          ret_cells, ret_buddy, ret_move);
         for (unsigned k = order_max + 1; k-- > 0;) {
                 uint64_t b = UINT64_C(1) << k, len = (need_cells + b - 1) / b * b;
 
@@ -215,7 +261,7 @@ int room_plan(const char *device, dev_t dev, uint64_t need_blocks, uint64_t belo
         _cleanup_free_ uint64_t *used = NULL, *data = NULL, *keep_sorted = NULL, *inodes = NULL;
         _cleanup_free_ bool *pinned = NULL;
         _cleanup_free_ Hit *hits = NULL;
-        uint64_t unit, cell, per_group, flex, groups, first = 0, cells = 0, buddy = 0, move = 0;
+        uint64_t unit, cell, per_group, flex, first = 0, cells = 0, buddy = 0, move = 0;
         unsigned order_max = 0;
         size_t n_inodes = 0;
         struct stat st;
@@ -247,12 +293,12 @@ int room_plan(const char *device, dev_t dev, uint64_t need_blocks, uint64_t belo
                 return -ENOSPC;
         per_group = EXT2_BLOCKS_PER_GROUP(fs->super) / cell;
         flex = ext2fs_has_feature_flex_bg(fs->super) ? UINT64_C(1) << fs->super->s_log_groups_per_flex : 1;
-        /* Only the start of the disk (ROOM_REGION_BYTES) is looked at, and only the inodes of its flex groups
-         * are read: a file's data lies in its inode's flex group unless that was full; the blocks of a file
-         * from further out count as "in use by something else", so no window is taken there. */
+        /* Only the start of the disk (ROOM_REGION_BYTES) is looked at, but every inode in use is read (the
+         * scan skips the never used part of each group's inode table): on a full, aged disk a file's data
+         * lies anywhere, whatever flex group holds its inode (reading only the region's own inodes, a
+         * directory of files whose inode Orlov put further out made every cell "in use by something else",
+         * and no window was found at all). */
         below = MIN(MIN(below, ext2fs_blocks_count(fs->super)), ROOM_REGION_BYTES / fs->blocksize);
-        groups = (below + EXT2_BLOCKS_PER_GROUP(fs->super) - 1) / EXT2_BLOCKS_PER_GROUP(fs->super);
-        groups = (groups + flex - 1) / flex * flex;
 
         if (n_keep > 0) {
                 keep_sorted = malloc(n_keep * sizeof *keep);
@@ -266,7 +312,7 @@ int room_plan(const char *device, dev_t dev, uint64_t need_blocks, uint64_t belo
                 .n_cells = below / cell,
                 .keep = keep_sorted,
                 .n_keep = n_keep,
-                .max_ino = groups * EXT2_INODES_PER_GROUP(fs->super),
+                .max_ino = fs->super->s_inodes_count,
         };
         if (s.n_cells == 0)
                 return -ENOSPC;

@@ -9,16 +9,20 @@
  * whole lies far out, a window of whole buddy units (the allocator's largest aligned free chunk: 2 <<
  * block-size-bits blocks, 32 MiB with 4 KiB blocks) lower down, inside one block group that is not the
  * first of a flex group, is cleared by moving the files whose data is in it elsewhere; then the donor is
- * aimed at it one unit at a time. Why units: a request of exactly one unit is served by ext4's first,
- * power-of-two pass, which in the goal's block group takes the group's first free aligned unit
- * (ext4_mb_simple_scan_group()), however cut up the rest of the group is; a request of another length
- * needs the group's free blocks / free extents to be at least the request (ext4_mb_good_group()), which a
- * group on an aged disk never has. The first group of a flex group is skipped by that pass for file data.
+ * aimed at it one unit at a time. For a donor longer than a block group, the window starts at a block
+ * group's start and runs on through whole groups into the last one's start, none of them the first of a
+ * flex group (nor one with a backup superblock, whose first blocks are metadata): each group's part then
+ * begins at the group's start, so its units are the group's lowest free ones; it is an eighth longer than
+ * the donor, which is made around whatever the files moved out took of it (see DonorWindow.end). Why
+ * units: a request of exactly one unit is served by ext4's first, power-of-two pass, which in the goal's
+ * block group takes the group's first free aligned unit (ext4_mb_simple_scan_group()), however cut up the
+ * rest of the group is; a request of another length needs the group's free blocks / free extents to be at
+ * least the request (ext4_mb_good_group()), which a group on an aged disk never has. The first group of a flex group is skipped by that pass for file data.
  *
  * room_plan() only reads: the filesystem's geometry, block bitmap and inodes with libext2fs from the block
  * device (buffered, so it sees the in-memory metadata; it can still be stale by a moment, so the caller
- * checks the result with FIEMAP). It looks at the first 8 GiB of the disk only, and reads the inodes of
- * their flex groups only (twice: a second time for the chosen window's files). */
+ * checks the result with FIEMAP). It looks at the first 8 GiB of the disk only, and reads every inode in
+ * use (twice: a second time for the chosen window's files). */
 
 typedef struct RoomPlan {
         uint64_t start;         /* the window's first block */
