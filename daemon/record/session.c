@@ -155,6 +155,8 @@ int session_add(Session *s, const FileKey *key, uint64_t now_usec) {
 
 /* Appends n bytes to a buffer of the path store, at most 4 GiB (places are 32 bits): their place. */
 static int store_append(char **buf, size_t *n_bytes, size_t *allocated, const void *p, size_t n) {
+        if (n == 0)
+                return 0;       /* the root's directory "": nothing to copy (the buffer may not exist yet) */
         if (*n_bytes + n > UINT32_MAX - 1)
                 return -EFBIG;
         if (*n_bytes + n > *allocated) {
