@@ -95,6 +95,13 @@ static const TableColumn range_columns[] = {
         {}
 };
 
+static const TableColumn metadata_columns[] = {
+        { "FILESYSTEM", "filesystem" },
+        { "OFFSET",     "offset"     },
+        { "LENGTH",     "length"     },
+        {}
+};
+
 /* Ranges shown per file in the text; the rest are counted ("+N"). */
 #define SHOW_RANGES_MAX 3
 
@@ -214,19 +221,47 @@ static int add_file_row(Table *t, const ShowFile *f) {
         return 0;
 }
 
-/* The legend "NAME (KIND), N files, SIZE, R ranges, HOT hot" and the table; {"name", "kind", "files": [the
- * table]}. */
-static DocNode *profile_doc(const char *name, const char *kind, const ShowProfile *p, Table *files) {
+/* GetProfileMetadata's rows into the table; *bytes adds up their lengths. */
+typedef struct ShowMetadata {
+        Table *t;
+        uint64_t bytes;
+} ShowMetadata;
+
+static int read_metadata_range(sd_bus_message *m, void *userdata) {
+        ShowMetadata *md = userdata;
+        const char *mount;
+        uint64_t offset, length;
+        int r;
+
+        r = sd_bus_message_read(m, "(stt)", &mount, &offset, &length);
+        if (r < 0)
+                return r;
+        if (table_add_string(md->t, mount) < 0 || table_add_uint(md->t, offset) < 0 ||
+            table_add_uint(md->t, length) < 0)
+                return -ENOMEM;
+        md->bytes += length;
+        return 0;
+}
+
+/* The legend "NAME (KIND), N files, SIZE, R ranges, HOT hot" (and a line on the filesystem metadata, if
+ * any) and the table; {"name", "kind", "files": [the table], "metadata": [the metadata ranges]}. */
+static DocNode *profile_doc(const char *name, const char *kind, const ShowProfile *p, Table *files,
+                            const ShowMetadata *md) {
         _cleanup_(doc_freep) DocNode *d = doc_new();
-        char size[FORMAT_BYTES_MAX], hot[FORMAT_BYTES_MAX];
+        char size[FORMAT_BYTES_MAX], hot[FORMAT_BYTES_MAX], meta[FORMAT_BYTES_MAX];
+        size_t n_meta = table_get_rows(md->t);
 
         doc_add_string(d, NULL, "name", name);
         doc_add_string(d, NULL, "kind", kind);
         doc_add_linef(d, "%s (%s), %zu file%s, %s, %zu range%s, %s hot", name, kind, p->n_files,
                       p->n_files == 1 ? "" : "s", format_bytes(size, sizeof size, p->total), p->n_ranges,
                       p->n_ranges == 1 ? "" : "s", format_bytes(hot, sizeof hot, p->hot));
+        if (n_meta > 0)
+                doc_add_linef(d, "Filesystem metadata read (newest session, never moved): %zu range%s, %s",
+                              n_meta, n_meta == 1 ? "" : "s", format_bytes(meta, sizeof meta, md->bytes));
         doc_set_flags(d, DOC_LEGEND);
         doc_add_table(d, NULL, "files", files, DOC_TABLE_GRID);
+        doc_add_table(d, NULL, "metadata", md->t, DOC_TABLE_HIDDEN);
         return TAKE_PTR(d);
 }
 
@@ -234,8 +269,10 @@ int verb_show(int argc, char *argv[], void *userdata) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_(doc_freep) DocNode *d = NULL;
-        _cleanup_(table_freep) Table *files = NULL;
+        _cleanup_(table_freep) Table *files = NULL, *metadata = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *meta_reply = NULL;
         _cleanup_(show_profile_done) ShowProfile p = {};
+        ShowMetadata md = {};
         _cleanup_free_ char *what = NULL, *name = arg_to_bus(argv[1]);
         const char *kind;
         int r;
@@ -263,13 +300,24 @@ int verb_show(int argc, char *argv[], void *userdata) {
         if (r < 0)
                 return log_parse_error(r);
 
+        r = call_daemon(bus, SEEKLESS_BUS_INTERFACE, "GetProfileMetadata", argv[0], what, name, &meta_reply, "s",
+                        name);
+        if (r < 0)
+                return r;
+        metadata = md.t = table_new_columns(metadata_columns);
+        if (!metadata)
+                return log_oom();
+        r = bus_read_array(meta_reply, false, "(stt)", read_metadata_range, &md);
+        if (r < 0)
+                return log_parse_error(r);
+
         files = table_new_columns(file_columns);
         if (!files)
                 return log_oom();
         for (size_t i = 0; i < p.n_files; i++)
                 if (add_file_row(files, p.files + i) < 0)
                         return log_oom();
-        d = profile_doc(name, kind, &p, files);
+        d = profile_doc(name, kind, &p, files, &md);
         return print_doc(d);
 }
 

@@ -897,6 +897,8 @@ TEST(evict_order) {
 #define SCHEMA_5_DROP "DROP TABLE session_ranges; DROP TABLE profile_ranges; "
 /* What migration 5 -> 6 adds, dropped. */
 #define SCHEMA_6_DROP "ALTER TABLE run_files DROP COLUMN range_offset; ALTER TABLE run_files DROP COLUMN range_length; "
+/* What migration 6 -> 7 adds, dropped. */
+#define SCHEMA_7_DROP "DROP TABLE session_metadata; "
 
 /* A database of schema 2 (before uids): made by the current code and brought back to schema 2's tables
  * (the columns migrations 2 -> 3, 3 -> 4 and 5 -> 6 add and the tables of 4 -> 5 dropped, user_version 2),
@@ -907,14 +909,14 @@ TEST(migration_from_2) {
         sqlite3 *s = NULL;
 
         (void) unlink(p);
-        ASSERT_EQ(db_schema_version(), 6);
+        ASSERT_EQ(db_schema_version(), 7);
         ASSERT_OK(db_open(p, &db));
         ASSERT_OK(ADD(db, "boot", PROFILE_BOOT, BOOT_A, 1000, 3, 1, 2));
         ASSERT_OK(ADD(db, APP, PROFILE_APP, BOOT_A, 2000, 3, 2, 3));
         db = db_free(db);
         ASSERT_EQ(sqlite3_open_v2(p, &s, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
         ASSERT_EQ(sqlite3_exec(s, "ALTER TABLE sessions DROP COLUMN uid; ALTER TABLE profiles DROP COLUMN uid; "
-                               "ALTER TABLE run_files DROP COLUMN why; " SCHEMA_5_DROP SCHEMA_6_DROP
+                               "ALTER TABLE run_files DROP COLUMN why; " SCHEMA_5_DROP SCHEMA_6_DROP SCHEMA_7_DROP
                                "PRAGMA user_version = 2", NULL, NULL, NULL),
                   SQLITE_OK);
         ASSERT_EQ(sqlite3_close(s), SQLITE_OK);
@@ -979,7 +981,7 @@ TEST(migration_from_3) {
         ASSERT_OK(db_run_file_set(db, run, 3, RUN_FILE_SKIPPED, MOVE_REASON_NONE, "running executable", 0));
         db = db_free(db);
         ASSERT_EQ(sqlite3_open_v2(p, &s, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
-        ASSERT_EQ(sqlite3_exec(s, "ALTER TABLE run_files DROP COLUMN why; " SCHEMA_5_DROP SCHEMA_6_DROP
+        ASSERT_EQ(sqlite3_exec(s, "ALTER TABLE run_files DROP COLUMN why; " SCHEMA_5_DROP SCHEMA_6_DROP SCHEMA_7_DROP
                                "PRAGMA user_version = 3", NULL, NULL, NULL),
                   SQLITE_OK);
         ASSERT_EQ(sqlite3_close(s), SQLITE_OK);
@@ -1175,6 +1177,84 @@ TEST(ranges) {
         (void) unlink(p);
 }
 
+static int add_meta(Db *db, const char *profile, uint64_t started, const DbMetaRange *meta, size_t n_meta,
+                    unsigned keep) {
+        DbSessionFile f = file_make(1);
+
+        return db_add_session(db, &(DbSession) {
+                        .profile = profile,
+                        .kind = streq(profile, "boot") ? PROFILE_BOOT : PROFILE_APP,
+                        .boot_id = BOOT_A,
+                        .started_realtime_usec = started,
+                        .duration_usec = 100,
+                        .complete = true,
+                        .files = &f,
+                        .n_files = 1,
+                        .meta = meta,
+                        .n_meta = n_meta,
+                }, keep, NULL);
+}
+
+/* The profile's metadata as "fsid:offset+length ...". */
+static char *meta_string(Db *db, const char *name) {
+        static char buf[512];
+        DbMetaRange *r = NULL;
+        size_t n, k = 0;
+
+        buf[0] = 0;
+        ASSERT_OK(db_get_profile_metadata(db, name, &r, &n));
+        for (size_t i = 0; i < n; i++) {
+                k += (size_t) snprintf(buf + k, sizeof buf - k, "%s%" PRIu64 ":%" PRIu64 "+%" PRIu64, i ? " " : "",
+                                       r[i].fsid, r[i].offset, r[i].length);
+                ASSERT_TRUE(k < sizeof buf);
+        }
+        free(r);
+        fprintf(stderr, "   %s metadata: %s\n", name, buf);
+        return buf;
+}
+
+/* Filesystem metadata: stored per session in first-touch order; a profile's is its newest session's that
+ * has any; it goes with its session (pruned, forgotten). */
+TEST(metadata) {
+        const char *p = tmp_path("metadata.db");
+        _cleanup_(db_freep) Db *db = NULL;
+        DbMetaRange *r = NULL;
+        size_t n;
+
+        (void) unlink(p);
+        ASSERT_OK(db_open(p, &db));
+        ASSERT_ERROR(db_get_profile_metadata(db, "boot", &r, &n), ENOENT);
+        ASSERT_OK(add_meta(db, "boot", 1000, (const DbMetaRange[]) {
+                        { .fsid = 7, .offset = 8192, .length = 4096, .offset_usec = 3 },
+                        { .fsid = 9, .offset = 4096, .length = 12288, .offset_usec = 4 },
+                        { .fsid = 7, .offset = 0, .length = 4096, .offset_usec = 5 } }, 3, 3));
+        ASSERT_STREQ(meta_string(db, "boot"), "7:8192+4096 9:4096+12288 7:0+4096");
+        /* bad ranges store nothing */
+        ASSERT_ERROR(add_meta(db, "boot", 1500, (const DbMetaRange[]) { { .fsid = 7, .length = 0 } }, 1, 3), EINVAL);
+        ASSERT_ERROR(add_meta(db, "boot", 1500, (const DbMetaRange[]) {
+                        { .fsid = 7, .offset = INT64_MAX, .length = 4096 } }, 1, 3), EINVAL);
+        ASSERT_ERROR(add_meta(db, "boot", 1500, NULL, 1, 3), EINVAL);
+        ASSERT_EQ(count_rows(p, "session_metadata"), 3);
+        /* a newer session without metadata: the profile keeps the last one recorded */
+        ASSERT_OK(add_meta(db, "boot", 2000, NULL, 0, 3));
+        ASSERT_STREQ(meta_string(db, "boot"), "7:8192+4096 9:4096+12288 7:0+4096");
+        /* a newer one with metadata replaces it (the filesystem as it is now); another profile's is its own */
+        ASSERT_OK(add_meta(db, "boot", 3000, (const DbMetaRange[]) { { .fsid = 7, .offset = 65536, .length = 4096 } },
+                           1, 3));
+        ASSERT_STREQ(meta_string(db, "boot"), "7:65536+4096");
+        ASSERT_OK(add_meta(db, APP, 3500, (const DbMetaRange[]) { { .fsid = 9, .offset = 0, .length = 4096 } }, 1, 3));
+        ASSERT_STREQ(meta_string(db, APP), "9:0+4096");
+        ASSERT_STREQ(meta_string(db, "boot"), "7:65536+4096");
+        /* pruned with its session: keep 1 leaves the newest boot session, with its metadata */
+        ASSERT_OK(add_meta(db, "boot", 4000, NULL, 0, 1));
+        ASSERT_EQ(count_rows(p, "session_metadata"), 1);
+        ASSERT_STREQ(meta_string(db, "boot"), "");
+        ASSERT_OK(db_forget_profile(db, APP));
+        ASSERT_EQ(count_rows(p, "session_metadata"), 0);
+        db = db_free(db);
+        (void) unlink(p);
+}
+
 /* A database of the previous schema (4, whole files only), with a merged profile: migration 4 -> 5 gives
  * each of its files one whole range, in profile order; its sessions have no ranges. */
 TEST(migration_from_4) {
@@ -1197,7 +1277,7 @@ TEST(migration_from_4) {
         db_merge_input_free(&in);
         db = db_free(db);
         ASSERT_EQ(sqlite3_open_v2(p, &s, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
-        ASSERT_EQ(sqlite3_exec(s, SCHEMA_5_DROP SCHEMA_6_DROP "PRAGMA user_version = 4", NULL, NULL, NULL), SQLITE_OK);
+        ASSERT_EQ(sqlite3_exec(s, SCHEMA_5_DROP SCHEMA_6_DROP SCHEMA_7_DROP "PRAGMA user_version = 4", NULL, NULL, NULL), SQLITE_OK);
         ASSERT_EQ(sqlite3_close(s), SQLITE_OK);
         ASSERT_EQ(user_version(p), 4);
 
@@ -1235,6 +1315,7 @@ int main(int argc, char **argv) {
         RUN(migration_from_2);
         RUN(ranges);
         RUN(migration_from_4);
+        RUN(metadata);
         RUN(newer_version);
         RUN(foreign);
         RUN(corrupt);

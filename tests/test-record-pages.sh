@@ -78,9 +78,20 @@ ls "$D" > /dev/null
 wait_until 30 boot_recording_over || fail "boot window did not close"
 wait_until 10 grep -q "Page range 1 of boot: $D/x pages 0-1 at" "$DAEMON_LOG" ||
         fail "the boot session lacks the pages read during its window: $(grep "of boot:" "$DAEMON_LOG")"
-wait_until 10 grep -q "The boot session of boot holds 1 page range (0 page events lost, [1-9][0-9]* of filesystem metadata not kept, [0-9]* files\? partly cached before: counted as cached)" "$DAEMON_LOG" ||
-        fail "no metadata pages counted: $(grep "session of boot holds" "$DAEMON_LOG")"
-pass "the boot session has the pages read during its window, and counts the metadata pages"
+wait_until 10 grep -q "The boot session of boot holds 1 page range (0 page events lost, [1-9][0-9]* ranges\? of filesystem metadata, 0 more metadata events not kept, [0-9]* files\? partly cached before: counted as cached)" "$DAEMON_LOG" ||
+        fail "no metadata ranges kept: $(grep "session of boot holds" "$DAEMON_LOG")"
+pass "the boot session has the pages read during its window"
+# the directory's block, by debugfs (not by the daemon): its byte offset on the device is in one of the
+# boot profile's metadata ranges, on this filesystem
+bsize=$(stat -f -c %S "$MNT")
+dblk=$(debugfs -R "bmap /d 0" "$LOOP" 2>/dev/null)
+[[ $dblk =~ ^[0-9]+$ ]] || fail "debugfs gave no block for /d: [$dblk]"
+ctl --json=short show boot | jq -e --arg m "$MNT" --argjson o $((dblk * bsize)) \
+        'any(.metadata[]; .filesystem == $m and .offset <= $o and $o < .offset + .length)' >/dev/null ||
+        fail "the directory's block $dblk is not in the boot profile's metadata: $(ctl --json=short show boot | jq -c .metadata)"
+ctl show boot | grep -q "^Filesystem metadata read (newest session, never moved): [1-9][0-9]* ranges\?, " ||
+        fail "show does not tell the metadata: $(ctl show boot | head -3)"
+pass "the boot profile keeps the metadata read (the directory's block $dblk), shown by seeklessctl show"
 grep -q "No page-cache events" "$DAEMON_LOG" && fail "tracefs not used: $(grep "No page-cache" "$DAEMON_LOG")"
 INST=$(ls -d "$TRACEFS"/instances/seekless-"$DAEMON_PID"-* 2>/dev/null | head -1)
 [ -n "$INST" ] || fail "no instance of the daemon in $TRACEFS/instances"

@@ -199,6 +199,47 @@ TEST(session_pages) {
 }
 
 /* Paths are kept as their directory (once) and their last component; each comes back whole. */
+/* Metadata pages: contiguous ones on one filesystem extend the last range, pages it holds are dropped,
+ * anything else is a new range; past SESSION_MAX_META_RANGES they are only counted. */
+TEST(session_metadata) {
+        Session *s = NULL;
+
+        ASSERT_OK(session_new(PROFILE_BOOT, "boot", 1000, 10 * USEC_PER_SEC, &s));
+        ASSERT_EQ(session_add_metadata(s, 7, 100, 1, 1100), 1);
+        ASSERT_EQ(session_add_metadata(s, 7, 101, 2, 1200), 1);        /* continues: one range 100-102 */
+        ASSERT_EQ(session_add_metadata(s, 7, 101, 1, 1250), 1);        /* held already: nothing new */
+        ASSERT_EQ(session_add_metadata(s, 9, 103, 1, 1300), 1);        /* another filesystem */
+        ASSERT_EQ(session_add_metadata(s, 7, 103, 1, 1400), 1);        /* not the last range's: new */
+        ASSERT_EQ(session_add_metadata(s, 7, 5, 1, 1500), 1);          /* backwards: new */
+        ASSERT_ERROR(session_add_metadata(s, 7, 6, 0, 1600), EINVAL);
+        ASSERT_EQ(s->n_meta, 4);
+        ASSERT_EQ(s->meta[0].fsid, 7);
+        ASSERT_EQ(s->meta[0].first_page, 100);
+        ASSERT_EQ(s->meta[0].n_pages, 3);
+        ASSERT_EQ(s->meta[0].offset_usec, 100);
+        ASSERT_EQ(s->meta[1].fsid, 9);
+        ASSERT_EQ(s->meta[2].fsid, 7);
+        ASSERT_EQ(s->meta[2].first_page, 103);
+        ASSERT_EQ(s->meta[3].first_page, 5);
+        ASSERT_EQ(s->meta[3].offset_usec, 500);
+        /* file ranges are apart: none */
+        ASSERT_EQ(s->n_touches, 0);
+        ASSERT_TRUE(session_memory(s) >= s->allocated_meta * sizeof(SessionMetaRange));
+
+        /* the cap: every other page, so none continues the last */
+        for (uint64_t i = s->n_meta; i < SESSION_MAX_META_RANGES; i++)
+                ASSERT_EQ(session_add_metadata(s, 7, 1000 + 2 * i, 1, 2000), 1);
+        ASSERT_EQ(s->n_meta, SESSION_MAX_META_RANGES);
+        ASSERT_EQ(s->skipped_metadata, 0);
+        ASSERT_EQ(session_add_metadata(s, 7, 1, 1, 3000), 0);
+        ASSERT_EQ(s->skipped_metadata, 1);
+        /* continuing the last range still extends it */
+        ASSERT_EQ(session_add_metadata(s, 7, 1000 + 2 * (SESSION_MAX_META_RANGES - 1) + 1, 1, 3000), 1);
+        ASSERT_EQ(s->n_meta, SESSION_MAX_META_RANGES);
+        ASSERT_EQ(s->meta[s->n_meta - 1].n_pages, 2);
+        session_free(s);
+}
+
 TEST(session_paths) {
         Session *s = NULL;
         char path[64];
@@ -751,6 +792,7 @@ int main(void) {
         RUN(session_many_files);
         RUN(session_max_files);
         RUN(session_pages);
+        RUN(session_metadata);
         RUN(session_paths);
         RUN(session_page_set_in_place);
         RUN(session_many_files_pages);

@@ -50,6 +50,13 @@ const Filesystem *filesystem_list_find_fsid(const FilesystemList *l, uint64_t fs
         return NULL;
 }
 
+const Filesystem *filesystem_list_find_dev(const FilesystemList *l, dev_t dev) {
+        for (size_t i = 0; i < l->n; i++)
+                if (l->items[i].dev == dev)
+                        return &l->items[i];
+        return NULL;
+}
+
 int fsid_of_fd(int fd, uint64_t *ret) {
         struct statfs sfs;
 

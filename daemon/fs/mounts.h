@@ -63,6 +63,7 @@ int mounts_scan(const char *mountinfo, const FilesystemPins *only, FilesystemLis
                 FilesystemList *ret_unwatched);
 
 const Filesystem *filesystem_list_find_fsid(const FilesystemList *l, uint64_t fsid);
+const Filesystem *filesystem_list_find_dev(const FilesystemList *l, dev_t dev);
 
 /* statfs(path).f_fsid as fanotify reports it. */
 int fsid_of_path(const char *path, uint64_t *ret);

@@ -239,6 +239,35 @@ static int method_get_profile_ranges(sd_bus_message *message, void *userdata, sd
         return get_profile(message, userdata, true, error);
 }
 
+static int method_get_profile_metadata(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_free_ DbMetaRange *meta = NULL;
+        _cleanup_free_ char *name = NULL;
+        Manager *m = userdata;
+        const char *shown;
+        size_t n = 0;
+        int r;
+
+        r = read_profile_name(message, "show profiles", &shown, &name, error);
+        if (r != 0)
+                return r;
+        r = db_get_profile_metadata(m->db, name, &meta, &n);
+        if (r == -ENOENT)
+                return sd_bus_error_setf(error, SEEKLESS_ERROR_NO_SUCH_PROFILE, "No profile named '%s'.", shown);
+        if (r < 0)
+                return reply_db_error(error, r, "read profile");
+
+        r = sd_bus_message_new_method_return(message, &reply);
+        if (r >= 0)
+                r = open_rows(reply, "ptt");
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                const Filesystem *fs = filesystem_list_find_fsid(&m->filesystems, meta[i].fsid);
+
+                r = append_row(reply, "ptt", fs ? fs->mount : "", meta[i].offset, meta[i].length);
+        }
+        return send_rows(reply, r);
+}
+
 static int method_list_sessions(sd_bus_message *message, void *userdata, sd_bus_error *error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         Manager *m = userdata;
@@ -1057,6 +1086,8 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_METHOD_WITH_ARGS("GetProfileRanges", SD_BUS_ARGS("s", name),
                                 SD_BUS_RESULT("s", kind, "a(stud)", files, "a(utt)", ranges),
                                 method_get_profile_ranges, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("GetProfileMetadata", SD_BUS_ARGS("s", name), SD_BUS_RESULT("a(stt)", metadata),
+                                method_get_profile_metadata, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("ListSessions", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(tsssttub)", sessions),
                                 method_list_sessions, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("ForgetProfile", SD_BUS_ARGS("s", name), SD_BUS_NO_RESULT,

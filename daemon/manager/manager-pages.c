@@ -20,7 +20,7 @@ static int open_mount(uint64_t fsid, void *userdata) {
 /* The session's file for a page event's inode: cached per session, else opened by its inode number. */
 static int session_file_of(Manager *m, Session *s, const PageCacheEvent *e, uint64_t t, MountFds *fds,
                            uint32_t *ret) {
-        const Filesystem *fs = NULL;
+        const Filesystem *fs = filesystem_list_find_dev(&m->filesystems, e->dev);
         uint32_t file = SESSION_INODE_LEFT_OUT;
         FileKey key;
         ssize_t i;
@@ -28,9 +28,6 @@ static int session_file_of(Manager *m, Session *s, const PageCacheEvent *e, uint
 
         if (session_inode_get(s, e->dev, e->ino, ret) >= 0)
                 return 0;
-        for (size_t k = 0; k < m->filesystems.n; k++)
-                if (m->filesystems.items[k].dev == e->dev)
-                        fs = &m->filesystems.items[k];
         mfd = fs ? mount_fds_get(fds, fs->fsid) : -ENODEV;
         r = mfd < 0 ? mfd : page_file_key(mfd, e->ino, s->start_realtime_usec, &key);
         if (r > 0) {
@@ -57,9 +54,12 @@ static void session_take_page(Manager *m, Session *s, const PageCacheEvent *e, u
          * while one is open, but the last drain of the previous one may have left some) */
         if (t < s->start_usec)
                 return;
-        /* a page of a block device: the filesystem's metadata (directories, inode tables), not kept yet */
+        /* a page of a block device: the filesystem's metadata (directories, inode tables), kept apart */
         if (e->ino == 0) {
-                s->skipped_metadata++;
+                const Filesystem *fs = filesystem_list_find_dev(&m->filesystems, e->dev);
+
+                if (fs && session_add_metadata(s, fs->fsid, e->index, e->n_pages, t) < 0)
+                        s->incomplete = true;
                 return;
         }
         if (session_file_of(m, s, e, t, fds, &file) < 0 || file == SESSION_INODE_LEFT_OUT)

@@ -225,10 +225,16 @@ static void log_session_ranges(const Session *s, const ProfileSessionFiles *f) {
                 log_debug("Page range %zu of %s: %s pages %" PRIu64 "-%" PRIu64 " at +%" PRIu64 " us", n,
                           s->profile, f->paths[k], t->first_page, t->first_page + t->n_pages - 1, t->offset_usec);
         }
-        log_info("The %s session of %s holds %zu page range%s (%" PRIu64 " page event%s lost, %" PRIu64
-                 " of filesystem metadata not kept, %zu file%s partly cached before: counted as cached)",
+        for (size_t i = 0; i < s->n_meta; i++)
+                log_debug("Metadata range %zu of %s: filesystem %016" PRIx64 " pages %" PRIu64 "-%" PRIu64
+                          " at +%" PRIu64 " us", i + 1, s->profile, s->meta[i].fsid, s->meta[i].first_page,
+                          s->meta[i].first_page + s->meta[i].n_pages - 1, s->meta[i].offset_usec);
+        log_info("The %s session of %s holds %zu page range%s (%" PRIu64 " page event%s lost, %zu range%s of "
+                 "filesystem metadata, %" PRIu64 " more metadata event%s not kept, %zu file%s partly cached "
+                 "before: counted as cached)",
                  profile_kind_to_string(s->kind), s->profile, n, n == 1 ? "" : "s", s->lost_pages,
-                 s->lost_pages == 1 ? "" : "s", s->skipped_metadata, f->n_warm, f->n_warm == 1 ? "" : "s");
+                 s->lost_pages == 1 ? "" : "s", s->n_meta, s->n_meta == 1 ? "" : "s", s->skipped_metadata,
+                 s->skipped_metadata == 1 ? "" : "s", f->n_warm, f->n_warm == 1 ? "" : "s");
 }
 
 /* Resolve a session's files (path, size, type) and store it. Files that vanished before we got to them

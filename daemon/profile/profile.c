@@ -143,10 +143,34 @@ int profile_session_ranges(const Session *s, const ProfileSessionFiles *f, DbSes
         return 0;
 }
 
+int profile_session_metadata(const Session *s, DbMetaRange **ret, size_t *ret_n) {
+        _cleanup_free_ DbMetaRange *out = NULL;
+        uint64_t page = (uint64_t) sysconf(_SC_PAGESIZE);
+
+        *ret = NULL;
+        *ret_n = 0;
+        if (s->n_meta == 0)
+                return 0;
+        out = calloc(s->n_meta, sizeof *out);
+        if (!out)
+                return -ENOMEM;
+        for (size_t i = 0; i < s->n_meta; i++)
+                out[i] = (DbMetaRange) {
+                        .fsid = s->meta[i].fsid,
+                        .offset = s->meta[i].first_page * page,
+                        .length = s->meta[i].n_pages * page,
+                        .offset_usec = s->meta[i].offset_usec,
+                };
+        *ret_n = s->n_meta;
+        *ret = TAKE_PTR(out);
+        return 0;
+}
+
 int profile_store_session(Db *db, const Session *s, const ProfileSessionFiles *f, uint64_t now_usec,
                           const ProfileOptions *o, int64_t *ret_session_id) {
         _cleanup_free_ DbSessionRange *ranges = NULL;
-        size_t n_ranges = 0;
+        _cleanup_free_ DbMetaRange *meta = NULL;
+        size_t n_ranges = 0, n_meta = 0;
         int64_t id;
         int r;
 
@@ -155,6 +179,9 @@ int profile_store_session(Db *db, const Session *s, const ProfileSessionFiles *f
         if (s->kind == PROFILE_BOOT && f->n == 0)
                 return 0;
         r = profile_session_ranges(s, f, &ranges, &n_ranges);
+        if (r < 0)
+                return r;
+        r = profile_session_metadata(s, &meta, &n_meta);
         if (r < 0)
                 return r;
 
@@ -170,6 +197,8 @@ int profile_store_session(Db *db, const Session *s, const ProfileSessionFiles *f
                         .n_files = f->n,
                         .ranges = ranges,
                         .n_ranges = n_ranges,
+                        .meta = meta,
+                        .n_meta = n_meta,
                 }, keep_of(o, s->kind), &id);
         if (r < 0)
                 return r;

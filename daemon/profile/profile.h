@@ -67,6 +67,10 @@ int profile_resolve_session(const Session *s, const ProfileOptions *o, ProfileSe
  * when the session was not recorded with pages. Returns 0 or -ENOMEM. */
 int profile_session_ranges(const Session *s, const ProfileSessionFiles *f, DbSessionRange **ret, size_t *ret_n);
 
+/* The session's filesystem metadata for the database (bytes of the devices), in first-touch order. Returns
+ * 0 or -ENOMEM. */
+int profile_session_metadata(const Session *s, DbMetaRange **ret, size_t *ret_n);
+
 /* Stores the session with the files resolved for it (its duration ends at now_usec, CLOCK_MONOTONIC),
  * keeping the profile's newest KeepBoots=/KeepLaunches= sessions. A session cut short by its
  * MaxSessionFiles= or by lost events is stored as incomplete. Returns 1 and the session's id when stored,

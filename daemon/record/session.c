@@ -67,6 +67,7 @@ Session *session_free(Session *s) {
         free(s->seen);
         free(s->files);
         free(s->touches);
+        free(s->meta);
         for (size_t i = 0; i < s->n_inode_devs; i++)
                 free(s->inodes[i].t);
         free(s->inodes);
@@ -401,6 +402,42 @@ static int touch_piece(Session *s, uint32_t file, uint64_t first, uint64_t n, ui
         return 0;
 }
 
+int session_add_metadata(Session *s, uint64_t fsid, uint64_t first, uint64_t n, uint64_t now_usec) {
+        uint64_t offset = now_usec > s->start_usec ? now_usec - s->start_usec : 0;
+        SessionMetaRange *last = s->n_meta > 0 ? &s->meta[s->n_meta - 1] : NULL;
+
+        assert(!s->sealed);
+        if (n == 0 || first > UINT64_MAX - n)
+                return -EINVAL;
+        if (last && last->fsid == fsid && first >= last->first_page &&
+            first + n <= last->first_page + last->n_pages)
+                return 1;
+        if (last && last->fsid == fsid && last->first_page + last->n_pages == first) {
+                last->n_pages += n;
+                return 1;
+        }
+        if (s->n_meta >= SESSION_MAX_META_RANGES) {
+                s->skipped_metadata++;
+                return 0;
+        }
+        if (s->n_meta >= s->allocated_meta) {
+                size_t na = s->allocated_meta ? s->allocated_meta + s->allocated_meta / 2 : 64;
+                SessionMetaRange *t = reallocarray(s->meta, na, sizeof *t);
+
+                if (!t)
+                        return -ENOMEM;
+                s->meta = t;
+                s->allocated_meta = na;
+        }
+        s->meta[s->n_meta++] = (SessionMetaRange) {
+                .fsid = fsid,
+                .first_page = first,
+                .n_pages = n,
+                .offset_usec = offset,
+        };
+        return 1;
+}
+
 int session_add_pages(Session *s, uint32_t file, uint64_t first, uint64_t n, uint64_t now_usec) {
         uint64_t offset = now_usec > s->start_usec ? now_usec - s->start_usec : 0, added = 0;
         uint64_t pos = first, end = first + n;
@@ -548,7 +585,8 @@ void session_seal(Session *s) {
 
 size_t session_memory(const Session *s) {
         size_t m = sizeof *s + s->allocated * sizeof(SessionFile) + s->n_buckets * sizeof(uint32_t) +
-                s->allocated_touches * sizeof(SessionRange) + s->n_inode_devs * sizeof(SessionInodes);
+                s->allocated_touches * sizeof(SessionRange) + s->allocated_meta * sizeof(SessionMetaRange) +
+                s->n_inode_devs * sizeof(SessionInodes);
 
         for (size_t i = 0; i < s->n_inode_devs; i++)
                 m += s->inodes[i].n_buckets * sizeof(SessionInode);

@@ -57,6 +57,18 @@ typedef struct SessionRange {
         uint64_t offset_usec;   /* first touch, relative to the session start */
 } SessionRange;
 
+/* Pages of a filesystem's block device first read together (its metadata: inode tables, directories,
+ * extent blocks, bitmaps), in first-touch order. Never relocated: kept for prefetching. */
+typedef struct SessionMetaRange {
+        uint64_t fsid;          /* the filesystem (FileKey.fsid) */
+        uint64_t first_page;    /* PAGE_SIZE units of the device: its byte offset / PAGE_SIZE */
+        uint64_t n_pages;
+        uint64_t offset_usec;   /* first touch, relative to the session start */
+} SessionMetaRange;
+
+/* A session keeps at most this many metadata ranges (2 MiB); later metadata events are counted only. */
+#define SESSION_MAX_META_RANGES 65536
+
 /* A page event's inode resolved for this session: the file's index, or SESSION_INODE_LEFT_OUT. Page
  * events are taken on ext4 only (32-bit inode numbers, page-files.c), and a dev_t of Linux fits 32 bits
  * (12-bit major, 20-bit minor). */
@@ -112,7 +124,9 @@ struct Session {
         bool pages;             /* the session was recorded with page events (else files only, whole) */
         bool sealed;            /* session_seal(): read only */
         uint64_t lost_pages;    /* page events lost while it was open (it is then incomplete too) */
-        uint64_t skipped_metadata; /* page events of block devices (filesystem metadata), not kept yet */
+        SessionMetaRange *meta; /* block-device pages, in first-touch order */
+        size_t n_meta, allocated_meta;
+        uint64_t skipped_metadata; /* block-device page events not kept: past SESSION_MAX_META_RANGES */
         SessionInodes *inodes;  /* (dev, ino) of page events -> file, per dev */
         size_t n_inode_devs, n_inodes;
         PathStore paths;
@@ -144,6 +158,12 @@ ssize_t session_index(const Session *s, const FileKey *key);
  * last range (same file, starting where it ends) extends it, keeping its first-touch time; any other piece
  * becomes a new range at the end of touches. Returns the number of new pages, or -ENOMEM. */
 int session_add_pages(Session *s, uint32_t file, uint64_t first, uint64_t n, uint64_t now_usec);
+
+/* Pages [first, first + n) of the block device of the filesystem `fsid` were read at now_usec: extends the
+ * last metadata range when they continue it on the same filesystem, are dropped when that range holds them
+ * already, else become a new range. Returns 1 if kept, 0 if counted in skipped_metadata (the session
+ * holds SESSION_MAX_META_RANGES already), -EINVAL for n == 0, -ENOMEM. */
+int session_add_metadata(Session *s, uint64_t fsid, uint64_t first, uint64_t n, uint64_t now_usec);
 
 /* The page events' inode cache: the file (dev, ino) resolved to, SESSION_INODE_LEFT_OUT, or -ENOENT when
  * not resolved yet for this session. */

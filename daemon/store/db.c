@@ -149,6 +149,18 @@ static const char *const migrations[] = {
          * was, so an unfinished run of before resumes with whole files. */
         "ALTER TABLE run_files ADD COLUMN range_offset INTEGER NOT NULL DEFAULT 0;"
         "ALTER TABLE run_files ADD COLUMN range_length INTEGER NOT NULL DEFAULT 0;",
+
+        /* 6 -> 7: the filesystem metadata a session read (the pages of the filesystem's block device:
+         * inode tables, directories, extent blocks), in first-touch order, as byte ranges of the device
+         * of the filesystem fsid. Never relocated; kept for prefetching. Earlier sessions have none. */
+        "CREATE TABLE session_metadata ("
+        "        session_id INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,"
+        "        position INTEGER NOT NULL,"
+        "        fsid INTEGER NOT NULL,"
+        "        offset INTEGER NOT NULL,"
+        "        length INTEGER NOT NULL,"
+        "        offset_usec INTEGER NOT NULL,"
+        "        PRIMARY KEY (session_id, position)) WITHOUT ROWID;",
 };
 
 typedef enum Stmt {
@@ -162,6 +174,8 @@ typedef enum Stmt {
         STMT_SESSION_INSERT,
         STMT_SESSION_FILE_INSERT,
         STMT_SESSION_RANGE_INSERT,
+        STMT_SESSION_METADATA_INSERT,
+        STMT_PROFILE_METADATA,
         STMT_SESSIONS_PRUNE,
         STMT_FILES_DELETE_ORPHANS,
         STMT_COUNT_IN_BOOT,
@@ -226,7 +240,15 @@ static const char *const stmt_sql[_STMT_MAX] = {
         [STMT_SESSION_RANGE_INSERT] =
                 "INSERT INTO session_ranges (session_id, position, file_id, offset, length, offset_usec) "
                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        /* session_ranges rows go with the sessions (ON DELETE CASCADE). */
+        [STMT_SESSION_METADATA_INSERT] =
+                "INSERT INTO session_metadata (session_id, position, fsid, offset, length, offset_usec) "
+                "VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        /* the metadata of profile ?1's newest session that has any: the filesystem as it is now */
+        [STMT_PROFILE_METADATA] =
+                "SELECT fsid, offset, length FROM session_metadata WHERE session_id = ("
+                "SELECT MAX(sm.session_id) FROM session_metadata sm JOIN sessions s ON s.id = sm.session_id "
+                "WHERE s.profile_id = ?1) ORDER BY position",
+        /* session_ranges and session_metadata rows go with the sessions (ON DELETE CASCADE). */
         [STMT_SESSIONS_PRUNE] =
                 "DELETE FROM sessions WHERE profile_id = ?1 AND id NOT IN (" NEWEST_SESSIONS ")",
         /* profile_files rows of the deleted files go with them (ON DELETE CASCADE). */
@@ -925,6 +947,33 @@ static int session_range_add(Db *db, int64_t session_id, size_t position, const 
         return db_step_done(db, st);
 }
 
+static int session_metadata_add(Db *db, int64_t session_id, size_t position, const DbMetaRange *range) {
+        _cleanup_reset_ sqlite3_stmt *st = db_stmt(db, STMT_SESSION_METADATA_INSERT);
+        int r;
+
+        if ((r = bind_i64(db, st, 1, session_id)) < 0 ||
+            (r = bind_i64(db, st, 2, (int64_t) position)) < 0 ||
+            (r = bind_i64(db, st, 3, (int64_t) range->fsid)) < 0 ||
+            (r = bind_i64(db, st, 4, (int64_t) range->offset)) < 0 ||
+            (r = bind_i64(db, st, 5, (int64_t) range->length)) < 0 ||
+            (r = bind_i64(db, st, 6, (int64_t) range->offset_usec)) < 0)
+                return r;
+        return db_step_done(db, st);
+}
+
+static bool meta_ranges_valid(const DbSession *s) {
+        if (s->n_meta > 0 && !s->meta)
+                return false;
+        for (size_t i = 0; i < s->n_meta; i++) {
+                const DbMetaRange *r = s->meta + i;
+
+                if (r->length == 0 || r->offset > INT64_MAX || r->length > INT64_MAX - r->offset ||
+                    r->offset_usec > INT64_MAX)
+                        return false;
+        }
+        return true;
+}
+
 /* A range names one of the session's files, is not empty and ends where int64 still counts. */
 static bool session_ranges_valid(const DbSession *s) {
         if (s->n_ranges > 0 && !s->ranges)
@@ -951,7 +1000,8 @@ int db_add_session(Db *db, const DbSession *s, unsigned keep, int64_t *ret_sessi
 
         _cleanup_free_ int64_t *file_ids = NULL;
 
-        if (!db || !s || !s->profile || !s->boot_id || (s->n_files > 0 && !s->files) || !session_ranges_valid(s))
+        if (!db || !s || !s->profile || !s->boot_id || (s->n_files > 0 && !s->files) || !session_ranges_valid(s) ||
+            !meta_ranges_valid(s))
                 return -EINVAL;
         /* keep == 0 would delete the session we are adding. */
         if (keep == 0)
@@ -1012,6 +1062,11 @@ int db_add_session(Db *db, const DbSession *s, unsigned keep, int64_t *ret_sessi
         }
         for (size_t i = 0; i < s->n_ranges; i++) {
                 r = session_range_add(db, session_id, i, s->ranges + i, file_ids);
+                if (r < 0)
+                        return r;
+        }
+        for (size_t i = 0; i < s->n_meta; i++) {
+                r = session_metadata_add(db, session_id, i, s->meta + i);
                 if (r < 0)
                         return r;
         }
@@ -1531,6 +1586,58 @@ int db_get_profile(Db *db, const char *name, ProfileKind *ret_kind, DbProfileFil
 fail:
         db_profile_files_free(list, n);
         return r;
+}
+
+static int read_meta_row(Db *db, sqlite3_stmt *st, void *row) {
+        int64_t offset = sqlite3_column_int64(st, 1), length = sqlite3_column_int64(st, 2);
+
+        if (offset < 0 || length <= 0)
+                return -EBADMSG;
+        *(DbMetaRange *) row = (DbMetaRange) {
+                .fsid = (uint64_t) sqlite3_column_int64(st, 0),
+                .offset = (uint64_t) offset,
+                .length = (uint64_t) length,
+        };
+        return 0;
+}
+
+static void meta_rows_free(void *rows, size_t n) {
+        free(rows);
+}
+
+int db_get_profile_metadata(Db *db, const char *name, DbMetaRange **ret, size_t *ret_n) {
+        _cleanup_rollback_ Db *tx = NULL;
+        int64_t profile_id;
+        int r;
+
+        if (!db || !name || !ret || !ret_n)
+                return -EINVAL;
+        r = db_begin(db, false);
+        if (r < 0)
+                return r;
+        tx = db;
+        r = profile_lookup(db, name, &profile_id, NULL);
+        if (r < 0)
+                return r;
+        {
+                _cleanup_reset_ sqlite3_stmt *st = db_stmt(db, STMT_PROFILE_METADATA);
+
+                r = bind_i64(db, st, 1, profile_id);
+                if (r < 0)
+                        return r;
+                r = db_read_rows(db, st, sizeof(DbMetaRange), read_meta_row, meta_rows_free, (void **) ret,
+                                 ret_n);
+                if (r < 0)
+                        return r;
+        }
+        r = db_commit(db);
+        if (r < 0) {
+                *ret = mfree(*ret);
+                *ret_n = 0;
+                return r;
+        }
+        TAKE_PTR(tx);
+        return 0;
 }
 
 /* A file's index in `files`, by its id: (id, index) pairs sorted by id. */

@@ -69,6 +69,14 @@ typedef struct DbSessionRange {
         uint64_t offset_usec;           /* first touch, relative to the session start */
 } DbSessionRange;
 
+/* Bytes of a filesystem's block device a session read: its metadata (inode tables, directories, extent
+ * blocks), never relocated. */
+typedef struct DbMetaRange {
+        uint64_t fsid;                  /* the filesystem (files.fsid) */
+        uint64_t offset, length;        /* bytes of its device, multiples of the page size */
+        uint64_t offset_usec;           /* first touch, relative to the session start (0 when read back) */
+} DbMetaRange;
+
 typedef struct DbSession {
         const char *profile;    /* "boot" or the executable's absolute path */
         ProfileKind kind;
@@ -84,6 +92,8 @@ typedef struct DbSession {
                                          * with page data but without any range was cached when read:
                                          * it says nothing about the file's ranges. */
         size_t n_ranges;
+        const DbMetaRange *meta;        /* in first-touch order; NULL/0: none recorded */
+        size_t n_meta;
 } DbSession;
 
 /* Open or create the database at path (":memory:" for tests): WAL mode, foreign keys on, migrations run,
@@ -196,6 +206,11 @@ typedef struct DbProfileRange {
  * Ranges of files not in `files` are left out. -ENOENT: no such profile. */
 int db_get_profile_ranges(Db *db, const char *name, const DbProfileFile *files, size_t n_files,
                           DbProfileRange **ret, size_t *ret_n);
+
+/* The filesystem metadata of the profile's newest session that recorded any (the metadata's place is the
+ * filesystem's as it is now: older sessions' blocks may have moved), in first-touch order; offset_usec 0.
+ * 0 rows when none was recorded. -ENOENT: no such profile. */
+int db_get_profile_metadata(Db *db, const char *name, DbMetaRange **ret, size_t *ret_n);
 
 typedef struct DbSessionInfo {
         int64_t id;
