@@ -17,6 +17,17 @@
  *   openbench --resident DIR N_FILES
  *                                   only count the resident pages (mincore), same output
  *
+ *   openbench --hook MOUNT DIR N_FILES CYCLES SLICE
+ *                                   the kernel's cost of the one mark an idle seeklessd holds: CYCLES
+ *                                   cycles of two SLICE-second slices of the hot open/read/close loop,
+ *                                   one with no mark, one while this process holds a fanotify group
+ *                                   (FAN_CLASS_CONTENT) with a FAN_OPEN_EXEC_PERM mark on MOUNT's
+ *                                   filesystem (no exec happens, so it gets no event), their order
+ *                                   alternating; prints the median and quartiles of the per-cycle
+ *                                   ratios marked/unmarked, and the two throughputs overall. Side by
+ *                                   side in one process, a few ms apart: what the machine's load does to
+ *                                   one slice it mostly does to the other.
+ *
  *   --mmap before DIR or --once: map each file instead of reading it: open, fstat (for the size), mmap
  *   PROT_READ MAP_SHARED, close the fd, read one byte of every page (faults), munmap. What ld.so does
  *   with a library, and what fanotify's FAN_ACCESS does not see.
@@ -29,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/fanotify.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -178,6 +190,72 @@ static int create(const char *dir, unsigned long nfiles, unsigned long min, unsi
         return 0;
 }
 
+/* ops/s of the hot loop over names for `seconds`, starting at *next (carried over between slices) */
+static double slice_rate(int dfd, char (*names)[NAME_LEN], unsigned long nfiles, unsigned long *next,
+                         double seconds) {
+        unsigned long ops = 0, i = *next;
+        double t0 = now_sec(), t;
+
+        do {
+                for (int k = 0; k < 256; k++) {
+                        if (one_file(dfd, names[i]) < 0)
+                                exit(die("cannot read", names[i]));
+                        i = i + 1 == nfiles ? 0 : i + 1;
+                }
+                ops += 256;
+                t = now_sec();
+        } while (t - t0 < seconds);
+        *next = i;
+        return (double) ops / (t - t0);
+}
+
+static int cmp_double(const void *a, const void *b) {
+        double x = *(const double *) a, y = *(const double *) b;
+
+        return x < y ? -1 : x > y;
+}
+
+static int hook_cost(const char *mount, const char *dir, unsigned long nfiles, unsigned cycles, double slice) {
+        char (*names)[NAME_LEN] = malloc(nfiles * sizeof *names);
+        double *ratio = calloc(cycles, sizeof *ratio), sum[2] = { 0, 0 };
+        unsigned long next = 0;
+        int dfd;
+
+        if (!names || !ratio)
+                return die("out of memory", NULL);
+        for (unsigned long i = 0; i < nfiles; i++)
+                name_of(names[i], i);
+        dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0)
+                return die("cannot open", dir);
+        (void) slice_rate(dfd, names, nfiles, &next, slice);         /* warm-up */
+        for (unsigned c = 0; c < cycles; c++) {
+                double rate[2];
+
+                for (int k = 0; k < 2; k++) {
+                        int marked = (k + (int) c) % 2, fan = -1;
+
+                        if (marked) {
+                                fan = fanotify_init(FAN_CLASS_CONTENT | FAN_CLOEXEC, O_RDONLY);
+                                if (fan < 0 || fanotify_mark(fan, FAN_MARK_ADD | FAN_MARK_FILESYSTEM,
+                                                             FAN_OPEN_EXEC_PERM, AT_FDCWD, mount) < 0)
+                                        return die("cannot place the exec permission mark on", mount);
+                        }
+                        rate[marked] = slice_rate(dfd, names, nfiles, &next, slice);
+                        if (fan >= 0)
+                                close(fan);
+                }
+                ratio[c] = rate[1] / rate[0];
+                sum[0] += rate[0];
+                sum[1] += rate[1];
+        }
+        qsort(ratio, cycles, sizeof *ratio, cmp_double);
+        printf("marked/unmarked median %.4f q1 %.4f q3 %.4f; unmarked %.0f ops/s, marked %.0f ops/s (%u cycles of 2 x %.2f s)\n",
+               ratio[cycles / 2], ratio[cycles / 4], ratio[3 * cycles / 4], sum[0] / cycles, sum[1] / cycles,
+               cycles, slice);
+        return 0;
+}
+
 int main(int argc, char **argv) {
         unsigned long nfiles, ops = 0;
         double seconds, t0, t1, deadline;
@@ -191,6 +269,16 @@ int main(int argc, char **argv) {
                 return drop(argv[2], strtoul(argv[3], NULL, 10), 1);
         if (argc == 4 && strcmp(argv[1], "--resident") == 0)
                 return drop(argv[2], strtoul(argv[3], NULL, 10), 0);
+        if (argc == 7 && strcmp(argv[1], "--hook") == 0) {
+                unsigned long n = strtoul(argv[4], NULL, 10), cycles = strtoul(argv[5], NULL, 10);
+                double slice = strtod(argv[6], NULL);
+
+                if (n == 0 || n > 1000000 || cycles < 4 || cycles > 100000 || slice <= 0) {
+                        fprintf(stderr, "openbench: --hook needs N_FILES 1..1000000, CYCLES >= 4, SLICE > 0\n");
+                        return 2;
+                }
+                return hook_cost(argv[2], argv[3], n, (unsigned) cycles, slice);
+        }
         if (argc >= 2 && strcmp(argv[1], "--mmap") == 0) {
                 use_mmap = 1;
                 argc--;
@@ -212,7 +300,8 @@ int main(int argc, char **argv) {
                                 "       openbench [--mmap] --once DIR N_FILES\n"
                                 "       openbench --create DIR N_FILES MIN_BYTES MAX_BYTES\n"
                                 "       openbench --drop DIR N_FILES\n"
-                                "       openbench --resident DIR N_FILES\n");
+                                "       openbench --resident DIR N_FILES\n"
+                                "       openbench --hook MOUNT DIR N_FILES CYCLES SLICE\n");
                 return 2;
         }
         if (nfiles == 0 || nfiles > 1000000 || seconds < 0) {

@@ -14,13 +14,17 @@
 #          daemon per measurement): each file's first read, and one page-cache event per file;
 #   b. daemon RSS while recording, and after storing, a boot of 100k distinct files read cold (each file
 #      also gets a page range);
-#   c. database growth per recorded boot of 5k files read cold (first boot and later boots).
+#   c. database growth per recorded boot of 5k files read cold (first boot and later boots);
+#   h. the kernel's cost of the one mark an idle daemon holds (FAN_OPEN_EXEC_PERM on the filesystem),
+#      without any daemon: the hot read loop of (a1) in alternating slices with and without the mark, in
+#      one process (openbench --hook): the floor under (a1)'s idle figure.
 # Prints PASS/FAIL against the targets; exits 0 whatever the verdicts, non-zero only if something broke
 # (setup failed, a daemon did not start or did not exit cleanly). Needs root (fanotify, loop devices).
 #
 # Knobs (environment): ROUNDS=9 SECS=2 NFILES=50000 NFIRST=20000 NRSS=100000 NBOOT=5000 BOOTS=3
 # DAEMON_ARGS="" (more seeklessd options, e.g. --tracefs=/nonexistent: no page-cache events)
-# PARTS="a1 a2 b c" (the parts to run, e.g. PARTS=b: only the memory measurement; files of the others are
+# HOOK_CYCLES=200 HOOK_SLICE=0.25 (part h)
+# PARTS="a1 a2 b c h" (the parts to run, e.g. PARTS=b: only the memory measurement; files of the others are
 # not created)
 
 set -euo pipefail
@@ -33,7 +37,9 @@ NRSS=${NRSS:-100000}
 NBOOT=${NBOOT:-5000}
 BOOTS=${BOOTS:-3}
 DAEMON_ARGS=${DAEMON_ARGS:-}
-PARTS=${PARTS:-a1 a2 b c}
+HOOK_CYCLES=${HOOK_CYCLES:-200}
+HOOK_SLICE=${HOOK_SLICE:-0.25}
+PARTS=${PARTS:-a1 a2 b c h}
 FIRST_DIRS=3            # disjoint directories of NFIRST files for (a2), one per configuration per round
 RSS_CHUNK=10000          # files read per burst in (b): below the 16384-event fanotify queue
 
@@ -52,9 +58,9 @@ for x in "$SEEKLESSD" "$SEEKLESSCTL"; do
         [ -x "$x" ] || { echo "ERROR: $x not found; build first (ninja -C build)" >&2; exit 1; }
 done
 for p in $PARTS; do
-        case $p in a1|a2|b|c) ;; *) echo "ERROR: PARTS: unknown part '$p' (a1, a2, b, c)" >&2; exit 1 ;; esac
+        case $p in a1|a2|b|c|h) ;; *) echo "ERROR: PARTS: unknown part '$p' (a1, a2, b, c, h)" >&2; exit 1 ;; esac
 done
-[ -n "${PARTS// /}" ] || { echo "ERROR: PARTS is empty (a1, a2, b, c)" >&2; exit 1; }
+[ -n "${PARTS// /}" ] || { echo "ERROR: PARTS is empty (a1, a2, b, c, h)" >&2; exit 1; }
 part() { [[ " $PARTS " == *" $1 "* ]]; }
 for t in cc mkfs.ext4 losetup dbus-daemon busctl jq sqlite3; do
         command -v "$t" >/dev/null || { echo "ERROR: $t is required" >&2; exit 1; }
@@ -168,7 +174,7 @@ mkdir -p "$MNT"
 mount -t ext4 "$LOOP" "$MNT"
 log "image: $IMG on $LOOP mounted at $MNT (ext4, 4 KiB blocks)"
 
-part a1 || NFILES=0
+part a1 || part h || NFILES=0
 part a2 || NFIRST=0
 part c || NBOOT=0
 part b || NRSS=0
@@ -201,6 +207,14 @@ start_private_bus "$TMP/bus" "$SRC"
 printf '[Record]\nBootWindowSec=1\n' > "$TMP/idle.conf"
 printf '[Record]\nBootWindowSec=600\n' > "$TMP/window.conf"
 IDLE_BOOT=$(random_boot_id)
+
+# -------------------------------------------------- (h) the exec permission mark alone
+HOOK=
+if part h; then
+        log "(h) the exec permission mark alone: $HOOK_CYCLES cycles of 2 x ${HOOK_SLICE}s over tput/, no daemon"
+        HOOK=$("$OB" --hook "$MNT" "$MNT/tput" "$NFILES" "$HOOK_CYCLES" "$HOOK_SLICE") || die "openbench --hook failed"
+        log "  $HOOK"
+fi
 
 # -------------------------------------------------- (a1) throughput, repeated reads, interleaved
 # Hot files, each read many times per window: openbench's warm-up pass reads every file once, so in a
@@ -527,6 +541,14 @@ if part a1; then
         done
         echo "  (hot: no page is inserted, so no page-cache events are expected; in a window the warm-up pass is each file's"
         echo "  first read, and reads before the daemon's ignore marks are placed still raise fanotify events)"
+        echo
+fi
+if part h; then
+        echo "(h) THE EXEC PERMISSION MARK ALONE (what an idle seeklessd holds on each watched filesystem; no daemon running):"
+        echo "  the (a1) read loop in alternating ${HOOK_SLICE}s slices, $HOOK_CYCLES cycles, one process; ratio marked/unmarked:"
+        echo "  $HOOK"
+        med=$(sed -E 's/^marked\/unmarked median ([0-9.]+) .*/\1/' <<<"$HOOK")
+        echo "  slowdown $(slowdown "$med")% by the median: the kernel's part of the idle daemon's cost, whatever the daemon does"
         echo
 fi
 if part a2; then

@@ -1,7 +1,9 @@
 #!/bin/bash
 # Outside recording windows nothing but execs is watched: reads on the filesystem raise no events at all
 # (the read marks are gone), after a launch window closes, and also when launch recording is disabled
-# (MaxLaunchesPerBoot=0) and an exec happened.
+# (MaxLaunchesPerBoot=0) and an exec happened. The marks the daemon holds then, from the kernel's own list
+# (/proc/PID/fdinfo of its fanotify groups): one FAN_OPEN_EXEC_PERM mark on the filesystem with launch
+# recording on; none at all with it off.
 . "$(dirname "$0")/lib.sh"
 
 setup_image
@@ -43,5 +45,14 @@ EOC
         sleep 0.5
         reads_raise_no_events "MaxLaunchesPerBoot=$max"
         pass "MaxLaunchesPerBoot=$max: no events outside windows after an exec"
+        # the kernel lists each mark of a group as a "fanotify ..." line of its fd's fdinfo (mask in hex)
+        marks=$(cat /proc/"$DAEMON_PID"/fdinfo/* 2>/dev/null |
+                awk '/^fanotify .* mask:/ { for (i = 1; i <= NF; i++) if ($i ~ /^mask:/) printf "%s ", substr($i, 6) }')
+        if [ "$max" = 0 ]; then
+                [ -z "$marks" ] || fail "launch recording off, yet marks are held outside windows: masks [$marks]"
+        else
+                [ "$marks" = "40000 " ] || fail "outside windows: want one FAN_OPEN_EXEC_PERM (40000) mark, masks [$marks]"
+        fi
+        pass "MaxLaunchesPerBoot=$max: the marks held outside windows: [${marks:-none}]"
         stop_daemon
 done

@@ -225,7 +225,7 @@ int recorder_start(Recorder *r) {
 
 int recorder_set_filesystems(Recorder *r, const FilesystemList *l) {
         char **mounts;
-        bool armed;
+        bool armed, launches;
         int failed = 0;
 
         mounts = calloc(l->n + 1, sizeof *mounts);
@@ -241,6 +241,7 @@ int recorder_set_filesystems(Recorder *r, const FilesystemList *l) {
 
         pthread_mutex_lock(&r->lock);
         armed = r->open_marked;
+        launches = r->launches_enabled;
         pthread_mutex_unlock(&r->lock);
 
         pthread_mutex_lock(&r->mark_lock);
@@ -249,7 +250,9 @@ int recorder_set_filesystems(Recorder *r, const FilesystemList *l) {
         free(r->mounts);
         r->mounts = mounts;
         r->n_mounts = l->n;
-        for (size_t i = 0; i < r->n_mounts; i++)
+        /* No launch recording, no exec mark: an idle daemon then holds no mark at all (the mark alone
+         * costs a hot open/read loop 2-3%, bench/record.sh part h). */
+        for (size_t i = 0; launches && i < r->n_mounts; i++)
                 if (r->exec_fd >= 0 &&
                     fanotify_mark(r->exec_fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, FAN_OPEN_EXEC_PERM,
                                   AT_FDCWD, r->mounts[i]) < 0)
