@@ -72,6 +72,24 @@ TEST(session_where) {
         ASSERT_TRUE(!s->files[1].where);
         ASSERT_TRUE(session_memory(s) > sizeof *s + strlen("liba.so.1"));
         session_free(s);
+
+        /* both in one: added with its place, or its place noted when it had none; full: left out */
+        FileKey c = key(12);
+        ASSERT_OK(session_new(PROFILE_BOOT, "boot", 0, USEC_PER_SEC, &s));
+        s->max_files = 2;
+        ASSERT_EQ(session_add_where(s, &a, 1, &d, "a"), 1);
+        ASSERT_STREQ(s->files[0].where->name, "a");
+        ASSERT_EQ(session_add_where(s, &b, 2, NULL, NULL), 1);
+        ASSERT_TRUE(!s->files[1].where);
+        ASSERT_EQ(session_add_where(s, &b, 3, &d2, "b"), 0);
+        ASSERT_TRUE(file_key_equal(&s->files[1].where->dir, &d2));
+        ASSERT_STREQ(s->files[1].where->name, "b");
+        ASSERT_EQ(session_add_where(s, &a, 4, &d2, "other"), 0);
+        ASSERT_STREQ(s->files[0].where->name, "a");
+        ASSERT_EQ(session_add_where(s, &c, 5, &d, "c"), 0);
+        ASSERT_EQ(s->n_files, 2);
+        ASSERT_TRUE(s->full && s->incomplete);
+        session_free(s);
 }
 
 TEST(session_many_files) {

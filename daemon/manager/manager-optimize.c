@@ -120,10 +120,11 @@ static void fail_runs(Manager *m, const OptJob *jobs, size_t n) {
 /* Where each file of the plan was, for "before" pictures: the extents of all its entries (a file with
  * several hot ranges has an entry per range), in plan order. */
 static void store_extents_before(Manager *m, const FsPlan *fp, const OptJob *job) {
-        _cleanup_free_ size_t *file_of = NULL, *start = NULL, *order = NULL;
-        size_t n_files = 0;
+        _cleanup_free_ size_t *start = NULL, *order = NULL;
+        const size_t *file_of = job->file_of;
+        size_t n_files = job->n_files;
 
-        if (move_items_files(job->items, job->n_items, &file_of, &n_files) < 0 || n_files == 0)
+        if (!file_of || n_files == 0)
                 return;
         /* the entries grouped by file, in plan order within a file (a counting sort) */
         start = calloc(n_files + 1, sizeof *start);
@@ -191,6 +192,9 @@ static int job_from_plan(Manager *m, const FsPlan *fp, OptJob *job) {
                 job->positions[i] = i;
                 job->n_items++;
         }
+        /* the optimizer needs the same grouping: made once, here */
+        if (move_items_files(job->items, job->n_items, &job->file_of, &job->n_files) < 0)
+                return -ENOMEM;
         store_extents_before(m, fp, job);
         return run_create(m->db, fp->fsid, fp->mount, job->items, job->n_items, &job->run_id);
 }

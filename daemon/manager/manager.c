@@ -609,7 +609,7 @@ void manager_take_open_events(Manager *m, const void *buf, size_t n, uint64_t no
         for (size_t off = 0; fanotify_event_next(buf, n, &off, &ev);) {
                 const struct fanotify_event_metadata *e = &ev.meta;
                 FileKey key, dir;
-                const char *name;
+                const char *name = NULL;
                 bool named;
                 Session *s;
 
@@ -625,16 +625,12 @@ void manager_take_open_events(Manager *m, const void *buf, size_t n, uint64_t no
                 if (fanotify_event_file_key(&ev, &key) <= 0)
                         continue;
                 named = fanotify_event_dir_name(&ev, &dir, &name) > 0;
-                if (m->boot && session_add(m->boot, &key, now) > 0)
+                if (m->boot && session_add_where(m->boot, &key, now, named ? &dir : NULL, name) > 0)
                         manager_want_resolve(m);
-                if (m->boot && named)
-                        (void) session_note_where(m->boot, &key, &dir, name);
                 if (m->launches) {
                         s = pidmap_lookup(&m->pidmap, m->launches, e->pid);
-                        if (s && session_add(s, &key, now) > 0)
+                        if (s && session_add_where(s, &key, now, named ? &dir : NULL, name) > 0)
                                 manager_want_resolve(m);
-                        if (s && named)
-                                (void) session_note_where(s, &key, &dir, name);
                 }
         }
 }

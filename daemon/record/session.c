@@ -119,16 +119,21 @@ ssize_t session_index(const Session *s, const FileKey *key) {
         return i >= 0 ? i : -ENOENT;
 }
 
-int session_add(Session *s, const FileKey *key, uint64_t now_usec) {
+/* The file's index, added when new (*ret_new). -ENOSPC: left out, the session holds max_files already
+ * (marked full and incomplete); -ENOMEM. */
+static ssize_t add_file(Session *s, const FileKey *key, uint64_t now_usec, bool *ret_new) {
+        ssize_t i;
         size_t b;
         int r;
 
         assert(!s->sealed);
-        if (find(s, key, &b) >= 0)
-                return 0;
+        *ret_new = false;
+        i = find(s, key, &b);
+        if (i >= 0)
+                return i;
         if (s->max_files > 0 && s->n_files >= s->max_files) {
                 s->full = s->incomplete = true;
-                return 0;
+                return -ENOSPC;
         }
 
         if (table_full(s->n_files, s->n_buckets)) {
@@ -151,7 +156,17 @@ int session_add(Session *s, const FileKey *key, uint64_t now_usec) {
         };
         s->n_files++;
         s->index[b] = (uint32_t) s->n_files;
-        return 1;
+        *ret_new = true;
+        return (ssize_t) s->n_files - 1;
+}
+
+int session_add(Session *s, const FileKey *key, uint64_t now_usec) {
+        bool added;
+        ssize_t i = add_file(s, key, now_usec, &added);
+
+        if (i == -ENOSPC)
+                return 0;
+        return i < 0 ? (int) i : added;
 }
 
 /* Appends n bytes to a buffer of the path store, at most 4 GiB (places are 32 bits): their place. */
@@ -283,14 +298,10 @@ char *session_path(const Session *s, size_t file) {
         return p;
 }
 
-int session_note_where(Session *s, const FileKey *key, const FileKey *dir, const char *name) {
-        ssize_t i = find(s, key, NULL);
-        SessionFile *f;
+static int note_where(Session *s, size_t i, const FileKey *dir, const char *name) {
+        SessionFile *f = &s->files[i];
         size_t n;
 
-        if (i < 0)
-                return 0;
-        f = &s->files[i];
         if (f->path || f->where)
                 return 0;
         n = strlen(name);
@@ -302,6 +313,25 @@ int session_note_where(Session *s, const FileKey *key, const FileKey *dir, const
         f->where->dir = *dir;
         memcpy(f->where->name, name, n + 1);
         return 0;
+}
+
+int session_note_where(Session *s, const FileKey *key, const FileKey *dir, const char *name) {
+        ssize_t i = find(s, key, NULL);
+
+        return i < 0 ? 0 : note_where(s, (size_t) i, dir, name);
+}
+
+int session_add_where(Session *s, const FileKey *key, uint64_t now_usec, const FileKey *dir, const char *name) {
+        bool added;
+        ssize_t i = add_file(s, key, now_usec, &added);
+
+        if (i == -ENOSPC)
+                return 0;
+        if (i < 0)
+                return (int) i;
+        if (dir && name)
+                (void) note_where(s, (size_t) i, dir, name);
+        return added;
 }
 
 /* Moves the set to allocated spans, room for two. */

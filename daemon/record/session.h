@@ -150,6 +150,9 @@ char *session_path(const Session *s, size_t file);
 /* Keeps the directory and name an event gave for the file of `key`, unless it is named already or has
  * them. 0 (also when the session lacks the file), -EINVAL for an empty name or one with a '/', -ENOMEM. */
 int session_note_where(Session *s, const FileKey *key, const FileKey *dir, const char *name);
+/* session_add() and, when dir and name are given, session_note_where() in one lookup (what a fanotify
+ * event gives). Returns what session_add() does; a bad name is not kept, silently. */
+int session_add_where(Session *s, const FileKey *key, uint64_t now_usec, const FileKey *dir, const char *name);
 /* The file's index in files, or -ENOENT. */
 ssize_t session_index(const Session *s, const FileKey *key);
 

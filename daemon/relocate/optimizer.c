@@ -269,9 +269,11 @@ int optimizer_start(const OptimizerOptions *opts, OptJob *jobs, size_t n_jobs, O
         for (size_t j = 0; j < n_jobs; j++) {
                 OptJob *job = &jobs[j];
 
-                r = move_items_files(job->items, job->n_items, &job->file_of, &job->n_files);
-                if (r < 0)
-                        return r;
+                if (!job->file_of) {
+                        r = move_items_files(job->items, job->n_items, &job->file_of, &job->n_files);
+                        if (r < 0)
+                                return r;
+                }
                 job->file_left = calloc(MAX(job->n_files, (size_t) 1), sizeof *job->file_left);
                 job->file_moved = calloc(MAX(job->n_files, (size_t) 1), sizeof *job->file_moved);
                 if (!job->file_left || !job->file_moved)

@@ -22,7 +22,8 @@ typedef struct OptJob {
         size_t n_items;
         MoverStats stats;
         int error;              /* mover_run() failed before moving (negative errno), 0 otherwise */
-        /* set by optimizer_start(): a file's hot ranges are items of their own, but count as one file */
+        /* a file's hot ranges are items of their own, but count as one file: set by optimizer_start(),
+         * unless the owner did so for these items (move_items_files()) */
         size_t *file_of;        /* item -> its file, 0..n_files-1 (move_items_files()) */
         size_t n_files;
         size_t *file_left;      /* per file: its items not reported yet */
