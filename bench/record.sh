@@ -238,18 +238,20 @@ log_mark() { local f=$TMP/$1.log; [ -e "$f" ] && wc -l < "$f" || echo 0; }
 # the page-event figures a daemon logged since line MARK of its log: "LOST RANGES FILES" (events lost per
 # the reader's warnings; page ranges and files of the stored boot session, - if none stored)
 page_figures() {    # NAME MARK
-        local f=$TMP/$1.log lost ranges files
+        local f=$TMP/$1.log lost ranges files meta
         lost=$(tail -n +"$(( $2 + 1 ))" "$f" | awk 'match($0, /[0-9]+ page-cache event\(s\) lost/) {
                 split(substr($0, RSTART, RLENGTH), w, " "); s += w[1] } END { print s + 0 }')
         ranges=$(tail -n +"$(( $2 + 1 ))" "$f" | awk 'match($0, /boot session of boot holds [0-9]+ page range/) {
                 split(substr($0, RSTART, RLENGTH), w, " "); n = w[6] } END { print n }')
+        meta=$(tail -n +"$(( $2 + 1 ))" "$f" | awk 'match($0, /lost, [0-9]+ ranges? of filesystem metadata/) {
+                split(substr($0, RSTART, RLENGTH), w, " "); n = w[2] } END { print n }')
         files=$(tail -n +"$(( $2 + 1 ))" "$f" | awk 'match($0, /Recorded boot session of boot: [0-9]+ file/) {
                 split(substr($0, RSTART, RLENGTH), w, " "); n = w[6] } END { print n }')
         if tail -n +"$(( $2 + 1 ))" "$f" | grep -q 'No page-cache events'; then
                 NOPAGES=1
                 echo "ANOMALY: seeklessd ($1) records no page-cache events:"                         "$(tail -n +"$(( $2 + 1 ))" "$f" | grep 'No page-cache events' | head -n 1)" >&2
         fi
-        echo "$lost ${ranges:--} ${files:--}"
+        echo "$lost ${ranges:--} ${files:--} ${meta:--}"
 }
 
 measure() {         # MODE:CONFIG ROUND
@@ -293,7 +295,7 @@ measure() {         # MODE:CONFIG ROUND
                 WINDOW_RSS[$m]+="$(status_kib "$DAEMON_PID" VmRSS) "
                 WINDOW_CPU[$m]+="$(awk '{ print $14 + $15 }' "/proc/$DAEMON_PID/stat") "
                 stop_daemon
-                read -r pl pr pf <<< "$(page_figures window "$mark")"
+                read -r pl pr pf _ <<< "$(page_figures window "$mark")"
                 WINDOW_PLOST[$m]+="$pl "; WINDOW_RANGES[$m]+="$pr "; WINDOW_FILES[$m]+="$pf "
                 ;;
         esac
@@ -381,7 +383,7 @@ measure_first() {   # MODE:CONFIG ROUND DIR_INDEX
                 FIRST_OVERFLOWS[$m]+="$(prop Overflows) "
                 FIRST_CPU[$m]+="$(awk '{ print $14 + $15 }' "/proc/$DAEMON_PID/stat") "
                 stop_daemon
-                read -r pl pr pf <<< "$(page_figures first "$mark")"
+                read -r pl pr pf _ <<< "$(page_figures first "$mark")"
                 FIRST_PLOST[$m]+="$pl "; FIRST_RANGES[$m]+="$pr "; FIRST_FILES[$m]+="$pf "
                 ;;
         esac
@@ -466,7 +468,7 @@ if part b; then
         log "  stored: boot profile has $RSS_FILES files; VmRSS $(mib "$RSS_AFTER") MiB, VmHWM $(mib "$HWM_AFTER") MiB," \
                 "DatabaseSize $RSS_DBSIZE B"
         stop_daemon
-        read -r RSS_PLOST RSS_RANGES _ <<< "$(page_figures rss "$RSS_MARK")"
+        read -r RSS_PLOST RSS_RANGES _ RSS_META <<< "$(page_figures rss "$RSS_MARK")"
         [ "$RSS_PLOST" = 0 ] || echo "ANOMALY: the rss daemon lost $RSS_PLOST page-cache event(s)" >&2
         wait "$SAMPLER_PID" 2>/dev/null || true
         # highest sampled VmRSS and when, relative to daemon start; the window closed at RSS_WINDOW s
@@ -573,7 +575,7 @@ if part b; then
         echo "  window open, files read:      VmRSS $(mib "$RSS_DURING") MiB, VmHWM $(mib "$HWM_DURING") MiB (events $RSS_EVENTS, overflows $RSS_OVERFLOWS)"
         echo "    largest resident mappings then (resident/size): $RSS_MAPS"
         echo "  after the session was stored: VmRSS $(mib "$RSS_AFTER") MiB, VmHWM $(mib "$HWM_AFTER") MiB (profile files: $RSS_FILES; stored ${RSS_FLUSH_WAIT}s after the window closed; DB $RSS_DBSIZE B)"
-        echo "  page-cache events lost $RSS_PLOST; page ranges of the stored boot session $RSS_RANGES (files read cold:"
+        echo "  page-cache events lost $RSS_PLOST; page ranges of the stored boot session $RSS_RANGES, metadata ranges $RSS_META (files read cold:"
         echo "  $RSS_RESIDENT pages resident after the drop); stored session complete: $RSS_COMPLETE"
         echo "  highest sampled VmRSS (50 ms sampling): $(mib "${RSS_PEAK_SAMPLE#* }") MiB at ${RSS_PEAK_SAMPLE%% *} s after start" \
                 "(window of ${RSS_WINDOW} s; BootRecording seen false at $RSS_T_CLOSED s)"

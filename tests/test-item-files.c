@@ -22,7 +22,7 @@ TEST(grouping) {
         const size_t want[] = { 0, 1, 0, 2, 1, 0 };
         size_t *slot = NULL, n_files = 0;
 
-        it[5].key.handle[20] = 0x55;    /* past handle_len: not part of the key */
+        it[5].key.handle[FID_HANDLE_MAX - 1] = 0x55;   /* past handle_len (8): not part of the key */
         ASSERT_OK(move_items_files(it, 6, &slot, &n_files));
         ASSERT_EQ(n_files, 3);
         for (size_t i = 0; i < 6; i++)
