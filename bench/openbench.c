@@ -190,6 +190,21 @@ static int create(const char *dir, unsigned long nfiles, unsigned long min, unsi
         return 0;
 }
 
+/* The names f000000 .. of nfiles files, and DIR opened: 0, or 1 after telling why not. */
+static int open_files(const char *dir, unsigned long nfiles, char (**ret_names)[NAME_LEN], int *ret_dfd) {
+        char (*names)[NAME_LEN] = malloc(nfiles * sizeof *names);
+
+        if (!names)
+                return die("out of memory", NULL);
+        for (unsigned long i = 0; i < nfiles; i++)
+                name_of(names[i], i);
+        *ret_dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (*ret_dfd < 0)
+                return die("cannot open", dir);
+        *ret_names = names;
+        return 0;
+}
+
 /* ops/s of the hot loop over names for `seconds`, starting at *next (carried over between slices) */
 static double slice_rate(int dfd, char (*names)[NAME_LEN], unsigned long nfiles, unsigned long *next,
                          double seconds) {
@@ -216,18 +231,15 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 static int hook_cost(const char *mount, const char *dir, unsigned long nfiles, unsigned cycles, double slice) {
-        char (*names)[NAME_LEN] = malloc(nfiles * sizeof *names);
         double *ratio = calloc(cycles, sizeof *ratio), sum[2] = { 0, 0 };
+        char (*names)[NAME_LEN];
         unsigned long next = 0;
         int dfd;
 
-        if (!names || !ratio)
+        if (!ratio)
                 return die("out of memory", NULL);
-        for (unsigned long i = 0; i < nfiles; i++)
-                name_of(names[i], i);
-        dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dfd < 0)
-                return die("cannot open", dir);
+        if (open_files(dir, nfiles, &names, &dfd) != 0)
+                return 1;
         (void) slice_rate(dfd, names, nfiles, &next, slice);         /* warm-up */
         for (unsigned c = 0; c < cycles; c++) {
                 double rate[2];
@@ -308,14 +320,8 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "openbench: N_FILES must be 1..1000000, SECONDS >= 0\n");
                 return 2;
         }
-        names = malloc(nfiles * sizeof *names);
-        if (!names)
-                return die("out of memory", NULL);
-        for (unsigned long i = 0; i < nfiles; i++)
-                name_of(names[i], i);
-        dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dfd < 0)
-                return die("cannot open", dir);
+        if (open_files(dir, nfiles, &names, &dfd) != 0)
+                return 1;
 
         if (seconds == 0) {
                 /* single pass (--once, or SECONDS 0): every file read exactly once, no warm-up */
