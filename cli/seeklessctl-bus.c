@@ -90,12 +90,11 @@ int log_parse_error(int r) {
 /* Calls member on the daemon's object without activating the service: if seeklessd is not running we want
  * to say so, not start it. types and the arguments after it are the call's input, as for
  * sd_bus_message_append(). */
-int call_daemon(sd_bus *bus, const char *interface, const char *member, const char *command,
-                       const char *what, const char *profile, sd_bus_message **ret_reply,
-                       const char *types, ...) {
+static int call_daemonv(sd_bus *bus, const char *interface, const char *member, const char *command,
+                        const char *what, const char *profile, bool optional, sd_bus_message **ret_reply,
+                        const char *types, va_list ap) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
-        va_list ap;
         int r;
 
         r = sd_bus_message_new_method_call(bus, &m, SEEKLESS_BUS_NAME, SEEKLESS_BUS_PATH, interface, member);
@@ -107,17 +106,43 @@ int call_daemon(sd_bus *bus, const char *interface, const char *member, const ch
                 return log_error_errno(r, "Failed to disable service activation: %m");
 
         if (types) {
-                va_start(ap, types);
                 r = sd_bus_message_appendv(m, types, ap);
-                va_end(ap);
                 if (r < 0)
                         return log_error_errno(r, "Failed to append arguments: %m");
         }
 
         r = sd_bus_call(bus, m, 0, &error, ret_reply);
+        if (r < 0 && optional && sd_bus_error_has_name(&error, SD_BUS_ERROR_UNKNOWN_METHOD)) {
+                *ret_reply = NULL;
+                return 0;
+        }
         if (r < 0)
                 return log_bus_call_error(&error, r, command, what, profile);
         return 0;
+}
+
+int call_daemon(sd_bus *bus, const char *interface, const char *member, const char *command,
+                       const char *what, const char *profile, sd_bus_message **ret_reply,
+                       const char *types, ...) {
+        va_list ap;
+        int r;
+
+        va_start(ap, types);
+        r = call_daemonv(bus, interface, member, command, what, profile, false, ret_reply, types, ap);
+        va_end(ap);
+        return r;
+}
+
+int call_daemon_optional(sd_bus *bus, const char *interface, const char *member, const char *command,
+                         const char *what, const char *profile, sd_bus_message **ret_reply,
+                         const char *types, ...) {
+        va_list ap;
+        int r;
+
+        va_start(ap, types);
+        r = call_daemonv(bus, interface, member, command, what, profile, true, ret_reply, types, ap);
+        va_end(ap);
+        return r;
 }
 
 /* A NAME or mount point from the command line in the escaped form paths have on the bus (escape.h): as it

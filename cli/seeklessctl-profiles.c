@@ -256,10 +256,12 @@ static DocNode *profile_doc(const char *name, const char *kind, const ShowProfil
         doc_add_linef(d, "%s (%s), %zu file%s, %s, %zu range%s, %s hot", name, kind, p->n_files,
                       p->n_files == 1 ? "" : "s", format_bytes(size, sizeof size, p->total), p->n_ranges,
                       p->n_ranges == 1 ? "" : "s", format_bytes(hot, sizeof hot, p->hot));
-        if (n_meta > 0)
+        doc_set_flags(d, DOC_LEGEND);
+        if (n_meta > 0) {
                 doc_add_linef(d, "Filesystem metadata read (newest session, never moved): %zu range%s, %s",
                               n_meta, n_meta == 1 ? "" : "s", format_bytes(meta, sizeof meta, md->bytes));
-        doc_set_flags(d, DOC_LEGEND);
+                doc_set_flags(d, DOC_LEGEND);
+        }
         doc_add_table(d, NULL, "files", files, DOC_TABLE_GRID);
         doc_add_table(d, NULL, "metadata", md->t, DOC_TABLE_HIDDEN);
         return TAKE_PTR(d);
@@ -300,14 +302,15 @@ int verb_show(int argc, char *argv[], void *userdata) {
         if (r < 0)
                 return log_parse_error(r);
 
-        r = call_daemon(bus, SEEKLESS_BUS_INTERFACE, "GetProfileMetadata", argv[0], what, name, &meta_reply, "s",
-                        name);
+        /* a seeklessd not restarted since an upgrade may not know it yet: the profile without its metadata */
+        r = call_daemon_optional(bus, SEEKLESS_BUS_INTERFACE, "GetProfileMetadata", argv[0], what, name,
+                                 &meta_reply, "s", name);
         if (r < 0)
                 return r;
         metadata = md.t = table_new_columns(metadata_columns);
         if (!metadata)
                 return log_oom();
-        r = bus_read_array(meta_reply, false, "(stt)", read_metadata_range, &md);
+        r = meta_reply ? bus_read_array(meta_reply, false, "(stt)", read_metadata_range, &md) : 0;
         if (r < 0)
                 return log_parse_error(r);
 

@@ -47,6 +47,9 @@ int acquire_bus(sd_bus **ret);
  * are the call's input, as for sd_bus_message_append(). */
 int call_daemon(sd_bus *bus, const char *interface, const char *member, const char *command, const char *what,
                 const char *profile, sd_bus_message **ret_reply, const char *types, ...);
+/* The same for a method an older seeklessd may not have: *ret_reply NULL when it does not know it. */
+int call_daemon_optional(sd_bus *bus, const char *interface, const char *member, const char *command,
+                         const char *what, const char *profile, sd_bus_message **ret_reply, const char *types, ...);
 /* Calls Plan, Optimize or OptimizeWhenIdle, whose only input is the list of mount points. */
 int call_with_mounts(sd_bus *bus, const char *member, const char *command, const char *what, char **mounts,
                      sd_bus_message **ret_reply);

@@ -67,6 +67,15 @@ static void read_profile(Db *db, const DbProfileInfo *p, uint64_t *fsid) {
                         FUZZ_ASSERT(in.files[i].path && in.files[i].key.handle_len <= FID_HANDLE_MAX);
                 db_merge_input_free(&in);
         }
+        {
+                DbMetaRange *m = NULL;
+                size_t k = 0;
+
+                if (db_get_profile_metadata(db, p->name, &m, &k) >= 0)
+                        for (size_t i = 0; i < k; i++)
+                                FUZZ_ASSERT(m[i].length > 0 && m[i].offset <= INT64_MAX);
+                free(m);
+        }
         (void) db_quality_get(db, p->name, QUALITY_BEFORE, &q);
         (void) db_quality_get(db, p->name, QUALITY_AFTER, &q);
         (void) profile_merge(db, p->name, p->kind, 0, &o);

@@ -27,6 +27,9 @@ grep -q "org.freedesktop.DBus.Error.AccessDenied: Only root may" <<<"$out" || fa
 out=$(as_nobody dbus-send --system --print-reply --dest=org.seekless.Seekless1 /org/seekless/Seekless1 \
         org.seekless.Seekless1.Manager.GetProfileRanges string:boot 2>&1) && fail "GetProfileRanges allowed for non-root"
 grep -q "org.freedesktop.DBus.Error.AccessDenied: Only root may" <<<"$out" || fail "unexpected error: $out"
+out=$(as_nobody dbus-send --system --print-reply --dest=org.seekless.Seekless1 /org/seekless/Seekless1 \
+        org.seekless.Seekless1.Manager.GetProfileMetadata string:boot 2>&1) && fail "GetProfileMetadata allowed for non-root"
+grep -q "org.freedesktop.DBus.Error.AccessDenied: Only root may" <<<"$out" || fail "unexpected error: $out"
 pass "non-root gets access denied for paths"
 
 out=$(busctl --system call org.seekless.Seekless1 /org/seekless/Seekless1 \

@@ -1242,10 +1242,14 @@ TEST(metadata) {
         ASSERT_OK(add_meta(db, "boot", 3000, (const DbMetaRange[]) { { .fsid = 7, .offset = 65536, .length = 4096 } },
                            1, 3));
         ASSERT_STREQ(meta_string(db, "boot"), "7:65536+4096");
+        /* the older session's rows are gone (only the newest is ever read), the session itself stays */
+        ASSERT_EQ(count_rows(p, "session_metadata"), 1);
+        check_counts(db, 1, 3, 1);
         ASSERT_OK(add_meta(db, APP, 3500, (const DbMetaRange[]) { { .fsid = 9, .offset = 0, .length = 4096 } }, 1, 3));
         ASSERT_STREQ(meta_string(db, APP), "9:0+4096");
         ASSERT_STREQ(meta_string(db, "boot"), "7:65536+4096");
-        /* pruned with its session: keep 1 leaves the newest boot session, with its metadata */
+        ASSERT_EQ(count_rows(p, "session_metadata"), 2);
+        /* pruned with its session: keep 1 leaves only the newest boot session, which has none */
         ASSERT_OK(add_meta(db, "boot", 4000, NULL, 0, 1));
         ASSERT_EQ(count_rows(p, "session_metadata"), 1);
         ASSERT_STREQ(meta_string(db, "boot"), "");
@@ -1290,6 +1294,11 @@ TEST(migration_from_4) {
         ASSERT_EQ(in.n_sessions, 1u);
         ASSERT_EQ(in.n_session_ranges[0], 0u);
         db_merge_input_free(&in);
+        /* no metadata before; a session stores and reads its own after the migration */
+        ASSERT_STREQ(meta_string(db, "boot"), "");
+        ASSERT_OK(add_meta(db, "boot", 3000, (const DbMetaRange[]) { { .fsid = 7, .offset = 4096, .length = 8192 } },
+                           1, 3));
+        ASSERT_STREQ(meta_string(db, "boot"), "7:4096+8192");
         db = db_free(db);
         (void) unlink(p);
 }

@@ -399,6 +399,21 @@ TEST(session_ranges) {
         ASSERT_EQ(r[1].offset, 0);
         ASSERT_EQ(r[1].length, page);
         ASSERT_EQ(r[1].offset_usec, 700);
+
+        /* the metadata, in bytes of the device, in first-touch order */
+        _cleanup_free_ DbMetaRange *m = NULL;
+        ASSERT_OK(profile_session_metadata(s, &m, &n));
+        ASSERT_TRUE(!m && n == 0);
+        ASSERT_EQ(session_add_metadata(s, 7, 100, 3, 1800), 1);
+        ASSERT_EQ(session_add_metadata(s, 7, 10, 1, 1900), 1);
+        ASSERT_OK(profile_session_metadata(s, &m, &n));
+        ASSERT_EQ(n, 2);
+        ASSERT_EQ(m[0].fsid, 7);
+        ASSERT_EQ(m[0].offset, 100 * page);
+        ASSERT_EQ(m[0].length, 3 * page);
+        ASSERT_EQ(m[0].offset_usec, 800);
+        ASSERT_EQ(m[1].offset, 10 * page);
+        ASSERT_EQ(m[1].length, page);
 }
 
 /* Each test in a directory of its own. */

@@ -89,6 +89,10 @@ dblk=$(debugfs -R "bmap /d 0" "$LOOP" 2>/dev/null)
 ctl --json=short show boot | jq -e --arg m "$MNT" --argjson o $((dblk * bsize)) \
         'any(.metadata[]; .filesystem == $m and .offset <= $o and $o < .offset + .length)' >/dev/null ||
         fail "the directory's block $dblk is not in the boot profile's metadata: $(ctl --json=short show boot | jq -c .metadata)"
+ctl --json=short show boot | jq -e --argjson p "$(getconf PAGESIZE)" \
+        '(.metadata | length > 0) and all(.metadata[]; .length > 0 and .length % $p == 0 and .offset % $p == 0)' >/dev/null ||
+        fail "metadata ranges not whole pages: $(ctl --json=short show boot | jq -c .metadata)"
+ctl --no-legend show boot | grep -q "^boot (boot)\|^Filesystem metadata" && fail "--no-legend shows the legend: $(ctl --no-legend show boot | head -3)"
 ctl show boot | grep -q "^Filesystem metadata read (newest session, never moved): [1-9][0-9]* ranges\?, " ||
         fail "show does not tell the metadata: $(ctl show boot | head -3)"
 pass "the boot profile keeps the metadata read (the directory's block $dblk), shown by seeklessctl show"

@@ -216,7 +216,6 @@ TEST(session_pages) {
         session_free(s);
 }
 
-/* Paths are kept as their directory (once) and their last component; each comes back whole. */
 /* Metadata pages: contiguous ones on one filesystem extend the last range, pages it holds are dropped,
  * anything else is a new range; past SESSION_MAX_META_RANGES they are only counted. */
 TEST(session_metadata) {
@@ -226,6 +225,7 @@ TEST(session_metadata) {
         ASSERT_EQ(session_add_metadata(s, 7, 100, 1, 1100), 1);
         ASSERT_EQ(session_add_metadata(s, 7, 101, 2, 1200), 1);        /* continues: one range 100-102 */
         ASSERT_EQ(session_add_metadata(s, 7, 101, 1, 1250), 1);        /* held already: nothing new */
+        ASSERT_EQ(session_add_metadata(s, 7, 102, 3, 1260), 1);        /* overlaps its end: 100-104 */
         ASSERT_EQ(session_add_metadata(s, 9, 103, 1, 1300), 1);        /* another filesystem */
         ASSERT_EQ(session_add_metadata(s, 7, 103, 1, 1400), 1);        /* not the last range's: new */
         ASSERT_EQ(session_add_metadata(s, 7, 5, 1, 1500), 1);          /* backwards: new */
@@ -233,7 +233,7 @@ TEST(session_metadata) {
         ASSERT_EQ(s->n_meta, 4);
         ASSERT_EQ(s->meta[0].fsid, 7);
         ASSERT_EQ(s->meta[0].first_page, 100);
-        ASSERT_EQ(s->meta[0].n_pages, 3);
+        ASSERT_EQ(s->meta[0].n_pages, 5);
         ASSERT_EQ(s->meta[0].offset_usec, 100);
         ASSERT_EQ(s->meta[1].fsid, 9);
         ASSERT_EQ(s->meta[2].fsid, 7);
@@ -258,6 +258,7 @@ TEST(session_metadata) {
         session_free(s);
 }
 
+/* Paths are kept as their directory (once) and their last component; each comes back whole. */
 TEST(session_paths) {
         Session *s = NULL;
         char path[64];

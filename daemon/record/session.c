@@ -439,11 +439,10 @@ int session_add_metadata(Session *s, uint64_t fsid, uint64_t first, uint64_t n, 
         assert(!s->sealed);
         if (n == 0 || first > UINT64_MAX - n)
                 return -EINVAL;
+        /* within the last range, or continuing it (also partly overlapping its end): that range */
         if (last && last->fsid == fsid && first >= last->first_page &&
-            first + n <= last->first_page + last->n_pages)
-                return 1;
-        if (last && last->fsid == fsid && last->first_page + last->n_pages == first) {
-                last->n_pages += n;
+            first <= last->first_page + last->n_pages) {
+                last->n_pages = MAX(last->n_pages, first + n - last->first_page);
                 return 1;
         }
         if (s->n_meta >= SESSION_MAX_META_RANGES) {
@@ -451,7 +450,8 @@ int session_add_metadata(Session *s, uint64_t fsid, uint64_t first, uint64_t n, 
                 return 0;
         }
         if (s->n_meta >= s->allocated_meta) {
-                size_t na = s->allocated_meta ? s->allocated_meta + s->allocated_meta / 2 : 64;
+                size_t na = MIN(s->allocated_meta ? s->allocated_meta + s->allocated_meta / 2 : 64,
+                                (size_t) SESSION_MAX_META_RANGES);
                 SessionMetaRange *t = reallocarray(s->meta, na, sizeof *t);
 
                 if (!t)

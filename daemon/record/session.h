@@ -162,9 +162,9 @@ ssize_t session_index(const Session *s, const FileKey *key);
  * becomes a new range at the end of touches. Returns the number of new pages, or -ENOMEM. */
 int session_add_pages(Session *s, uint32_t file, uint64_t first, uint64_t n, uint64_t now_usec);
 
-/* Pages [first, first + n) of the block device of the filesystem `fsid` were read at now_usec: extends the
- * last metadata range when they continue it on the same filesystem, are dropped when that range holds them
- * already, else become a new range. Returns 1 if kept, 0 if counted in skipped_metadata (the session
+/* Pages [first, first + n) of the block device of the filesystem `fsid` were read at now_usec: extend the
+ * last metadata range when they start in it or right after it on the same filesystem (nothing new when it
+ * holds them already), else become a new range. Returns 1 if kept, 0 if counted in skipped_metadata (the session
  * holds SESSION_MAX_META_RANGES already), -EINVAL for n == 0, -ENOMEM. */
 int session_add_metadata(Session *s, uint64_t fsid, uint64_t first, uint64_t n, uint64_t now_usec);
 

@@ -152,7 +152,8 @@ static const char *const migrations[] = {
 
         /* 6 -> 7: the filesystem metadata a session read (the pages of the filesystem's block device:
          * inode tables, directories, extent blocks), in first-touch order, as byte ranges of the device
-         * of the filesystem fsid. Never relocated; kept for prefetching. Earlier sessions have none. */
+         * of the filesystem fsid. Never relocated; kept for a prefetch. Only the newest session of a
+         * profile that recorded any keeps its rows. Earlier sessions have none. */
         "CREATE TABLE session_metadata ("
         "        session_id INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,"
         "        position INTEGER NOT NULL,"
@@ -175,6 +176,7 @@ typedef enum Stmt {
         STMT_SESSION_FILE_INSERT,
         STMT_SESSION_RANGE_INSERT,
         STMT_SESSION_METADATA_INSERT,
+        STMT_SESSION_METADATA_PRUNE,
         STMT_PROFILE_METADATA,
         STMT_SESSIONS_PRUNE,
         STMT_FILES_DELETE_ORPHANS,
@@ -243,6 +245,11 @@ static const char *const stmt_sql[_STMT_MAX] = {
         [STMT_SESSION_METADATA_INSERT] =
                 "INSERT INTO session_metadata (session_id, position, fsid, offset, length, offset_usec) "
                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        /* only the newest metadata is ever read: a session of profile ?1 that brings its own (?2) replaces
+         * the others' */
+        [STMT_SESSION_METADATA_PRUNE] =
+                "DELETE FROM session_metadata WHERE session_id IN ("
+                "SELECT id FROM sessions WHERE profile_id = ?1 AND id <> ?2)",
         /* the metadata of profile ?1's newest session that has any: the filesystem as it is now */
         [STMT_PROFILE_METADATA] =
                 "SELECT fsid, offset, length FROM session_metadata WHERE session_id = ("
@@ -766,7 +773,8 @@ static int db_probe(Db *db) {
                            "IFNULL((SELECT MAX(profile_id) FROM profile_files), 0) + "
                            "IFNULL((SELECT MAX(file_id) FROM profile_files), 0) + "
                            "IFNULL((SELECT MAX(session_id) FROM session_ranges), 0) + "
-                           "IFNULL((SELECT MAX(profile_id) FROM profile_ranges), 0)",
+                           "IFNULL((SELECT MAX(profile_id) FROM profile_ranges), 0) + "
+                           "IFNULL((SELECT MAX(session_id) FROM session_metadata), 0)",
                            &dummy);
         /* "no such table" or "no such column": a schema that is not ours, under one of our versions */
         return not_ours_errno(db, r);
@@ -1067,6 +1075,16 @@ int db_add_session(Db *db, const DbSession *s, unsigned keep, int64_t *ret_sessi
         }
         for (size_t i = 0; i < s->n_meta; i++) {
                 r = session_metadata_add(db, session_id, i, s->meta + i);
+                if (r < 0)
+                        return r;
+        }
+        if (s->n_meta > 0) {
+                _cleanup_reset_ sqlite3_stmt *st = db_stmt(db, STMT_SESSION_METADATA_PRUNE);
+
+                if ((r = bind_i64(db, st, 1, profile_id)) < 0 ||
+                    (r = bind_i64(db, st, 2, session_id)) < 0)
+                        return r;
+                r = db_step_done(db, st);
                 if (r < 0)
                         return r;
         }

@@ -208,8 +208,9 @@ int db_get_profile_ranges(Db *db, const char *name, const DbProfileFile *files, 
                           DbProfileRange **ret, size_t *ret_n);
 
 /* The filesystem metadata of the profile's newest session that recorded any (the metadata's place is the
- * filesystem's as it is now: older sessions' blocks may have moved), in first-touch order; offset_usec 0.
- * 0 rows when none was recorded. -ENOENT: no such profile. */
+ * filesystem's as it is now: older sessions' blocks may have moved, and db_add_session() deletes their rows
+ * when a session brings its own), in first-touch order; offset_usec 0. 0 rows when none was recorded.
+ * -ENOENT: no such profile. */
 int db_get_profile_metadata(Db *db, const char *name, DbMetaRange **ret, size_t *ret_n);
 
 typedef struct DbSessionInfo {
