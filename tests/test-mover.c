@@ -1520,15 +1520,17 @@ static const uint64_t spots_sizes[SPOTS_NF] = { 6 * MiB, 4 * MiB, 5 * MiB, 3 * M
  * reserved blocks; the 33 MiB of files to move are written first, then the filesystem is filled with 1 MiB
  * files, and in the two groups after the one where the files to move end only the 4 MiB at every 12 MiB
  * keep theirs (24 MiB of files, 40 MiB of holes). Those two groups are the lowest window (the groups before
- * hold metadata, a backup superblock or the files to move), and its holes are all the free space there is:
- * the 24 files moved out of it must go into them (the path this test is for, asserted from FIEMAP: some of
- * them inside the window afterwards, between the moved files), and the donor must be made in pieces around
- * those spots, in the window. Checked from the disk: every file intact (FNV of each, read back from the
- * disk, and sha256sum of every file on the filesystem), the moved files inside the window in their order,
- * none of their blocks shared with another file, the other files where they were, e2fsck clean. Fails
- * when the donor's pieces are taken as one segment across the spots (files moved only in part), when they
- * are planned through the spots (the donor is not made in the window) and when a segment after a spot
- * starts one block early, inside it (a block left outside the window). */
+ * hold metadata, a backup superblock or the files to move), and its holes are all the free space there is
+ * (but ext4's own reserve, reserved_clusters, 6.4 MiB, which the fill cannot take): the 24 files moved out
+ * of it must go into them (the path this test is for, asserted from FIEMAP: some of them inside the window
+ * afterwards, between the moved files), and the donor must be made in pieces around those spots, in the
+ * window. Its pieces are whole buddies, 40 MiB for the 33 MiB, which just fit in what ordinary users may
+ * use (40.6 MiB; the free space is printed). Checked from the disk: every file intact (FNV of each, read
+ * back from the disk, and sha256sum of every file on the filesystem), the moved files inside the window in
+ * their order, none of their blocks shared with another file, the other files where they were, e2fsck
+ * clean. Fails when the donor's pieces are taken as one segment across the spots (files moved only in
+ * part), when they are planned through the spots (the donor is not made in the window) and when a segment
+ * after a spot starts one block early, inside it (a block left outside the window). */
 TEST(room_spots) {
         Fs *fs = &fs_spots;
         const uint64_t group = 32 * MiB, window = 2 * group;
@@ -1581,6 +1583,14 @@ TEST(room_spots) {
         }
         ASSERT_EQ(run("cd '%s' && find . -type f -print0 | sort -z | xargs -0 sha256sum > '%s.sha256'", fs->mnt,
                       fs->img), 0);
+        {
+                struct statfs sfs;
+
+                ASSERT_EQ(fstatfs(fs->mount_fd, &sfs), 0);
+                printf("  free: %llu KiB, %llu KiB of it for ordinary users\n",
+                       (unsigned long long) (sfs.f_bfree * sfs.f_bsize >> 10),
+                       (unsigned long long) (sfs.f_bavail * sfs.f_bsize >> 10));
+        }
         o = options(fs, items);
         o.make_room = true;
         ASSERT_OK(mover_run(&o, items, SPOTS_NF, out, &st));
