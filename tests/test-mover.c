@@ -2,9 +2,10 @@
 /* The mover on scratch ext4 images (needs root, loop devices, mkfs.ext4, e2fsck): layout, data integrity
  * after dropping caches, every skip/retry reason, cancel, rate limit, out of space, the mb_stream_req
  * fallback and its crash recovery, where the donor lands (one range, or pieces of the low free space),
- * items that are ranges of files (only their blocks move, in the items' order; a batch in place stays; a
- * run stopped and resumed from its checkpoints in the database). Everything it creates is torn down by an
- * atexit handler, also when an assertion fails. */
+ * making room for it (windows in one block group or over several, also when the files moved out land
+ * inside the window and the donor is made around them), items that are ranges of files (only their blocks
+ * move, in the items' order; a batch in place stays; a run stopped and resumed from its checkpoints in the
+ * database). Everything it creates is torn down by an atexit handler, also when an assertion fails. */
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <pthread.h>
@@ -47,7 +48,7 @@ static Fs fs_main = { .mount_fd = -1 }, fs_small = { .mount_fd = -1 }, fs_place 
           fs_bud = { .mount_fd = -1 }, fs_busy = { .mount_fd = -1 },
           fs_bud2 = { .mount_fd = -1 }, fs_near = { .mount_fd = -1 }, fs_range = { .mount_fd = -1 },
           fs_order = { .mount_fd = -1 }, fs_resume = { .mount_fd = -1 }, fs_scope = { .mount_fd = -1 },
-          fs_groups = { .mount_fd = -1 };
+          fs_groups = { .mount_fd = -1 }, fs_spots = { .mount_fd = -1 };
 static pid_t child = -1;
 
 /* ---------------------------------------------------------------------------------------------------- */
@@ -86,7 +87,7 @@ static void fs_teardown(Fs *fs) {
 
 static Fs *const all_fs[] = { &fs_main, &fs_small, &fs_place, &fs_target, &fs_seg, &fs_room,
                               &fs_bud, &fs_busy, &fs_bud2, &fs_near, &fs_range, &fs_order, &fs_resume,
-                              &fs_scope, &fs_groups };
+                              &fs_scope, &fs_groups, &fs_spots };
 
 static void writers_close(void);
 
@@ -1206,8 +1207,11 @@ static size_t make_aged(Fs *fs, const char *dir, char **fill, size_t max, DropFn
                 }
         }
         sync();
-        printf("  %zu files of 1 MiB, %zu kept; gap %llu-%llu MiB\n", n, kept, (unsigned long long) (*gap_lo >> 20),
-               (unsigned long long) (*gap_hi >> 20));
+        if (*gap_lo == UINT64_MAX)
+                printf("  %zu files of 1 MiB, %zu kept; no gap\n", n, kept);
+        else
+                printf("  %zu files of 1 MiB, %zu kept; gap %llu-%llu MiB\n", n, kept,
+                       (unsigned long long) (*gap_lo >> 20), (unsigned long long) (*gap_hi >> 20));
         return n;
 }
 
@@ -1476,6 +1480,205 @@ TEST(room_scope) {
         ASSERT_TRUE(st.room_files > 0);
         ASSERT_TRUE(st.room_start + 64 * MiB <= gap_lo);
         ASSERT_EQ(first, st.room_start);
+}
+
+/* Spots: the window of a donor longer than a block group, where the files moved out of it must land
+ * inside it (the only free space is the window's own holes), so that the donor is made around them. */
+static uint64_t spots_base;     /* MiB: the block group where the window is to start */
+
+/* in the 64 MiB from spots_base: the 4 MiB at 0, 12, 24, 36, 48 and 60 MiB in keep their files, the
+ * others are deleted (holes of 8 MiB); everything else stays full */
+static int drop_spots(uint64_t mib) {
+        return mib >= spots_base && mib < spots_base + 64 && (mib - spots_base) / 4 % 3 != 0;
+}
+
+/* The extents of a file (FIEMAP; *n of them, malloc'ed). */
+static Extent *extents_of(const char *path, size_t *n) {
+        Extent *e = NULL;
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_OK(fiemap_get(fd, &e, n));
+        close(fd);
+        return e;
+}
+
+static bool extents_overlap(const Extent *a, size_t na, const Extent *b, size_t nb) {
+        for (size_t i = 0; i < na; i++)
+                for (size_t j = 0; j < nb; j++)
+                        if (a[i].physical < b[j].physical + b[j].length && b[j].physical < a[i].physical + a[i].length)
+                                return true;
+        return false;
+}
+
+enum { SPOTS_NF = 7, SPOTS_MAXFILL = 400 };
+/* 33 MiB: longer than a block group of 32 MiB, so the window spans two (an eighth more, in buddies of 32 MiB) */
+static const uint64_t spots_sizes[SPOTS_NF] = { 6 * MiB, 4 * MiB, 5 * MiB, 3 * MiB, 7 * MiB, 4 * MiB, 4 * MiB };
+
+/* Making room over several block groups when the files moved out land inside the window: 320 MiB, block
+ * groups of 32 MiB, backup superblocks only in groups 1 and 9 (sparse_super2), the journal in group 0, no
+ * reserved blocks; the 33 MiB of files to move are written first, then the filesystem is filled with 1 MiB
+ * files, and in the two groups after the one where the files to move end only the 4 MiB at every 12 MiB
+ * keep theirs (24 MiB of files, 40 MiB of holes). Those two groups are the lowest window (the groups before
+ * hold metadata, a backup superblock or the files to move), and its holes are all the free space there is
+ * (but ext4's own reserve, reserved_clusters, 6.4 MiB, which the fill cannot take): the 24 files moved out
+ * of it must go into them (the path this test is for, asserted from FIEMAP: some of them inside the window
+ * afterwards, between the moved files), and the donor must be made in pieces around those spots, in the
+ * window. Its pieces are whole buddies, 40 MiB for the 33 MiB, which just fit in what ordinary users may
+ * use (40.6 MiB; the free space is printed). Checked from the disk: every file intact (FNV of each, read
+ * back from the disk, and sha256sum of every file on the filesystem), the moved files inside the window in
+ * their order, none of their blocks shared with another file, the other files where they were, e2fsck
+ * clean. Fails when the donor's pieces are taken as one segment across the spots (files moved only in
+ * part), when they are planned through the spots (the donor is not made in the window) and when a segment
+ * after a spot starts one block early, inside it (a block left outside the window). */
+TEST(room_spots) {
+        Fs *fs = &fs_spots;
+        const uint64_t group = 32 * MiB, window = 2 * group;
+        char *paths[SPOTS_NF], *fill[SPOTS_MAXFILL];
+        uint64_t sums[SPOTS_NF], fill_sum[SPOTS_MAXFILL], hot_end = 0, gap_lo, gap_hi;
+        uint64_t ws, we, prev_end = 0, lo = UINT64_MAX, hi = 0, inside = 0, between = 0, phys;
+        Extent *hot[SPOTS_NF], *before[SPOTS_MAXFILL];
+        size_t nhot[SPOTS_NF], nbefore[SPOTS_MAXFILL], nfill, n_out = 0, kept = 0;
+        bool alive[SPOTS_MAXFILL], was_in[SPOTS_MAXFILL];
+        MoveItem items[SPOTS_NF];
+        MoveOutcome out[SPOTS_NF];
+        MoverStats st;
+        MoverOptions o;
+
+        fs_setup_with(fs, "spots", 320, "-g 8192 -m 0 -O sparse_super2 -J location=8M");
+        uint64_t orig_stream = fs_tunable(fs, "mb_stream_req");
+        make_files(fs, "spots", paths, spots_sizes, SPOTS_NF);
+        sync();
+        for (size_t i = 0; i < SPOTS_NF; i++) {
+                Extent *e = extents_of(paths[i], &nhot[i]);
+
+                for (size_t j = 0; j < nhot[i]; j++)
+                        hot_end = MAX(hot_end, e[j].physical + e[j].length);
+                free(e);
+        }
+        /* the window: the two groups after the one where the files to move end (group 2 at least: group 0
+         * holds the metadata, 1 a backup superblock; 9, the last, the other) */
+        spots_base = MAX(hot_end / group + 1, (uint64_t) 2) * group / MiB;
+        ASSERT_TRUE(spots_base * MiB + window <= 9 * group);
+        printf("  files to move end at %llu MiB: window expected at %llu MiB\n", (unsigned long long) (hot_end >> 20),
+               (unsigned long long) spots_base);
+        nfill = make_aged(fs, NULL, fill, SPOTS_MAXFILL, drop_spots, alive, fill_sum, &gap_lo, &gap_hi);
+        ws = spots_base * MiB;
+        we = ws + window;
+        /* where the other files lie: those with data in the window are to be moved out of it */
+        for (size_t i = 0; i < nfill; i++) {
+                before[i] = NULL;
+                nbefore[i] = 0;
+                was_in[i] = false;
+                if (!alive[i])
+                        continue;
+                before[i] = extents_of(fill[i], &nbefore[i]);
+                for (size_t j = 0; j < nbefore[i]; j++)
+                        was_in[i] = was_in[i] ||
+                                (before[i][j].physical < we && before[i][j].physical + before[i][j].length > ws);
+        }
+        for (size_t i = 0; i < SPOTS_NF; i++) {
+                sums[i] = fnv_file(paths[i]);
+                make_item(paths[i], (int64_t) i, &items[i]);
+        }
+        ASSERT_EQ(run("cd '%s' && find . -type f -print0 | sort -z | xargs -0 sha256sum > '%s.sha256'", fs->mnt,
+                      fs->img), 0);
+        {
+                struct statfs sfs;
+
+                ASSERT_EQ(fstatfs(fs->mount_fd, &sfs), 0);
+                printf("  free: %llu KiB, %llu KiB of it for ordinary users\n",
+                       (unsigned long long) (sfs.f_bfree * sfs.f_bsize >> 10),
+                       (unsigned long long) (sfs.f_bavail * sfs.f_bsize >> 10));
+        }
+        o = options(fs, items);
+        o.make_room = true;
+        ASSERT_OK(mover_run(&o, items, SPOTS_NF, out, &st));
+        printf("  donor: %llu run(s), %llu segment(s) from %llu MiB, aimed %llu KiB at a time; window %lld MiB, "
+               "%llu file(s) and %llu KiB moved out of it\n",
+               (unsigned long long) st.donor_runs, (unsigned long long) st.donor_segments,
+               (unsigned long long) (st.donor_physical >> 20), (unsigned long long) (st.donor_chunk >> 10),
+               st.room_start == UINT64_MAX ? -1LL : (long long) (st.room_start >> 20),
+               (unsigned long long) st.room_files, (unsigned long long) (st.room_bytes >> 10));
+        ASSERT_EQ(st.files_moved, SPOTS_NF);
+        ASSERT_EQ(st.room_start, ws);
+        ASSERT_TRUE(st.room_cleared);
+        ASSERT_TRUE(st.room_used);
+        ASSERT_TRUE(st.donor_segments > 1);     /* in pieces, around what took spots of the window */
+
+        /* read back from the disk */
+        sync();
+        for (size_t i = 0; i < SPOTS_NF; i++)
+                drop_file_cache(paths[i]);
+        for (size_t i = 0; i < nfill; i++)
+                if (alive[i])
+                        drop_file_cache(fill[i]);
+        /* the moved files: intact, inside the window, in their order */
+        for (size_t i = 0; i < SPOTS_NF; i++) {
+                ASSERT_EQ(fnv_file(paths[i]), sums[i]);
+                hot[i] = extents_of(paths[i], &nhot[i]);
+                ASSERT_TRUE(nhot[i] >= 1);
+                for (size_t j = 0; j < nhot[i]; j++) {
+                        ASSERT_TRUE(hot[i][j].physical >= ws && hot[i][j].physical + hot[i][j].length <= we);
+                        ASSERT_TRUE(hot[i][j].physical >= prev_end);
+                        prev_end = hot[i][j].physical + hot[i][j].length;
+                        lo = MIN(lo, hot[i][j].physical);
+                        hi = MAX(hi, prev_end);
+                }
+                printf("  %s: %zu run(s) from %llu KiB\n", strrchr(paths[i], '/') + 1, count_extents(paths[i], &phys),
+                       (unsigned long long) (hot[i][0].physical >> 10));
+        }
+        /* the files moved out of the window (those that lay in it): intact, none sharing a block with the
+         * moved files; some of them in the window now, between the moved files (the donor was made around
+         * them) */
+        for (size_t i = 0; i < nfill; i++) {
+                Extent *e;
+                size_t ne;
+
+                if (!alive[i])
+                        continue;
+                kept++;
+                ASSERT_EQ(fnv_file(fill[i]), fill_sum[i]);
+                e = extents_of(fill[i], &ne);
+                for (size_t h = 0; h < SPOTS_NF; h++)
+                        ASSERT_TRUE(!extents_overlap(e, ne, hot[h], nhot[h]));
+                if (was_in[i]) {
+                        bool in = false, btw = false;
+
+                        n_out++;
+                        for (size_t j = 0; j < ne; j++) {
+                                in = in || (e[j].physical < we && e[j].physical + e[j].length > ws);
+                                btw = btw || (e[j].physical < hi && e[j].physical + e[j].length > lo);
+                        }
+                        inside += in;
+                        between += btw;
+                } else {
+                        /* the others stay where they were */
+                        ASSERT_EQ(ne, nbefore[i]);
+                        for (size_t j = 0; j < ne; j++) {
+                                ASSERT_EQ(e[j].logical, before[i][j].logical);
+                                ASSERT_EQ(e[j].physical, before[i][j].physical);
+                                ASSERT_EQ(e[j].length, before[i][j].length);
+                        }
+                }
+                free(e);
+                free(before[i]);
+        }
+        printf("  %zu files moved out of the window: %llu of them inside it now, %llu between the moved files; "
+               "%zu other files intact\n", n_out, (unsigned long long) inside, (unsigned long long) between, kept);
+        ASSERT_EQ(n_out, 24);
+        ASSERT_EQ(st.room_files, n_out);
+        ASSERT_TRUE(inside > 0);        /* the path: spots in the window */
+        ASSERT_TRUE(between > 0);       /* the donor made around them */
+        ASSERT_EQ(run("cd '%s' && sha256sum --quiet -c '%s.sha256'", fs->mnt, fs->img), 0);
+        stream_req_unchanged(fs, orig_stream);
+        for (size_t i = 0; i < SPOTS_NF; i++) {
+                free(hot[i]);
+                free(paths[i]);
+        }
+        for (size_t i = 0; i < nfill; i++)
+                free(fill[i]);
+        fsck(fs);
 }
 
 /* Making room when a file in the window can't be moved (open for writing): the window is not cleared, the
@@ -1880,7 +2083,8 @@ static const struct {
 } tests[] = {
 #define T(n) { #n, test_##n }
         T(layout), T(count_runs_range), T(errors), T(cancel_before_start), T(big_file), T(small_fs),
-        T(placement), T(target), T(segments), T(room), T(room_busy), T(room_groups), T(room_scope), T(buddies), T(buddies_retry), T(near),
+        T(placement), T(target), T(segments), T(room), T(room_busy), T(room_groups), T(room_scope), T(room_spots),
+        T(buddies), T(buddies_retry), T(near),
         T(range), T(range_order), T(range_resume),
 #undef T
 };
