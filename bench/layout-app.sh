@@ -200,12 +200,24 @@ stop_daemon() {
         [ "$rc" = 0 ] || die "seeklessd exited with status $rc on SIGTERM"
 }
 
+# The start of a private mount namespace's script (r: the root to chroot to): first detach every mount it
+# copied but /, what leads to r, to /usr/bin and to $DEBDIR (lazily, /proc last: umount reads it). A copy
+# of another suite's scratch mount would keep that filesystem mounted here after the suite unmounted it
+# (and e2fsck would then see a filesystem still in use).
+DETACH_OTHERS='for m in $(awk "{ print \$5 }" /proc/self/mountinfo | sort -r); do
+                        case $m in /|/proc) continue ;; esac
+                        for k in "$r" /usr/bin ${DEBDIR:+"$DEBDIR"}; do case $k/ in "$m"/*) continue 2 ;; esac; done
+                        umount -l "$m" 2>/dev/null || true
+                done; umount -l /proc;'
+
 # in_root ROOT CMD...: CMD in a chroot to ROOT, in a private mount namespace holding /proc, /sys, /tmp and
-# /dev/shm of its own (all gone when it exits; nothing is mounted in the caller's namespace)
+# /dev/shm of its own and none of the caller's mounts but the root's (all gone when it exits; nothing is
+# mounted in the caller's namespace)
 in_root() {
         local root=$1; shift
         unshare --mount --propagation private -- /bin/sh -c '
                 r=$1; shift
+                '"$DETACH_OTHERS"'
                 mount -t proc proc "$r/proc" && mount -t sysfs -o ro sysfs "$r/sys" &&
                 mount -t tmpfs -o mode=1777 tmpfs "$r/tmp" && mkdir -p "$r/tmp/shm" &&
                 { [ -d "$r/dev/shm" ] || mkdir "$r/dev/shm" 2>/dev/null || true; } &&
@@ -219,6 +231,7 @@ run_start() {       # ROOT [WRAPPER...]: the start, cold, in ROOT; output in $TM
         local root=$1; shift
         timeout 300 "$@" unshare --mount --propagation private -- /bin/sh -c '
                 r=$1; shift
+                '"$DETACH_OTHERS"'
                 mount -t proc proc "$r/proc" && mount -t sysfs -o ro sysfs "$r/sys" &&
                 mount -t tmpfs -o mode=1777 tmpfs "$r/tmp" && mount -t tmpfs -o mode=1777 tmpfs "$r/dev/shm" || exit 111
                 exec env -i PATH=/usr/bin:/bin HOME=/tmp LANG=C.UTF-8 "$CHROOT" "$r" "$@"

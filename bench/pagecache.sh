@@ -47,6 +47,11 @@ if [ -z "${PAGECACHE_BENCH_NS:-}" ]; then
         ninja -C "$BUILD" bench/pagecache-bench >/dev/null
         exec env PAGECACHE_BENCH_NS=1 unshare -m --propagation private "$0" "$@"
 fi
+# The namespace copied every mount of the machine: another suite's scratch image among them would stay
+# mounted here after that suite unmounted it (its e2fsck would then find it in use). Detach those (the
+# loop devices' mounts) before anything of ours is mounted.
+awk '{ for (i = 7; i <= NF; i++) if ($i == "-") { if ($(i + 2) ~ "^/dev/loop") print $5; break } }' /proc/self/mountinfo |
+        sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
 
 . "$SRC/tests/scratch.sh"
 TMP=$(mktemp -d "$(scratch_root)/seekless-pagecache.XXXXXX")
