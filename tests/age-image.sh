@@ -135,7 +135,7 @@ extents=0 bytes=0 inversions=0 prev=-1
 for name in "${names[@]}"; do
         f=$DIR/$name
         n=$(filefrag "$f" | awk '{ print $(NF - 2) }')
-        first=$(filefrag -v "$f" | awk '$1 == "0:" { sub(/\.\..*/, "", $4); print $4; exit }')
+        first=$(filefrag -v "$f" | awk '$1 == "0:" && !seen { sub(/\.\..*/, "", $4); print $4; seen = 1 }')
         extents=$((extents + n))
         bytes=$((bytes + $(stat -c %s "$f")))
         if [ -n "$first" ]; then

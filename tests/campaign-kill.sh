@@ -18,12 +18,32 @@
 # FAULT=corrupt (a byte of a file changed after the run), FAULT=skip-restart (the daemon is not restarted
 # after the kill) or FAULT=leak (a file's directory entry removed with debugfs: its blocks belong to no
 # reachable inode, like a leaked donor) must make it fail. Knobs: RUNS SEED RATE (MiB/s) PER_IMAGE MODES.
+# ROOM_GROUPS=1: the room images get block groups of 32 MiB (mkfs.ext4 -g 8192) and a profile of 44 files
+# of up to 2 MiB (about 45 MiB, longer than a block group), so that MakeRoom clears a window over two whole
+# block groups (room.h). ROOM_GROUPS=spots: so do they, with no reserved blocks (-m 0) and 60 files of up
+# to 1.25 MiB (about 35 MiB), but only the 64 MiB from 320 MiB (block groups 10 and 11, the lowest pair
+# that holds no metadata: 1, 3, 5, 7 and 9 have backup superblocks) is cut up: the first 4 MiB of each
+# group keep their files, 56 MiB are freed (of which ordinary users may use 40: ext4 keeps 16 MiB,
+# reserved_clusters), the rest of the filesystem stays full; the files moved out of that window then have
+# nowhere to go but into its holes (test-mover room_spots on a bare filesystem). With either, every room
+# run (and its reference) says from which block groups fill files were moved out (FIEMAP) and how many of
+# them lie in those groups again (spots of the window). DROP=files: before each sha256 check only the
+# image's files leave the page cache (each one's, with dd iflag=nocache), not the whole machine's (echo 3 >
+# drop_caches), for a machine where others measure. Both default off.
 . "$(dirname "$0")/campaign-lib.sh"
 . "$(dirname "$0")/lib.sh"
 
 RUNS=${RUNS:-5} SEED=${SEED:-1} RATE=${RATE:-8} PER_IMAGE=${PER_IMAGE:-4} FAULT=${FAULT:-}
 read -r -a MODES <<<"${MODES:-plain resume room early}"
-NFILES=${NFILES:-30}
+NFILES=${NFILES:-30} ROOM_GROUPS=${ROOM_GROUPS:-0} DROP=${DROP:-all}
+
+if [ "$DROP" = files ]; then
+        verify_checksums() {    # lib.sh's, without dropping the machine's caches
+                sync
+                (cd "$MNT" && find . -xdev -type f -not -path './lost+found/*' -exec dd if={} iflag=nocache count=0 status=none \;)
+                (cd "$MNT" && sha256sum --quiet -c "$1") || fail "checksums differ after relocation"
+        }
+fi
 
 IMG=$TMP/work.img MNT=$TMP/mnt
 truncate -s 1G "$IMG"
@@ -73,19 +93,26 @@ extents_of_list() { local f; while read -r f; do echo "$f"; file_extents "$f"; d
 # A base: aged files (plus, for "aged", a 12 MiB program written in fragments) read by bin/prog in a seeded
 # order; for "room", the rest of the filesystem filled with 1 MiB files and every other MiB of 128-640 MiB
 # and 660-700 MiB freed again (the only free range that holds the donor lies far out; tests/test-mover.c
-# "room" does the same on a bare filesystem). Then the references: uninterrupted runs on copies.
+# "room" does the same on a bare filesystem; ROOM_GROUPS=spots frees another pattern, see above). Then the
+# references: uninterrupted runs on copies.
 make_base() {   # KIND SEED
         local kind=$1 seed=$2 name=$1.$2 f mib t0 n
         [ -e "$TMP/base.$name.img" ] && return 0
         CURRENT_RUN="base $name"
         detach_unmount
+        local mkfs_extra=() max_kib=1024
+        if [ "$kind" = room ] && [ "$ROOM_GROUPS" = 1 ]; then mkfs_extra=(-g 8192); max_kib=2048
+        elif [ "$kind" = room ] && [ "$ROOM_GROUPS" = spots ]; then mkfs_extra=(-g 8192 -m 0); max_kib=1280; fi
         rm -f "$IMG"; truncate -s 1G "$IMG"
-        mkfs.ext4 -q -F -b 4096 -E lazy_itable_init=0,lazy_journal_init=0 "$IMG"
+        mkfs.ext4 -q -F -b 4096 -E lazy_itable_init=0,lazy_journal_init=0 "${mkfs_extra[@]}" "$IMG"
         attach_mount
         rm -rf "$STATE"; : > "$DAEMON_LOG"
         config_hold; daemon_up
-        if [ "$kind" = room ]; then n=16; else n=$NFILES; fi
-        bash "$SOURCE_ROOT/tests/age-image.sh" "$MNT" "$seed" "$n" 1024 | sed 's/^/  /'
+        if [ "$kind" != room ]; then n=$NFILES
+        elif [ "$ROOM_GROUPS" = 1 ]; then n=44
+        elif [ "$ROOM_GROUPS" = spots ]; then n=60
+        else n=16; fi
+        bash "$SOURCE_ROOT/tests/age-image.sh" "$MNT" "$seed" "$n" "$max_kib" | sed 's/^/  /'
         mkdir -p "$MNT/bin"
         cp "$OPEN_FILES" "$MNT/bin/prog"
         local extra=()
@@ -118,9 +145,13 @@ make_base() {   # KIND SEED
                 sync
                 echo "$resv" > "$sysfs/reserved_clusters"
                 for f in "$MNT"/fill/*; do
-                        mib=$(filefrag -v "$f" | awk '$1 == "0:" { sub(/\.\..*/, "", $4); print int($4 / 256); exit }')
+                        mib=$(filefrag -v "$f" | awk '$1 == "0:" && !seen { sub(/\.\..*/, "", $4); print int($4 / 256); seen = 1 }')
                         [ -n "$mib" ] || continue
-                        if { [ "$mib" -ge 660 ] && [ "$mib" -lt 700 ]; } ||
+                        if [ "$ROOM_GROUPS" = spots ]; then
+                                if [ "$mib" -ge 320 ] && [ "$mib" -lt 384 ] && [ $(((mib - 320) % 32)) -ge 4 ]; then
+                                        rm "$f"
+                                fi
+                        elif { [ "$mib" -ge 660 ] && [ "$mib" -lt 700 ]; } ||
                            { [ "$mib" -ge 128 ] && [ "$mib" -lt 640 ] && [ $((mib % 2)) = 1 ]; }; then
                                 rm "$f"
                         fi
@@ -135,6 +166,7 @@ make_base() {   # KIND SEED
 
         # reference: uninterrupted run
         base_restore "$name"; : > "$DAEMON_LOG"
+        [ "$kind" = room ] && [ "$ROOM_GROUPS" != 0 ] && fill_extents > "$TMP/fill.before"
         config_hold; daemon_up
         t0=$(now_ms)
         ctl --json=short optimize > "$TMP/ref.json" || run_fail "reference run failed: $(cat "$TMP/ref.json")"
@@ -142,8 +174,10 @@ make_base() {   # KIND SEED
         donor_runs_of_last_run > "$TMP/base.$name.runs"
         discontinuities_of $(cat "$TMP/base.$name.order") > "$TMP/base.$name.disc"
         if [ "$kind" = room ]; then
+                [ "$ROOM_GROUPS" = 0 ] || room_report | grep "room:" | sed 's/^  /  reference /'
                 grep -q "cleared a window for the donor" "$DAEMON_LOG" ||
                         run_fail "the reference run made no room: $(grep -E 'window|donor in' "$DAEMON_LOG" | tail -n 3)"
+                grep -oE "cleared a window for the donor at .*" "$DAEMON_LOG" | sed 's/^/  reference: /'
         fi
         daemon_down; remount; unaccounted > "$TMP/base.$name.acct.after"
         echo "  reference $name: $(cat "$TMP/base.$name.ms") ms, $(jq .moved_files "$TMP/ref.json") files moved, donor in $(cat "$TMP/base.$name.runs") run(s), $(cat "$TMP/base.$name.disc") discontinuities after"
@@ -211,6 +245,24 @@ kill_at() {     # T0_MS DELAY_MS
 }
 fill_extents() { local f; for f in "$MNT"/fill/*; do echo "$f $(file_extents "$f" | head -n1)"; done; }
 fill_moved() { fill_extents | diff "$TMP/fill.before" - | grep -c '^>' || true; }
+# The fill files this run moved (out of the windows the daemon cleared, from FIEMAP against fill.before):
+# the block groups their data lay in before, and how many of them lie in those groups again (spots of the
+# window the donor is made around); then the daemon's own lines (a killed daemon logs no window line).
+room_report() {
+        local bpg
+        bpg=$(dumpe2fs -h "$LOOP" 2>/dev/null | awk -F: '/^Blocks per group/ { print $2 + 0 }')
+        { fill_extents | diff "$TMP/fill.before" - || true; } | awk -v bpg="$bpg" '
+                $1 == "<" { old[$2] = $4 } $1 == ">" { new[$2] = $4 }
+                END {
+                        for (f in new) if (f in old) { n++; g = int(old[f] / bpg); out[g]++; if (n == 1 || g < lo) lo = g; if (g > hi) hi = g }
+                        if (n == 0) { print "  room: no fill file moved"; exit }
+                        for (f in new) if (f in old) back[int(new[f] / bpg)]++
+                        line = ""
+                        for (g = lo; g <= hi; g++) if (out[g] > 0) line = line sprintf(" group %d: %d out, %d back in;", g, out[g], back[g])
+                        printf "  room: %d fill files moved (block groups of %d MiB):%s\n", n, bpg / 256, line }'
+        grep -oE "(cleared a window for the donor|the window for the donor) at .*|Run [0-9]+ on [^ ]+ (finished|cancelled|failed): .*" \
+                "$DAEMON_LOG" | sed 's/^/  daemon: /' || true
+}
 
 # Restart and wait until no run is left unfinished; the resume line must agree with the kill's database.
 restart_and_finish() {
@@ -311,7 +363,7 @@ for ((run = 0; run < RUNS; run++)); do
                 done
                 runs_now=$(donor_runs_of_last_run); runs_now=${runs_now:-1}
                 ref_disc=$(cat "$TMP/base.$BASE.disc")
-                allowed=$(( (ref_disc > runs_now - 1 ? ref_disc : runs_now - 1) + SPLITS ))
+                allowed=$((ref_disc + SPLITS + runs_now - 1))
         fi
         if [ "$FAULT" = corrupt ]; then
                 printf 'X' | dd of="${order[3]}" bs=1 seek=100 conv=notrunc status=none
@@ -325,6 +377,7 @@ for ((run = 0; run < RUNS; run++)); do
         remount
         acct1=$(unaccounted)
         [ "$acct1" = "$acct0" ] || run_fail "blocks not accounted for: $acct0 before, $acct1 after (a leaked donor?)"
+        [ "$kind" = room ] && [ "$ROOM_GROUPS" != 0 ] && room_report
         fsck_and_orphans
         grep -qE "(AddressSanitizer|runtime error|Assertion|segfault)" "$DAEMON_LOG" && run_fail "the daemon crashed: see its log"
         bytes=$(awk '{ print $2 }' "$TMP/base.$BASE.sums" | (cd "$MNT" && xargs -d '\n' stat -c %s) | awk '{ s += $1 } END { print s }')

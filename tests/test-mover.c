@@ -1487,8 +1487,11 @@ TEST(room_scope) {
 static uint64_t spots_base;     /* MiB: the block group where the window is to start */
 
 /* in the 64 MiB from spots_base: the 4 MiB at 0, 12, 24, 36, 48 and 60 MiB in keep their files, the
- * others are deleted (holes of 8 MiB); everything else stays full */
+ * others are deleted (holes of 8 MiB); the 4 MiB before it are deleted too (headroom for the donor, see
+ * room_spots); everything else stays full */
 static int drop_spots(uint64_t mib) {
+        if (mib + 4 >= spots_base && mib < spots_base)
+                return 1;
         return mib >= spots_base && mib < spots_base + 64 && (mib - spots_base) / 4 % 3 != 0;
 }
 
@@ -1519,18 +1522,21 @@ static const uint64_t spots_sizes[SPOTS_NF] = { 6 * MiB, 4 * MiB, 5 * MiB, 3 * M
  * groups of 32 MiB, backup superblocks only in groups 1 and 9 (sparse_super2), the journal in group 0, no
  * reserved blocks; the 33 MiB of files to move are written first, then the filesystem is filled with 1 MiB
  * files, and in the two groups after the one where the files to move end only the 4 MiB at every 12 MiB
- * keep theirs (24 MiB of files, 40 MiB of holes). Those two groups are the lowest window (the groups before
- * hold metadata, a backup superblock or the files to move), and its holes are all the free space there is
- * (but ext4's own reserve, reserved_clusters, 6.4 MiB, which the fill cannot take): the 24 files moved out
- * of it must go into them (the path this test is for, asserted from FIEMAP: some of them inside the window
- * afterwards, between the moved files), and the donor must be made in pieces around those spots, in the
- * window. Its pieces are whole buddies, 40 MiB for the 33 MiB, which just fit in what ordinary users may
- * use (40.6 MiB; the free space is printed). Checked from the disk: every file intact (FNV of each, read
- * back from the disk, and sha256sum of every file on the filesystem), the moved files inside the window in
- * their order, none of their blocks shared with another file, the other files where they were, e2fsck
- * clean. Fails when the donor's pieces are taken as one segment across the spots (files moved only in
- * part), when they are planned through the spots (the donor is not made in the window) and when a segment
- * after a spot starts one block early, inside it (a block left outside the window). */
+ * keep theirs (24 MiB of files, 40 MiB of holes), and the 4 MiB before them are freed. Those two groups are
+ * the lowest window (the groups before hold metadata, a backup superblock or the files to move), and the
+ * only other free space is those 4 MiB and what the fill cannot take (ext4's own reserve,
+ * reserved_clusters: 6.4 MiB): at least 20 of the 24 files moved out of the window must go into its holes
+ * (the path this test is for, asserted from FIEMAP: some of them inside the window afterwards, between the
+ * moved files; so far all 24), and the donor must be made in pieces around those spots, in the window. Its
+ * pieces are whole buddies, 40 MiB for the 33 MiB; the 4 MiB are headroom for them (and the pilot block):
+ * without them what ordinary users may use was 150 blocks more than the pieces, and with the free space
+ * outside the window filled as well (tried by hand) exactly as much, and the pieces' fallocate failed
+ * (ENOSPC; the donor went elsewhere). The free space is printed. Checked from the disk: every file intact
+ * (FNV of each, read back from the disk, and sha256sum of every file on the filesystem), the moved files
+ * inside the window in their order, none of their blocks shared with another file, the other files where
+ * they were, e2fsck clean. Fails when the donor's pieces are taken as one segment across the spots (files
+ * moved only in part), when they are planned through the spots (the donor is not made in the window) and
+ * when a segment after a spot starts one block early, inside it (a block left outside the window). */
 TEST(room_spots) {
         Fs *fs = &fs_spots;
         const uint64_t group = 32 * MiB, window = 2 * group;
