@@ -160,15 +160,6 @@ static ssize_t add_file(Session *s, const FileKey *key, uint64_t now_usec, bool 
         return (ssize_t) s->n_files - 1;
 }
 
-int session_add(Session *s, const FileKey *key, uint64_t now_usec) {
-        bool added;
-        ssize_t i = add_file(s, key, now_usec, &added);
-
-        if (i == -ENOSPC)
-                return 0;
-        return i < 0 ? (int) i : added;
-}
-
 /* Appends n bytes to a buffer of the path store, at most 4 GiB (places are 32 bits): their place. */
 static int store_append(char **buf, size_t *n_bytes, size_t *allocated, const void *p, size_t n) {
         if (n == 0)
@@ -319,6 +310,10 @@ int session_note_where(Session *s, const FileKey *key, const FileKey *dir, const
         ssize_t i = find(s, key, NULL);
 
         return i < 0 ? 0 : note_where(s, (size_t) i, dir, name);
+}
+
+int session_add(Session *s, const FileKey *key, uint64_t now_usec) {
+        return session_add_where(s, key, now_usec, NULL, NULL);
 }
 
 int session_add_where(Session *s, const FileKey *key, uint64_t now_usec, const FileKey *dir, const char *name) {
