@@ -326,7 +326,9 @@ for ((run = 0; run < RUNS; run++)); do
                         wait_until 60 grep -q "Resuming interrupted run" "$DAEMON_LOG" || run_fail "the interrupted early pass was not resumed"
                         wait_settled; daemon_down
                 fi
-                cat "$TMP/early1.log" "$TMP/early2.log" "$DAEMON_LOG" 2>/dev/null | grep -qE "bin/big: moved|Resuming interrupted run" ||
+                # grep reads the files itself: `cat | grep -q` fails under pipefail when grep stops at a
+                # match while cat still writes (SIGPIPE)
+                grep -sqE "bin/big: moved|Resuming interrupted run" "$TMP/early1.log" "$TMP/early2.log" "$DAEMON_LOG" ||
                         run_fail "bin/big was never moved: $(cat "$TMP/early1.log" "$TMP/early2.log")"
                 [ "$(unfinished_runs)" = 0 ] || run_fail "a run is still marked running"
                 queued=$(db "SELECT COUNT(*) FROM run_files rf WHERE rf.state = 'retry' AND rf.why = 'running'

@@ -98,8 +98,11 @@ fsck_and_orphans() {
         umount "$MNT"
         wait_device_free
         e2fsck -fn "$LOOP" > "$TMP/fsck.out" 2>&1 || { cat "$TMP/fsck.out"; run_fail "e2fsck -fn found problems"; }
-        if dumpe2fs -h "$LOOP" 2>/dev/null | grep -qi '^Last orphan inode:'; then
-                run_fail "the superblock still lists orphan inodes: $(dumpe2fs -h "$LOOP" 2>/dev/null | grep -i orphan)"
+        # into a file first: under pipefail, `dumpe2fs | grep -q` would turn a match into a failed pipeline
+        # (SIGPIPE to dumpe2fs) and so hide the orphans it looks for
+        dumpe2fs -h "$LOOP" > "$TMP/super.txt" 2>/dev/null || run_fail "dumpe2fs -h $LOOP failed"
+        if grep -qi '^Last orphan inode:' "$TMP/super.txt"; then
+                run_fail "the superblock still lists orphan inodes: $(grep -i orphan "$TMP/super.txt")"
         fi
         mount -t ext4 "$LOOP" "$MNT"
 }
