@@ -48,7 +48,8 @@ static Fs fs_main = { .mount_fd = -1 }, fs_small = { .mount_fd = -1 }, fs_place 
           fs_bud = { .mount_fd = -1 }, fs_busy = { .mount_fd = -1 },
           fs_bud2 = { .mount_fd = -1 }, fs_near = { .mount_fd = -1 }, fs_range = { .mount_fd = -1 },
           fs_order = { .mount_fd = -1 }, fs_resume = { .mount_fd = -1 }, fs_scope = { .mount_fd = -1 },
-          fs_groups = { .mount_fd = -1 }, fs_spots = { .mount_fd = -1 };
+          fs_groups = { .mount_fd = -1 }, fs_spots = { .mount_fd = -1 },
+          fs_spots_tight = { .mount_fd = -1 };
 static pid_t child = -1;
 
 /* ---------------------------------------------------------------------------------------------------- */
@@ -87,7 +88,8 @@ static void fs_teardown(Fs *fs) {
 
 static Fs *const all_fs[] = { &fs_main, &fs_small, &fs_place, &fs_target, &fs_seg, &fs_room,
                               &fs_bud, &fs_busy, &fs_bud2, &fs_near, &fs_range, &fs_order, &fs_resume,
-                              &fs_scope, &fs_groups, &fs_spots };
+                              &fs_scope, &fs_groups, &fs_spots,
+                              &fs_spots_tight };
 
 static void writers_close(void);
 
@@ -1184,10 +1186,65 @@ static size_t fill_with_data(Fs *fs, const char *dir, char **fill, size_t max) {
  * sum[] their checksums; *gap_lo and *gap_hi: the span of the deleted ones for which drop() returned 2. */
 typedef int (*DropFn)(uint64_t mib);
 
+/* With it, make_aged() fills the filesystem to the last block before it deletes: ext4's own reserve
+ * (reserved_clusters) lifted meanwhile, then what the 1 MiB files leave taken by 4 KiB ones (rest/) */
+static bool aged_fill_rest;
+
+static void set_reserved_clusters(const Fs *fs, uint64_t v) {
+        char p[300];
+        FILE *f;
+
+        snprintf(p, sizeof p, "%s/reserved_clusters", fs->sysfs);
+        f = fopen(p, "we");
+        ASSERT_TRUE(f);
+        fprintf(f, "%llu\n", (unsigned long long) v);
+        ASSERT_EQ(fclose(f), 0);
+}
+
+static size_t fill_rest(Fs *fs) {
+        char *dir = path_in(fs, "rest");
+        size_t n = 0;
+
+        ASSERT_EQ(mkdir(dir, 0755), 0);
+        for (;; n++) {
+                char name[64], buf[4096];
+                _cleanup_free_ char *path = NULL;
+                int fd;
+
+                memset(buf, (int) (n & 0xff), sizeof buf);
+                snprintf(name, sizeof name, "rest/%zu", n);
+                path = path_in(fs, name);
+                fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+                if (fd < 0) {
+                        ASSERT_EQ(errno, ENOSPC);
+                        break;
+                }
+                if (fallocate(fd, 0, 0, sizeof buf) < 0 || write(fd, buf, sizeof buf) != (ssize_t) sizeof buf) {
+                        ASSERT_EQ(errno, ENOSPC);
+                        close(fd);
+                        ASSERT_EQ(unlink(path), 0);
+                        break;
+                }
+                close(fd);
+        }
+        free(dir);
+        sync();
+        return n;
+}
+
 static size_t make_aged(Fs *fs, const char *dir, char **fill, size_t max, DropFn drop, bool *alive, uint64_t *sum,
                         uint64_t *gap_lo, uint64_t *gap_hi) {
-        size_t n = fill_with_data(fs, dir, fill, max), kept = 0;
-        uint64_t phys;
+        uint64_t phys, resv = fs_tunable(fs, "reserved_clusters");
+        size_t n, kept = 0, rest = 0;
+
+        if (aged_fill_rest)
+                set_reserved_clusters(fs, 0);
+        n = fill_with_data(fs, dir, fill, max);
+        if (aged_fill_rest) {
+                rest = fill_rest(fs);
+                set_reserved_clusters(fs, resv);
+                printf("  then %zu files of 4 KiB: full\n", rest);
+        }
 
         *gap_lo = UINT64_MAX;
         *gap_hi = 0;
@@ -1485,12 +1542,13 @@ TEST(room_scope) {
 /* Spots: the window of a donor longer than a block group, where the files moved out of it must land
  * inside it (the only free space is the window's own holes), so that the donor is made around them. */
 static uint64_t spots_base;     /* MiB: the block group where the window is to start */
+static uint64_t spots_headroom; /* MiB freed right before the window */
 
 /* in the 64 MiB from spots_base: the 4 MiB at 0, 12, 24, 36, 48 and 60 MiB in keep their files, the
- * others are deleted (holes of 8 MiB); the 4 MiB before it are deleted too (headroom for the donor, see
- * room_spots); everything else stays full */
+ * others are deleted (holes of 8 MiB); the spots_headroom MiB before it are deleted too (headroom for the
+ * donor, see room_spots); everything else stays full */
 static int drop_spots(uint64_t mib) {
-        if (mib + 4 >= spots_base && mib < spots_base)
+        if (mib + spots_headroom >= spots_base && mib < spots_base)
                 return 1;
         return mib >= spots_base && mib < spots_base + 64 && (mib - spots_base) / 4 % 3 != 0;
 }
@@ -1537,8 +1595,7 @@ static const uint64_t spots_sizes[SPOTS_NF] = { 6 * MiB, 4 * MiB, 5 * MiB, 3 * M
  * they were, e2fsck clean. Fails when the donor's pieces are taken as one segment across the spots (files
  * moved only in part), when they are planned through the spots (the donor is not made in the window) and
  * when a segment after a spot starts one block early, inside it (a block left outside the window). */
-TEST(room_spots) {
-        Fs *fs = &fs_spots;
+static void spots_scenario(Fs *fs, const char *name, uint64_t headroom_mib, uint64_t avail_mib) {
         const uint64_t group = 32 * MiB, window = 2 * group;
         char *paths[SPOTS_NF], *fill[SPOTS_MAXFILL];
         uint64_t sums[SPOTS_NF], fill_sum[SPOTS_MAXFILL], hot_end = 0, gap_lo, gap_hi;
@@ -1551,9 +1608,9 @@ TEST(room_spots) {
         MoverStats st;
         MoverOptions o;
 
-        fs_setup_with(fs, "spots", 320, "-g 8192 -m 0 -O sparse_super2 -J location=8M");
+        fs_setup_with(fs, name, 320, "-g 8192 -m 0 -O sparse_super2 -J location=8M");
         uint64_t orig_stream = fs_tunable(fs, "mb_stream_req");
-        make_files(fs, "spots", paths, spots_sizes, SPOTS_NF);
+        make_files(fs, name, paths, spots_sizes, SPOTS_NF);
         sync();
         for (size_t i = 0; i < SPOTS_NF; i++) {
                 Extent *e = extents_of(paths[i], &nhot[i]);
@@ -1565,10 +1622,13 @@ TEST(room_spots) {
         /* the window: the two groups after the one where the files to move end (group 2 at least: group 0
          * holds the metadata, 1 a backup superblock; 9, the last, the other) */
         spots_base = MAX(hot_end / group + 1, (uint64_t) 2) * group / MiB;
+        spots_headroom = headroom_mib;
         ASSERT_TRUE(spots_base * MiB + window <= 9 * group);
         printf("  files to move end at %llu MiB: window expected at %llu MiB\n", (unsigned long long) (hot_end >> 20),
                (unsigned long long) spots_base);
+        aged_fill_rest = avail_mib > 0;
         nfill = make_aged(fs, NULL, fill, SPOTS_MAXFILL, drop_spots, alive, fill_sum, &gap_lo, &gap_hi);
+        aged_fill_rest = false;
         ws = spots_base * MiB;
         we = ws + window;
         /* where the other files lie: those with data in the window are to be moved out of it */
@@ -1589,6 +1649,15 @@ TEST(room_spots) {
         }
         ASSERT_EQ(run("cd '%s' && find . -type f -print0 | sort -z | xargs -0 sha256sum > '%s.sha256'", fs->mnt,
                       fs->img), 0);
+        if (avail_mib > 0) {
+                /* nearly full: ext4's own reserve set so that ordinary users may allocate avail_mib */
+                struct statfs sfs;
+
+                ASSERT_EQ(fstatfs(fs->mount_fd, &sfs), 0);
+                ASSERT_TRUE(fs_tunable(fs, "reserved_clusters") + sfs.f_bavail > avail_mib * MiB / sfs.f_bsize);
+                set_reserved_clusters(fs, fs_tunable(fs, "reserved_clusters") + sfs.f_bavail -
+                                          avail_mib * MiB / sfs.f_bsize);
+        }
         {
                 struct statfs sfs;
 
@@ -1685,6 +1754,21 @@ TEST(room_spots) {
         for (size_t i = 0; i < nfill; i++)
                 free(fill[i]);
         fsck(fs);
+}
+
+TEST(room_spots) {
+        spots_scenario(&fs_spots, "spots", 4, 0);
+}
+
+/* The same on a filesystem full to the last block but for the window's holes (ext4's own reserve lifted
+ * while it is filled, then what 1 MiB files leave taken by 4 KiB ones), the reserve then set so that
+ * ordinary users may allocate 37 MiB of the 40: the window's whole buddies add up to 40 MiB for the 33 MiB
+ * donor, so the last one must be cut to what is still missing; and the donor's pilot block can only land
+ * in the window, on a spot planned for a piece, so the pieces must be planned again around it. Either
+ * left out, the donor is made elsewhere (seen: at 144 MiB, in 3 runs) and the window was emptied for
+ * nothing. Checked as room_spots. */
+TEST(room_spots_tight) {
+        spots_scenario(&fs_spots_tight, "tight", 0, 37);
 }
 
 /* Making room when a file in the window can't be moved (open for writing): the window is not cleared, the
@@ -2090,6 +2174,7 @@ static const struct {
 #define T(n) { #n, test_##n }
         T(layout), T(count_runs_range), T(errors), T(cancel_before_start), T(big_file), T(small_fs),
         T(placement), T(target), T(segments), T(room), T(room_busy), T(room_groups), T(room_scope), T(room_spots),
+        T(room_spots_tight),
         T(buddies), T(buddies_retry), T(near),
         T(range), T(range_order), T(range_resume),
 #undef T

@@ -28,6 +28,8 @@
 /* free ranges tried in buddies after the one-range donor missed (each failed try holds its range until
  * the journal commits) */
 #define BUDDY_ATTEMPTS 4
+/* blocks kept free beside the pieces: the pilot and the donor's extent tree blocks */
+#define BUDDY_SLACK_BLOCKS 16
 /* with a "near" block, buddies are tried in free ranges that start at most this far after it */
 #define NEAR_SPAN_BYTES (UINT64_C(128) * 1024 * 1024)
 #define STREAM_REQ_NAME "mb_stream_req"
@@ -373,6 +375,68 @@ static int pieces_fn(uint64_t start, uint64_t length, void *userdata) {
         return got >= pp->blocks ? 1 : pp->anchor != UINT64_MAX ? -ENOSPC : 0;
 }
 
+static uint64_t pieces_total(const PiecePlan *pp) {
+        uint64_t total = 0;
+
+        for (size_t i = 0; i < pp->n; i++)
+                total += pp->t[i].blocks;
+        return total;
+}
+
+/* Whole buddies overshoot: the last one may be up to twice what is still missing, more than a nearly full
+ * filesystem lets ordinary users allocate (shown with 10,240 blocks of pieces for a donor of 8,448). Cut
+ * it into the buddies that follow each other from its start and hold what is missing, rounded up to
+ * whole pieces (at least min_piece: longer than a group preallocation), largest first: each is a buddy of
+ * the free space once the one before is taken (aligned to its own size, from the start of a larger free
+ * buddy), so it goes where it is aimed like the others. Left as it was past DONOR_MAX_SEGMENTS pieces. */
+static void trim_last_piece(PiecePlan *pp) {
+        DonorTarget last = pp->t[pp->n - 1];
+        uint64_t missing = pp->blocks - (pieces_total(pp) - last.blocks), p = last.physical;
+        size_t n = pp->n - 1;
+
+        missing = (missing + pp->min_piece - 1) / pp->min_piece * pp->min_piece;
+        if (missing >= last.blocks)
+                return;
+        while (missing > 0) {
+                uint64_t b = pp->min_piece;
+
+                while (b * 2 <= missing)
+                        b *= 2;
+                if (n == DONOR_MAX_SEGMENTS)
+                        return;
+                pp->t[n++] = (DonorTarget) { .physical = p, .blocks = b };
+                p += b;
+                missing -= b;
+        }
+        pp->n = n;
+}
+
+/* The pieces from the free ranges as they are now, cut to what ordinary users may still allocate (bavail
+ * blocks): 0, -ENOSPC, or another negative errno. */
+static int plan_pieces(int fd, PiecePlan *pp, uint64_t bavail) {
+        int r;
+
+        pp->n = 0;
+        pp->got = 0;
+        r = free_ranges_walk(fd, pieces_fn, pp);
+        if (r < 0)
+                return r;
+        if (r == 0)
+                return -ENOSPC;
+        if (pieces_total(pp) + BUDDY_SLACK_BLOCKS > bavail)
+                trim_last_piece(pp);
+        if (pieces_total(pp) + BUDDY_SLACK_BLOCKS > bavail)
+                return -ENOSPC;
+        return 0;
+}
+
+static bool pilot_in_pieces(const PiecePlan *pp, uint64_t pilot) {
+        for (size_t i = 0; i < pp->n; i++)
+                if (pilot >= pp->t[i].physical && pilot < pp->t[i].physical + pp->t[i].blocks)
+                        return true;
+        return false;
+}
+
 /* The donor in buddies of the free space: one request per buddy, each aimed at it as in
  * donor_create_targeted(). A request of a power of two that long goes through ext4's first, power-of-two
  * pass, which in the goal's block group takes the group's lowest free buddy of the smallest size that has
@@ -401,7 +465,7 @@ static int donor_create_buddies(int dir_fd, uint64_t bytes, uint64_t group_preal
                 .limit = w ? UINT64_MAX : limit,
                 .skip_below = w ? 0 : skip_below,
         };
-        uint64_t pilot = 0, total = 0;
+        uint64_t pilot = 0;
         struct statfs sfs;
         int r;
 
@@ -419,26 +483,30 @@ static int donor_create_buddies(int dir_fd, uint64_t bytes, uint64_t group_preal
         fd = openat(dir_fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
         if (fd < 0)
                 return -errno;
-        r = free_ranges_walk(fd, pieces_fn, &pp);
+        r = plan_pieces(fd, &pp, (uint64_t) sfs.f_bavail);
         if (ret_range_end)
                 *ret_range_end = pp.range_end;
         if (r < 0)
                 return r;
-        if (r == 0)
-                return -ENOSPC;
-        for (size_t i = 0; i < pp.n; i++)
-                total += pp.t[i].blocks;
-        if (total > (uint64_t) sfs.f_bavail)
-                return -ENOSPC;
         if (fallocate(fd, 0, (off_t) (PILOT_BLOCK * pp.bs), (off_t) pp.bs) < 0)
                 return -errno;
         r = physical_of(fd, PILOT_BLOCK * pp.bs, &pilot);
         if (r < 0)
                 return r;
         pilot /= pp.bs;
-        for (size_t i = 0; i < pp.n; i++)
-                if (pilot >= pp.t[i].physical && pilot < pp.t[i].physical + pp.t[i].blocks)
-                        return -EAGAIN;         /* the pilot took a block of them */
+        if (pilot_in_pieces(&pp, pilot)) {
+                /* The pilot took a block of them. Without a window the caller tries the next range. A
+                 * window, on a nearly full filesystem, may be the only free space left: planned once more,
+                 * around the pilot (the free ranges now show its block, and the group preallocation it
+                 * was served from, if any, as taken). */
+                if (!w)
+                        return -EAGAIN;
+                r = plan_pieces(fd, &pp, (uint64_t) sfs.f_bavail - 1);
+                if (r < 0)
+                        return r == -ENOSPC ? -EAGAIN : r;
+                if (pilot_in_pieces(&pp, pilot))
+                        return -EAGAIN;
+        }
         r = place_segments(fd, pp.bs, pilot, pp.t, pp.n, d);
         if (r < 0)
                 return r;

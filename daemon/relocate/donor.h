@@ -85,7 +85,10 @@ void donor_done(Donor *d);
  *   - with a window `w` the caller cleared for it (else NULL), in the free range that contains the
  *     window's start, in buddies: one request per aligned power-of-two block of ext4's allocator, each of
  *     which must land where it was aimed (see donor.c; then ->in_window); with w->near instead, in buddies
- *     of the free ranges from that block on, up to four ranges tried (then ->near);
+ *     of the free ranges from that block on, up to four ranges tried (then ->near); in either, the last
+ *     buddy is cut into smaller ones that hold just what is missing when the whole ones add up to more
+ *     than ordinary users may allocate, and the pieces are planned again around the pilot block when it
+ *     took a spot of them (a nearly full filesystem);
  *   - in pieces, when there are whole free ranges of at least max(DONOR_SEGMENT_MIN_BYTES, bytes / 64,
  *     mb_group_prealloc + 1 blocks) that all lie below the lowest free range that holds the donor whole
  *     (donor_lowest_free()) and together hold it (taken lowest first until they hold a quarter more, so
