@@ -21,7 +21,7 @@
 # ROOM_GROUPS=1: the room images get block groups of 32 MiB (mkfs.ext4 -g 8192) and a profile of 44 files
 # of up to 2 MiB (about 45 MiB, longer than a block group), so that MakeRoom clears a window over two whole
 # block groups (room.h). ROOM_GROUPS=spots: so do they, with no reserved blocks (-m 0) and 60 files of up
-# to 1.25 MiB (about 35 MiB), but only the 64 MiB from 320 MiB (block groups 10 and 11, the lowest pair
+# to 1,064 KiB (35.0 MiB with SEED=1), but only the 64 MiB from 320 MiB (block groups 10 and 11, the lowest pair
 # that holds no metadata: 1, 3, 5, 7 and 9 have backup superblocks) is cut up: the first 4 MiB of each
 # group keep their files, 56 MiB are freed (of which ordinary users may use 40: ext4 keeps 16 MiB,
 # reserved_clusters), the rest of the filesystem stays full; the files moved out of that window then have
@@ -102,7 +102,7 @@ make_base() {   # KIND SEED
         detach_unmount
         local mkfs_extra=() max_kib=1024
         if [ "$kind" = room ] && [ "$ROOM_GROUPS" = 1 ]; then mkfs_extra=(-g 8192); max_kib=2048
-        elif [ "$kind" = room ] && [ "$ROOM_GROUPS" = spots ]; then mkfs_extra=(-g 8192 -m 0); max_kib=1280; fi
+        elif [ "$kind" = room ] && [ "$ROOM_GROUPS" = spots ]; then mkfs_extra=(-g 8192 -m 0); max_kib=1064; fi
         rm -f "$IMG"; truncate -s 1G "$IMG"
         mkfs.ext4 -q -F -b 4096 -E lazy_itable_init=0,lazy_journal_init=0 "${mkfs_extra[@]}" "$IMG"
         attach_mount
