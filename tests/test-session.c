@@ -54,21 +54,20 @@ TEST(session_where) {
         FileKey a = key(10), b = key(11), d = key(2), d2 = key(3);
 
         ASSERT_OK(session_new(PROFILE_BOOT, "boot", 0, USEC_PER_SEC, &s));
-        ASSERT_EQ(session_note_where(s, &a, &d, "a"), 0);         /* not in the session: nothing kept */
         ASSERT_EQ(session_add(s, &a, 1), 1);
         ASSERT_EQ(session_add(s, &b, 2), 1);
         ASSERT_TRUE(!s->files[0].where);
-        ASSERT_EQ(session_note_where(s, &a, &d, "liba.so.1"), 0);
+        ASSERT_EQ(session_add_where(s, &a, 3, &d, "liba.so.1"), 0);
         ASSERT_TRUE(s->files[0].where);
         ASSERT_TRUE(file_key_equal(&s->files[0].where->dir, &d));
         ASSERT_STREQ(s->files[0].where->name, "liba.so.1");
-        ASSERT_EQ(session_note_where(s, &a, &d2, "other"), 0);    /* the first read's place is kept */
+        ASSERT_EQ(session_add_where(s, &a, 4, &d2, "other"), 0);  /* the first read's place is kept */
         ASSERT_STREQ(s->files[0].where->name, "liba.so.1");
-        ASSERT_EQ(session_note_where(s, &b, &d, ""), -EINVAL);
-        ASSERT_EQ(session_note_where(s, &b, &d, "x/y"), -EINVAL);
+        ASSERT_EQ(session_add_where(s, &b, 5, &d, ""), 0);        /* bad names: not kept */
+        ASSERT_EQ(session_add_where(s, &b, 6, &d, "x/y"), 0);
         ASSERT_TRUE(!s->files[1].where);
         ASSERT_OK(session_set_path(s, 1, "/named/already"));
-        ASSERT_EQ(session_note_where(s, &b, &d, "b"), 0);         /* named: nothing more to keep */
+        ASSERT_EQ(session_add_where(s, &b, 7, &d, "b"), 0);       /* named: nothing more to keep */
         ASSERT_TRUE(!s->files[1].where);
         ASSERT_TRUE(session_memory(s) > sizeof *s + strlen("liba.so.1"));
         session_free(s);

@@ -306,12 +306,6 @@ static int note_where(Session *s, size_t i, const FileKey *dir, const char *name
         return 0;
 }
 
-int session_note_where(Session *s, const FileKey *key, const FileKey *dir, const char *name) {
-        ssize_t i = find(s, key, NULL);
-
-        return i < 0 ? 0 : note_where(s, (size_t) i, dir, name);
-}
-
 int session_add(Session *s, const FileKey *key, uint64_t now_usec) {
         return session_add_where(s, key, now_usec, NULL, NULL);
 }

@@ -147,11 +147,9 @@ bool session_contains(const Session *s, const FileKey *key);
 int session_set_path(Session *s, size_t file, const char *path);
 /* A copy of files[file]'s path, or NULL (none, or no memory). */
 char *session_path(const Session *s, size_t file);
-/* Keeps the directory and name an event gave for the file of `key`, unless it is named already or has
- * them. 0 (also when the session lacks the file), -EINVAL for an empty name or one with a '/', -ENOMEM. */
-int session_note_where(Session *s, const FileKey *key, const FileKey *dir, const char *name);
-/* session_add() and, when dir and name are given, session_note_where() in one lookup (what a fanotify
- * event gives). Returns what session_add() does; a bad name is not kept, silently. */
+/* session_add() and, when dir and name are given, keeps them for the file (what a fanotify event gives),
+ * unless it is named already or has a place: the first read's is kept. Returns what session_add() does;
+ * a bad name (empty, or with a '/') is not kept, silently. */
 int session_add_where(Session *s, const FileKey *key, uint64_t now_usec, const FileKey *dir, const char *name);
 /* The file's index in files, or -ENOENT. */
 ssize_t session_index(const Session *s, const FileKey *key);
