@@ -1228,7 +1228,7 @@ static size_t fill_rest(Fs *fs) {
                 close(fd);
         }
         free(dir);
-        sync();
+        ASSERT_EQ(syncfs(fs->mount_fd), 0);
         return n;
 }
 
@@ -1680,6 +1680,11 @@ static void spots_scenario(Fs *fs, const char *name, uint64_t headroom_mib, uint
         ASSERT_TRUE(st.room_cleared);
         ASSERT_TRUE(st.room_used);
         ASSERT_TRUE(st.donor_segments > 1);     /* in pieces, around what took spots of the window */
+        printf("  last buddy cut: %d; planned again around the pilot: %d\n", st.room_cut,
+               st.room_replanned);
+        /* nearly full: both paths taken (else room_used would be false); with headroom, neither needed */
+        ASSERT_EQ(st.room_cut, avail_mib > 0);
+        ASSERT_EQ(st.room_replanned, avail_mib > 0);
 
         /* read back from the disk */
         sync();
@@ -1763,10 +1768,11 @@ TEST(room_spots) {
 /* The same on a filesystem full to the last block but for the window's holes (ext4's own reserve lifted
  * while it is filled, then what 1 MiB files leave taken by 4 KiB ones), the reserve then set so that
  * ordinary users may allocate 37 MiB of the 40: the window's whole buddies add up to 40 MiB for the 33 MiB
- * donor, so the last one must be cut to what is still missing; and the donor's pilot block can only land
- * in the window, on a spot planned for a piece, so the pieces must be planned again around it. Either
- * left out, the donor is made elsewhere (seen: at 144 MiB, in 3 runs) and the window was emptied for
- * nothing. Checked as room_spots. */
+ * donor, so the last one must be cut to what is still missing before anything is allocated; the donor's
+ * pilot block then can only land in the window, on a spot planned for a piece, so the pieces must be
+ * planned again around it (seen: they then fit as whole buddies). Both asserted from the mover's stats;
+ * either left out, the donor is made elsewhere (seen: at 144 MiB, in 3 runs) and the window was emptied
+ * for nothing. Checked as room_spots. */
 TEST(room_spots_tight) {
         spots_scenario(&fs_spots_tight, "tight", 0, 37);
 }

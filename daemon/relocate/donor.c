@@ -315,7 +315,9 @@ static uint64_t buddy_at(uint64_t p, uint64_t end, unsigned max_order) {
 
 typedef struct PiecePlan {
         uint64_t bs, blocks, min_piece, anchor, floor, limit, skip_below, range_end, window_end, got;
+        uint64_t group_blocks;  /* a window's (0: not cut, see trim_last_piece()) */
         unsigned max_order;
+        bool cut;               /* a plan's last piece was cut */
         DonorTarget t[DONOR_MAX_SEGMENTS];
         size_t n;
 } PiecePlan;
@@ -383,32 +385,83 @@ static uint64_t pieces_total(const PiecePlan *pp) {
         return total;
 }
 
+/* Would ext4 serve the cut pieces cut[0..n) (largest first, from the start of pp's last piece) where they
+ * are aimed? A request of 2^k blocks takes, in the goal's block group, the lowest free buddy of the
+ * smallest size from 2^k up that has any (ext4_mb_simple_scan_group()). Once the planned pieces before the
+ * last are taken, the last one's remainder after each cut piece holds one buddy of each size from the
+ * piece's down to the next one's, the smallest first: the next piece goes there if the group has no other
+ * free buddy of a size from the smallest cut piece's up to below the last piece's, nor one of the last
+ * piece's size below it. Checked against the group's free space now (FS_IOC_GETFSMAP), cut greedily into
+ * the largest aligned buddies as ext4 keeps it (mb_mark_free_simple()). */
+typedef struct CutCheck {
+        const PiecePlan *pp;
+        uint64_t group_start, group_end, lo, hi, last;
+        bool conflict;
+} CutCheck;
+
+static bool planned_piece(const PiecePlan *pp, uint64_t p) {
+        for (size_t i = 0; i + 1 < pp->n; i++)
+                if (pp->t[i].physical == p)
+                        return true;
+        return false;
+}
+
+static int cut_check_fn(uint64_t start, uint64_t length, void *userdata) {
+        CutCheck *c = userdata;
+        uint64_t s = MAX(start / c->pp->bs, c->group_start), e = MIN(start / c->pp->bs + length / c->pp->bs, c->group_end);
+
+        if (start / c->pp->bs >= c->group_end)
+                return 1;       /* past the group: done */
+        for (uint64_t p = s; p < e;) {
+                uint64_t b = buddy_at(p, e, c->pp->max_order);
+
+                if (p != c->last && !planned_piece(c->pp, p) &&
+                    ((b >= c->lo && b < c->hi) || (b == c->hi && p < c->last))) {
+                        c->conflict = true;
+                        return 1;
+                }
+                p += b;
+        }
+        return 0;
+}
+
 /* Whole buddies overshoot: the last one may be up to twice what is still missing, more than a nearly full
  * filesystem lets ordinary users allocate (shown with 10,240 blocks of pieces for a donor of 8,448). Cut
  * it into the buddies that follow each other from its start and hold what is missing, rounded up to
- * whole pieces (at least min_piece: longer than a group preallocation), largest first: each is a buddy of
- * the free space once the one before is taken (aligned to its own size, from the start of a larger free
- * buddy), so it goes where it is aimed like the others. Left as it was past DONOR_MAX_SEGMENTS pieces. */
-static void trim_last_piece(PiecePlan *pp) {
-        DonorTarget last = pp->t[pp->n - 1];
+ * whole pieces (at least min_piece: longer than a group preallocation), largest first, each aligned to
+ * its own size. Only in a window whose block groups' size is known, when the result fits in
+ * DONOR_MAX_SEGMENTS pieces and ext4 would serve each piece where it is aimed (above); else the plan is
+ * left as it was. */
+static bool trim_last_piece(int fd, PiecePlan *pp) {
+        DonorTarget last = pp->t[pp->n - 1], cut[DONOR_MAX_SEGMENTS];
         uint64_t missing = pp->blocks - (pieces_total(pp) - last.blocks), p = last.physical;
-        size_t n = pp->n - 1;
+        size_t n = 0;
+        CutCheck c = { .pp = pp, .last = last.physical, .hi = last.blocks };
 
+        if (pp->group_blocks == 0)
+                return false;
         missing = (missing + pp->min_piece - 1) / pp->min_piece * pp->min_piece;
         if (missing >= last.blocks)
-                return;
+                return false;
         while (missing > 0) {
                 uint64_t b = pp->min_piece;
 
                 while (b * 2 <= missing)
                         b *= 2;
-                if (n == DONOR_MAX_SEGMENTS)
-                        return;
-                pp->t[n++] = (DonorTarget) { .physical = p, .blocks = b };
+                if (pp->n - 1 + n == DONOR_MAX_SEGMENTS)
+                        return false;
+                cut[n++] = (DonorTarget) { .physical = p, .blocks = b };
                 p += b;
                 missing -= b;
         }
-        pp->n = n;
+        c.lo = cut[n - 1].blocks;
+        c.group_start = last.physical / pp->group_blocks * pp->group_blocks;
+        c.group_end = c.group_start + pp->group_blocks;
+        if (free_ranges_walk(fd, cut_check_fn, &c) < 0 || c.conflict)
+                return false;
+        memcpy(pp->t + pp->n - 1, cut, n * sizeof *cut);
+        pp->n = pp->n - 1 + n;
+        return true;
 }
 
 /* The pieces from the free ranges as they are now, cut to what ordinary users may still allocate (bavail
@@ -423,8 +476,8 @@ static int plan_pieces(int fd, PiecePlan *pp, uint64_t bavail) {
                 return r;
         if (r == 0)
                 return -ENOSPC;
-        if (pieces_total(pp) + BUDDY_SLACK_BLOCKS > bavail)
-                trim_last_piece(pp);
+        if (pieces_total(pp) + BUDDY_SLACK_BLOCKS > bavail && trim_last_piece(fd, pp))
+                pp->cut = true;
         if (pieces_total(pp) + BUDDY_SLACK_BLOCKS > bavail)
                 return -ENOSPC;
         return 0;
@@ -462,10 +515,12 @@ static int donor_create_buddies(int dir_fd, uint64_t bytes, uint64_t group_preal
                 .anchor = w ? w->start : UINT64_MAX,
                 .floor = w ? w->floor : 0,
                 .window_end = w ? w->end : 0,
+                .group_blocks = w ? w->group_blocks : 0,
                 .limit = w ? UINT64_MAX : limit,
                 .skip_below = w ? 0 : skip_below,
         };
         uint64_t pilot = 0;
+        bool replanned = false;
         struct statfs sfs;
         int r;
 
@@ -506,6 +561,7 @@ static int donor_create_buddies(int dir_fd, uint64_t bytes, uint64_t group_preal
                         return r == -ENOSPC ? -EAGAIN : r;
                 if (pilot_in_pieces(&pp, pilot))
                         return -EAGAIN;
+                replanned = true;
         }
         r = place_segments(fd, pp.bs, pilot, pp.t, pp.n, d);
         if (r < 0)
@@ -526,6 +582,8 @@ static int donor_create_buddies(int dir_fd, uint64_t bytes, uint64_t group_preal
                 d->chunk = MAX(d->chunk, pp.t[i].blocks);
         }
         d->runs = d->n_segments;
+        d->cut = pp.cut;
+        d->replanned = replanned;
         d->fd = TAKE_FD(fd);
         return 0;
 }

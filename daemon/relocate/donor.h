@@ -49,6 +49,8 @@ typedef struct Donor {
         uint64_t runs;          /* physical runs over all segments */
         unsigned attempts;      /* donors allocated: 1, or 2 when the allocator's own choice was tried too */
         bool in_window;         /* made in the window the caller cleared for it */
+        bool cut;               /* ... with the last buddy of a plan cut to what was missing */
+        bool replanned;         /* ... planned again around the pilot block */
         bool near;              /* made near the block the caller asked for */
         uint64_t chunk;         /* made in buddies of the free space, the largest this long (blocks; 0: not) */
         uint64_t aimed_at;      /* the one-range donor's target block */
@@ -65,6 +67,7 @@ typedef struct DonorWindow {
                                  * to there, around anything that took a spot of it (0: from the one free
                                  * range that contains `start` only) */
         uint64_t near;
+        uint64_t group_blocks;  /* blocks per block group (0: unknown; the window's last buddy is then never cut) */
 } DonorWindow;
 
 void donor_set_one(Donor *d, int fd, uint64_t logical, uint64_t blocks);
@@ -85,10 +88,11 @@ void donor_done(Donor *d);
  *   - with a window `w` the caller cleared for it (else NULL), in the free range that contains the
  *     window's start, in buddies: one request per aligned power-of-two block of ext4's allocator, each of
  *     which must land where it was aimed (see donor.c; then ->in_window); with w->near instead, in buddies
- *     of the free ranges from that block on, up to four ranges tried (then ->near); in either, the last
- *     buddy is cut into smaller ones that hold just what is missing when the whole ones add up to more
- *     than ordinary users may allocate, and the pieces are planned again around the pilot block when it
- *     took a spot of them (a nearly full filesystem);
+ *     of the free ranges from that block on, up to four ranges tried (then ->near); in a window on a
+ *     nearly full filesystem, the last buddy is cut into smaller ones that hold just what is missing when
+ *     the whole ones add up to more than ordinary users may allocate and ext4 would serve the smaller ones
+ *     there (see donor.c), and the pieces are planned again around the pilot block when it took a spot
+ *     of them;
  *   - in pieces, when there are whole free ranges of at least max(DONOR_SEGMENT_MIN_BYTES, bytes / 64,
  *     mb_group_prealloc + 1 blocks) that all lie below the lowest free range that holds the donor whole
  *     (donor_lowest_free()) and together hold it (taken lowest first until they hold a quarter more, so

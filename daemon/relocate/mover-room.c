@@ -114,7 +114,12 @@ int mover_make_room(const MoverOptions *o, const MoveItem *items, size_t n, uint
                       keep, n, &p);
         if (r < 0)
                 return 0;
-        window = (DonorWindow) { .start = p.start, .floor = p.group_start, .end = p.start + p.blocks };
+        window = (DonorWindow) {
+                .start = p.start,
+                .floor = p.group_start,
+                .end = p.start + p.blocks,
+                .group_blocks = p.group_blocks,
+        };
         st->room_start = p.start * bsize;
         if (p.n_inodes == 0) {
                 room_plan_done(&p);

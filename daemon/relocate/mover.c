@@ -721,6 +721,8 @@ int mover_run(const MoverOptions *o, const MoveItem *items, size_t n, MoveOutcom
                         r = donor_allocate(o->mount_fd, total * m.bsize, o->sysfs_dir, o->state_file,
                                            room > 0 || w.near > 0 ? &w : NULL, &m.donor);
                         stats.room_used = m.donor.in_window;
+                        stats.room_cut = m.donor.cut;
+                        stats.room_replanned = m.donor.replanned;
                         stats.donor_near = m.donor.near;
                         stats.donor_chunk = m.donor.chunk * m.bsize;
                 }

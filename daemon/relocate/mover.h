@@ -108,6 +108,7 @@ typedef struct MoverStats {
         uint64_t room_files, room_bytes;        /* files (and their bytes) moved out of it */
         bool room_cleared;              /* all of them: the window is free */
         bool room_used;                 /* the donor was made in it */
+        bool room_cut, room_replanned;  /* its last buddy cut, its pieces planned again (Donor.cut, .replanned) */
         bool donor_near;                /* the donor was made near MoverOptions.near */
         bool cancelled;
         bool out_of_space;              /* the donor could not be allocated (or MOVE_EXT hit ENOSPC) */

@@ -356,6 +356,7 @@ int room_plan(const char *device, dev_t dev, uint64_t need_blocks, uint64_t belo
                 .blocks = cells * cell,
                 .chunk = buddy * cell,
                 .group_start = first * cell / EXT2_BLOCKS_PER_GROUP(fs->super) * EXT2_BLOCKS_PER_GROUP(fs->super),
+                .group_blocks = EXT2_BLOCKS_PER_GROUP(fs->super),
                 .move_blocks = move,
                 .inodes = TAKE_PTR(inodes),
                 .n_inodes = n_inodes,

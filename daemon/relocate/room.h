@@ -29,6 +29,7 @@ typedef struct RoomPlan {
         uint64_t blocks;        /* its length: a whole number of chunks */
         uint64_t chunk;         /* blocks per chunk (a buddy: power of two, aligned to it) */
         uint64_t group_start;   /* the first block of its block group */
+        uint64_t group_blocks;  /* blocks per block group */
         uint64_t move_blocks;   /* file data in the window, to be moved out */
         uint64_t *inodes;       /* the files that hold it, lowest data first (owned) */
         size_t n_inodes;
