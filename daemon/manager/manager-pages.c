@@ -5,7 +5,6 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -147,24 +146,6 @@ void manager_pages_set_filesystems(Manager *m) {
                 log_warning_errno(r, "Failed to set the page-cache event's filter, page events may be missed: %m");
 }
 
-/* Page-cache events are used from this kernel on: verified on 6.18 (doc/kernel.md §5). Not a fault of 6.1:
- * the VM suite runs Debian 12's 6.1 under QEMU's TCG, which can keep running a stale copy of the kernel
- * code the event's switch patches, and hangs (doc/page-recording.md §6); the gate keeps that guest off. */
-#define PAGE_EVENTS_MIN_MAJOR 6
-#define PAGE_EVENTS_MIN_MINOR 6
-
-static bool kernel_takes_page_events(char *release, size_t size) {
-        struct utsname u;
-        unsigned major = 0, minor = 0;
-
-        if (uname(&u) < 0)
-                return false;
-        snprintf(release, size, "%s", u.release);
-        if (sscanf(u.release, "%u.%u", &major, &minor) != 2)
-                return false;
-        return major > PAGE_EVENTS_MIN_MAJOR || (major == PAGE_EVENTS_MIN_MAJOR && minor >= PAGE_EVENTS_MIN_MINOR);
-}
-
 int manager_pages_start(Manager *m) {
         PageCacheOptions o = {
                 .tracefs = m->tracefs,
@@ -172,14 +153,8 @@ int manager_pages_start(Manager *m) {
                 /* counted per session for now; the prefetch step is to keep them */
                 .metadata = true,
         };
-        char release[65] = "";
         int r;
 
-        if (!kernel_takes_page_events(release, sizeof release)) {
-                log_info("Kernel %s: page-cache events are used from %u.%u on; recording whole files only",
-                         release, PAGE_EVENTS_MIN_MAJOR, PAGE_EVENTS_MIN_MINOR);
-                return 0;
-        }
         r = page_reader_new(&o, &m->pages);
         if (r < 0) {
                 log_info_errno(r, "No page-cache events (%s, tracepoint filemap:mm_filemap_add_to_page_cache): recording whole files only: %m",

@@ -2,16 +2,17 @@
 # Guest side of test-vm-boots.sh (run.sh on the data disk; runs in /mnt/vmtest after each boot, keeps its own
 # boot counter and state there). Three boots of a real systemd system with seekless installed from the
 # package layout:
-#   boot 1: seeklessd started before dbus.service, the boot profile is recorded (systemd's StartupFinished
-#           ends the window) and opens with what the boot collector (generator) saw, unit files included,
-#           the collector has stopped, no failed units; then the profile's files are checksummed and scattered on disk
-#           in place (scatter: MOVE_EXT into fragmented donors), a test config with short idle thresholds is
-#           dropped in, reboot.
+#   boot 1: seeklessd started before dbus.service, with page-cache events, the boot profile is recorded
+#           (systemd's StartupFinished ends the window) and opens with what the boot collector (generator)
+#           saw, unit files included, the collector has stopped, no failed units; then the profile's files
+#           are checksummed and scattered on disk in place (scatter: MOVE_EXT into fragmented donors), a
+#           test config with short idle thresholds is dropped in, reboot.
 #   boot 2: the idle policy starts a run by itself and it finishes; running executables are skipped and
 #           queued for the early-boot pass; reboot.
-#   boot 3: the files the run moved lie back to back in profile order (filefrag, independent of the daemon),
-#           every checksum matches, the daemon's state survived, a file skipped as a running executable was
-#           moved by seekless-early.service, no failed units.
+#   boot 3: the hot ranges of the files the run moved lie back to back in the order it laid them out
+#           (GetProfileRanges; filefrag, independent of the daemon), every checksum matches, the daemon's
+#           state survived, a file skipped as a running executable was moved by seekless-early.service, no
+#           failed units.
 # Prints "ok: ..." per check; the first failure prints "FAIL: ..." and exits 1 (the VM then powers off).
 set -uo pipefail
 cd "$(dirname "$0")"
@@ -38,6 +39,13 @@ no_failed_units() {
 }
 # files of the boot profile on the root filesystem, in read order (the data disk is not ours to judge)
 root_profile() { seeklessctl --json=short show boot | jq -r '.files[].path' | grep -v '^/mnt/vmtest/'; }
+# the boot profile's hot ranges on /, in the order the run lays them out (GetProfileRanges), as
+# PATH<TAB>OFFSET<TAB>LENGTH lines (bytes)
+root_ranges() {
+        busctl --json=short call org.seekless.Seekless1 /org/seekless/Seekless1 org.seekless.Seekless1.Manager \
+                GetProfileRanges s boot | jq -r '.data[1] as $f | .data[2][] | [$f[.[0]][0], .[1], .[2]] | @tsv' |
+                grep -v '^/mnt/vmtest/'
+}
 # discontinuities of files read whole in the given order (filefrag -v, 4 KiB blocks)
 discontinuities() {
         local f i=0
@@ -48,6 +56,25 @@ discontinuities() {
                 filefrag -v "$f" | awk -v f="$i" '/^ *[0-9]+:/ { gsub(/\.\./, " "); gsub(/:/, " "); print f, $2, $4, $6 }'
         done | awk 'NR > 1 && $3 != next_start && !($1 == file && $3 - next_start == $2 - next_logical) { d++ }
                     { file = $1; next_start = $3 + $4; next_logical = $2 + $4 }
+                    END { print d + 0 }'
+}
+
+# the same for ranges (PATH<TAB>OFFSET<TAB>LENGTH lines, in order): each range's blocks, its last extent
+# to that extent's end (blocks of the file moved with the range, e.g. a whole file that another profile
+# reads whole: seen, /usr/bin/mkdir); consecutive ranges of one file count as one file, so that the gap
+# between two of them moved as one is a hole. The first discontinuities are described on stderr.
+range_discontinuities() {
+        local p o l prev= i=0
+        while IFS=$'\t' read -r p o l; do
+                [ "$p" = "$prev" ] || { i=$((i + 1)); prev=$p; }
+                filefrag -v "$p" | awk -v f="$i" -v lo=$((o / 4096)) -v hi=$(((o + l + 4095) / 4096)) -v p="$p" '
+                        /^ *[0-9]+:/ { gsub(/\.\./, " "); gsub(/:/, " ");
+                                a = $2 > lo ? $2 : lo; b = $2 + $6
+                                if (a < hi && a < b) printf "%d\t%d\t%d\t%d\t%s\n", f, a, $4 + a - $2, b - a, p }'
+        done | awk -F'\t' 'NR > 1 && $3 != next_start && !($1 == file && $3 - next_start == $2 - next_logical) {
+                        if (++d <= 10) printf "discontinuity: %s block %d ends at %d, then %s block %d at %d\n",
+                                name, next_logical, next_start, $5, $2, $3 > "/dev/stderr" }
+                    { file = $1; name = $5; next_start = $3 + $4; next_logical = $2 + $4 }
                     END { print d + 0 }'
 }
 
@@ -83,7 +110,9 @@ case $n in
                 [ -e "$f" ] || { echo "($f does not exist in this guest)"; continue; }
                 grep -qx "$f" profile1.txt || fail "$f (only mapped by the boot's programs) is not in the boot profile"
         done
-        echo "seeklessd: $(journal seeklessd | grep -m1 "page-cache events")"
+        journal seeklessd | grep -q "Recording page-cache events" ||
+                fail "seeklessd does not use page-cache events: $(journal seeklessd | grep -m1 "page-cache events")"
+        ok "page-cache events on ($(uname -r)): the boot profile has $(root_ranges | wc -l) hot ranges"
         ok "mapped-only files in the boot profile: /etc/ld.so.cache at $(grep -nx /etc/ld.so.cache profile1.txt | cut -d: -f1) of $(wc -l < profile1.txt)"
         no_failed_units
         echo "rotational: $(cat /sys/block/vda/queue/rotational)"
@@ -110,7 +139,8 @@ case $n in
         no_failed_units
         wait_for 60 boot_stored_this_boot || fail "boot 2 not recorded"
         root_profile > profile2.txt
-        echo "profile now: $(wc -l < profile2.txt) files on /; discontinuities in order: $(discontinuities < profile2.txt)"
+        root_ranges > ranges2.txt
+        echo "profile now: $(wc -l < profile2.txt) files on /, $(wc -l < ranges2.txt) ranges; discontinuities in order: $(discontinuities < profile2.txt) (files), $(range_discontinuities < ranges2.txt 2>/dev/null) (ranges)"
         seeklessctl status | grep -i idle
         wait_for 400 eval 'journal seeklessd | grep -q "Idle: started optimization"' ||
                 { seeklessctl status; fail "the idle policy did not start a run within 400 s"; }
@@ -162,17 +192,18 @@ case $n in
         [ "$moved_early" -gt 0 ] || fail "the early-boot pass moved none of the running executables skipped in boot 2"
         ok "$moved_early of $(wc -l < running.txt) files skipped as running executables were moved by the early-boot pass"
 
-        # Independent check of the live run: the files it moved, in the profile order it used, lie back to
-        # back (no discontinuity beyond the donor's own runs).
+        # Independent check of the live run: the hot ranges of the files it moved, in the order it laid
+        # them out, lie back to back (no discontinuity beyond the donor's own runs).
         cut -f1 skipped.txt > not-moved.txt
         grep -vxF -f not-moved.txt profile2.txt > moved.txt || true
+        awk -F'\t' 'NR == FNR { skip[$0] = 1; next } !($1 in skip)' not-moved.txt ranges2.txt > moved-ranges.txt
         runs=$(sed -n 's/.*donor in \([0-9]*\) run.*/\1/p' run.log | head -n1)
-        dm=$(discontinuities < moved.txt)
-        echo "live run: $(wc -l < moved.txt) files moved, donor in ${runs:-?} run(s), discontinuities among them in order: $dm"
-        echo "whole root profile: discontinuities in order now $(discontinuities < profile2.txt)"
+        dm=$(range_discontinuities < moved-ranges.txt)
+        echo "live run: $(wc -l < moved.txt) files moved ($(wc -l < moved-ranges.txt) ranges), donor in ${runs:-?} run(s), discontinuities among their ranges in order: $dm"
+        echo "whole root profile: discontinuities in order now $(range_discontinuities < ranges2.txt 2>/dev/null) (ranges), $(discontinuities < profile2.txt) (whole files)"
         [ -s moved.txt ] || fail "the run moved nothing"
-        [ "$dm" -le $(( ${runs:-1} - 1 )) ] || fail "moved files are not contiguous in profile order ($dm discontinuities)"
-        ok "the boot profile's files the run moved are contiguous in read order (filefrag)"
+        [ "$dm" -le $(( ${runs:-1} - 1 )) ] || fail "moved ranges are not contiguous in layout order ($dm discontinuities)"
+        ok "the hot ranges of the boot profile's files the run moved are contiguous in layout order (filefrag)"
         seeklessctl report boot
         ;;
 *)

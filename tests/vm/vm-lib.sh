@@ -79,15 +79,18 @@ vm_data_disk() {        # DIR IMG [SIZE]
         mkfs.ext4 -q -F -L vmdata -O ^has_journal -d "$1" "$2" "${3:-64M}" >/dev/null
 }
 
+# TCG with one host thread for all vCPUs: with a thread per vCPU, a vCPU can go on running QEMU's stale
+# translation of kernel code that another vCPU patched (a tracepoint switched on or off), which hangs the
+# guest (doc/page-recording.md §6)
 _vm_accel() {
         case ${VM_ACCEL:-} in
         kvm) echo "-accel kvm -cpu host" ;;
-        tcg) echo "-accel tcg" ;;
+        tcg) echo "-accel tcg,thread=single" ;;
         *)      # /dev/kvm alone is not enough: kvm_pvm (nested PVM) can't run a stock kernel usefully
                 if { [ -d /sys/module/kvm_intel ] || [ -d /sys/module/kvm_amd ]; } && [ -w /dev/kvm ]; then
                         echo "-accel kvm -cpu host"
                 else
-                        echo "-accel tcg"
+                        echo "-accel tcg,thread=single"
                 fi ;;
         esac
 }
