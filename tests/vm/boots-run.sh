@@ -66,11 +66,12 @@ discontinuities() {
 range_discontinuities() {
         local p o l prev= i=0
         while IFS=$'\t' read -r p o l; do
-                [ "$p" = "$prev" ] || { i=$((i + 1)); prev=$p; }
-                filefrag -v "$p" | awk -v f="$i" -v lo=$((o / 4096)) -v hi=$(((o + l + 4095) / 4096)) -v p="$p" '
+                # one filefrag per file (a few hundred of them take minutes under TCG)
+                [ "$p" = "$prev" ] || { i=$((i + 1)); prev=$p; filefrag -v "$p" > frag.txt; }
+                awk -v f="$i" -v lo=$((o / 4096)) -v hi=$(((o + l + 4095) / 4096)) -v p="$p" '
                         /^ *[0-9]+:/ { gsub(/\.\./, " "); gsub(/:/, " ");
                                 a = $2 > lo ? $2 : lo; b = $2 + $6
-                                if (a < hi && a < b) printf "%d\t%d\t%d\t%d\t%s\n", f, a, $4 + a - $2, b - a, p }'
+                                if (a < hi && a < b) printf "%d\t%d\t%d\t%d\t%s\n", f, a, $4 + a - $2, b - a, p }' frag.txt
         done | awk -F'\t' 'NR > 1 && $3 != next_start && !($1 == file && $3 - next_start == $2 - next_logical) {
                         if (++d <= 10) printf "discontinuity: %s block %d ends at %d, then %s block %d at %d\n",
                                 name, next_logical, next_start, $5, $2, $3 > "/dev/stderr" }
@@ -140,7 +141,7 @@ case $n in
         wait_for 60 boot_stored_this_boot || fail "boot 2 not recorded"
         root_profile > profile2.txt
         root_ranges > ranges2.txt
-        echo "profile now: $(wc -l < profile2.txt) files on /, $(wc -l < ranges2.txt) ranges; discontinuities in order: $(discontinuities < profile2.txt) (files), $(range_discontinuities < ranges2.txt 2>/dev/null) (ranges)"
+        echo "profile now: $(wc -l < profile2.txt) files on /, $(wc -l < ranges2.txt) ranges; discontinuities in order: $(discontinuities < profile2.txt) (files)"
         seeklessctl status | grep -i idle
         wait_for 400 eval 'journal seeklessd | grep -q "Idle: started optimization"' ||
                 { seeklessctl status; fail "the idle policy did not start a run within 400 s"; }
@@ -200,7 +201,7 @@ case $n in
         runs=$(sed -n 's/.*donor in \([0-9]*\) run.*/\1/p' run.log | head -n1)
         dm=$(range_discontinuities < moved-ranges.txt)
         echo "live run: $(wc -l < moved.txt) files moved ($(wc -l < moved-ranges.txt) ranges), donor in ${runs:-?} run(s), discontinuities among their ranges in order: $dm"
-        echo "whole root profile: discontinuities in order now $(range_discontinuities < ranges2.txt 2>/dev/null) (ranges), $(discontinuities < profile2.txt) (whole files)"
+        echo "whole root profile: discontinuities in order now $(discontinuities < profile2.txt) (whole files)"
         [ -s moved.txt ] || fail "the run moved nothing"
         [ "$dm" -le $(( ${runs:-1} - 1 )) ] || fail "moved ranges are not contiguous in layout order ($dm discontinuities)"
         ok "the hot ranges of the boot profile's files the run moved are contiguous in layout order (filefrag)"
