@@ -13,6 +13,7 @@
 
 #include "item-files.h"
 #include "log.h"
+#include "exec-gate.h"
 #include "manager.h"
 #include "run.h"
 
@@ -208,21 +209,29 @@ static void on_optimizer_finished(Optimizer *o, void *userdata);
 /* The optimizer over these jobs (taken over), reporting to us. */
 static int start_optimizer(Manager *m, OptJob *jobs, size_t n_jobs) {
         _cleanup_free_ char *state_file = NULL;
+        int r;
 
         if (asprintf(&state_file, "%s/mb_stream_req.saved", m->state_dir) < 0) {
                 opt_jobs_free(jobs, n_jobs);
                 return -ENOMEM;
         }
-        return optimizer_start(&(OptimizerOptions) {
+        /* the mover holds the execs of the files it moves through our exec thread */
+        m->exec_gate = exec_gate_of(m->recorder);
+        recorder_gate_begin(m->recorder);
+        r = optimizer_start(&(OptimizerOptions) {
                         .event = m->event,
                         .db = m->db,
                         .rate_limit_bps = (uint64_t) m->config.rate_limit_mibps << 20,
                         .make_room = m->config.make_room,
                         .state_file = state_file,
+                        .exec_gate = &m->exec_gate,
                         .progress = on_optimizer_progress,
                         .finished = on_optimizer_finished,
                         .userdata = m,
                 }, jobs, n_jobs, &m->optimizer);
+        if (r < 0)
+                recorder_gate_end(m->recorder);
+        return r;
 }
 
 /* The rest of an optimization once its plan is there: close the runs it supersedes, store the "before"
@@ -479,6 +488,12 @@ static void on_optimizer_finished(Optimizer *o, void *userdata) {
         Manager *m = userdata;
 
         assert(o == m->optimizer);
+        recorder_gate_end(m->recorder);
+        RecorderStats rs = recorder_get_stats(m->recorder);
+        if (rs.execs_held > 0)
+                log_info("Execs that waited for the move of their file so far: %" PRIu64 " (%" PRIu64
+                         " let go after %" PRIu64 " ms all the same)", rs.execs_held, rs.execs_hold_late,
+                         RECORDER_HOLD_WAIT_USEC / USEC_PER_MSEC);
         if (optimizer_pausing(o)) {
                 m->optimizer = NULL;
                 optimizer_free(o);

@@ -80,6 +80,7 @@ typedef struct Manager {
         PidMap pidmap;
         uint64_t exec_seq_seen;
         Optimizer *optimizer;           /* the optimization in progress, if any */
+        MoverExecGate exec_gate;        /* its mover's, holding execs through the recorder */
         /* plans, reports, layouts and the "after" snapshots: walks of every profile file, on a thread */
         PlanWorker *plan_worker;
         sd_event_source *exit_source;   /* stops it while the bus is still there */

@@ -13,6 +13,7 @@
 
 #include "db.h"
 #include "early.h"
+#include "exec-gate.h"
 #include "fid-util.h"
 #include "fiemap.h"
 #include "item-files.h"
@@ -161,7 +162,7 @@ static uint64_t hot_set_start(Db *db, int mount_fd, uint64_t fsid, const DbRunFi
 }
 
 static int pass_on(Db *db, const Filesystem *fs, const DbRunFile *files, size_t n, const Config *c,
-                   const char *state_file, atomic_bool *cancel) {
+                   const char *state_file, atomic_bool *cancel, const MoverExecGate *gate) {
         _cleanup_free_ MoveItem *all = calloc(n + 1, sizeof *all), *items = calloc(n + 1, sizeof *items);
         _cleanup_free_ MoveOutcome *outcomes = calloc(n + 1, sizeof *outcomes);
         _cleanup_free_ size_t *index = calloc(n + 1, sizeof *index);
@@ -225,6 +226,7 @@ static int pass_on(Db *db, const Filesystem *fs, const DbRunFile *files, size_t 
                 .sysfs_dir = sysfs,
                 .state_file = state_file,
                 .near = near,
+                .exec_gate = gate,
                 .progress = on_file,
                 .userdata = &p,
         };
@@ -240,6 +242,10 @@ static int pass_on(Db *db, const Filesystem *fs, const DbRunFile *files, size_t 
         return 0;
 }
 
+static int refuse_hold(void *userdata, const FileKey *key, int fd) {
+        return -ENOTCONN;
+}
+
 int early_pass_run(const Config *c, const char *db_path, const char *state_dir, const FilesystemPins *only_filesystems) {
         _cleanup_(db_freep) Db *db = NULL;
         _cleanup_free_ char *state_file = NULL;
@@ -250,6 +256,8 @@ int early_pass_run(const Config *c, const char *db_path, const char *state_dir, 
         Budget b = { .cancel = &cancel, .usec = c->early_budget_usec };
         pthread_t t;
         bool thread = false;
+        _cleanup_(recorder_freep) Recorder *rec = NULL;
+        MoverExecGate gate;
         int r;
 
         if (access(db_path, F_OK) < 0) {
@@ -276,6 +284,18 @@ int early_pass_run(const Config *c, const char *db_path, const char *state_dir, 
                 return log_error_errno(r, "early pass: failed to enumerate filesystems: %m");
         }
 
+        /* Programs start while the pass runs: the execs of a file it moves wait for the move (mover.h),
+         * through an exec thread of our own. Without one, queued executables are not moved. */
+        r = recorder_new(false, &rec);
+        if (r >= 0)
+                r = recorder_start(rec);
+        if (r < 0) {
+                log_warning_errno(r, "early pass: cannot hold execs (%m): executables are left queued");
+                rec = recorder_free(rec);
+        } else
+                recorder_gate_begin(rec);
+        gate = rec ? exec_gate_of(rec) : (MoverExecGate) { .hold = refuse_hold };
+
         /* no budget: nothing is moved, deterministically (not "whatever fits before the timer thread runs") */
         atomic_init(&cancel, c->early_budget_usec == 0);
         pthread_mutex_init(&b.lock, NULL);
@@ -296,7 +316,7 @@ int early_pass_run(const Config *c, const char *db_path, const char *state_dir, 
                                 mine[k++] = files[j];   /* shallow: files[] owns the strings */
                 if (k == 0)
                         continue;
-                r = pass_on(db, &fss.items[i], mine, k, c, state_file, &cancel);
+                r = pass_on(db, &fss.items[i], mine, k, c, state_file, &cancel, &gate);
                 if (r < 0)
                         log_warning_errno(r, "early pass on %s failed, ignoring: %m", fss.items[i].mount);
         }
@@ -310,6 +330,8 @@ int early_pass_run(const Config *c, const char *db_path, const char *state_dir, 
         }
         pthread_cond_destroy(&b.done);
         pthread_mutex_destroy(&b.lock);
+        if (rec)
+                recorder_gate_end(rec);
         filesystem_list_clear(&fss);
         db_run_files_free(files, n);
         return 0;

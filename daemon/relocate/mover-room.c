@@ -147,6 +147,7 @@ int mover_make_room(const MoverOptions *o, const MoveItem *items, size_t n, uint
                 .mount_fd = o->mount_fd,
                 .rate_limit_bps = o->rate_limit_bps,
                 .cancel = o->cancel,
+                .exec_gate = o->exec_gate,
         };
         r = mover_run(&sub, out_items, n_out, outcomes, &sub_st);
         room_plan_done(&p);

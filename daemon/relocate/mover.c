@@ -38,6 +38,8 @@ struct move_extent {
 #define EXT_MAX_BLOCKS UINT64_C(0xffffffff)
 #define THROTTLE_STEP_USEC (100 * USEC_PER_MSEC)
 #define PREFETCH_BYTES ((size_t) 1024 * 1024)
+/* the chunks of a file whose execs are held (mover.h) */
+#define EXEC_CHUNK_BYTES ((uint64_t) 1024 * 1024)
 
 /* Layout rules (what the slices are):
  *   - every item gets a slice of round_up(its length (a whole file: its planned size), max(page size, block
@@ -182,11 +184,22 @@ typedef struct Swapped {
         uint64_t orig, donor, len;
 } Swapped;
 
+/* A file that can be exec'd: its execs are held while we have it open for writing (mover.h). */
+static bool may_be_exec(const Mover *m, const struct stat *st) {
+        return m->o->exec_gate && (st->st_mode & (S_IXUSR | S_IXGRP | S_IXOTH));
+}
+
+static void release_execs(const Mover *m, const MoveItem *it) {
+        m->o->exec_gate->release(m->o->exec_gate->userdata, &it->key);
+}
+
 /* Identity, state and writer checks; returns an O_RDWR fd on the right file (and in *ret_ro the O_RDONLY
- * O_NOATIME one it was checked against) or -1 with *out set. */
-static int open_item(Mover *m, const MoveItem *it, MoveOutcome *out, int *ret_ro) {
+ * O_NOATIME one it was checked against; *ret_held: its execs are held, to be released once the O_RDWR fd is
+ * closed) or -1 with *out set. */
+static int open_item(Mover *m, const MoveItem *it, MoveOutcome *out, int *ret_ro, bool *ret_held) {
         _cleanup_close_ int ro = -EBADF, rw = -EBADF;
         struct stat st, st2;
+        bool held = false;
         int r;
 
         if (it->key.fsid != m->fsid) {
@@ -237,9 +250,24 @@ static int open_item(Mover *m, const MoveItem *it, MoveOutcome *out, int *ret_ro
         } else
                 (void) fcntl(ro, F_SETLEASE, F_UNLCK);   /* release before our own O_RDWR open breaks it */
 
+        if (may_be_exec(m, &st)) {
+                r = m->o->exec_gate->hold(m->o->exec_gate->userdata, &it->key, ro);
+                if (r == -EBUSY) {
+                        set_outcome(out, MOVE_RETRY, MOVE_REASON_BUSY, "exec'd just now");
+                        return -1;
+                }
+                if (r < 0) {
+                        set_outcome(out, MOVE_RETRY, MOVE_REASON_RUNNING, "executable, its execs cannot be held: %s",
+                                    strerror(-r));
+                        return -1;
+                }
+                held = true;
+        }
         rw = open_key(m->o->mount_fd, &it->key, O_RDWR | O_CLOEXEC | O_NONBLOCK);
         if (rw < 0) {
                 r = rw;
+                if (held)
+                        release_execs(m, it);
                 if (r == -ETXTBSY)
                         set_outcome(out, MOVE_RETRY, MOVE_REASON_RUNNING, "running executable");
                 else if (r == -EPERM)
@@ -255,20 +283,22 @@ static int open_item(Mover *m, const MoveItem *it, MoveOutcome *out, int *ret_ro
                         set_outcome(out, MOVE_SKIPPED, MOVE_REASON_ERROR, "cannot open for writing: %s", strerror(-r));
                 return -1;
         }
-        if (fstat(rw, &st2) < 0) {
+        if (fstat(rw, &st2) < 0)
                 set_outcome(out, MOVE_SKIPPED, MOVE_REASON_ERROR, "fstat: %s", strerror(errno));
-                return -1;
-        }
-        if (st2.st_ino != st.st_ino || st2.st_dev != st.st_dev || !S_ISREG(st2.st_mode)) {
+        else if (st2.st_ino != st.st_ino || st2.st_dev != st.st_dev || !S_ISREG(st2.st_mode))
                 set_outcome(out, MOVE_SKIPPED, MOVE_REASON_GONE, "gone or replaced since recording");
-                return -1;
-        }
-        if ((uint64_t) st2.st_size != it->size || mtime_ns(&st2) != it->mtime_ns) {
+        else if ((uint64_t) st2.st_size != it->size || mtime_ns(&st2) != it->mtime_ns)
                 set_outcome(out, MOVE_SKIPPED, MOVE_REASON_CHANGED, "changed since plan");
-                return -1;
+        else {
+                *ret_ro = TAKE_FD(ro);
+                *ret_held = held;
+                return TAKE_FD(rw);
         }
-        *ret_ro = TAKE_FD(ro);
-        return TAKE_FD(rw);
+        /* closed before its execs go on */
+        rw = safe_close(rw);
+        if (held)
+                release_execs(m, it);
+        return -1;
 }
 
 /* The donor's logical block at position `at` (the donor's segments taken one after the other);
@@ -378,8 +408,10 @@ static void item_blocks(const Mover *m, const MoveItem *it, uint64_t *ret_first,
         *ret_end = MIN((it->offset + it->length + m->bsize - 1) / m->bsize, file_blocks);
 }
 
-static Next move_item(Mover *m, const MoveItem *it, uint64_t slice_blocks, MoveOutcome *out) {
-        _cleanup_close_ int fd = -EBADF, ro = -EBADF;
+/* Moves the opened item (fd O_RDWR, ro its O_RDONLY twin); held: its execs are held, let go as soon as one
+ * waits. */
+static Next move_opened_item(Mover *m, const MoveItem *it, uint64_t slice_blocks, MoveOutcome *out, int fd, int ro,
+                             bool held) {
         _cleanup_free_ Extent *ext = NULL;
         _cleanup_free_ Swapped *swapped = NULL;
         size_t n_ext = 0, n_swapped = 0, n_alloc = 0;
@@ -387,11 +419,11 @@ static Next move_item(Mover *m, const MoveItem *it, uint64_t slice_blocks, MoveO
         bool failed = false, keep_cache = false;
         Next next = NEXT_CONTINUE;
         unsigned interrupted = 0;
+        /* an exec of a held file waits at most a chunk */
+        uint64_t chunk_blocks = held ? MAX(MIN(m->chunk_blocks, EXEC_CHUNK_BYTES / m->bsize), (uint64_t) 1) :
+                                m->chunk_blocks;
         int r;
 
-        fd = open_item(m, it, out, &ro);
-        if (fd < 0)
-                return m->stats->io_error < 0 ? NEXT_STOP_IO : NEXT_CONTINUE;
         item_blocks(m, it, &first, &file_blocks);
         if (first >= file_blocks) {
                 /* the planned size is the size now: a range planned beyond it (the file shrank before) */
@@ -445,7 +477,7 @@ static Next move_item(Mover *m, const MoveItem *it, uint64_t slice_blocks, MoveO
                                 .orig_start = l,
                                 .donor_start = db,
                                 /* a chunk ends where the donor's segment does */
-                                .len = MIN(MIN(end - l, m->chunk_blocks), left),
+                                .len = MIN(MIN(end - l, chunk_blocks), left),
                         };
                         int e;
 
@@ -458,6 +490,12 @@ static Next move_item(Mover *m, const MoveItem *it, uint64_t slice_blocks, MoveO
                         if (is_cancelled(m)) {
                                 set_outcome(out, MOVE_RETRY, MOVE_REASON_CANCELLED, "cancelled");
                                 next = NEXT_STOP_CANCEL;
+                                failed = true;
+                                break;
+                        }
+                        if (held && m->o->exec_gate->waiting(m->o->exec_gate->userdata, &it->key)) {
+                                /* an exec of it waits: let the file go, the rest in a later run */
+                                set_outcome(out, MOVE_RETRY, MOVE_REASON_BUSY, "exec'd during its move");
                                 failed = true;
                                 break;
                         }
@@ -535,6 +573,22 @@ static Next move_item(Mover *m, const MoveItem *it, uint64_t slice_blocks, MoveO
                 uint64_t k = m->unit / m->bsize;
                 m->next_block = MIN((at + k - 1) / k * k, m->next_block + slice_blocks);
         }
+        return next;
+}
+
+static Next move_item(Mover *m, const MoveItem *it, uint64_t slice_blocks, MoveOutcome *out) {
+        _cleanup_close_ int fd = -EBADF, ro = -EBADF;
+        bool held = false;
+        Next next;
+
+        fd = open_item(m, it, out, &ro, &held);
+        if (fd < 0)
+                return m->stats->io_error < 0 ? NEXT_STOP_IO : NEXT_CONTINUE;
+        next = move_opened_item(m, it, slice_blocks, out, fd, ro, held);
+        /* closed before its execs go on */
+        fd = safe_close(fd);
+        if (held)
+                release_execs(m, it);
         return next;
 }
 

@@ -45,7 +45,10 @@
  *     there); after the batch the filesystem is synced and the donor closed, which frees the old blocks
  *     (after a crash the kernel frees them at mount: orphan list).
  *   - cancellation is checked between files and between 8 MiB chunks of big files, so a cancel takes
- *     effect within a second; the rate limit sleeps between chunks.
+ *     effect within a second; the rate limit sleeps between chunks;
+ *   - a file that can be exec'd is opened for writing only with its execs held (MoverExecGate), moved in 1
+ *     MiB chunks, and let go as soon as an exec of it waits (what is moved stays moved; the rest in a later
+ *     run), so an exec waits at most one chunk.
  * The data is never copied by us: the kernel swaps extents under the inode lock, journaled. */
 
 typedef struct MoveItem {
@@ -78,6 +81,20 @@ typedef struct MoveOutcome {
         uint64_t bytes;         /* bytes moved */
 } MoveOutcome;
 
+/* A file open for writing cannot be exec'd (ETXTBSY), and the mover opens each file it moves for writing:
+ * around the move of a file that can be exec'd (one with an x bit: nothing else can be exec'd or loaded as
+ * an interpreter), the gate holds its execs, which then wait instead of failing (recorder.h, "Holding
+ * execs"). hold: >= 0 held; -EBUSY: an exec of it may be under way (moved in a later run); another
+ * negative errno: execs cannot be held (then not moved either: in a later run, or by the early pass).
+ * waiting: an exec of it waits now (the mover lets the file go after the chunk under way). release: the
+ * mover no longer has it open for writing. */
+typedef struct MoverExecGate {
+        int (*hold)(void *userdata, const FileKey *key, int fd);
+        bool (*waiting)(void *userdata, const FileKey *key);
+        void (*release)(void *userdata, const FileKey *key);
+        void *userdata;
+} MoverExecGate;
+
 typedef struct MoverOptions {
         int mount_fd;                   /* a directory fd on the target filesystem (handles, O_TMPFILE) */
         uint64_t rate_limit_bps;        /* 0: unlimited */
@@ -92,6 +109,9 @@ typedef struct MoverOptions {
         /* a batch already laid out as it would lay it out is left alone (see above); else (the early pass,
          * which moves its files next to the others wherever they are) it is moved all the same */
         bool keep_in_place;
+        /* files that can be exec'd are moved only with their execs held (above); NULL: moved like any other
+         * (tests of the mover alone) */
+        const MoverExecGate *exec_gate;
         /* called after each file (from the mover's thread) */
         void (*progress)(void *userdata, size_t index, const MoveOutcome *o);
         void *userdata;

@@ -125,6 +125,7 @@ static void *optimizer_thread(void *userdata) {
                         .state_file = o->state_file,
                         .make_room = o->opts.make_room,
                         .keep_in_place = true,
+                        .exec_gate = o->opts.exec_gate,
                         .progress = on_file_done,
                         .userdata = &ctx,
                 };

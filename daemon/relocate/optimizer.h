@@ -41,6 +41,7 @@ typedef struct OptimizerOptions {
         uint64_t rate_limit_bps;        /* 0: unlimited */
         bool make_room;                 /* MoverOptions.make_room */
         const char *state_file;         /* MoverOptions.state_file (copied) */
+        const MoverExecGate *exec_gate; /* MoverOptions.exec_gate (the caller keeps it until finished) */
         /* after each file's checkpoint */
         void (*progress)(Optimizer *o, void *userdata);
         /* once the worker is done with every job (or was given up by optimizer_shutdown()): the owner frees
