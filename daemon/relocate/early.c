@@ -3,7 +3,7 @@
 #include <stdatomic.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +13,7 @@
 
 #include "db.h"
 #include "early.h"
+#include "early-stop.h"
 #include "fid-util.h"
 #include "fiemap.h"
 #include "item-files.h"
@@ -20,36 +21,6 @@
 #include "mounts.h"
 #include "mover.h"
 #include "run.h"
-
-typedef struct Budget {
-        atomic_bool *cancel;
-        uint64_t usec;
-        pthread_mutex_t lock;
-        pthread_cond_t done;
-        bool finished;
-} Budget;
-
-/* Stops the mover (between files or 8 MiB steps) when the budget is spent. */
-static void *budget_thread(void *userdata) {
-        Budget *b = userdata;
-        struct timespec until;
-
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_sec += (time_t) (b->usec / USEC_PER_SEC);
-        until.tv_nsec += (long) (b->usec % USEC_PER_SEC) * 1000;
-        if (until.tv_nsec >= 1000000000L) {
-                until.tv_sec++;
-                until.tv_nsec -= 1000000000L;
-        }
-        pthread_mutex_lock(&b->lock);
-        while (!b->finished)
-                if (pthread_cond_timedwait(&b->done, &b->lock, &until) == ETIMEDOUT) {
-                        atomic_store(b->cancel, true);
-                        break;
-                }
-        pthread_mutex_unlock(&b->lock);
-        return NULL;
-}
 
 typedef struct Progress {
         Db *db;
@@ -59,6 +30,7 @@ typedef struct Progress {
         const size_t *file_of;          /* files[i]'s file (its hot ranges are entries of their own) */
         bool *file_moved;
         uint64_t moved;                 /* files of which an entry was moved */
+        EarlyStop *stop;                /* why a cancel came: the budget, or a signal */
 } Progress;
 
 static void record(Progress *p, size_t index, const MoveOutcome *outcome) {
@@ -74,11 +46,18 @@ static void record(Progress *p, size_t index, const MoveOutcome *outcome) {
                 snprintf(o.reason, sizeof o.reason,
                          "running since before the early pass (cannot be moved while the system is up)");
         }
-        /* Not reached before EarlyBudgetSec= ran out: it stays in the queue (this run is now its newest
-         * entry, and the queue is the files whose newest entry is a retry for MOVE_REASON_RUNNING). */
+        /* Not reached before EarlyBudgetSec= ran out or a signal stopped the pass: it stays in the queue
+         * (this run is now its newest entry, and the queue is the files whose newest entry is a retry for
+         * MOVE_REASON_RUNNING). */
         if (o.result == MOVE_RETRY && o.why == MOVE_REASON_CANCELLED) {
+                int sig = early_stop_signal(p->stop);
+
                 o.why = MOVE_REASON_RUNNING;
-                snprintf(o.reason, sizeof o.reason, "not reached within EarlyBudgetSec= (waits for the next boot)");
+                if (sig > 0)
+                        snprintf(o.reason, sizeof o.reason, "not reached: the pass was stopped by SIG%s (waits for the next boot)",
+                                 sigabbrev_np(sig));
+                else
+                        snprintf(o.reason, sizeof o.reason, "not reached within EarlyBudgetSec= (waits for the next boot)");
         }
         /* same thread as the mover: the checkpoint is written before the next file is touched */
         r = run_checkpoint(p->db, p->run_id, index, &o);
@@ -161,7 +140,7 @@ static uint64_t hot_set_start(Db *db, int mount_fd, uint64_t fsid, const DbRunFi
 }
 
 static int pass_on(Db *db, const Filesystem *fs, const DbRunFile *files, size_t n, const Config *c,
-                   const char *state_file, atomic_bool *cancel) {
+                   const char *state_file, atomic_bool *cancel, EarlyStop *stop) {
         _cleanup_free_ MoveItem *all = calloc(n + 1, sizeof *all), *items = calloc(n + 1, sizeof *items);
         _cleanup_free_ MoveOutcome *outcomes = calloc(n + 1, sizeof *outcomes);
         _cleanup_free_ size_t *index = calloc(n + 1, sizeof *index);
@@ -172,7 +151,7 @@ static int pass_on(Db *db, const Filesystem *fs, const DbRunFile *files, size_t 
         size_t n_files = 0;
         MoverStats stats = {};
         char where[64];
-        Progress p = { .db = db, .files = files, .index = index };
+        Progress p = { .db = db, .files = files, .index = index, .stop = stop };
         uint64_t bytes = 0;
         int64_t run_id;
         size_t k = 0;
@@ -235,7 +214,8 @@ static int pass_on(Db *db, const Filesystem *fs, const DbRunFile *files, size_t 
         if (stats.io_error < 0)
                 log_error_errno(stats.io_error, "early pass on %s stopped: the filesystem failed under it (%m)", fs->mount);
         log_info("early pass on %s: %" PRIu64 " of %zu files moved%s%s", fs->mount, p.moved, n_files,
-                 stats.cancelled ? " (EarlyBudgetSec= ran out; the rest waits for the next boot)" : "",
+                 !stats.cancelled ? "" : early_stop_signal(stop) > 0 ? " (stopped by a signal; the rest waits for the next boot)"
+                                                                     : " (EarlyBudgetSec= ran out; the rest waits for the next boot)",
                  mover_donor_where(&stats, ", donor ", where, sizeof where));
         return 0;
 }
@@ -245,12 +225,10 @@ int early_pass_run(const Config *c, const char *db_path, const char *state_dir, 
         _cleanup_free_ char *state_file = NULL;
         FilesystemList fss = {};
         DbRunFile *files = NULL;
+        EarlyStop *stop = NULL;
         size_t n = 0;
         atomic_bool cancel;
-        Budget b = { .cancel = &cancel, .usec = c->early_budget_usec };
-        pthread_t t;
-        bool thread = false;
-        int r;
+        int r, sig;
 
         if (access(db_path, F_OK) < 0) {
                 log_info("early pass: no database yet, nothing to do");
@@ -276,16 +254,15 @@ int early_pass_run(const Config *c, const char *db_path, const char *state_dir, 
                 return log_error_errno(r, "early pass: failed to enumerate filesystems: %m");
         }
 
-        /* no budget: nothing is moved, deterministically (not "whatever fits before the timer thread runs") */
-        atomic_init(&cancel, c->early_budget_usec == 0);
-        pthread_mutex_init(&b.lock, NULL);
-        pthread_cond_init(&b.done, NULL);
-        if (pthread_create(&t, NULL, budget_thread, &b) == 0)
-                thread = true;
+        atomic_init(&cancel, false);
+        r = early_stop_start(c->early_budget_usec, &cancel, &stop);
+        if (r < 0)
+                log_error_errno(r, "early pass: cannot watch its budget and signals, moving nothing: %m");
 
         /* every filesystem, also once the budget is spent: its pass then moves nothing, but still records
-         * which queued programs run already and keeps the rest queued */
-        for (size_t i = 0; i < fss.n; i++) {
+         * which queued programs run already and keeps the rest queued; a signal ends it sooner (what the
+         * filesystems left hold stays queued as it was) */
+        for (size_t i = 0; i < fss.n && early_stop_signal(stop) == 0; i++) {
                 _cleanup_free_ DbRunFile *mine = calloc(n + 1, sizeof *mine);
                 size_t k = 0;
 
@@ -296,20 +273,15 @@ int early_pass_run(const Config *c, const char *db_path, const char *state_dir, 
                                 mine[k++] = files[j];   /* shallow: files[] owns the strings */
                 if (k == 0)
                         continue;
-                r = pass_on(db, &fss.items[i], mine, k, c, state_file, &cancel);
+                r = pass_on(db, &fss.items[i], mine, k, c, state_file, &cancel, stop);
                 if (r < 0)
                         log_warning_errno(r, "early pass on %s failed, ignoring: %m", fss.items[i].mount);
         }
 
-        if (thread) {
-                pthread_mutex_lock(&b.lock);
-                b.finished = true;
-                pthread_cond_signal(&b.done);
-                pthread_mutex_unlock(&b.lock);
-                pthread_join(t, NULL);
-        }
-        pthread_cond_destroy(&b.done);
-        pthread_mutex_destroy(&b.lock);
+        sig = early_stop_signal(stop);
+        if (sig > 0)
+                log_info("early pass: stopped by SIG%s; what it did not reach waits for the next boot", sigabbrev_np(sig));
+        stop = early_stop_free(stop);
         filesystem_list_clear(&fss);
         db_run_files_free(files, n);
         return 0;
