@@ -5,6 +5,7 @@
  * checkpoints not; finished runs, layout quality snapshots and the extents files had before a run, each
  * read back after a reopen. */
 #include <signal.h>
+#include <stdbool.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -378,6 +379,62 @@ TEST(retry_ranges) {
         db_free(db);
 }
 
+static bool queued(const DbRunFile *q, size_t n, int64_t id) {
+        for (size_t i = 0; i < n; i++)
+                if (q[i].file.id == id)
+                        return true;
+        return false;
+}
+
+/* An early pass killed after its first file: its entries wait for MOVE_REASON_RUNNING until checkpointed,
+ * so the next pass's queue has the files it did not reach and not the one it moved, also once its run is
+ * closed (cancelled, the move its checkpoints count). A live run's pending entries are in no queue, and an
+ * interrupted live run stays to be resumed. */
+TEST(early_pass_killed) {
+        Db *db = NULL;
+        int64_t ids[N_FILES], early, live;
+        DbRunFile *q = NULL;
+        DbRunInfo *runs = NULL, last = {};
+        size_t n = 0;
+
+        ASSERT_OK(db_open(db_path, &db));
+        {
+                DbMergeInput in = {};
+                ASSERT_OK(db_load_merge_input(db, "boot", 3, &in));
+                memcpy(ids, in.session_files[0], sizeof ids);
+                db_merge_input_free(&in);
+        }
+        const int64_t mine[3] = { ids[0], ids[1], ids[3] };
+        ASSERT_OK(db_run_create(db, FSID, "/mnt", mine, (const uint64_t[]) { 4096, 4096, 4096 },
+                                (const int64_t[]) { 1, 1, 1 }, NULL, NULL, 3, &early));
+        ASSERT_OK(db_run_files_waiting(db, early, MOVE_REASON_RUNNING));
+        ASSERT_OK(db_run_file_set(db, early, 0, RUN_FILE_DONE, MOVE_REASON_NONE, NULL, 4096));
+        ASSERT_OK(db_run_create(db, FSID, "/mnt", &ids[5], (const uint64_t[]) { 4096 }, (const int64_t[]) { 1 },
+                                NULL, NULL, 1, &live));
+        db = reopen(db);
+
+        for (int round = 0; round < 2; round++) {
+                ASSERT_OK(db_retry_entries(db, MOVE_REASON_RUNNING, &q, &n));
+                ASSERT_TRUE(queued(q, n, ids[1]) && queued(q, n, ids[3]));
+                ASSERT_TRUE(!queued(q, n, ids[0]) && !queued(q, n, ids[5]));
+                db_run_files_free(q, n);
+                ASSERT_EQ(db_runs_close_waiting(db, MOVE_REASON_RUNNING), round == 0 ? 1 : 0);
+        }
+        ASSERT_OK(db_runs_unfinished(db, &runs, &n));
+        ASSERT_TRUE(n > 0 && runs[n - 1].id == live);   /* the earlier tests' runs stay running too */
+        for (size_t i = 0; i < n; i++)
+                ASSERT_TRUE(runs[i].id != early);
+        db_run_infos_free(runs, n);
+        ASSERT_OK(db_run_last(db, FSID, &last));
+        ASSERT_EQ(last.id, early);
+        ASSERT_EQ(last.state, RUN_CANCELLED);
+        ASSERT_EQ(last.moved_files, 1);
+        ASSERT_EQ(last.moved_bytes, 4096);
+        free(last.mount);
+        ASSERT_OK(db_run_finish(db, live, RUN_CANCELLED, 0, 0, 0));
+        db_free(db);
+}
+
 int main(void) {
         snprintf(dir, sizeof dir, "%s/seekless-test-db-run.XXXXXX", test_scratch_root());
         if (!mkdtemp(dir)) {
@@ -395,5 +452,6 @@ int main(void) {
         RUN(quality);
         RUN(extents_before);
         RUN(retry_ranges);
+        RUN(early_pass_killed);
         return EXIT_SUCCESS;
 }

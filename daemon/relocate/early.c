@@ -176,6 +176,11 @@ static int pass_on(Db *db, const Filesystem *fs, const DbRunFile *files, size_t 
         if (r < 0)
                 return r;
         p.run_id = run_id;
+        /* until checkpointed, its entries stay queued: a pass killed before it reaches them leaves them to
+         * the next one */
+        r = db_run_files_waiting(db, run_id, MOVE_REASON_RUNNING);
+        if (r < 0)
+                log_warning_errno(r, "early pass on %s: failed to keep its files queued until moved: %m", fs->mount);
         /* A queued program that runs already (PID 1, journald, ...) is recorded as such right away, and left
          * out of the donor: it would only make the donor bigger, and a bigger one fits in fewer places near
          * the boot's other files. One that starts while the pass runs is met by the mover. */
@@ -241,6 +246,13 @@ int early_pass_run(const Config *c, const char *db_path, const char *state_dir, 
                 return log_error_errno(SYNTHETIC_ERRNO(ENOMEM), "Out of memory");
         (void) mover_restore_tunables(state_file);
 
+        /* a pass killed before it finished: what it had not moved is still queued (its entries wait for
+         * MOVE_REASON_RUNNING until checkpointed), what it moved is not; this pass takes over */
+        r = db_runs_close_waiting(db, MOVE_REASON_RUNNING);
+        if (r > 0)
+                log_info("early pass: %d earlier pass(es) did not finish; the files they had not moved are queued", r);
+        else if (r < 0)
+                log_warning_errno(r, "early pass: failed to close the runs of earlier passes, ignoring: %m");
         r = db_retry_entries(db, MOVE_REASON_RUNNING, &files, &n);
         if (r < 0)
                 return log_error_errno(r, "early pass: failed to read the queue: %m");
