@@ -26,6 +26,7 @@ typedef enum OptStmt {
         OPT_STMT_EXTENTS_GET,
         OPT_STMT_RUN_FILES_WAITING,
         OPT_STMT_RUNS_CLOSE_WAITING,
+        OPT_STMT_FILE_SETTLED,
         _OPT_STMT_MAX,
 } OptStmt;
 

@@ -57,6 +57,10 @@ const char *const opt_stmt_sql[_OPT_STMT_MAX] = {
                 "moved_bytes = (SELECT COALESCE(SUM(bytes), 0) FROM run_files rf WHERE rf.run_id = runs.id) "
                 "WHERE state = 'running' AND EXISTS (SELECT 1 FROM run_files rf WHERE rf.run_id = runs.id "
                 "AND rf.state = 'pending' AND rf.why = ?1)",
+        /* NULL when no run had it */
+        [OPT_STMT_FILE_SETTLED] =
+                "SELECT MIN(state IN ('done', 'in_place') AND size = ?2 AND mtime_ns = ?3) FROM run_files "
+                "WHERE file_id = ?1 AND run_id = (SELECT MAX(run_id) FROM run_files WHERE file_id = ?1)",
 };
 
 static const char *const run_file_state_table[_RUN_FILE_STATE_MAX] = {
@@ -448,4 +452,17 @@ int db_runs_close_waiting(Db *db, MoveReason why) {
         if (r < 0)
                 return r;
         return sqlite3_changes(db_sqlite(db));
+}
+
+int db_run_file_settled(Db *db, int64_t file_id, uint64_t size, int64_t mtime_ns) {
+        _cleanup_reset_ sqlite3_stmt *st = db_opt_stmt(db, OPT_STMT_FILE_SETTLED);
+        int r;
+
+        if ((r = bind_i64(db, st, 1, file_id)) < 0 || (r = bind_i64(db, st, 2, (int64_t) size)) < 0 ||
+            (r = bind_i64(db, st, 3, mtime_ns)) < 0)
+                return r;
+        r = db_step(db, st);
+        if (r <= 0)
+                return r;
+        return sqlite3_column_int(st, 0) > 0;
 }

@@ -367,3 +367,6 @@ int db_run_files_waiting(Db *db, int64_t run_id, MoveReason why);
 /* Closes (cancelled, with the moves its checkpoints count) every run still marked running that has entries
  * waiting for why: runs killed before they finished, whose waiting entries stay queued. Returns how many. */
 int db_runs_close_waiting(Db *db, MoveReason why);
+/* 1 if the newest run that had the file moved every entry of it (or found it in place) and planned it at
+ * this size and mtime, else 0. */
+int db_run_file_settled(Db *db, int64_t file_id, uint64_t size, int64_t mtime_ns);
