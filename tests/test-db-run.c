@@ -107,6 +107,15 @@ static void add_files(Db *db, int64_t ids[static N_FILES]) {
         db_merge_input_free(&in);
 }
 
+/* The ids of add_files()'s files, in position order, as a later test finds them. */
+static void boot_file_ids(Db *db, int64_t ids[static N_FILES]) {
+        DbMergeInput in = {};
+
+        ASSERT_OK(db_load_merge_input(db, "boot", 3, &in));
+        memcpy(ids, in.session_files[0], N_FILES * sizeof *ids);
+        db_merge_input_free(&in);
+}
+
 /* The run as the optimizer leaves it when the machine goes down: five files planned at creation, a sixth
  * added, the first four checkpointed, then the process killed. The planned sizes and mtimes differ from the
  * stored ones (the files changed since they were recorded). */
@@ -259,12 +268,7 @@ TEST(run_creation_synced) {
         int64_t ids[N_FILES], run;
 
         ASSERT_OK(db_open(db_path, &db));
-        {
-                DbMergeInput in = {};
-                ASSERT_OK(db_load_merge_input(db, "boot", 3, &in));
-                memcpy(ids, in.session_files[0], sizeof ids);
-                db_merge_input_free(&in);
-        }
+        boot_file_ids(db, ids);
         /* the first write after opening starts a new WAL, which SQLite syncs whatever the setting */
         ASSERT_OK(db_run_create(db, FSID, "/mnt", ids, (const uint64_t[]) { 1 }, (const int64_t[]) { 1 }, NULL, NULL, 1, &run));
         ASSERT_OK(db_run_finish(db, run, RUN_DONE, 1, 1, 4096));
@@ -311,12 +315,7 @@ TEST(extents_before) {
         size_t n = 99;
 
         ASSERT_OK(db_open(db_path, &db));
-        {
-                DbMergeInput in = {};
-                ASSERT_OK(db_load_merge_input(db, "boot", 3, &in));
-                memcpy(ids, in.session_files[0], sizeof ids);
-                db_merge_input_free(&in);
-        }
+        boot_file_ids(db, ids);
         ASSERT_OK(db_extents_before_get(db, ids[0], &ph, &len, &n));
         ASSERT_EQ(n, 0);
         ph = mfree(ph);
@@ -354,12 +353,7 @@ TEST(retry_ranges) {
         size_t n = 0;
 
         ASSERT_OK(db_open(db_path, &db));
-        {
-                DbMergeInput in = {};
-                ASSERT_OK(db_load_merge_input(db, "boot", 3, &in));
-                memcpy(ids, in.session_files[0], sizeof ids);
-                db_merge_input_free(&in);
-        }
+        boot_file_ids(db, ids);
         same[0] = same[1] = same[2] = ids[4];
         ASSERT_OK(db_run_create(db, FSID, "/mnt", same, (const uint64_t[]) { 65536, 65536, 65536 },
                                 (const int64_t[]) { 7, 7, 7 }, (const uint64_t[]) { 32768, 0, 32768 },
@@ -398,12 +392,7 @@ TEST(early_pass_killed) {
         size_t n = 0;
 
         ASSERT_OK(db_open(db_path, &db));
-        {
-                DbMergeInput in = {};
-                ASSERT_OK(db_load_merge_input(db, "boot", 3, &in));
-                memcpy(ids, in.session_files[0], sizeof ids);
-                db_merge_input_free(&in);
-        }
+        boot_file_ids(db, ids);
         const int64_t mine[3] = { ids[0], ids[1], ids[3] };
         ASSERT_OK(db_run_create(db, FSID, "/mnt", mine, (const uint64_t[]) { 4096, 4096, 4096 },
                                 (const int64_t[]) { 1, 1, 1 }, NULL, NULL, 3, &early));
