@@ -121,17 +121,18 @@ static int svg_write_to(FILE *f, bool regular, const char *name, uint64_t device
 }
 
 /* A path that is not there yet, or a regular file: written whole or not at all, into a temporary file
- * next to it that is renamed over it when complete. Anything else, a symbolic link included, is never
- * renamed over (a device node, a FIFO or /dev/stdout must stay what it is, and a link must not lead a
- * rename elsewhere): it is opened for writing and written into, as a shell redirection would, a regular
- * file at the end of a link truncated first. */
+ * next to it that is renamed over it when complete, with the replaced file's owner and mode (written in
+ * place instead, a failed or interrupted write would leave neither the old file nor a whole picture).
+ * Anything else, a symbolic link included, is never renamed over (a device node, a FIFO or /dev/stdout
+ * must stay what it is, and a link must not lead a rename elsewhere): it is opened for writing and
+ * written into, as a shell redirection would, a regular file at the end of a link truncated first. */
 static int write_svg_file(const char *path, const char *name, uint64_t device, uint32_t n_files,
                           const SvgPanel *before, const SvgPanel *now) {
         _cleanup_free_ char *tmp = NULL;
         _cleanup_fclose_ FILE *f = NULL;
         struct stat st;
         bool exists = true;
-        mode_t mask;
+        mode_t mask, mode;
         int fd, r;
 
         if (lstat(path, &st) < 0) {
@@ -169,10 +170,31 @@ static int write_svg_file(const char *path, const char *name, uint64_t device, u
         if (fd < 0)
                 return log_error_errno(errno, "Failed to create %s: %m", tmp);
 
-        /* mkostemp() creates 0600; give the picture the mode a plain fopen() would. */
-        mask = umask(0);
-        (void) umask(mask);
-        (void) fchmod(fd, 0666 & ~mask);
+        /* mkostemp() creates 0600, ours. A file that was there keeps its owner and permission bits (a
+         * private one stays private: the picture names a profile and programs); set-id bits, meaningless
+         * on a picture, are not carried over. A new one gets the mode a plain fopen() would. Set before
+         * anything is written, so that a file whose owner cannot be kept is left as it was. */
+        if (exists) {
+                struct stat tst;
+
+                if (fstat(fd, &tst) < 0 ||
+                    ((tst.st_uid != st.st_uid || tst.st_gid != st.st_gid) && fchown(fd, st.st_uid, st.st_gid) < 0)) {
+                        r = log_error_errno(errno, "Failed to give the new %s the owner of the old one (uid %u, gid %u), left it as it was: %m",
+                                            path, (unsigned) st.st_uid, (unsigned) st.st_gid);
+                        (void) close(fd);
+                        goto fail;
+                }
+                mode = st.st_mode & 0777;
+        } else {
+                mask = umask(0);
+                (void) umask(mask);
+                mode = 0666 & ~mask;
+        }
+        if (fchmod(fd, mode) < 0) {
+                r = log_error_errno(errno, "Failed to set the mode of %s: %m", tmp);
+                (void) close(fd);
+                goto fail;
+        }
 
         f = fdopen(fd, "w");
         if (!f) {

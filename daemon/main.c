@@ -204,7 +204,9 @@ static int run(int argc, char *argv[]) {
                 return log_error_errno(-errno, "Failed to ignore SIGPIPE/SIGUSR1/SIGUSR2: %m");
 
         /* Block the signals sd-event handles before any thread exists, so that the exec watcher thread
-         * inherits the mask and SIGTERM always reaches the event loop (which then saves open sessions). */
+         * inherits the mask and SIGTERM always reaches the event loop (which then saves open sessions).
+         * The early pass takes SIGTERM and SIGINT from a signalfd of its own (early-stop.h); SIGHUP stays
+         * blocked there: it reads its configuration once. */
         sigset_t mask;
         sigemptyset(&mask);
         sigaddset(&mask, SIGTERM);

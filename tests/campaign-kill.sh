@@ -318,8 +318,9 @@ for ((run = 0; run < RUNS; run++)); do
                         "$SEEKLESSD" --early-pass --config="$CONF" --state-dir="$STATE" --filesystem="$MNT" > "$TMP/early2.log" 2>&1 ||
                                 run_fail "second early pass failed: $(cat "$TMP/early2.log")"
                 fi
-                # a pass killed mid-way leaves its run 'running', the program pending in it (no longer queued:
-                # the next boot's pass finds nothing); the live daemon resumes that run when idle
+                # a pass killed mid-way leaves its run 'running', the program pending in it and still queued:
+                # the second pass takes it over; without one (skip-restart) the live daemon resumes that run
+                # when idle
                 if [ "$(unfinished_runs)" != 0 ] && [ "$FAULT" != skip-restart ]; then
                         PHASES[-1]="early pass, resumed by the daemon"
                         config_resume; daemon_up

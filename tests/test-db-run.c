@@ -5,6 +5,7 @@
  * checkpoints not; finished runs, layout quality snapshots and the extents files had before a run, each
  * read back after a reopen. */
 #include <signal.h>
+#include <stdbool.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,6 +103,15 @@ static void add_files(Db *db, int64_t ids[static N_FILES]) {
         ASSERT_OK(db_load_merge_input(db, "boot", 3, &in));
         ASSERT_EQ(in.n_sessions, 1);
         ASSERT_EQ(in.n_session_files[0], N_FILES);
+        memcpy(ids, in.session_files[0], N_FILES * sizeof *ids);
+        db_merge_input_free(&in);
+}
+
+/* The ids of add_files()'s files, in position order, as a later test finds them. */
+static void boot_file_ids(Db *db, int64_t ids[static N_FILES]) {
+        DbMergeInput in = {};
+
+        ASSERT_OK(db_load_merge_input(db, "boot", 3, &in));
         memcpy(ids, in.session_files[0], N_FILES * sizeof *ids);
         db_merge_input_free(&in);
 }
@@ -258,12 +268,7 @@ TEST(run_creation_synced) {
         int64_t ids[N_FILES], run;
 
         ASSERT_OK(db_open(db_path, &db));
-        {
-                DbMergeInput in = {};
-                ASSERT_OK(db_load_merge_input(db, "boot", 3, &in));
-                memcpy(ids, in.session_files[0], sizeof ids);
-                db_merge_input_free(&in);
-        }
+        boot_file_ids(db, ids);
         /* the first write after opening starts a new WAL, which SQLite syncs whatever the setting */
         ASSERT_OK(db_run_create(db, FSID, "/mnt", ids, (const uint64_t[]) { 1 }, (const int64_t[]) { 1 }, NULL, NULL, 1, &run));
         ASSERT_OK(db_run_finish(db, run, RUN_DONE, 1, 1, 4096));
@@ -310,12 +315,7 @@ TEST(extents_before) {
         size_t n = 99;
 
         ASSERT_OK(db_open(db_path, &db));
-        {
-                DbMergeInput in = {};
-                ASSERT_OK(db_load_merge_input(db, "boot", 3, &in));
-                memcpy(ids, in.session_files[0], sizeof ids);
-                db_merge_input_free(&in);
-        }
+        boot_file_ids(db, ids);
         ASSERT_OK(db_extents_before_get(db, ids[0], &ph, &len, &n));
         ASSERT_EQ(n, 0);
         ph = mfree(ph);
@@ -353,12 +353,7 @@ TEST(retry_ranges) {
         size_t n = 0;
 
         ASSERT_OK(db_open(db_path, &db));
-        {
-                DbMergeInput in = {};
-                ASSERT_OK(db_load_merge_input(db, "boot", 3, &in));
-                memcpy(ids, in.session_files[0], sizeof ids);
-                db_merge_input_free(&in);
-        }
+        boot_file_ids(db, ids);
         same[0] = same[1] = same[2] = ids[4];
         ASSERT_OK(db_run_create(db, FSID, "/mnt", same, (const uint64_t[]) { 65536, 65536, 65536 },
                                 (const int64_t[]) { 7, 7, 7 }, (const uint64_t[]) { 32768, 0, 32768 },
@@ -375,6 +370,57 @@ TEST(retry_ranges) {
                 ASSERT_EQ(retry[i].length, 8192);
         }
         db_run_files_free(retry, n);
+        db_free(db);
+}
+
+static bool queued(const DbRunFile *q, size_t n, int64_t id) {
+        for (size_t i = 0; i < n; i++)
+                if (q[i].file.id == id)
+                        return true;
+        return false;
+}
+
+/* An early pass killed after its first file: its entries wait for MOVE_REASON_RUNNING until checkpointed,
+ * so the next pass's queue has the files it did not reach and not the one it moved, also once its run is
+ * closed (cancelled, the move its checkpoints count). A live run's pending entries are in no queue, and an
+ * interrupted live run stays to be resumed. */
+TEST(early_pass_killed) {
+        Db *db = NULL;
+        int64_t ids[N_FILES], early, live;
+        DbRunFile *q = NULL;
+        DbRunInfo *runs = NULL, last = {};
+        size_t n = 0;
+
+        ASSERT_OK(db_open(db_path, &db));
+        boot_file_ids(db, ids);
+        const int64_t mine[3] = { ids[0], ids[1], ids[3] };
+        ASSERT_OK(db_run_create(db, FSID, "/mnt", mine, (const uint64_t[]) { 4096, 4096, 4096 },
+                                (const int64_t[]) { 1, 1, 1 }, NULL, NULL, 3, &early));
+        ASSERT_OK(db_run_files_waiting(db, early, MOVE_REASON_RUNNING));
+        ASSERT_OK(db_run_file_set(db, early, 0, RUN_FILE_DONE, MOVE_REASON_NONE, NULL, 4096));
+        ASSERT_OK(db_run_create(db, FSID, "/mnt", &ids[5], (const uint64_t[]) { 4096 }, (const int64_t[]) { 1 },
+                                NULL, NULL, 1, &live));
+        db = reopen(db);
+
+        for (int round = 0; round < 2; round++) {
+                ASSERT_OK(db_retry_entries(db, MOVE_REASON_RUNNING, &q, &n));
+                ASSERT_TRUE(queued(q, n, ids[1]) && queued(q, n, ids[3]));
+                ASSERT_TRUE(!queued(q, n, ids[0]) && !queued(q, n, ids[5]));
+                db_run_files_free(q, n);
+                ASSERT_EQ(db_runs_close_waiting(db, MOVE_REASON_RUNNING), round == 0 ? 1 : 0);
+        }
+        ASSERT_OK(db_runs_unfinished(db, &runs, &n));
+        ASSERT_TRUE(n > 0 && runs[n - 1].id == live);   /* the earlier tests' runs stay running too */
+        for (size_t i = 0; i < n; i++)
+                ASSERT_TRUE(runs[i].id != early);
+        db_run_infos_free(runs, n);
+        ASSERT_OK(db_run_last(db, FSID, &last));
+        ASSERT_EQ(last.id, early);
+        ASSERT_EQ(last.state, RUN_CANCELLED);
+        ASSERT_EQ(last.moved_files, 1);
+        ASSERT_EQ(last.moved_bytes, 4096);
+        free(last.mount);
+        ASSERT_OK(db_run_finish(db, live, RUN_CANCELLED, 0, 0, 0));
         db_free(db);
 }
 
@@ -395,5 +441,6 @@ int main(void) {
         RUN(quality);
         RUN(extents_before);
         RUN(retry_ranges);
+        RUN(early_pass_killed);
         return EXIT_SUCCESS;
 }

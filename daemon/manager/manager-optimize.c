@@ -234,6 +234,49 @@ static int start_optimizer(Manager *m, OptJob *jobs, size_t n_jobs) {
         return r;
 }
 
+/* The running executables the planner skipped on plan filesystem fi (those it queued: file_id set) become
+ * entries of run_id from position pos on, each hot range one (none known: the whole file), as retries for
+ * MOVE_REASON_RUNNING: the early-boot pass's queue. */
+static void queue_running(Manager *m, const Plan *plan, size_t fi, int64_t run_id, size_t pos) {
+        for (size_t k = 0; k < plan->n_skipped; k++) {
+                const PlanSkip *sk = &plan->skipped[k];
+
+                if (sk->file_id == 0 || sk->fs != fi)
+                        continue;
+                for (size_t q = 0; q < MAX(sk->n_ranges, (size_t) 1); q++) {
+                        if (db_run_add_file(m->db, run_id, pos, sk->file_id, sk->size, sk->mtime_ns,
+                                            q < sk->n_ranges ? sk->offsets[q] : 0,
+                                            q < sk->n_ranges ? sk->lengths[q] : 0) >= 0)
+                                (void) db_run_file_set(m->db, run_id, pos, RUN_FILE_RETRY, MOVE_REASON_RUNNING,
+                                                       "running executable", 0);
+                        pos++;
+                }
+        }
+}
+
+/* Nothing else moves on plan filesystem fi: the running executables the plan queued there get a run of
+ * their own, which only queues them and is finished at once. It carries the donor runs of the last run
+ * on the filesystem, from which the next plan takes the breaks it allows. */
+static int queue_running_only(Manager *m, const Plan *plan, size_t fi) {
+        const FsPlan *fp = &plan->fs[fi];
+        DbRunInfo last = {};
+        bool any = false;
+        int64_t run_id;
+        int r;
+
+        for (size_t k = 0; k < plan->n_skipped && !any; k++)
+                any = plan->skipped[k].file_id != 0 && plan->skipped[k].fs == fi;
+        if (!any)
+                return 0;
+        if (db_run_last(m->db, fp->fsid, &last) >= 0)
+                free(last.mount);
+        r = run_create(m->db, fp->fsid, fp->mount, NULL, 0, &run_id);
+        if (r < 0)
+                return r;
+        queue_running(m, plan, fi, run_id, 0);
+        return db_run_finish(m->db, run_id, RUN_DONE, last.donor_runs, 0, 0);
+}
+
 /* The rest of an optimization once its plan is there: close the runs it supersedes, store the "before"
  * quality, create the runs and start the optimizer. *ret_id 0: nothing to move. */
 static int optimize_start(Manager *m, const Plan *plan, uint64_t *ret_id) {
@@ -262,11 +305,14 @@ static int optimize_start(Manager *m, const Plan *plan, uint64_t *ret_id) {
                 return -ENOMEM;
         for (size_t i = 0; i < plan->n_fs; i++) {
                 const FsPlan *fp = &plan->fs[i];
-                if (fp->n_files == 0)
-                        continue;
-                if (fp->in_place) {
+                if (fp->n_files > 0 && fp->in_place)
                         log_info("%s: the layout is already in place (%" PRIu64 " discontinuities), nothing to move",
                                  fp->mount, fp->before.discontinuities);
+                if (fp->n_files == 0 || fp->in_place) {
+                        r = queue_running_only(m, plan, i);
+                        if (r < 0)
+                                log_warning_errno(r, "%s: failed to queue the running executables for the early-boot pass: %m",
+                                                  fp->mount);
                         continue;
                 }
                 if (fp->n_in_place > 0)
@@ -274,21 +320,8 @@ static int optimize_start(Manager *m, const Plan *plan, uint64_t *ret_id) {
                                  fp->n_in_place);
                 r = job_from_plan(m, fp, &jobs[n_jobs]);
                 n_jobs++;
-                /* the running executables the planner skipped: queued for the early-boot pass */
-                for (size_t k = 0, pos = fp->n_files; r >= 0 && k < plan->n_skipped; k++) {
-                        const PlanSkip *sk = &plan->skipped[k];
-                        if (sk->file_id == 0 || sk->fs != i)
-                                continue;
-                        /* each of its hot ranges (none known: the whole file) */
-                        for (size_t q = 0; q < MAX(sk->n_ranges, (size_t) 1); q++) {
-                                if (db_run_add_file(m->db, jobs[n_jobs - 1].run_id, pos, sk->file_id, sk->size,
-                                                    sk->mtime_ns, q < sk->n_ranges ? sk->offsets[q] : 0,
-                                                    q < sk->n_ranges ? sk->lengths[q] : 0) >= 0)
-                                        (void) db_run_file_set(m->db, jobs[n_jobs - 1].run_id, pos, RUN_FILE_RETRY,
-                                                               MOVE_REASON_RUNNING, "running executable", 0);
-                                pos++;
-                        }
-                }
+                if (r >= 0)
+                        queue_running(m, plan, i, jobs[n_jobs - 1].run_id, fp->n_files);
                 if (r < 0) {
                         log_error_errno(r, "Failed to prepare the run on %s: %m", fp->mount);
                         fail_runs(m, jobs, n_jobs);

@@ -245,6 +245,27 @@ static size_t drop_in_place_profiles(FsPlan *fp, uint64_t allowed) {
         return dropped;
 }
 
+/* Nothing else moves on filesystem fi: a running executable that the newest run which had it moved (or
+ * found in place), unchanged since, stays where it is. Queued, the early pass would move it again at
+ * every boot it runs through while nothing around it changed. */
+static int keep_settled_executables(Db *db, Plan *p, size_t fi) {
+        for (size_t k = 0; k < p->n_skipped; k++) {
+                PlanSkip *ps = &p->skipped[k];
+                char *reason;
+
+                if (ps->file_id == 0 || ps->fs != fi || db_run_file_settled(db, ps->file_id, ps->size, ps->mtime_ns) <= 0)
+                        continue;       /* not known settled: queued */
+                reason = strdup("running executable (moved by an earlier run, unchanged since)");
+                if (!reason)
+                        return -ENOMEM;
+                free(ps->reason);
+                ps->reason = reason;
+                ps->retry = false;
+                ps->file_id = 0;        /* not queued */
+        }
+        return 0;
+}
+
 /* A profile's file in the planner's first pass (each file once), for its ranges in the second. */
 typedef enum CandState {
         CAND_NONE,              /* not part of any layout here (another filesystem, cannot be opened) */
@@ -643,12 +664,17 @@ int planner_build(Db *db, const FilesystemList *fss, char *const *mounts, const 
                  * avoid): moving again would only rewrite data for nothing. */
                 uint64_t allowed = allowed_breaks ? allowed_breaks[i] : 0;
 
-                if (p.fs[i].n_files == 0)
-                        continue;
-                p.fs[i].in_place = layout_breaks(&p.fs[i]) <= allowed;
-                if (!p.fs[i].in_place) {
-                        p.fs[i].n_in_place = drop_in_place_profiles(&p.fs[i], allowed);
-                        p.fs[i].in_place = p.fs[i].n_files == 0;
+                if (p.fs[i].n_files > 0) {
+                        p.fs[i].in_place = layout_breaks(&p.fs[i]) <= allowed;
+                        if (!p.fs[i].in_place) {
+                                p.fs[i].n_in_place = drop_in_place_profiles(&p.fs[i], allowed);
+                                p.fs[i].in_place = p.fs[i].n_files == 0;
+                        }
+                }
+                if (p.fs[i].n_files == 0 || p.fs[i].in_place) {
+                        r = keep_settled_executables(db, &p, i);
+                        if (r < 0)
+                                goto finish;
                 }
         }
         r = 0;

@@ -3,7 +3,7 @@
 #include <stdatomic.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +14,7 @@
 #include "db.h"
 #include "early.h"
 #include "exec-gate.h"
+#include "early-stop.h"
 #include "fid-util.h"
 #include "fiemap.h"
 #include "item-files.h"
@@ -21,36 +22,6 @@
 #include "mounts.h"
 #include "mover.h"
 #include "run.h"
-
-typedef struct Budget {
-        atomic_bool *cancel;
-        uint64_t usec;
-        pthread_mutex_t lock;
-        pthread_cond_t done;
-        bool finished;
-} Budget;
-
-/* Stops the mover (between files or 8 MiB steps) when the budget is spent. */
-static void *budget_thread(void *userdata) {
-        Budget *b = userdata;
-        struct timespec until;
-
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_sec += (time_t) (b->usec / USEC_PER_SEC);
-        until.tv_nsec += (long) (b->usec % USEC_PER_SEC) * 1000;
-        if (until.tv_nsec >= 1000000000L) {
-                until.tv_sec++;
-                until.tv_nsec -= 1000000000L;
-        }
-        pthread_mutex_lock(&b->lock);
-        while (!b->finished)
-                if (pthread_cond_timedwait(&b->done, &b->lock, &until) == ETIMEDOUT) {
-                        atomic_store(b->cancel, true);
-                        break;
-                }
-        pthread_mutex_unlock(&b->lock);
-        return NULL;
-}
 
 typedef struct Progress {
         Db *db;
@@ -60,6 +31,7 @@ typedef struct Progress {
         const size_t *file_of;          /* files[i]'s file (its hot ranges are entries of their own) */
         bool *file_moved;
         uint64_t moved;                 /* files of which an entry was moved */
+        EarlyStop *stop;                /* why a cancel came: the budget, or a signal */
 } Progress;
 
 static void record(Progress *p, size_t index, const MoveOutcome *outcome) {
@@ -75,11 +47,18 @@ static void record(Progress *p, size_t index, const MoveOutcome *outcome) {
                 snprintf(o.reason, sizeof o.reason,
                          "running since before the early pass (cannot be moved while the system is up)");
         }
-        /* Not reached before EarlyBudgetSec= ran out: it stays in the queue (this run is now its newest
-         * entry, and the queue is the files whose newest entry is a retry for MOVE_REASON_RUNNING). */
+        /* Not reached before EarlyBudgetSec= ran out or a signal stopped the pass: it stays in the queue
+         * (this run is now its newest entry, and the queue is the files whose newest entry is a retry for
+         * MOVE_REASON_RUNNING). */
         if (o.result == MOVE_RETRY && o.why == MOVE_REASON_CANCELLED) {
+                int sig = early_stop_signal(p->stop);
+
                 o.why = MOVE_REASON_RUNNING;
-                snprintf(o.reason, sizeof o.reason, "not reached within EarlyBudgetSec= (waits for the next boot)");
+                if (sig > 0)
+                        snprintf(o.reason, sizeof o.reason, "not reached: the pass was stopped by SIG%s (waits for the next boot)",
+                                 sigabbrev_np(sig));
+                else
+                        snprintf(o.reason, sizeof o.reason, "not reached within EarlyBudgetSec= (waits for the next boot)");
         }
         /* same thread as the mover: the checkpoint is written before the next file is touched */
         r = run_checkpoint(p->db, p->run_id, index, &o);
@@ -162,7 +141,7 @@ static uint64_t hot_set_start(Db *db, int mount_fd, uint64_t fsid, const DbRunFi
 }
 
 static int pass_on(Db *db, const Filesystem *fs, const DbRunFile *files, size_t n, const Config *c,
-                   const char *state_file, atomic_bool *cancel, const MoverExecGate *gate) {
+                   const char *state_file, atomic_bool *cancel, EarlyStop *stop, const MoverExecGate *gate) {
         _cleanup_free_ MoveItem *all = calloc(n + 1, sizeof *all), *items = calloc(n + 1, sizeof *items);
         _cleanup_free_ MoveOutcome *outcomes = calloc(n + 1, sizeof *outcomes);
         _cleanup_free_ size_t *index = calloc(n + 1, sizeof *index);
@@ -173,7 +152,7 @@ static int pass_on(Db *db, const Filesystem *fs, const DbRunFile *files, size_t 
         size_t n_files = 0;
         MoverStats stats = {};
         char where[64];
-        Progress p = { .db = db, .files = files, .index = index };
+        Progress p = { .db = db, .files = files, .index = index, .stop = stop };
         uint64_t bytes = 0;
         int64_t run_id;
         size_t k = 0;
@@ -198,6 +177,11 @@ static int pass_on(Db *db, const Filesystem *fs, const DbRunFile *files, size_t 
         if (r < 0)
                 return r;
         p.run_id = run_id;
+        /* until checkpointed, its entries stay queued: a pass killed before it reaches them leaves them to
+         * the next one */
+        r = db_run_files_waiting(db, run_id, MOVE_REASON_RUNNING);
+        if (r < 0)
+                log_warning_errno(r, "early pass on %s: failed to keep its files queued until moved: %m", fs->mount);
         /* A queued program that runs already (PID 1, journald, ...) is recorded as such right away, and left
          * out of the donor: it would only make the donor bigger, and a bigger one fits in fewer places near
          * the boot's other files. One that starts while the pass runs is met by the mover. */
@@ -237,7 +221,8 @@ static int pass_on(Db *db, const Filesystem *fs, const DbRunFile *files, size_t 
         if (stats.io_error < 0)
                 log_error_errno(stats.io_error, "early pass on %s stopped: the filesystem failed under it (%m)", fs->mount);
         log_info("early pass on %s: %" PRIu64 " of %zu files moved%s%s", fs->mount, p.moved, n_files,
-                 stats.cancelled ? " (EarlyBudgetSec= ran out; the rest waits for the next boot)" : "",
+                 !stats.cancelled ? "" : early_stop_signal(stop) > 0 ? " (stopped by a signal; the rest waits for the next boot)"
+                                                                     : " (EarlyBudgetSec= ran out; the rest waits for the next boot)",
                  mover_donor_where(&stats, ", donor ", where, sizeof where));
         return 0;
 }
@@ -251,14 +236,12 @@ int early_pass_run(const Config *c, const char *db_path, const char *state_dir, 
         _cleanup_free_ char *state_file = NULL;
         FilesystemList fss = {};
         DbRunFile *files = NULL;
+        EarlyStop *stop = NULL;
         size_t n = 0;
         atomic_bool cancel;
-        Budget b = { .cancel = &cancel, .usec = c->early_budget_usec };
-        pthread_t t;
-        bool thread = false;
         _cleanup_(recorder_freep) Recorder *rec = NULL;
         MoverExecGate gate;
-        int r;
+        int r, sig;
 
         if (access(db_path, F_OK) < 0) {
                 log_info("early pass: no database yet, nothing to do");
@@ -271,6 +254,13 @@ int early_pass_run(const Config *c, const char *db_path, const char *state_dir, 
                 return log_error_errno(SYNTHETIC_ERRNO(ENOMEM), "Out of memory");
         (void) mover_restore_tunables(state_file);
 
+        /* a pass killed before it finished: what it had not moved is still queued (its entries wait for
+         * MOVE_REASON_RUNNING until checkpointed), what it moved is not; this pass takes over */
+        r = db_runs_close_waiting(db, MOVE_REASON_RUNNING);
+        if (r > 0)
+                log_info("early pass: %d earlier pass(es) did not finish; the files they had not moved are queued", r);
+        else if (r < 0)
+                log_warning_errno(r, "early pass: failed to close the runs of earlier passes, ignoring: %m");
         r = db_retry_entries(db, MOVE_REASON_RUNNING, &files, &n);
         if (r < 0)
                 return log_error_errno(r, "early pass: failed to read the queue: %m");
@@ -296,16 +286,15 @@ int early_pass_run(const Config *c, const char *db_path, const char *state_dir, 
                 recorder_gate_begin(rec);
         gate = rec ? exec_gate_of(rec) : (MoverExecGate) { .hold = refuse_hold };
 
-        /* no budget: nothing is moved, deterministically (not "whatever fits before the timer thread runs") */
-        atomic_init(&cancel, c->early_budget_usec == 0);
-        pthread_mutex_init(&b.lock, NULL);
-        pthread_cond_init(&b.done, NULL);
-        if (pthread_create(&t, NULL, budget_thread, &b) == 0)
-                thread = true;
+        atomic_init(&cancel, false);
+        r = early_stop_start(c->early_budget_usec, &cancel, &stop);
+        if (r < 0)
+                log_error_errno(r, "early pass: cannot watch its budget and signals, moving nothing: %m");
 
         /* every filesystem, also once the budget is spent: its pass then moves nothing, but still records
-         * which queued programs run already and keeps the rest queued */
-        for (size_t i = 0; i < fss.n; i++) {
+         * which queued programs run already and keeps the rest queued; a signal ends it sooner (what the
+         * filesystems left hold stays queued as it was) */
+        for (size_t i = 0; i < fss.n && early_stop_signal(stop) == 0; i++) {
                 _cleanup_free_ DbRunFile *mine = calloc(n + 1, sizeof *mine);
                 size_t k = 0;
 
@@ -316,20 +305,15 @@ int early_pass_run(const Config *c, const char *db_path, const char *state_dir, 
                                 mine[k++] = files[j];   /* shallow: files[] owns the strings */
                 if (k == 0)
                         continue;
-                r = pass_on(db, &fss.items[i], mine, k, c, state_file, &cancel, &gate);
+                r = pass_on(db, &fss.items[i], mine, k, c, state_file, &cancel, stop, &gate);
                 if (r < 0)
                         log_warning_errno(r, "early pass on %s failed, ignoring: %m", fss.items[i].mount);
         }
 
-        if (thread) {
-                pthread_mutex_lock(&b.lock);
-                b.finished = true;
-                pthread_cond_signal(&b.done);
-                pthread_mutex_unlock(&b.lock);
-                pthread_join(t, NULL);
-        }
-        pthread_cond_destroy(&b.done);
-        pthread_mutex_destroy(&b.lock);
+        sig = early_stop_signal(stop);
+        if (sig > 0)
+                log_info("early pass: stopped by SIG%s; what it did not reach waits for the next boot", sigabbrev_np(sig));
+        stop = early_stop_free(stop);
         if (rec)
                 recorder_gate_end(rec);
         filesystem_list_clear(&fss);

@@ -24,6 +24,9 @@ typedef enum OptStmt {
         OPT_STMT_EXTENTS_DELETE,
         OPT_STMT_EXTENT_INSERT,
         OPT_STMT_EXTENTS_GET,
+        OPT_STMT_RUN_FILES_WAITING,
+        OPT_STMT_RUNS_CLOSE_WAITING,
+        OPT_STMT_FILE_SETTLED,
         _OPT_STMT_MAX,
 } OptStmt;
 

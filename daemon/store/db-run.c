@@ -36,18 +36,31 @@ const char *const opt_stmt_sql[_OPT_STMT_MAX] = {
         [OPT_STMT_QUALITY_GET] =
                 "SELECT q.taken, q.files, q.extents, q.discontinuities, q.span, q.modeled_ms FROM quality q "
                 "JOIN profiles p ON p.id = q.profile_id WHERE p.name = ?1 AND q.which = ?2",
-        /* the entries of files' newest runs that are a retry for this reason, with their planned
-         * size/mtime and range, each range once (a run has it once; this is for safety) */
+        /* the entries of files' newest runs that are a retry for this reason, or still wait for it (a
+         * pass that never reached them), with their planned size/mtime and range, each range once (a run
+         * has it once; this is for safety) */
         [OPT_STMT_RETRY_FILES] =
                 "SELECT DISTINCT " FILE_COLUMNS ", rf.size, rf.mtime_ns, rf.range_offset, rf.range_length "
                 "FROM files f JOIN run_files rf ON rf.file_id = f.id "
-                "WHERE rf.state = 'retry' AND rf.why = ?1 "
+                "WHERE rf.state IN ('retry', 'pending') AND rf.why = ?1 "
                 "AND rf.run_id = (SELECT MAX(run_id) FROM run_files r2 WHERE r2.file_id = f.id) "
                 "ORDER BY f.id, rf.range_offset",
         [OPT_STMT_EXTENTS_DELETE] = "DELETE FROM extents_before WHERE file_id = ?1",
         [OPT_STMT_EXTENT_INSERT] =
                 "INSERT INTO extents_before (file_id, seq, physical, length) VALUES (?1, ?2, ?3, ?4)",
         [OPT_STMT_EXTENTS_GET] = "SELECT physical, length FROM extents_before WHERE file_id = ?1 ORDER BY seq",
+        [OPT_STMT_RUN_FILES_WAITING] = "UPDATE run_files SET why = ?2 WHERE run_id = ?1 AND state = 'pending'",
+        /* what its checkpoints say was moved: the run never got to count it */
+        [OPT_STMT_RUNS_CLOSE_WAITING] =
+                "UPDATE runs SET state = 'cancelled', finished = ?2, "
+                "moved_files = (SELECT COUNT(DISTINCT file_id) FROM run_files rf WHERE rf.run_id = runs.id AND rf.state = 'done'), "
+                "moved_bytes = (SELECT COALESCE(SUM(bytes), 0) FROM run_files rf WHERE rf.run_id = runs.id) "
+                "WHERE state = 'running' AND EXISTS (SELECT 1 FROM run_files rf WHERE rf.run_id = runs.id "
+                "AND rf.state = 'pending' AND rf.why = ?1)",
+        /* NULL when no run had it */
+        [OPT_STMT_FILE_SETTLED] =
+                "SELECT MIN(state IN ('done', 'in_place') AND size = ?2 AND mtime_ns = ?3) FROM run_files "
+                "WHERE file_id = ?1 AND run_id = (SELECT MAX(run_id) FROM run_files WHERE file_id = ?1)",
 };
 
 static const char *const run_file_state_table[_RUN_FILE_STATE_MAX] = {
@@ -416,3 +429,40 @@ int db_retry_entries(Db *db, MoveReason why, DbRunFile **ret, size_t *ret_n) {
         return db_read_rows(db, st, sizeof(DbRunFile), read_retry_entry, run_files_free, (void **) ret, ret_n);
 }
 
+
+int db_run_files_waiting(Db *db, int64_t run_id, MoveReason why) {
+        _cleanup_reset_ sqlite3_stmt *st = db_opt_stmt(db, OPT_STMT_RUN_FILES_WAITING);
+        int r;
+
+        if ((r = bind_i64(db, st, 1, run_id)) < 0 || (r = bind_text(db, st, 2, move_reason_to_string(why) ?: "")) < 0)
+                return r;
+        return db_step_done(db, st);
+}
+
+int db_runs_close_waiting(Db *db, MoveReason why) {
+        _cleanup_reset_ sqlite3_stmt *st = db_opt_stmt(db, OPT_STMT_RUNS_CLOSE_WAITING);
+        struct timespec ts;
+        int r;
+
+        clock_gettime(CLOCK_REALTIME, &ts);
+        if ((r = bind_text(db, st, 1, move_reason_to_string(why) ?: "")) < 0 ||
+            (r = bind_i64(db, st, 2, (int64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000)) < 0)
+                return r;
+        r = db_step_done(db, st);
+        if (r < 0)
+                return r;
+        return sqlite3_changes(db_sqlite(db));
+}
+
+int db_run_file_settled(Db *db, int64_t file_id, uint64_t size, int64_t mtime_ns) {
+        _cleanup_reset_ sqlite3_stmt *st = db_opt_stmt(db, OPT_STMT_FILE_SETTLED);
+        int r;
+
+        if ((r = bind_i64(db, st, 1, file_id)) < 0 || (r = bind_i64(db, st, 2, (int64_t) size)) < 0 ||
+            (r = bind_i64(db, st, 3, mtime_ns)) < 0)
+                return r;
+        r = db_step(db, st);
+        if (r <= 0)
+                return r;
+        return sqlite3_column_int(st, 0) > 0;
+}

@@ -357,6 +357,16 @@ int db_extents_before_get(Db *db, int64_t file_id, uint64_t **ret_physical, uint
 int db_run_add_file(Db *db, int64_t run_id, size_t position, int64_t file_id, uint64_t size, int64_t mtime_ns,
                     uint64_t offset, uint64_t length);
 /* The entries of each file's newest run that are "retry" for this reason (MOVE_REASON_RUNNING: the
- * early-boot pass's queue), by file and offset, each range once: file.size and file.mtime_ns are the values
- * when they were planned, offset/length the range; position, reason and bytes are not set. */
+ * early-boot pass's queue), or still "pending" with it (see db_run_files_waiting()), by file and offset,
+ * each range once: file.size and file.mtime_ns are the values when they were planned, offset/length the
+ * range; position, reason and bytes are not set. */
 int db_retry_entries(Db *db, MoveReason why, DbRunFile **ret, size_t *ret_n);
+/* The pending entries of a run wait for why: until they are checkpointed they stay in that queue, so a run
+ * killed before it reached them leaves them to the next one (the early-boot pass's runs). */
+int db_run_files_waiting(Db *db, int64_t run_id, MoveReason why);
+/* Closes (cancelled, with the moves its checkpoints count) every run still marked running that has entries
+ * waiting for why: runs killed before they finished, whose waiting entries stay queued. Returns how many. */
+int db_runs_close_waiting(Db *db, MoveReason why);
+/* 1 if the newest run that had the file moved every entry of it (or found it in place) and planned it at
+ * this size and mtime, else 0. */
+int db_run_file_settled(Db *db, int64_t file_id, uint64_t size, int64_t mtime_ns);
