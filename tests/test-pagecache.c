@@ -504,6 +504,39 @@ TEST(instances) {
         }
 }
 
+/* tracefs lazily unmounted under the engine, its event on: freeing it still switches the event off and
+ * removes the instance (seen through another mount of the same tracefs). */
+TEST(lazy_unmount) {
+        char second[512], name[256], seen[768];
+        PageCache *p;
+        Seen s;
+
+        snprintf(second, sizeof second, "%s/tracefs", tmpdir);
+        ASSERT_EQ(mkdir(second, 0700), 0);
+        ASSERT_EQ(mount("tracefs", second, "tracefs", 0, NULL), 0);
+        {
+                PageCacheOptions o = { .tracefs = second, .prefix = PREFIX, .on_pages = on_pages, .userdata = &s };
+
+                s = (Seen) {};
+                ASSERT_OK(pagecache_new(&o, &p));
+        }
+        ASSERT_OK(pagecache_set_devices(p, &fs_dev, 1));
+        ASSERT_OK(pagecache_enable(p, true));
+        snprintf(name, sizeof name, "%s", strrchr(pagecache_instance(p), '/') + 1);
+        snprintf(seen, sizeof seen, TRACEFS "/instances/%s/events/filemap/mm_filemap_add_to_page_cache/enable", name);
+        ASSERT_EQ(access(seen, F_OK), 0);
+        ASSERT_EQ(umount2(second, MNT_DETACH), 0);
+        ASSERT_TRUE(access(pagecache_instance(p), F_OK) < 0);  /* gone from where it was */
+        /* still switched and read through what the engine holds */
+        ASSERT_OK(pagecache_enable(p, false));
+        ASSERT_OK(pagecache_enable(p, true));
+        ASSERT_TRUE(pagecache_read(p) >= 0);
+        pagecache_free(p);
+        free(s.e);
+        snprintf(seen, sizeof seen, TRACEFS "/instances/%s", name);
+        ASSERT_TRUE(access(seen, F_OK) < 0 && errno == ENOENT);
+}
+
 int main(void) {
         if (geteuid() != 0) {
                 fprintf(stderr, "needs root (tracefs, loop devices, mount)\n");
@@ -539,6 +572,7 @@ int main(void) {
         RUN(silent);
         RUN(lost);
         RUN(instances);
+        RUN(lazy_unmount);
         RUN(metadata);
         return EXIT_SUCCESS;
 }

@@ -24,7 +24,12 @@ typedef struct PageCacheCpu {
 } PageCacheCpu;
 
 struct PageCache {
-        char *dir;              /* the instance */
+        char *dir;              /* the instance's path, as made (pagecache_instance()) */
+        /* Every file of the instance is reached from the tracefs's instances directory held open, never by
+         * path: a tracefs unmounted under us (even lazily) keeps its instances, whose event we must still
+         * be able to switch off and remove (doc/kernel.md §5). */
+        int instances_fd;
+        char *name;             /* the instance's name in it; NULL: none made (never removed by us) */
         PageCacheOptions opts;
         TracePageLayout layout;
         unsigned event_id;
@@ -40,16 +45,25 @@ struct PageCache {
         bool enabled;
 };
 
-static int read_text(const char *dir, const char *name, char **ret) {
-        _cleanup_free_ char *path = NULL, *buf = NULL;
+/* Opens NAME in the instance. */
+static int instance_open(PageCache *p, const char *name, int flags) {
+        _cleanup_free_ char *path = NULL;
+        int fd;
+
+        if (asprintf(&path, "%s/%s", p->name, name) < 0)
+                return -ENOMEM;
+        fd = openat(p->instances_fd, path, flags | O_CLOEXEC);
+        return fd < 0 ? -errno : fd;
+}
+
+static int read_text(PageCache *p, const char *name, char **ret) {
+        _cleanup_free_ char *buf = NULL;
         _cleanup_close_ int fd = -EBADF;
         size_t n = 0, allocated = 0;
 
-        if (asprintf(&path, "%s/%s", dir, name) < 0)
-                return -ENOMEM;
-        fd = open(path, O_RDONLY | O_CLOEXEC);
+        fd = instance_open(p, name, O_RDONLY);
         if (fd < 0)
-                return -errno;
+                return fd;
         for (;;) {
                 ssize_t k;
 
@@ -72,17 +86,14 @@ static int read_text(const char *dir, const char *name, char **ret) {
         return 0;
 }
 
-static int write_text(const char *dir, const char *name, const char *value) {
-        _cleanup_free_ char *path = NULL;
+static int write_text(PageCache *p, const char *name, const char *value) {
         _cleanup_close_ int fd = -EBADF;
         size_t l = strlen(value);
         ssize_t k;
 
-        if (asprintf(&path, "%s/%s", dir, name) < 0)
-                return -ENOMEM;
-        fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+        fd = instance_open(p, name, O_WRONLY | O_TRUNC);
         if (fd < 0)
-                return -errno;
+                return fd;
         k = write(fd, value, l);
         if (k < 0)
                 return -errno;
@@ -139,14 +150,17 @@ int pagecache_reap(const char *tracefs, const char *prefix) {
 }
 
 static int open_cpus(PageCache *p) {
-        _cleanup_free_ char *path = NULL;
         _cleanup_closedir_ DIR *d = NULL;
+        int dfd;
 
-        if (asprintf(&path, "%s/per_cpu", p->dir) < 0)
-                return -ENOMEM;
-        d = opendir(path);
-        if (!d)
+        dfd = instance_open(p, "per_cpu", O_RDONLY | O_DIRECTORY);
+        if (dfd < 0)
+                return dfd;
+        d = fdopendir(dfd);
+        if (!d) {
+                safe_close(dfd);
                 return -errno;
+        }
         for (struct dirent *de; (de = readdir(d));) {
                 char name[300];
                 unsigned cpu;
@@ -189,7 +203,7 @@ static int parse_formats(PageCache *p) {
         };
         int r;
 
-        r = read_text(p->dir, EVENT_DIR "/format", &format);
+        r = read_text(p, EVENT_DIR "/format", &format);
         if (r < 0)
                 return r;
         r = trace_format_id(format, &p->event_id);
@@ -206,7 +220,7 @@ static int parse_formats(PageCache *p) {
                 if (r < 0)
                         return r;
         }
-        r = read_text(p->dir, "events/header_page", &header);
+        r = read_text(p, "events/header_page", &header);
         if (r < 0)
                 return r;
         return trace_page_layout_parse(header, &p->layout);
@@ -214,7 +228,7 @@ static int parse_formats(PageCache *p) {
 
 int pagecache_new(const PageCacheOptions *o, PageCache **ret) {
         _cleanup_(pagecache_freep) PageCache *p = NULL;
-        _cleanup_free_ char *subbuf = NULL;
+        _cleanup_free_ char *subbuf = NULL, *instances = NULL, *name = NULL;
         const char *tracefs = o->tracefs ?: "/sys/kernel/tracing", *prefix = o->prefix ?: "seekless-";
         char value[32];
         int r;
@@ -224,35 +238,38 @@ int pagecache_new(const PageCacheOptions *o, PageCache **ret) {
                 return -ENOMEM;
         p->opts = *o;
         p->opts.tracefs = p->opts.prefix = NULL;        /* not kept: the caller's strings */
+        p->instances_fd = -EBADF;
 
         r = pagecache_reap(tracefs, prefix);
         if (r < 0)
                 return r;
-        if (asprintf(&p->dir, "%s/instances/%s%d-%llu", tracefs, prefix, (int) getpid(),
-                     process_start_time(getpid())) < 0) {
+        if (asprintf(&instances, "%s/instances", tracefs) < 0)
+                return -ENOMEM;
+        p->instances_fd = open(instances, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (p->instances_fd < 0)
+                return -errno;
+        if (asprintf(&name, "%s%d-%llu", prefix, (int) getpid(), process_start_time(getpid())) < 0 ||
+            asprintf(&p->dir, "%s/%s", instances, name) < 0) {
                 p->dir = NULL;
                 return -ENOMEM;
         }
-        if (mkdir(p->dir, 0700) < 0) {
-                r = -errno;
-                free(p->dir);
-                p->dir = NULL;  /* not ours: never removed by us */
-                return r;
-        }
+        if (mkdirat(p->instances_fd, name, 0700) < 0)
+                return -errno;  /* not ours: never removed by us */
+        p->name = TAKE_PTR(name);
 
         r = parse_formats(p);
         if (r < 0)
                 return r;
         /* Keep the oldest events when the buffer is full (first touches matter most) and count the rest;
          * CLOCK_MONOTONIC timestamps, comparable with the sessions' clock. */
-        r = write_text(p->dir, "options/overwrite", "0");
+        r = write_text(p, "options/overwrite", "0");
         if (r < 0)
                 return r;
-        r = write_text(p->dir, "trace_clock", "mono");
+        r = write_text(p, "trace_clock", "mono");
         if (r < 0)
                 return r;
         snprintf(value, sizeof value, "%u", o->buffer_kib ?: PAGECACHE_BUFFER_KIB_DEFAULT);
-        r = write_text(p->dir, "buffer_size_kb", value);
+        r = write_text(p, "buffer_size_kb", value);
         if (r < 0)
                 return r;
         r = pagecache_set_devices(p, NULL, 0);
@@ -260,7 +277,7 @@ int pagecache_new(const PageCacheOptions *o, PageCache **ret) {
                 return r;
 
         p->subbuf_size = (size_t) sysconf(_SC_PAGESIZE);
-        if (read_text(p->dir, "buffer_subbuf_size_kb", &subbuf) >= 0 && atoi(subbuf) > 0)
+        if (read_text(p, "buffer_subbuf_size_kb", &subbuf) >= 0 && atoi(subbuf) > 0)
                 p->subbuf_size = (size_t) atoi(subbuf) * 1024;
         p->buf = malloc(p->subbuf_size);
         if (!p->buf)
@@ -275,13 +292,15 @@ int pagecache_new(const PageCacheOptions *o, PageCache **ret) {
 PageCache *pagecache_free(PageCache *p) {
         if (!p)
                 return NULL;
-        if (p->dir) {
+        if (p->name) {
                 if (p->enabled)
-                        (void) write_text(p->dir, EVENT_DIR "/enable", "0");
+                        (void) write_text(p, EVENT_DIR "/enable", "0");
                 for (size_t i = 0; i < p->n_cpus; i++)
                         safe_close(p->cpus[i].fd);
-                (void) rmdir(p->dir);
+                (void) unlinkat(p->instances_fd, p->name, AT_REMOVEDIR);
         }
+        safe_close(p->instances_fd);
+        free(p->name);
         free(p->cpus);
         free(p->fds);
         free(p->buf);
@@ -312,7 +331,7 @@ int pagecache_set_devices(PageCache *p, const dev_t *devs, size_t n) {
                                                i ? " || " : "", KDEV(devs[i]));
                 o += (size_t) snprintf(filter + o, sizeof filter - o, "))");
         }
-        r = write_text(p->dir, EVENT_DIR "/filter", filter);
+        r = write_text(p, EVENT_DIR "/filter", filter);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < n; i++) {
@@ -324,7 +343,7 @@ int pagecache_set_devices(PageCache *p, const dev_t *devs, size_t n) {
 }
 
 int pagecache_enable(PageCache *p, bool on) {
-        int r = write_text(p->dir, EVENT_DIR "/enable", on ? "1" : "0");
+        int r = write_text(p, EVENT_DIR "/enable", on ? "1" : "0");
         if (r < 0)
                 return r;
         p->enabled = on;
@@ -406,7 +425,7 @@ int pagecache_lost(PageCache *p, uint64_t *ret) {
                 int r;
 
                 snprintf(name, sizeof name, "per_cpu/cpu%u/stats", p->cpus[i].cpu);
-                r = read_text(p->dir, name, &stats);
+                r = read_text(p, name, &stats);
                 if (r < 0)
                         return r;
                 for (char *line = stats, *next; line && *line; line = next) {
@@ -426,4 +445,11 @@ int pagecache_lost(PageCache *p, uint64_t *ret) {
 
 const char *pagecache_instance(PageCache *p) {
         return p->dir;
+}
+
+int pagecache_set_buffer_percent(PageCache *p, unsigned percent) {
+        char v[16];
+
+        snprintf(v, sizeof v, "%u", percent);
+        return write_text(p, "buffer_percent", v);
 }

@@ -78,5 +78,8 @@ size_t pagecache_fds(PageCache *p, const int **ret);
  * per-CPU statistics, so it counts also what was lost after the last read. */
 int pagecache_lost(PageCache *p, uint64_t *ret);
 
-/* The instance's directory, e.g. for tests and for setting buffer_percent. */
+/* The instance's directory as it was made (for tests and messages: the engine itself never walks it again,
+ * the tracefs may have been unmounted since). */
 const char *pagecache_instance(PageCache *p);
+/* The instance's buffer_percent: poll() on a CPU's buffer wakes when it is that full (0: on any event). */
+int pagecache_set_buffer_percent(PageCache *p, unsigned percent);
