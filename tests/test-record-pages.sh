@@ -171,7 +171,7 @@ mkdir -p "$TMP/tracefs2"
 mount -t tracefs nodev "$TMP/tracefs2"
 EXTRA_MOUNTS+=("$TMP/tracefs2")
 name=$(basename "$INST")
-"$P" sleep:3000 &
+"$P" sleep:100 &
 prog=$!
 wait_until 10 grep -qx 1 "$TMP/tracefs2/instances/$name/events/filemap/mm_filemap_add_to_page_cache/enable" ||
         fail "the event is not on for the third launch"
