@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -132,7 +133,8 @@ void manager_pages_drain(Manager *m) {
 void manager_pages_set_filesystems(Manager *m) {
         _cleanup_free_ dev_t *devs = NULL;
         size_t n = MIN(m->filesystems.n, (size_t) PAGECACHE_MAX_DEVICES);
-        int r;
+        int r, metadata = 0;
+        dev_t bdev;
 
         if (!m->pages)
                 return;
@@ -141,9 +143,19 @@ void manager_pages_set_filesystems(Manager *m) {
                 return;
         for (size_t i = 0; i < n; i++)
                 devs[i] = m->filesystems.items[i].dev;
-        r = page_reader_set_devices(m->pages, devs, n);
+        r = page_reader_set_devices(m->pages, devs, n, &metadata);
         if (r < 0)
                 log_warning_errno(r, "Failed to set the page-cache event's filter, page events may be missed: %m");
+        if (n == 0 || metadata == m->pages_metadata)
+                return;
+        /* once per change: learned, or why not (tried again at the next change of the filesystems) */
+        m->pages_metadata = metadata;
+        if (metadata > 0 && page_reader_bdev(m->pages, &bdev) >= 0)
+                log_debug("Block devices' own pages are those of device %u:%u in page events", major(bdev),
+                          minor(bdev));
+        else if (metadata < 0)
+                log_info_errno(metadata, "Filesystem metadata not recorded for now: could not learn which page events are a block device's own (%s%m), trying again when the filesystems change",
+                               metadata == -EBUSY ? "a window was open, " : "");
 }
 
 int manager_pages_start(Manager *m) {

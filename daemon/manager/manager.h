@@ -66,6 +66,7 @@ typedef struct Manager {
         PageReader *pages;              /* page-cache events; NULL: none (whole files, as fanotify sees them) */
         sd_event_source *pages_source;
         uint64_t pages_received, pages_lost, pages_unresolved;
+        int pages_metadata;             /* the last pagecache_learn_bdev() result told, 0: none yet */
         sd_event_source *open_source, *exec_source, *fork_source, *mountinfo_source, *timer_source;
         sd_event_source *resolve_source;        /* idle priority: names new session files in small chunks */
         sd_bus_slot *startup_finished_slot;

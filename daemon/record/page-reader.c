@@ -173,11 +173,27 @@ int page_reader_fd(PageReader *r) {
         return r->notify_fd;
 }
 
-int page_reader_set_devices(PageReader *r, const dev_t *devs, size_t n) {
+int page_reader_set_devices(PageReader *r, const dev_t *devs, size_t n, int *ret_metadata) {
+        int k, m;
+
+        pthread_mutex_lock(&r->lock);
+        /* learning switches the event on for a moment: nobody else may switch it meanwhile (the exec
+         * thread waits the few milliseconds it takes, once) */
+        pthread_mutex_lock(&r->enable_lock);
+        m = r->on ? -EBUSY : pagecache_learn_bdev(r->cache, devs, n);
+        pthread_mutex_unlock(&r->enable_lock);
+        k = pagecache_set_devices(r->cache, devs, n);
+        pthread_mutex_unlock(&r->lock);
+        if (ret_metadata)
+                *ret_metadata = m;
+        return k;
+}
+
+int page_reader_bdev(PageReader *r, dev_t *ret) {
         int k;
 
         pthread_mutex_lock(&r->lock);
-        k = pagecache_set_devices(r->cache, devs, n);
+        k = pagecache_bdev(r->cache, ret);
         pthread_mutex_unlock(&r->lock);
         return k;
 }

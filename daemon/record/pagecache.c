@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "pagecache.h"
@@ -43,6 +44,11 @@ struct PageCache {
         uint64_t kdevs[PAGECACHE_MAX_DEVICES];
         size_t n_devs;
         bool enabled;
+        /* The block-device pseudo filesystem's device (kernel encoding): a block device's own pages carry it
+         * as s_dev. 0 until learned (pagecache_learn_bdev()); until then no metadata is taken. */
+        uint64_t bdev_kdev;
+        uint64_t learning_ino;  /* while learning: the device read (its KDEV), and by which thread */
+        pid_t learning_tid;
 };
 
 /* Opens NAME in the instance. */
@@ -321,11 +327,12 @@ int pagecache_set_devices(PageCache *p, const dev_t *devs, size_t n) {
         for (size_t i = 0; i < n; i++)
                 o += (size_t) snprintf(filter + o, sizeof filter - o, "%ss_dev == %" PRIu64,
                                        i ? " || " : "", KDEV(devs[i]));
-        /* A block device's own pages belong to the block-device pseudo filesystem (its s_dev has major
-         * 0) and carry the device's number as inode number. */
-        if (n > 0 && p->opts.metadata) {
-                o += (size_t) snprintf(filter + o, sizeof filter - o, " || (s_dev < %u && (",
-                                       1u << KDEV_MINOR_BITS);
+        /* A block device's own pages belong to the block-device pseudo filesystem and carry the device's
+         * number as inode number; the pseudo filesystem's own device number tells them from a file of
+         * another filesystem with that inode number (a FUSE server chooses its inode numbers). */
+        if (n > 0 && p->opts.metadata && p->bdev_kdev != 0) {
+                o += (size_t) snprintf(filter + o, sizeof filter - o, " || (s_dev == %" PRIu64 " && (",
+                                       p->bdev_kdev);
                 for (size_t i = 0; i < n; i++)
                         o += (size_t) snprintf(filter + o, sizeof filter - o, "%si_ino == %" PRIu64,
                                                i ? " || " : "", KDEV(devs[i]));
@@ -350,6 +357,116 @@ int pagecache_enable(PageCache *p, bool on) {
         return 0;
 }
 
+/* The block device's node, from the name devtmpfs gave it (sysfs's uevent), checked to be that device. */
+static int block_device_open(dev_t dev) {
+        _cleanup_fclose_ FILE *f = NULL;
+        _cleanup_free_ char *line = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        char path[128];
+        size_t sz = 0;
+        struct stat st;
+
+        snprintf(path, sizeof path, "/sys/dev/block/%u:%u/uevent", major(dev), minor(dev));
+        f = fopen(path, "re");
+        if (!f)
+                return -errno;
+        while (getline(&line, &sz, f) > 0) {
+                const char *name;
+
+                if (!startswith(line, "DEVNAME="))
+                        continue;
+                name = line + strlen("DEVNAME=");
+                line[strcspn(line, "\n")] = 0;
+                if (!*name || strstr(name, "..") ||
+                    (size_t) snprintf(path, sizeof path, "/dev/%s", name) >= sizeof path)
+                        return -EBADMSG;
+                fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+                if (fd < 0)
+                        return -errno;
+                if (fstat(fd, &st) < 0)
+                        return -errno;
+                if (!S_ISBLK(st.st_mode) || st.st_rdev != dev)
+                        return -ENODEV;
+                return TAKE_FD(fd);
+        }
+        return -ENOENT;
+}
+
+/* Reads a page at the end of the device with the event on and filtered to this thread's reads of that
+ * device: the event's s_dev is then the pseudo filesystem's. RWF_NOWAIT: the page is inserted (and the event
+ * raised) before the read would wait for the device, so a slow disk costs nothing here. A page already
+ * cached raises nothing: it is dropped from the cache (a clean page of the device nobody holds) and read
+ * again, or the next page before it is tried. */
+static int learn_from(PageCache *p, dev_t dev) {
+        _cleanup_close_ int fd = -EBADF;
+        uint64_t page = (uint64_t) sysconf(_SC_PAGESIZE);
+        char filter[128], c;
+        struct iovec iov = { .iov_base = &c, .iov_len = 1 };
+        off_t size;
+        int r, k;
+
+        fd = block_device_open(dev);
+        if (fd < 0)
+                return fd;
+        size = lseek(fd, 0, SEEK_END);
+        if (size < 0)
+                return -errno;
+        if ((uint64_t) size < 8 * page)
+                return -ENOSPC;
+        snprintf(filter, sizeof filter, "common_pid == %d && i_ino == %" PRIu64, (int) gettid(), KDEV(dev));
+        r = write_text(p, EVENT_DIR "/filter", filter);
+        if (r < 0)
+                return r;
+        r = pagecache_enable(p, true);
+        if (r < 0)
+                return r;
+        p->learning_ino = KDEV(dev);
+        p->learning_tid = gettid();
+        for (unsigned i = 1; i <= 4 && p->bdev_kdev == 0; i++) {
+                off_t off = (off_t) (((uint64_t) size / page - i) * page);
+
+                for (unsigned attempt = 0; attempt < 2 && p->bdev_kdev == 0; attempt++) {
+                        if (attempt > 0)
+                                (void) posix_fadvise(fd, off, (off_t) page, POSIX_FADV_DONTNEED);
+                        (void) preadv2(fd, &iov, 1, off, RWF_NOWAIT);
+                        r = pagecache_read(p);
+                        if (r < 0)
+                                break;
+                }
+        }
+        p->learning_ino = 0;
+        k = pagecache_enable(p, false);
+        if (r >= 0)
+                r = k;
+        if (r < 0)
+                return r;
+        return p->bdev_kdev != 0 ? 1 : -ENODATA;
+}
+
+int pagecache_learn_bdev(PageCache *p, const dev_t *devs, size_t n) {
+        int r = -ENODEV, k;
+
+        if (!p->opts.metadata)
+                return 0;
+        if (p->bdev_kdev != 0)
+                return 1;
+        if (p->enabled)
+                return -EBUSY;
+        for (size_t i = 0; i < n && r <= 0; i++)
+                r = learn_from(p, devs[i]);
+        /* back to the filter of the devices we had */
+        k = pagecache_set_devices(p, p->devs, p->n_devs);
+        return r < 0 ? r : k < 0 ? k : r;
+}
+
+int pagecache_bdev(PageCache *p, dev_t *ret) {
+        if (p->bdev_kdev == 0)
+                return -ENODATA;
+        *ret = makedev((unsigned) (p->bdev_kdev >> KDEV_MINOR_BITS),
+                       (unsigned) (p->bdev_kdev & ((1u << KDEV_MINOR_BITS) - 1)));
+        return 0;
+}
+
 static int on_record(const TraceRecord *rec, void *userdata) {
         PageCache *p = userdata;
         PageCacheEvent e;
@@ -360,13 +477,21 @@ static int on_record(const TraceRecord *rec, void *userdata) {
                 return 0;
         s_dev = trace_field_get(&p->f_dev, rec->data, rec->size);
         ino = trace_field_get(&p->f_ino, rec->data, rec->size);
+        /* our own read of a device's page, made to learn where such pages are: an anonymous device of a
+         * pseudo filesystem has major 0 */
+        if (p->learning_ino != 0 && ino == p->learning_ino && s_dev != 0 && s_dev >> KDEV_MINOR_BITS == 0 &&
+            (pid_t) trace_field_get(&p->f_pid, rec->data, rec->size) == p->learning_tid) {
+                if (p->bdev_kdev == 0)
+                        p->bdev_kdev = s_dev;
+                return 0;
+        }
         for (i = 0; i < p->n_devs; i++)
                 if (p->kdevs[i] == s_dev)
                         break;
         if (i < p->n_devs)
                 e.ino = ino;
         else {
-                if (!p->opts.metadata || s_dev >> KDEV_MINOR_BITS != 0)
+                if (!p->opts.metadata || p->bdev_kdev == 0 || s_dev != p->bdev_kdev)
                         return 0;
                 for (i = 0; i < p->n_devs; i++)
                         if (p->kdevs[i] == ino)
