@@ -672,6 +672,16 @@ static int manager_scan_filesystems(Manager *m) {
                 if (!filesystem_list_find_fsid(&m->filesystems, l.items[i].fsid))
                         log_info("Watching %s (%u:%u, %s)", l.items[i].mount, major(l.items[i].dev),
                                  minor(l.items[i].dev), l.items[i].fstype);
+        for (size_t i = 0; i < u.n; i++) {
+                const Filesystem *f = &u.items[i], *was = filesystem_list_find_dev(&m->unwatched, f->dev),
+                                 *first = filesystem_list_find_fsid(&l, f->fsid);
+
+                if (f->unwatched == UNWATCHED_SAME_UUID && first && (!was || was->unwatched != f->unwatched))
+                        log_warning("Not watching %s (%u:%u): same UUID as %s (%u:%u), which is watched; files of "
+                                    "both would have the same keys (give the copy a UUID of its own: tune2fs -U)",
+                                    f->mount, major(f->dev), minor(f->dev), first->mount, major(first->dev),
+                                    minor(first->dev));
+        }
         filesystem_list_clear(&m->filesystems);
         m->filesystems = l;
         filesystem_list_clear(&m->unwatched);
