@@ -55,6 +55,7 @@ Manager *manager_free(Manager *m) {
                 session_free(m->launches);
                 m->launches = n;
         }
+        manager_pending_free(m);
         pidmap_done(&m->pidmap);
         sd_event_source_disable_unref(m->open_source);
         sd_event_source_disable_unref(m->exec_source);
@@ -239,8 +240,8 @@ static void log_session_ranges(const Session *s, const ProfileSessionFiles *f) {
 
 /* Resolve a session's files (path, size, type) and store it. Files that vanished before we got to them
  * (temporary files) and non-regular files are left out. Returns 1 and the session's id when its profile is
- * to be merged, 0 when there is nothing to merge. */
-static int manager_save_session(Manager *m, Session *s, int64_t *ret_id) {
+ * to be merged, 0 when there is nothing to merge, -EBUSY (not logged) when the database is locked. */
+int manager_save_session(Manager *m, Session *s, uint64_t end_usec, int64_t *ret_id) {
         _cleanup_(profile_session_files_done) ProfileSessionFiles files = {};
         ProfileOptions o = manager_profile_options(m);
         int64_t id;
@@ -249,7 +250,7 @@ static int manager_save_session(Manager *m, Session *s, int64_t *ret_id) {
         r = profile_resolve_session(s, &o, &files);
         if (r < 0)
                 return r;
-        r = profile_store_session(m->db, s, &files, now_usec(CLOCK_MONOTONIC), &o, &id);
+        r = profile_store_session(m->db, s, &files, end_usec, &o, &id);
         if (r == 0 && s->kind == PROFILE_APP) {
                 log_debug("Launch of %s touched %zu file(s), fewer than MinLaunchFiles=%u: not stored",
                           s->profile, files.n, m->config.min_launch_files);
@@ -259,6 +260,8 @@ static int manager_save_session(Manager *m, Session *s, int64_t *ret_id) {
                 log_info("Boot session recorded no files: not stored");
                 return 0;
         }
+        if (r == -EBUSY)
+                return r;
         if (r < 0)
                 return log_error_errno(r, "Failed to store the %s session of %s (%zu files): %m",
                                        profile_kind_to_string(s->kind), s->profile, files.n);
@@ -300,28 +303,10 @@ static void manager_end_session(Manager *m, Session *s) {
                                 *p = s->next;
                                 break;
                         }
-        _cleanup_free_ char *profile = strdup(s->profile);
-        ProfileKind kind = s->kind;
-        int64_t id = 0;
-        int r;
-
         pidmap_flush(&m->pidmap);
         /* what only recording used goes before storing makes its own copies */
         session_seal(s);
-        r = manager_save_session(m, s, &id);
-        /* Free the session (and the resolved file list, freed inside) before merging, so that a big
-         * boot's recording and the merge input are never in memory at the same time. */
-        session_free(s);
-        (void) malloc_trim(0);
-        if (r > 0 && profile) {
-                ProfileOptions o = manager_profile_options(m);
-
-                r = profile_merge(m->db, profile, kind, id, &o);
-                if (r < 0)
-                        log_warning_errno(r, "Failed to merge profile %s, keeping its previous order: %m", profile);
-        }
-        /* big sessions leave big freed chunks behind: hand them back to the system */
-        (void) malloc_trim(0);
+        manager_store_session(m, s, now_usec(CLOCK_MONOTONIC));
 }
 
 static int on_open_events(sd_event_source *source, int fd, uint32_t revents, void *userdata);
@@ -445,7 +430,8 @@ static void manager_handle_exec(Manager *m, const ExecRecord *rec) {
         if (!path)
                 return;
         /* The database keeps only KeepLaunches= sessions; what this daemon started counts too. */
-        n = MAX(boot_count_get(m, path), launch_count_get(m, path)) + active_launches_of(m, path);
+        n = MAX(boot_count_get(m, path), launch_count_get(m, path)) + active_launches_of(m, path) +
+                manager_pending_count(m, path);
         if (n >= m->config.max_launches_per_boot) {
                 log_debug("%s: already %u launches recorded this boot (MaxLaunchesPerBoot=%u)", path, n,
                           m->config.max_launches_per_boot);
@@ -976,6 +962,8 @@ void manager_flush(Manager *m) {
                 m->launches->incomplete = true;
                 manager_end_session(m, m->launches);
         }
+        /* and the sessions the database could not take yet */
+        manager_pending_flush(m);
         /* after the sessions are safe: the mover may need a moment to stop */
         if (m->optimizer && !m->run_finishing)
                 optimizer_shutdown(m->optimizer);
@@ -987,16 +975,19 @@ char *manager_status_text(Manager *m) {
         uint64_t now = now_usec(CLOCK_MONOTONIC);
         unsigned n = 0;
         char *s = NULL;
-        char boot[128] = "";
+        char boot[128] = "", pending[96] = "";
 
         for (Session *l = m->launches; l; l = l->next)
                 n++;
         if (m->boot)
                 snprintf(boot, sizeof boot, "recording boot (%" PRIu64 " s left), ",
                          m->boot->deadline_usec > now ? (m->boot->deadline_usec - now + USEC_PER_SEC - 1) / USEC_PER_SEC : 0);
-        if (asprintf(&s, "%s%s%u launch%s being recorded, watching %zu filesystem%s", boot,
+        if (m->n_pending > 0)
+                snprintf(pending, sizeof pending, ", %zu session%s waiting for the database (locked)",
+                         m->n_pending, m->n_pending == 1 ? "" : "s");
+        if (asprintf(&s, "%s%s%u launch%s being recorded, watching %zu filesystem%s%s", boot,
                      m->boot || n ? "" : "idle: ", n, n == 1 ? "" : "es", m->filesystems.n,
-                     m->filesystems.n == 1 ? "" : "s") < 0)
+                     m->filesystems.n == 1 ? "" : "s", pending) < 0)
                 return NULL;
         return s;
 }

@@ -111,6 +111,12 @@ typedef struct Manager {
         double quality_worst_percent;
         bool quality_checking;          /* the check is on the worker: the decision waits for it */
 
+        /* sessions ended while another process held the database's write lock, oldest first, and the time
+         * they wait, in memory, for it (manager-pending.c) */
+        struct PendingSession *pending;
+        size_t n_pending, pending_bytes;
+        sd_event_source *pending_source;
+
         /* launches stored this boot, per executable: the database keeps only KeepLaunches= of them */
         char **launch_paths;
         unsigned *launch_counts;
@@ -152,6 +158,21 @@ int manager_open_mount_fd(Manager *m, uint64_t fsid);
  * read goes to the boot session and to the launch its process belongs to; an overflow marks the open
  * sessions incomplete. now is CLOCK_MONOTONIC. */
 void manager_take_open_events(Manager *m, const void *buf, size_t n, uint64_t now);
+
+/* manager.c, for manager-pending.c: resolves and stores an ended session (its window closed at end_usec,
+ * CLOCK_MONOTONIC); 1 and its id when its profile is to be merged, 0 when not, -EBUSY (not logged) when the
+ * database's write lock stayed taken, another negative errno (logged) when it failed. */
+int manager_save_session(Manager *m, Session *s, uint64_t end_usec, int64_t *ret_id);
+
+/* manager-pending.c: an ended session (sealed, taken over) stored and its profile merged, now, or when the
+ * database's write lock is free again if another process holds it (kept in memory meanwhile, in order,
+ * bounded: see there). */
+void manager_store_session(Manager *m, Session *s, uint64_t end_usec);
+/* Sessions of that profile waiting for the database. */
+unsigned manager_pending_count(Manager *m, const char *profile);
+/* At exit: what waits is stored, the lock waited for a bounded time; what stays is logged as lost. */
+void manager_pending_flush(Manager *m);
+void manager_pending_free(Manager *m);
 
 /* manager-pages.c: page-cache recording (none, logged once, without tracefs or the event) */
 int manager_pages_start(Manager *m);

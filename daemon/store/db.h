@@ -360,3 +360,8 @@ int db_run_add_file(Db *db, int64_t run_id, size_t position, int64_t file_id, ui
  * early-boot pass's queue), by file and offset, each range once: file.size and file.mtime_ns are the values
  * when they were planned, offset/length the range; position, reason and bytes are not set. */
 int db_retry_entries(Db *db, MoveReason why, DbRunFile **ret, size_t *ret_n);
+
+/* How long a statement waits for a lock another connection holds before it fails with -EBUSY:
+ * DB_BUSY_TIMEOUT_MSEC from db_open(); shorter where the caller has a better thing to do than wait. */
+#define DB_BUSY_TIMEOUT_MSEC 5000
+int db_set_busy_timeout(Db *db, unsigned msec);
