@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Sessions the database cannot take yet. The database is root's, but a root process (sqlite3 left open in a
  * transaction, a backup tool) can hold its write lock for as long as it likes; a session whose window closed
- * meanwhile is kept in memory, in order, and stored once the lock is free again, never dropped without a word:
+ * meanwhile is kept in memory, in order, and stored once the lock is free again, never dropped unsaid:
  *   - a session's store waits STORE_BUSY_MSEC for the lock (the main loop is blocked that long at most);
  *   - then it waits here, behind the ones already waiting (sessions are stored in the order they ended), and
  *     all are tried again every RETRY_USEC, each try waiting RETRY_BUSY_MSEC at most;
@@ -102,8 +102,8 @@ static size_t pending_try(Manager *m, unsigned busy_msec) {
                 if (stored)
                         log_info("The database is free again: merged profile %s", p->profile);
                 else
-                        log_info("The database is free again: stored the %s session of %s, kept in memory for %" PRIu64 " s",
-                                 profile_kind_to_string(p->kind), p->profile, waited);
+                        log_info("The database is free again: stored the %s session of %s, kept in memory for "
+                                 "%" PRIu64 " s", profile_kind_to_string(p->kind), p->profile, waited);
                 pending_done(p);
                 done++;
         }
@@ -148,9 +148,10 @@ static void pending_add(Manager *m, PendingSession *p) {
 
         if (m->n_pending >= PENDING_MAX || m->pending_bytes + p->bytes > PENDING_MAX_BYTES ||
             !(n = reallocarray(m->pending, m->n_pending + 1, sizeof *n))) {
-                log_error("Dropped the %s session of %s (%zu files): %zu sessions (%zu KiB) wait for the locked "
-                          "database already (at most %u, %u MiB)", profile_kind_to_string(p->kind), p->profile,
-                          p->n_files, m->n_pending, m->pending_bytes / 1024, PENDING_MAX, PENDING_MAX_BYTES >> 20);
+                log_error("Dropped the %s session of %s (%zu files): %zu sessions (%zu KiB) wait for the "
+                          "locked database already (at most %u, %u MiB)", profile_kind_to_string(p->kind),
+                          p->profile, p->n_files, m->n_pending, m->pending_bytes / 1024, PENDING_MAX,
+                          PENDING_MAX_BYTES >> 20);
                 pending_done(p);
                 return;
         }
@@ -174,8 +175,8 @@ void manager_store_session(Manager *m, Session *s, uint64_t end_usec) {
         bool behind = m->n_pending > 0;
 
         if (!p.profile) {
-                log_error("Out of memory: dropped the %s session of %s (%zu files)", profile_kind_to_string(s->kind),
-                          s->profile, s->n_files);
+                log_error("Out of memory: dropped the %s session of %s (%zu files)",
+                          profile_kind_to_string(s->kind), s->profile, s->n_files);
                 pending_done(&p);
                 return;
         }
@@ -191,12 +192,12 @@ void manager_store_session(Manager *m, Session *s, uint64_t end_usec) {
                                  profile_kind_to_string(p.kind), p.profile, p.n_files, m->n_pending,
                                  m->n_pending == 1 ? "" : "s");
                 else
-                        log_warning("The database is locked (another process holds its write lock): the %s session "
-                                    "of %s (%zu files) is kept in memory and stored once it is free",
+                        log_warning("The database is locked (another process holds its write lock): the %s "
+                                    "session of %s (%zu files) is kept in memory and stored once it is free",
                                     profile_kind_to_string(p.kind), p.profile, p.n_files);
         } else
-                log_warning("The database is locked (another process holds its write lock): profile %s is merged "
-                            "once it is free", p.profile);
+                log_warning("The database is locked (another process holds its write lock): profile %s is "
+                            "merged once it is free", p.profile);
         pending_add(m, &p);
 }
 
@@ -227,11 +228,12 @@ void manager_pending_flush(Manager *m) {
                 const PendingSession *p = &m->pending[i];
 
                 if (p->session)
-                        log_error("Lost the %s session of %s (%zu files): the database stayed locked %u s into the stop",
-                                  profile_kind_to_string(p->kind), p->profile, p->n_files, SHUTDOWN_WAIT_MSEC / 1000);
+                        log_error("Lost the %s session of %s (%zu files): the database stayed locked %u s into "
+                                  "the stop", profile_kind_to_string(p->kind), p->profile, p->n_files,
+                                  SHUTDOWN_WAIT_MSEC / 1000);
                 else
-                        log_warning("Profile %s not merged, the database stayed locked: its new session counts from the next merge",
-                                    p->profile);
+                        log_warning("Profile %s not merged, the database stayed locked: its new session counts "
+                                    "from the next merge", p->profile);
         }
         manager_pending_free(m);
 }
