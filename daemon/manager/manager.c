@@ -485,6 +485,22 @@ static void on_thread(pid_t tid, pid_t tgid, void *userdata) {
                 pidmap_note_thread(&m->pidmap, tid, tgid);
 }
 
+static void on_uid(pid_t tgid, uid_t ruid, void *userdata) {
+        Manager *m = userdata;
+
+        pidmap_note_uid(&m->pidmap, tgid, ruid);
+}
+
+static void on_events_lost(void *userdata) {
+        Manager *m = userdata;
+
+        /* a fork or uid change may be among them: what was noted is read from /proc again */
+        if (m->pidmap.track_uids) {
+                pidmap_track_uids(&m->pidmap, false);
+                pidmap_track_uids(&m->pidmap, true);
+        }
+}
+
 void manager_drain_forks(Manager *m) {
         int r;
 
@@ -495,7 +511,8 @@ void manager_drain_forks(Manager *m) {
          * is emptied once it grows, so a fork storm outside windows costs a bounded amount. */
         if (!m->launches && m->pidmap.n_forks > 4096)
                 pidmap_forget_forks(&m->pidmap);
-        r = proc_events_drain(sd_event_source_get_io_fd(m->fork_source), on_fork, on_thread, m);
+        r = proc_events_drain(sd_event_source_get_io_fd(m->fork_source), &(const ProcEventHandlers) {
+                        .fork = on_fork, .thread = on_thread, .uid = on_uid, .lost = on_events_lost }, m);
         if (r < 0)
                 log_debug_errno(r, "Failed to read process events, ignoring: %m");
 }
