@@ -22,6 +22,7 @@
 #include "manager.h"
 #include "mount-fds.h"
 #include "proc-events.h"
+#include "resident.h"
 #include "profile.h"
 
 #define OPEN_BUFFER_SIZE (64 * 1024)
@@ -50,6 +51,7 @@ Manager *manager_free(Manager *m) {
         for (size_t i = 0; i < FINISHED_RUNS_KEPT; i++)
                 plan_skips_free(m->finished[i].skipped, m->finished[i].n_skipped);
         session_free(m->boot);
+        boot_share_done(&m->boot_share);
         while (m->launches) {
                 Session *n = m->launches->next;
                 session_free(m->launches);
@@ -294,6 +296,63 @@ static void manager_update_marks(Manager *m) {
 
 static int manager_schedule(Manager *m);
 
+bool manager_boot_user(Manager *m, pid_t tgid) {
+        return m->boot && m->boot_share.on && !uid_is_system(pidmap_uid(&m->pidmap, tgid));
+}
+
+/* A user's file's hot bytes as the profile will count them (profile_resolve_session()): the pages the
+ * session saw read, unless it has none or more of it is cached than that; then the whole file. */
+static uint64_t boot_user_file_bytes(const Session *s, size_t file, uint64_t seen_pages, void *userdata) {
+        MountFds *fds = userdata;
+        const FileKey *key = &s->files[file].key;
+        _cleanup_close_ int pfd = -EBADF, fd = -EBADF;
+        int mfd = mount_fds_get(fds, key->fsid);
+        uint64_t resident;
+        struct stat st;
+
+        if (mfd < 0)
+                return 0;       /* not reachable: left out when the session is stored */
+        pfd = file_key_open(mfd, key, O_PATH);
+        if (pfd < 0 || fstat(pfd, &st) < 0 || !S_ISREG(st.st_mode))
+                return 0;       /* gone, or not a regular file: left out too */
+        if (!s->pages || seen_pages == 0)
+                return (uint64_t) st.st_size;
+        fd = file_key_open(mfd, key, O_RDONLY | O_NONBLOCK);
+        if (fd >= 0 && file_resident_pages(fd, (uint64_t) st.st_size, &resident) >= 0 &&
+            resident <= seen_pages)
+                return seen_pages * (uint64_t) sysconf(_SC_PAGESIZE);
+        return (uint64_t) st.st_size;
+}
+
+/* The boot session's window closed: users' reads within their share, after the system's (boot-share.h). */
+static void manager_boot_share_finish(Manager *m, Session *s) {
+        _cleanup_(mount_fds_done) MountFds fds = { .open = open_mount, .userdata = m };
+        BootShare *b = &m->boot_share;
+        size_t n_users = b->n_user_files;
+        int r;
+
+        pidmap_track_uids(&m->pidmap, false);
+        if (!b->on)
+                return;
+        r = boot_share_finish(b, s, boot_user_file_bytes, &fds);
+        if (r < 0)
+                log_warning_errno(r, "Failed to put the boot session's files read by users' processes after "
+                                  "the system's: %m");
+        if (n_users > 0 || boot_share_left_out(b))
+                log_info("The boot session holds %zu file%s read by users' processes, after the system's "
+                         "(BootUserShare=%g%%: %zu files, %" PRIu64 " MiB, %zu metadata ranges); left out: %" PRIu64
+                         " read%s of further files, %" PRIu64 " file%s over its hot bytes, %" PRIu64 " page%s, %"
+                         PRIu64 " metadata event%s", b->n_user_files, b->n_user_files == 1 ? "" : "s",
+                         m->config.boot_user_share, b->max_files,
+                         b->max_pages * (uint64_t) sysconf(_SC_PAGESIZE) >> 20, b->max_meta, b->left_reads,
+                         b->left_reads == 1 ? "" : "s", b->left_hot_files, b->left_hot_files == 1 ? "" : "s",
+                         b->left_pages,
+                         b->left_pages == 1 ? "" : "s", b->left_meta, b->left_meta == 1 ? "" : "s");
+        if (boot_share_left_out(b))
+                s->incomplete = true;
+        boot_share_done(b);
+}
+
 static void manager_end_session(Manager *m, Session *s) {
         if (s == m->boot)
                 m->boot = NULL;
@@ -306,6 +365,8 @@ static void manager_end_session(Manager *m, Session *s) {
         pidmap_flush(&m->pidmap);
         /* what only recording used goes before storing makes its own copies */
         session_seal(s);
+        if (s->kind == PROFILE_BOOT)
+                manager_boot_share_finish(m, s);
         manager_store_session(m, s, now_usec(CLOCK_MONOTONIC));
 }
 
@@ -414,8 +475,13 @@ static void manager_handle_exec(Manager *m, const ExecRecord *rec) {
         int r;
 
         key = rec->key;
-        if (m->boot)
-                (void) session_add(m->boot, &key, rec->timestamp_usec);
+        if (m->boot) {
+                if (rec->uid != UID_INVALID)
+                        pidmap_note_uid(&m->pidmap, rec->pid, rec->uid);
+                (void) boot_share_add_file(&m->boot_share, m->boot,
+                                           m->boot_share.on && !uid_is_system(rec->uid), &key,
+                                           rec->timestamp_usec, NULL, NULL);
+        }
 
         /* An exec inside a launch (a wrapper script exec'ing the real binary, the ELF interpreter, a
          * helper the program runs) is part of that launch, not a launch of its own. */
@@ -563,7 +629,9 @@ static bool session_resolve_some(Manager *m, Session *s, MountFds *fds, size_t *
                 }
                 if (sf->path)
                         sf->where = mfree(sf->where);
-                if (s->kind != PROFILE_BOOT || m->launches || m->ignore_failures >= 16)
+                /* a user's file: a system process's read may still make it the system's (boot-share.h) */
+                if (s->kind != PROFILE_BOOT || m->launches || m->ignore_failures >= 16 ||
+                    boot_share_user_file(&m->boot_share, s->n_resolved))
                         continue;
                 /* a real (not O_PATH) fd for fanotify_mark; regular files only, so opening is harmless */
                 snprintf(proc, sizeof proc, "/proc/self/fd/%i", pfd);
@@ -628,7 +696,8 @@ void manager_take_open_events(Manager *m, const void *buf, size_t n, uint64_t no
                 if (fanotify_event_file_key(&ev, &key) <= 0)
                         continue;
                 named = fanotify_event_dir_name(&ev, &dir, &name) > 0;
-                if (m->boot && session_add_where(m->boot, &key, now, named ? &dir : NULL, name) > 0)
+                if (m->boot && boot_share_add_file(&m->boot_share, m->boot, manager_boot_user(m, e->pid), &key,
+                                                   now, named ? &dir : NULL, name) > 0)
                         manager_want_resolve(m);
                 if (m->launches) {
                         s = pidmap_lookup(&m->pidmap, m->launches, e->pid);
@@ -784,6 +853,9 @@ static int manager_start_boot_session(Manager *m) {
                 return log_error_errno(r, "Failed to start boot session: %m");
         m->boot->max_files = m->config.max_session_files;
         m->boot->pages = m->pages != NULL;
+        boot_share_init(&m->boot_share, m->config.boot_user_share, m->config.max_session_files,
+                        (uint64_t) m->config.max_hot_set_mib << 20);
+        pidmap_track_uids(&m->pidmap, m->boot_share.on);
         r = recorder_arm(m->recorder);
         if (r < 0)
                 log_warning_errno(r, "Failed to arm fanotify on every filesystem, recording what we can: %m");
@@ -821,6 +893,8 @@ void manager_boot_finished(Manager *m, uint64_t finish_usec) {
         if (finish_usec < m->boot->start_usec) {
                 log_info("Boot had finished before seeklessd started: no boot session this time");
                 m->boot = session_free(m->boot);
+                boot_share_done(&m->boot_share);
+                pidmap_track_uids(&m->pidmap, false);
                 manager_update_marks(m);
         } else if (end <= now)
                 manager_end_session(m, m->boot);

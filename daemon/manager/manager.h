@@ -6,6 +6,7 @@
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
+#include "boot-share.h"
 #include "conf.h"
 #include "db.h"
 #include "mounts.h"
@@ -77,6 +78,7 @@ typedef struct Manager {
         bool bus_waiting_logged;
 
         Session *boot;                  /* the boot session while its window is open */
+        BootShare boot_share;           /* its share for users' processes (BootUserShare=) */
         Session *launches;              /* open launch sessions */
         PidMap pidmap;
         uint64_t exec_seq_seen;
@@ -181,6 +183,8 @@ void manager_pages_set_filesystems(Manager *m);
 /* Takes what the kernel buffered now, before windows close. */
 void manager_pages_drain(Manager *m);
 /* manager.c, for manager-pages.c */
+/* Whether a read by process tgid counts for the boot session's share of users (a user's real uid). */
+bool manager_boot_user(Manager *m, pid_t tgid);
 void manager_drain_forks(Manager *m);
 void manager_want_resolve(Manager *m);
 
