@@ -558,8 +558,14 @@ TEST(pidmap_uids) {
         /* pid 501 used again by another fork of cron: root's again */
         pidmap_note_fork(&m, 501, 500);
         ASSERT_EQ(pidmap_uid(&m, 501), 0);
-        /* never seen, gone */
+        /* never seen, gone: so it stays (its reads come in bursts), until a fork makes a new process of it */
         ASSERT_EQ(pidmap_uid(&m, 999), UID_INVALID);
+        snprintf(d, sizeof d, "%s/999", root);
+        ASSERT_EQ(mkdir(d, 0755), 0);
+        write_file(d, "status", "Name:\tlate\nUid:\t0\t0\t0\t0\n");
+        ASSERT_EQ(pidmap_uid(&m, 999), UID_INVALID);
+        pidmap_note_fork(&m, 999, 12345);
+        ASSERT_EQ(pidmap_uid(&m, 999), 0);
         ASSERT_EQ(pidmap_uid(&m, 0), UID_INVALID);
         /* off: nothing kept, /proc asked each time */
         pidmap_track_uids(&m, false);

@@ -127,11 +127,17 @@ void pidmap_note_uid(PidMap *m, pid_t tgid, uid_t uid) {
                 uid_put(m, tgid, uid);
 }
 
+/* In the uid table: a process found gone with nothing known of it; asked no more (a new process of its pid
+ * comes with a fork, which replaces the entry). */
+#define UID_GONE ((uid_t) -2)
+
 /* Noted, else read from /proc and remembered; UID_INVALID when gone. */
 static uid_t uid_of(PidMap *m, pid_t pid) {
         struct PidEntry *e = table_find(m->uids, m->n_uid_buckets, pid);
         uid_t uid;
 
+        if (e && e->uid == UID_GONE)
+                return UID_INVALID;
         if (e && e->uid != UID_INVALID)
                 return e->uid;
         if (proc_get_uid(m->proc, pid, &uid) < 0)
@@ -150,9 +156,13 @@ uid_t pidmap_uid(PidMap *m, pid_t tgid) {
         uid = uid_of(m, tgid);
         if (uid != UID_INVALID)
                 return uid;
-        /* exited before we looked: its parent's, as it had at the fork, if we saw the fork */
+        /* exited before we looked: its parent's, as it had at the fork, if we saw the fork; remembered,
+         * as a gone process's reads come in bursts */
         f = table_find(m->forks, m->n_fork_buckets, tgid);
-        return f && f->parent > 0 ? uid_of(m, f->parent) : UID_INVALID;
+        uid = f && f->parent > 0 ? uid_of(m, f->parent) : UID_INVALID;
+        if (m->track_uids)
+                uid_put(m, tgid, uid == UID_INVALID ? UID_GONE : uid);
+        return uid;
 }
 
 void pidmap_note_thread(PidMap *m, pid_t tid, pid_t tgid) {
