@@ -177,10 +177,10 @@ int page_reader_set_devices(PageReader *r, const dev_t *devs, size_t n, int *ret
         int k, m;
 
         pthread_mutex_lock(&r->lock);
-        /* learning switches the event on for a moment: nobody else may switch it meanwhile (the exec
-         * thread waits the few milliseconds it takes, once) */
+        /* learning switches the event on for a moment (only while it is off: -EBUSY else): nobody else may
+         * switch it meanwhile (the exec thread waits the few milliseconds it takes, once) */
         pthread_mutex_lock(&r->enable_lock);
-        m = r->on ? -EBUSY : pagecache_learn_bdev(r->cache, devs, n);
+        m = pagecache_learn_bdev(r->cache, devs, n);
         pthread_mutex_unlock(&r->enable_lock);
         k = pagecache_set_devices(r->cache, devs, n);
         pthread_mutex_unlock(&r->lock);

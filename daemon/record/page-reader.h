@@ -33,7 +33,7 @@ int page_reader_fd(PageReader *r);
 
 /* The filesystems to record (pagecache_set_devices()). With metadata wanted, where a block device's own pages
  * are is learned first, unless known already (pagecache_learn_bdev()): *ret_metadata is what that returned
- * (-EBUSY while the event is on: learned at a later call). */
+ * (1 once known; -EBUSY while the event is on and it is not known yet: learned at a later call). */
 int page_reader_set_devices(PageReader *r, const dev_t *devs, size_t n, int *ret_metadata);
 int page_reader_bdev(PageReader *r, dev_t *ret);       /* pagecache_bdev() */
 
