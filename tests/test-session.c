@@ -528,7 +528,7 @@ TEST(pidmap_attribution) {
 
 /* Real uids for the boot session's share of users: from /proc (the first field of Uid:), remembered; a uid
  * change noted wins; a fork's child has its parent's (what an earlier process of its pid had is gone); a
- * process gone before it was looked at, its parent's as noted at the fork; nothing known: UID_INVALID. */
+ * process gone before it was looked at, its nearest known ancestor's; nothing known: UID_INVALID. */
 TEST(pidmap_uids) {
         char root[] = "/tmp/test-session-uids.XXXXXX", d[PATH_MAX], cmd[PATH_MAX];
         PidMap m;
@@ -567,6 +567,14 @@ TEST(pidmap_uids) {
         pidmap_note_fork(&m, 999, 12345);
         ASSERT_EQ(pidmap_uid(&m, 999), 0);
         ASSERT_EQ(pidmap_uid(&m, 0), UID_INVALID);
+        /* a subshell (701) and its child (702), gone, forked by a process not known then (700): the
+         * nearest ancestor known at the time of the lookup */
+        pidmap_note_fork(&m, 701, 700);
+        pidmap_note_fork(&m, 702, 701);
+        snprintf(d, sizeof d, "%s/700", root);
+        ASSERT_EQ(mkdir(d, 0755), 0);
+        write_file(d, "status", "Name:\tsh\nUid:\t1000\t1000\t1000\t1000\n");
+        ASSERT_EQ(pidmap_uid(&m, 702), 1000);
         /* off: nothing kept, /proc asked each time */
         pidmap_track_uids(&m, false);
         ASSERT_EQ(pidmap_uid(&m, 600), 0);

@@ -104,14 +104,14 @@ static void uid_put(PidMap *m, pid_t tgid, uid_t uid) {
         table_put(&m->uids, &m->n_uid_buckets, &m->n_uids, (struct PidEntry) { .pid = tgid, .uid = uid });
 }
 
+static uid_t uid_of(PidMap *m, pid_t pid);
+
 void pidmap_note_fork(PidMap *m, pid_t child, pid_t parent) {
         table_put(&m->forks, &m->n_fork_buckets, &m->n_forks, (struct PidEntry) { .pid = child, .parent = parent });
-        if (m->track_uids) {
-                /* the child has its parent's credentials; what an earlier process of this pid had is gone */
-                struct PidEntry *p = table_find(m->uids, m->n_uid_buckets, parent);
-
-                uid_put(m, child, p ? p->uid : UID_INVALID);
-        }
+        /* the child has its parent's credentials (the parent is most often still there to ask, and asked
+         * once); what an earlier process of this pid had is gone */
+        if (m->track_uids)
+                uid_put(m, child, uid_of(m, parent));
 }
 
 void pidmap_track_uids(PidMap *m, bool on) {
@@ -150,16 +150,24 @@ static uid_t uid_of(PidMap *m, pid_t pid) {
 uid_t pidmap_uid(PidMap *m, pid_t tgid) {
         struct PidEntry *f;
         uid_t uid;
+        pid_t p;
 
         if (tgid <= 0)
                 return UID_INVALID;
         uid = uid_of(m, tgid);
         if (uid != UID_INVALID)
                 return uid;
-        /* exited before we looked: its parent's, as it had at the fork, if we saw the fork; remembered,
-         * as a gone process's reads come in bursts */
-        f = table_find(m->forks, m->n_fork_buckets, tgid);
-        uid = f && f->parent > 0 ? uid_of(m, f->parent) : UID_INVALID;
+        /* exited before we looked: its parent's, or the nearest ancestor's we know (a subshell exits with
+         * its children), through the forks we saw; a uid change is noted for the process that made it, so
+         * the walk does not cross one. Remembered, as a gone process's reads come in bursts. */
+        p = tgid;
+        for (unsigned depth = 0; uid == UID_INVALID && depth < MAX_DEPTH; depth++) {
+                f = table_find(m->forks, m->n_fork_buckets, p);
+                if (!f || f->parent <= 0)
+                        break;
+                p = f->parent;
+                uid = uid_of(m, p);
+        }
         if (m->track_uids)
                 uid_put(m, tgid, uid == UID_INVALID ? UID_GONE : uid);
         return uid;

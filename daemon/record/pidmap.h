@@ -43,7 +43,7 @@ void pidmap_track_uids(PidMap *m, bool on);
 /* Process tgid's real uid is now uid (a uid-change event, or an exec record's). */
 void pidmap_note_uid(PidMap *m, pid_t tgid, uid_t uid);
 /* Process tgid's real uid: as noted, else /proc/PID/status's (remembered), else, for a process gone
- * already, its fork parent's, else UID_INVALID. */
+ * already, its nearest ancestor's that is known (through the forks seen), else UID_INVALID. */
 uid_t pidmap_uid(PidMap *m, pid_t tgid);
 
 /* Returns the session the pid belongs to, or NULL. `sessions` is the list of open launch sessions. */
