@@ -5,9 +5,11 @@
  * MADV_RANDOM, by read(), by exec), by which pid, in which order and when (also across a pause that the
  * ring buffer encodes as a time extension); the directory and inode-table
  * blocks (debugfs) of a directory listed after a remount; nothing while off or for another filesystem;
- * events lost to a full buffer counted so that seen + lost = touched; the instance gone after free, and a
- * killed owner's instance removed by the next start. Needs root, mkfs.ext4, losetup, debugfs; runs in a
- * mount namespace of its own (tracefs is mounted there if the system has none). */
+ * events lost to a full buffer counted so that seen + lost = touched; the instance gone after free, also
+ * after its tracefs was lazily unmounted with the event on, and a killed owner's instance removed by the next
+ * start; a FUSE file whose inode number is the device's (inofs) not taken for the device's own pages.
+ * Needs root, mkfs.ext4, losetup, debugfs; runs in a mount namespace of its own (tracefs is mounted there
+ * if the system has none). */
 #include <fcntl.h>
 #include <inttypes.h>
 #include <sched.h>
