@@ -110,6 +110,7 @@ static void assert_defaults(const Config *c) {
         ASSERT_EQ(c->max_profiles, 512);
         ASSERT_EQ(c->max_profiles_per_user, 64);
         ASSERT_EQ(c->max_session_files, 65536);
+        ASSERT_TRUE(c->boot_user_share == 25.0);
         ASSERT_EQ(c->idle_usec, 300 * USEC_PER_SEC);
         ASSERT_EQ(c->min_interval_hours, 24);
         ASSERT_EQ(c->boot_quiet_usec, 600 * USEC_PER_SEC);
@@ -389,7 +390,8 @@ TEST(record_caps) {
                    "[Record]\n"
                    "MaxProfiles=1\n"
                    "MaxProfilesPerUser=100000\n"
-                   "MaxSessionFiles=1000000\n");
+                   "MaxSessionFiles=1000000\n"
+                   "BootUserShare=12.5%\n");
         config_set_defaults(&c);
         log = load_capture(&c, p, NULL, &r);
         ASSERT_OK(r);
@@ -397,6 +399,7 @@ TEST(record_caps) {
         ASSERT_EQ(c.max_profiles, 1);
         ASSERT_EQ(c.max_profiles_per_user, 100000);
         ASSERT_EQ(c.max_session_files, 1000000);
+        ASSERT_TRUE(c.boot_user_share == 12.5);
         free(log);
 
         test_write_file(p,
@@ -407,7 +410,9 @@ TEST(record_caps) {
                    "MaxProfilesPerUser=0\n"           /* 5 */
                    "MaxSessionFiles=1000001\n"        /* 6 */
                    "MaxSessionFiles=64k\n"            /* 7 */
-                   "MaxSessionFiles=\n");             /* 8 */
+                   "MaxSessionFiles=\n"               /* 8 */
+                   "BootUserShare=101\n"              /* 9 */
+                   "BootUserShare=-5\n");             /* 10 */
         config_set_defaults(&c);
         log = load_capture(&c, p, NULL, &r);
         ASSERT_OK(r);
@@ -419,7 +424,9 @@ TEST(record_caps) {
         assert_warned(log, p, 6, "Value out of range for MaxSessionFiles=: '1000001' (expected an integer 1..1000000)");
         assert_warned(log, p, 7, "Invalid value for MaxSessionFiles=: '64k'");
         assert_warned(log, p, 8, "Empty value for MaxSessionFiles=");
-        ASSERT_EQ(count_lines(log), 7);
+        assert_warned(log, p, 9, "Value out of range for BootUserShare=: '101' (expected a percentage 0..100");
+        assert_warned(log, p, 10, "Invalid value for BootUserShare=: '-5'");
+        ASSERT_EQ(count_lines(log), 9);
 }
 
 TEST(bad_values_keep_previous) {

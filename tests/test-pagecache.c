@@ -5,9 +5,11 @@
  * MADV_RANDOM, by read(), by exec), by which pid, in which order and when (also across a pause that the
  * ring buffer encodes as a time extension); the directory and inode-table
  * blocks (debugfs) of a directory listed after a remount; nothing while off or for another filesystem;
- * events lost to a full buffer counted so that seen + lost = touched; the instance gone after free, and a
- * killed owner's instance removed by the next start. Needs root, mkfs.ext4, losetup, debugfs; runs in a
- * mount namespace of its own (tracefs is mounted there if the system has none). */
+ * events lost to a full buffer counted so that seen + lost = touched; the instance gone after free, also
+ * after its tracefs was lazily unmounted with the event on, and a killed owner's instance removed by the next
+ * start; a FUSE file whose inode number is the device's (inofs) not taken for the device's own pages.
+ * Needs root, mkfs.ext4, losetup, debugfs; runs in a mount namespace of its own (tracefs is mounted there
+ * if the system has none). */
 #include <fcntl.h>
 #include <inttypes.h>
 #include <sched.h>
@@ -19,6 +21,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -186,6 +189,8 @@ static PageCache *start(Seen *seen, unsigned buffer_kib, bool metadata) {
 
         *seen = (Seen) {};
         ASSERT_OK(pagecache_new(&o, &p));
+        /* where the device's own pages are, learned from a page of it read while the event is off */
+        ASSERT_EQ(pagecache_learn_bdev(p, &fs_dev, 1), metadata ? 1 : 0);
         ASSERT_OK(pagecache_set_devices(p, &fs_dev, 1));
         ASSERT_OK(pagecache_enable(p, true));
         return p;
@@ -420,6 +425,92 @@ TEST(metadata) {
         free(s.e);
 }
 
+/* A file of another filesystem whose inode number is the device's number (a FUSE file, inofs): its pages
+ * look like the device's own to the tracepoint but for the filesystem's device number, and are not taken
+ * for the filesystem's metadata. The FUSE file's pages read lie beyond the end of the 256 MiB device. */
+#define FORGED_FIRST 76800              /* 300 MiB */
+#define FORGED_PAGES 16
+TEST(metadata_forged) {
+        _cleanup_(pagecache_freep) PageCache *p = NULL;
+        const char *inofs = getenv("INOFS");
+        char fuse[600], file[700], ino[32], size[32];
+        uint64_t kdev = ((uint64_t) major(fs_dev) << 20) | minor(fs_dev);
+        bool up = false;
+        struct stat st;
+        size_t forged = 0, real = 0;
+        Seen s;
+        pid_t helper;
+        int fd;
+
+        if (!inofs || access("/dev/fuse", R_OK | W_OK) < 0) {
+                printf("skipped: no inofs helper (libfuse3) or no /dev/fuse\n");
+                return;
+        }
+        snprintf(fuse, sizeof fuse, "%s/fuse", tmpdir);
+        snprintf(file, sizeof file, "%s/f", fuse);
+        snprintf(ino, sizeof ino, "%" PRIu64, kdev);
+        snprintf(size, sizeof size, "%d", (FORGED_FIRST + 1024) * 4096);
+        ASSERT_EQ(mkdir(fuse, 0755), 0);
+        helper = fork();
+        ASSERT_TRUE(helper >= 0);
+        if (helper == 0) {
+                (void) prctl(PR_SET_PDEATHSIG, SIGTERM);
+                execl(inofs, "inofs", ino, size, fuse, (char *) NULL);
+                _exit(127);
+        }
+        for (int i = 0; i < 100 && !up; i++) {
+                up = stat(file, &st) == 0 && st.st_ino == kdev;
+                if (!up)
+                        usleep(50 * 1000);
+        }
+        ASSERT_TRUE(up);
+
+        p = start(&s, 0, true);
+        fd = open(file, O_RDONLY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_EQ(posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM), 0);
+        for (int i = 0; i < FORGED_PAGES; i++) {
+                char c;
+                ASSERT_EQ(pread(fd, &c, 1, (off_t) (FORGED_FIRST + i) * 4096), 1);
+                ASSERT_EQ(c, (char) ((uint64_t) (FORGED_FIRST + i) * 4096 % 251));
+        }
+        close(fd);
+        /* and a page of the device itself, read by us: the device's own */
+        drop_cache(dev);
+        fd = open(dev, O_RDONLY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        {
+                char c;
+                ASSERT_EQ(pread(fd, &c, 1, 3 * 4096), 1);
+        }
+        close(fd);
+        ASSERT_OK(pagecache_read(p));
+        for (size_t i = 0; i < s.n; i++) {
+                if (s.e[i].dev != fs_dev || s.e[i].ino != 0)
+                        continue;
+                if (s.e[i].index + s.e[i].n_pages > FORGED_FIRST && s.e[i].index < FORGED_FIRST + FORGED_PAGES)
+                        forged += s.e[i].n_pages;
+                if (s.e[i].index <= 3 && 3 < s.e[i].index + s.e[i].n_pages)
+                        real++;
+        }
+        {
+                dev_t bdev;
+
+                ASSERT_OK(pagecache_bdev(p, &bdev));
+                printf("block devices' pages: device %u:%u; forged metadata: %zu pages of the FUSE file (device "
+                       "%u:%u) taken as the device's, the device's own page 3 %s\n", major(bdev), minor(bdev),
+                       forged, major(st.st_dev), minor(st.st_dev), real ? "seen" : "not seen");
+                ASSERT_EQ(major(bdev), 0);
+                ASSERT_TRUE(bdev != st.st_dev);
+        }
+        ASSERT_EQ(real, 1);
+        ASSERT_EQ(forged, 0);
+        free(s.e);
+        ASSERT_EQ(umount2(fuse, MNT_DETACH), 0);
+        ASSERT_EQ(kill(helper, SIGTERM), 0);
+        ASSERT_EQ(waitpid(helper, NULL, 0), helper);
+}
+
 /* A buffer too small for what happens before it is read: what did not fit is counted, nothing is made up. */
 TEST(lost) {
         _cleanup_(pagecache_freep) PageCache *p = NULL;
@@ -504,6 +595,39 @@ TEST(instances) {
         }
 }
 
+/* tracefs lazily unmounted under the engine, its event on: freeing it still switches the event off and
+ * removes the instance (seen through another mount of the same tracefs). */
+TEST(lazy_unmount) {
+        char second[512], name[256], seen[768];
+        PageCache *p;
+        Seen s;
+
+        snprintf(second, sizeof second, "%s/tracefs", tmpdir);
+        ASSERT_EQ(mkdir(second, 0700), 0);
+        ASSERT_EQ(mount("tracefs", second, "tracefs", 0, NULL), 0);
+        {
+                PageCacheOptions o = { .tracefs = second, .prefix = PREFIX, .on_pages = on_pages, .userdata = &s };
+
+                s = (Seen) {};
+                ASSERT_OK(pagecache_new(&o, &p));
+        }
+        ASSERT_OK(pagecache_set_devices(p, &fs_dev, 1));
+        ASSERT_OK(pagecache_enable(p, true));
+        snprintf(name, sizeof name, "%s", strrchr(pagecache_instance(p), '/') + 1);
+        snprintf(seen, sizeof seen, TRACEFS "/instances/%s/events/filemap/mm_filemap_add_to_page_cache/enable", name);
+        ASSERT_EQ(access(seen, F_OK), 0);
+        ASSERT_EQ(umount2(second, MNT_DETACH), 0);
+        ASSERT_TRUE(access(pagecache_instance(p), F_OK) < 0);  /* gone from where it was */
+        /* still switched and read through what the engine holds */
+        ASSERT_OK(pagecache_enable(p, false));
+        ASSERT_OK(pagecache_enable(p, true));
+        ASSERT_TRUE(pagecache_read(p) >= 0);
+        pagecache_free(p);
+        free(s.e);
+        snprintf(seen, sizeof seen, TRACEFS "/instances/%s", name);
+        ASSERT_TRUE(access(seen, F_OK) < 0 && errno == ENOENT);
+}
+
 int main(void) {
         if (geteuid() != 0) {
                 fprintf(stderr, "needs root (tracefs, loop devices, mount)\n");
@@ -539,6 +663,8 @@ int main(void) {
         RUN(silent);
         RUN(lost);
         RUN(instances);
+        RUN(lazy_unmount);
         RUN(metadata);
+        RUN(metadata_forged);
         return EXIT_SUCCESS;
 }

@@ -12,7 +12,8 @@
 #    were written, not read: left out by its birth time).
 #    The boot session takes the pages of every process but the daemon's. The ranges are read from the daemon's
 #    debug log ("Page range N of PROFILE: PATH pages FIRST-LAST"), which tells each stored range.
-# 3. The event is on only while a window is open; the instance goes at exit.
+# 3. The event is on only while a window is open; the instance goes at exit, also when tracefs was lazily
+#    unmounted under the daemon while a window had the event on.
 # 4. Overflow: with the daemon stopped (SIGSTOP) during a launch, a program pinned to one CPU faults in
 #    25,600 pages, more than the 1 MiB per-CPU buffer holds (~23,500 events): the kernel's lost count
 #    grows, and the session is stored as incomplete.
@@ -164,8 +165,21 @@ wait_until 10 grep -q "holds [0-9]* page ranges\? ([1-9][0-9]* page events lost"
         fail "the session counts no lost events"
 pass "lost page events mark the session open then incomplete"
 
+# tracefs unmounted lazily under the daemon while a window has the event on: the daemon still switches it off
+# and removes its instance at exit (seen through a second mount of the same tracefs)
+mkdir -p "$TMP/tracefs2"
+mount -t tracefs nodev "$TMP/tracefs2"
+EXTRA_MOUNTS+=("$TMP/tracefs2")
+name=$(basename "$INST")
+"$P" sleep:100 &
+prog=$!
+wait_until 10 grep -qx 1 "$TMP/tracefs2/instances/$name/events/filemap/mm_filemap_add_to_page_cache/enable" ||
+        fail "the event is not on for the third launch"
+umount -l "$TRACEFS"
 pid=$DAEMON_PID
 stop_daemon
-[ -e "$INST" ] && fail "the instance was left behind at exit"
-ls "$TRACEFS/instances" | grep -q "^seekless-$pid-" && fail "instances left behind: $(ls "$TRACEFS/instances")"
-pass "instance removed at exit"
+# at once: another seeklessd starting on this machine would remove an instance left behind (its owner gone)
+[ -e "$TMP/tracefs2/instances/$name" ] && fail "the instance was left behind at exit, tracefs lazily unmounted"
+ls "$TMP/tracefs2/instances" | grep -q "^seekless-$pid-" && fail "instances left behind: $(ls "$TMP/tracefs2/instances")"
+wait "$prog" || fail "the program failed"
+pass "instance removed at exit, its tracefs lazily unmounted while the event was on"

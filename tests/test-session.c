@@ -526,6 +526,65 @@ TEST(pidmap_attribution) {
         ASSERT_EQ(system(cmd), 0);
 }
 
+/* Real uids for the boot session's share of users: from /proc (the first field of Uid:), remembered; a uid
+ * change noted wins; a fork's child has its parent's (what an earlier process of its pid had is gone); a
+ * process gone before it was looked at, its nearest known ancestor's; nothing known: UID_INVALID. */
+TEST(pidmap_uids) {
+        char root[] = "/tmp/test-session-uids.XXXXXX", d[PATH_MAX], cmd[PATH_MAX];
+        PidMap m;
+
+        ASSERT_TRUE(mkdtemp(root));
+        snprintf(d, sizeof d, "%s/500", root);
+        ASSERT_EQ(mkdir(d, 0755), 0);
+        write_file(d, "status", "Name:\tcron\nUid:\t0\t0\t0\t0\n");
+        snprintf(d, sizeof d, "%s/600", root);
+        ASSERT_EQ(mkdir(d, 0755), 0);
+        write_file(d, "status", "Name:\tjob\nUid:\t65534\t0\t0\t0\n");
+
+        pidmap_init(&m, root);
+        pidmap_track_uids(&m, true);
+        ASSERT_EQ(pidmap_uid(&m, 500), 0);
+        ASSERT_EQ(pidmap_uid(&m, 600), 65534);
+        /* remembered: the fixture changing does not change the answer */
+        write_file(d, "status", "Name:\tjob\nUid:\t0\t0\t0\t0\n");
+        ASSERT_EQ(pidmap_uid(&m, 600), 65534);
+        /* cron (500) forks 501, which takes the user's uid before it runs the job; both exit unseen */
+        pidmap_note_fork(&m, 501, 500);
+        ASSERT_EQ(pidmap_uid(&m, 501), 0);
+        pidmap_note_uid(&m, 501, 1000);
+        ASSERT_EQ(pidmap_uid(&m, 501), 1000);
+        pidmap_note_fork(&m, 502, 501);
+        ASSERT_EQ(pidmap_uid(&m, 502), 1000);
+        /* pid 501 used again by another fork of cron: root's again */
+        pidmap_note_fork(&m, 501, 500);
+        ASSERT_EQ(pidmap_uid(&m, 501), 0);
+        /* never seen, gone: so it stays (its reads come in bursts), until a fork makes a new process of it */
+        ASSERT_EQ(pidmap_uid(&m, 999), UID_INVALID);
+        snprintf(d, sizeof d, "%s/999", root);
+        ASSERT_EQ(mkdir(d, 0755), 0);
+        write_file(d, "status", "Name:\tlate\nUid:\t0\t0\t0\t0\n");
+        ASSERT_EQ(pidmap_uid(&m, 999), UID_INVALID);
+        pidmap_note_fork(&m, 999, 12345);
+        ASSERT_EQ(pidmap_uid(&m, 999), 0);
+        ASSERT_EQ(pidmap_uid(&m, 0), UID_INVALID);
+        /* a subshell (701) and its child (702), gone, forked by a process not known then (700): the
+         * nearest ancestor known at the time of the lookup */
+        pidmap_note_fork(&m, 701, 700);
+        pidmap_note_fork(&m, 702, 701);
+        snprintf(d, sizeof d, "%s/700", root);
+        ASSERT_EQ(mkdir(d, 0755), 0);
+        write_file(d, "status", "Name:\tsh\nUid:\t1000\t1000\t1000\t1000\n");
+        ASSERT_EQ(pidmap_uid(&m, 702), 1000);
+        /* off: nothing kept, /proc asked each time */
+        pidmap_track_uids(&m, false);
+        ASSERT_EQ(pidmap_uid(&m, 600), 0);
+        pidmap_note_uid(&m, 600, 1000);
+        ASSERT_EQ(pidmap_uid(&m, 600), 0);
+        pidmap_done(&m);
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+        ASSERT_EQ(system(cmd), 0);
+}
+
 /* A maps line for a real file, with its real device and inode (or a wrong inode). */
 static void maps_line(char *buf, size_t size, const char *perms, const char *path, int ino_delta) {
         struct stat st;
@@ -815,6 +874,7 @@ int main(void) {
         RUN(session_page_set_in_place);
         RUN(session_many_files_pages);
         RUN(pidmap_attribution);
+        RUN(pidmap_uids);
         RUN(boot_seed_from_maps);
         RUN(mountinfo);
         RUN(parse_fid);

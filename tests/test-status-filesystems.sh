@@ -1,11 +1,12 @@
 #!/bin/bash
 # seeklessctl status says of each filesystem on a device, in plain words, whether seekless records there,
-# relocates there, or neither, and why; --json has the same as fields. Six loop filesystems, one of each
+# relocates there, or neither, and why; --json has the same as fields. Seven loop filesystems, one of each
 # kind: ext4 on a rotational device (records and relocates), ext4 on a non-rotational one (records; does
 # not relocate: non-rotational), a read-write ext4 seen only through a read-only bind mount (records; does
 # not relocate: mounted read-only; plan and optimize skip its files for that reason instead of failing on
-# them), ext4 mounted read-only, ext2 (neither), a read-write ext4 not given with --filesystem= (neither).
-# Remounting that last one read-only changes what status says of it.
+# them), ext4 mounted read-only, ext2 (neither), a read-write ext4 not given with --filesystem= (neither), an
+# ext4 with the first one's UUID, mounted after it (neither: its files would have the first one's keys).
+# Remounting the one not given read-only changes what status says of it.
 . "$(dirname "$0")/lib.sh"
 
 setup_image 64M                                 # $MNT: rotational (lib.sh)
@@ -33,6 +34,10 @@ mount -t ext2 "$LOOPDEV" "$TMP/ext2"; EXTRA_MOUNTS+=("$TMP/ext2")
 image other mkfs.ext4
 mount -t ext4 "$LOOPDEV" "$TMP/other"; EXTRA_MOUNTS+=("$TMP/other")
 make_small_launch
+# a copy of $MNT's filesystem as far as its UUID goes (what a cloned image or a snapshot has), mounted after it
+image twin mkfs.ext4 -U "$(blkid -o value -s UUID "$LOOP")"
+mount -t ext4 "$LOOPDEV" "$TMP/twin"; EXTRA_MOUNTS+=("$TMP/twin")
+mkdir "$TMP/twin/d"; echo t > "$TMP/twin/d/t"
 
 start_recording --filesystem="$MNT" --filesystem="$TMP/ssd" --filesystem="$TMP/robind" <<EOC
 [Optimize]
@@ -52,6 +57,9 @@ says "$TMP/robind" ext4 "records; does not relocate: mounted read-only"
 says "$TMP/ro" ext4 "neither: mounted read-only"
 says "$TMP/ext2" ext2 "neither: not ext4"
 says "$TMP/other" ext4 "neither: not given with --filesystem="
+says "$TMP/twin" ext4 "neither: same UUID as a watched filesystem"
+grep -qF "Not watching $TMP/twin ($(mountpoint -d "$TMP/twin")): same UUID as $MNT ($(mountpoint -d "$MNT")), which is watched" \
+        "$DAEMON_LOG" || fail "no warning of the filesystem with the same UUID: $(grep -i uuid "$DAEMON_LOG")"
 # the watched ones first, under the label
 [ "$(grep -A2 '^Filesystems: ' <<<"$status" | sed 's/ (.*//; s/^ *//; s/^Filesystems: //' | tr '\n' ' ')" = \
         "$MNT $TMP/ssd $TMP/robind " ] || fail "watched filesystems not first: $status"
@@ -68,19 +76,24 @@ jq -e --arg a "$MNT" --arg b "$TMP/ssd" --arg c "$TMP/robind" --arg dev "$(mount
         and (.filesystems | length) == 3
         and ([.relocation_off[].mount] | sort) == ([$b, $c] | sort)' <<<"$json" >/dev/null ||
         fail "status --json filesystems: $(jq -c '.filesystems, .relocation_off' <<<"$json")"
-jq -e --arg d "$TMP/ro" --arg e "$TMP/ext2" --arg f "$TMP/other" --arg a "$MNT" '
+jq -e --arg d "$TMP/ro" --arg e "$TMP/ext2" --arg f "$TMP/other" --arg t "$TMP/twin" --arg a "$MNT" '
         (.unwatched | map({(.mount): .}) | add) as $u
         | $u[$d].reason == "mounted read-only" and $u[$d].fstype == "ext4"
         and $u[$e].reason == "not ext4" and $u[$e].fstype == "ext2"
         and $u[$f].reason == "not given with --filesystem=" and ($u[$f].device | test("^[0-9]+:[0-9]+$"))
+        and $u[$t].reason == "same UUID as a watched filesystem"
         and ($u[$a] == null)' <<<"$json" >/dev/null ||
         fail "status --json unwatched: $(jq -c .unwatched <<<"$json")"
 pass "status --json: filesystems with relocates and relocation_off, unwatched with the reason"
 
-# Files on the read-only bind are recorded, and skipped by plan and optimize for that reason
-"$MNT/bin/prog" "$MNT/d/x" "$TMP/robind/d/x"
+# Files on the read-only bind are recorded, and skipped by plan and optimize for that reason; the twin's file
+# is not recorded (neither under its name nor as the file of $MNT its key would name)
+"$MNT/bin/prog" "$MNT/d/x" "$TMP/twin/d/t" "$TMP/robind/d/x"
 wait_until 30 has_profile "$MNT/bin/prog" || fail "launch not recorded"
 profile_paths "$MNT/bin/prog" | grep -qxF "$TMP/robind/d/x" || fail "the file on the read-only bind not recorded"
+[ "$(profile_paths "$MNT/bin/prog" | tr '\n' ' ')" = "$MNT/bin/prog $MNT/d/x $TMP/robind/d/x " ] ||
+        fail "the launch's files: $(profile_paths "$MNT/bin/prog" | tr '\n' ' ')"
+pass "a filesystem with a watched one's UUID: neither, said in status and the log; its files not recorded"
 ctl --json=short plan > "$TMP/plan.json"
 jq -e --arg p "$TMP/robind/d/x" 'any(.skipped[]; .path == $p and .reason == "mounted read-only" and .retry == false)
         and all(.files[]; .path != $p)' "$TMP/plan.json" >/dev/null || fail "plan: $(jq -c .skipped "$TMP/plan.json")"

@@ -142,6 +142,7 @@ static const char *const unwatched_table[_UNWATCHED_MAX] = {
         [UNWATCHED_NOT_EXT4] = "not ext4",
         [UNWATCHED_READ_ONLY] = "mounted read-only",
         [UNWATCHED_NOT_GIVEN] = "not given with --filesystem=",
+        [UNWATCHED_SAME_UUID] = "same UUID as a watched filesystem",
 };
 
 DEFINE_STRING_TABLE_TO_STRING(unwatched, Unwatched, )
@@ -226,7 +227,11 @@ int mounts_scan(const char *mountinfo, const FilesystemPins *only, FilesystemLis
                  * Of the reasons, the one a configuration cannot change comes first. */
                 fs.unwatched = !ext4 ? UNWATCHED_NOT_EXT4 :
                                option_present(sb_opts, "ro") ? UNWATCHED_READ_ONLY :
-                               !pinned(only, fs.fsid) ? UNWATCHED_NOT_GIVEN : _UNWATCHED_INVALID;
+                               !pinned(only, fs.fsid) ? UNWATCHED_NOT_GIVEN :
+                               /* fanotify names a file by fsid and handle: a second filesystem with the
+                                * fsid would share every file's key with the first */
+                               filesystem_list_find_fsid(&l, fs.fsid) ? UNWATCHED_SAME_UUID :
+                               _UNWATCHED_INVALID;
                 if (fs.unwatched < 0)
                         r = list_add(&l, fs, mnt, fstype);
                 else if (ret_unwatched)

@@ -13,6 +13,8 @@ typedef enum Unwatched {
         UNWATCHED_NOT_EXT4,     /* "not ext4" */
         UNWATCHED_READ_ONLY,    /* "mounted read-only": its superblock (every mount of it) */
         UNWATCHED_NOT_GIVEN,    /* "not given with --filesystem=" (the daemon watches only those) */
+        UNWATCHED_SAME_UUID,    /* "same UUID as a watched filesystem": another one has its fsid (a copy of
+                                 * it mounted beside it); file handles would name files of both */
         _UNWATCHED_MAX,
         _UNWATCHED_INVALID = -EINVAL,
 } Unwatched;
@@ -55,10 +57,12 @@ int filesystem_pins_make(char *const *paths, FilesystemPins *ret, const char **r
 void filesystem_pins_clear(FilesystemPins *p);
 
 /* Parse a mountinfo file (normally /proc/self/mountinfo) into the list of candidate filesystems: ext4,
- * mounted read-write, one entry per device. `only` (may be NULL: every one) restricts the result to the
- * pinned filesystems. With ret_unwatched, also the other filesystems on a device (a mount source in /dev:
- * not proc, tmpfs, overlays, network filesystems, ...), one entry per device, each with why it is not
- * watched; mount points this process cannot reach are in neither list. Returns 0 or a negative errno. */
+ * mounted read-write, one entry per device, and one per fsid: of two filesystems with the same fsid (the
+ * same UUID: a copy of an image or a partition), the one listed first (mounted first) is watched. `only`
+ * (may be NULL: every one) restricts the result to the pinned filesystems. With ret_unwatched, also the
+ * other filesystems on a device (a mount source in /dev: not proc, tmpfs, overlays, network filesystems,
+ * ...), one entry per device, each with why it is not watched; mount points this process cannot reach are
+ * in neither list. Returns 0 or a negative errno. */
 int mounts_scan(const char *mountinfo, const FilesystemPins *only, FilesystemList *ret,
                 FilesystemList *ret_unwatched);
 

@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -16,37 +17,51 @@ static int open_mount(uint64_t fsid, void *userdata) {
         return manager_open_mount_fd(userdata, fsid);
 }
 
-/* The session's file for a page event's inode: cached per session, else opened by its inode number. */
-static int session_file_of(Manager *m, Session *s, const PageCacheEvent *e, uint64_t t, MountFds *fds,
-                           uint32_t *ret) {
+/* The session's file for a page event's inode: cached per session, else opened by its inode number. user: the
+ * reader is a user's process and s the boot session (boot-share.h). */
+static int session_file_of(Manager *m, Session *s, bool user, const PageCacheEvent *e, uint64_t t,
+                           MountFds *fds, uint32_t *ret) {
         const Filesystem *fs = filesystem_list_find_dev(&m->filesystems, e->dev);
         uint32_t file = SESSION_INODE_LEFT_OUT;
         FileKey key;
         ssize_t i;
         int r, mfd;
 
-        if (session_inode_get(s, e->dev, e->ino, ret) >= 0)
-                return 0;
+        if (session_inode_get(s, e->dev, e->ino, ret) >= 0) {
+                /* left out at the users' share: for users; a system process's read takes it */
+                if (*ret != SESSION_INODE_USERS_FULL)
+                        return 0;
+                if (user) {
+                        *ret = SESSION_INODE_LEFT_OUT;
+                        return 0;
+                }
+        }
         mfd = fs ? mount_fds_get(fds, fs->fsid) : -ENODEV;
         r = mfd < 0 ? mfd : page_file_key(mfd, e->ino, s->start_realtime_usec, &key);
         if (r > 0) {
                 /* a file fanotify reported already keeps its place; else it takes the page's */
-                r = session_add(s, &key, t);
+                r = s == m->boot ? boot_share_add_file(&m->boot_share, s, user, &key, t, NULL, NULL) :
+                                   session_add(s, &key, t);
                 if (r > 0)
                         manager_want_resolve(m);
                 i = session_index(s, &key);
                 if (i >= 0)
                         file = (uint32_t) i;
+                else if (user && !s->full)
+                        file = SESSION_INODE_USERS_FULL;
         } else if (r < 0)
                 m->pages_unresolved++;
         r = session_inode_put(s, e->dev, e->ino, file);
         if (r < 0 && r != -EOVERFLOW)   /* -EOVERFLOW: not cached (no 32-bit inode number) */
                 return r;
-        *ret = file;
+        *ret = file == SESSION_INODE_USERS_FULL ? SESSION_INODE_LEFT_OUT : file;
         return 0;
 }
 
-static void session_take_page(Manager *m, Session *s, const PageCacheEvent *e, uint64_t t, MountFds *fds) {
+/* user: as for session_file_of() */
+static void session_take_page(Manager *m, Session *s, bool user, const PageCacheEvent *e, uint64_t t,
+                              MountFds *fds) {
+        bool boot = s == m->boot;
         uint32_t file;
 
         /* still in the buffer from before this session began (the event stays on between windows only
@@ -57,13 +72,16 @@ static void session_take_page(Manager *m, Session *s, const PageCacheEvent *e, u
         if (e->ino == 0) {
                 const Filesystem *fs = filesystem_list_find_dev(&m->filesystems, e->dev);
 
-                if (fs && session_add_metadata(s, fs->fsid, e->index, e->n_pages, t) < 0)
+                if (fs && (boot ? boot_share_add_metadata(&m->boot_share, s, user, fs->fsid, e->index,
+                                                          e->n_pages, t) :
+                                  session_add_metadata(s, fs->fsid, e->index, e->n_pages, t)) < 0)
                         s->incomplete = true;
                 return;
         }
-        if (session_file_of(m, s, e, t, fds, &file) < 0 || file == SESSION_INODE_LEFT_OUT)
+        if (session_file_of(m, s, user, e, t, fds, &file) < 0 || file == SESSION_INODE_LEFT_OUT)
                 return;
-        if (session_add_pages(s, file, e->index, e->n_pages, t) < 0)
+        if ((boot ? boot_share_add_pages(&m->boot_share, s, user, file, e->index, e->n_pages, t) :
+                    session_add_pages(s, file, e->index, e->n_pages, t)) < 0)
                 s->incomplete = true;
 }
 
@@ -96,11 +114,11 @@ static void manager_take_pages(Manager *m, const PageCacheEvent *ev, size_t n, u
                 if (tgid == self)       /* our own reads (the mover, the resolver) */
                         continue;
                 if (m->boot)
-                        session_take_page(m, m->boot, e, t, &fds);
+                        session_take_page(m, m->boot, manager_boot_user(m, tgid), e, t, &fds);
                 if (m->launches) {
                         Session *s = pidmap_lookup(&m->pidmap, m->launches, tgid);
                         if (s)
-                                session_take_page(m, s, e, t, &fds);
+                                session_take_page(m, s, false, e, t, &fds);
                 }
         }
 }
@@ -132,7 +150,8 @@ void manager_pages_drain(Manager *m) {
 void manager_pages_set_filesystems(Manager *m) {
         _cleanup_free_ dev_t *devs = NULL;
         size_t n = MIN(m->filesystems.n, (size_t) PAGECACHE_MAX_DEVICES);
-        int r;
+        int r, metadata = 0;
+        dev_t bdev;
 
         if (!m->pages)
                 return;
@@ -141,9 +160,20 @@ void manager_pages_set_filesystems(Manager *m) {
                 return;
         for (size_t i = 0; i < n; i++)
                 devs[i] = m->filesystems.items[i].dev;
-        r = page_reader_set_devices(m->pages, devs, n);
+        r = page_reader_set_devices(m->pages, devs, n, &metadata);
         if (r < 0)
                 log_warning_errno(r, "Failed to set the page-cache event's filter, page events may be missed: %m");
+        if (n == 0 || metadata == m->pages_metadata)
+                return;
+        /* once per change: learned, or why not (tried again at the next change of the filesystems) */
+        m->pages_metadata = metadata;
+        if (metadata > 0 && page_reader_bdev(m->pages, &bdev) >= 0)
+                log_debug("Block devices' own pages are those of device %u:%u in page events", major(bdev),
+                          minor(bdev));
+        else if (metadata < 0)
+                log_info_errno(metadata, "Filesystem metadata not recorded for now: could not learn which page "
+                               "events are a block device's own (%s%m), trying again when the filesystems change",
+                               metadata == -EBUSY ? "a window was open, " : "");
 }
 
 int manager_pages_start(Manager *m) {

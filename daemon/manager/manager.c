@@ -22,6 +22,7 @@
 #include "manager.h"
 #include "mount-fds.h"
 #include "proc-events.h"
+#include "resident.h"
 #include "profile.h"
 
 #define OPEN_BUFFER_SIZE (64 * 1024)
@@ -50,11 +51,13 @@ Manager *manager_free(Manager *m) {
         for (size_t i = 0; i < FINISHED_RUNS_KEPT; i++)
                 plan_skips_free(m->finished[i].skipped, m->finished[i].n_skipped);
         session_free(m->boot);
+        boot_share_done(&m->boot_share);
         while (m->launches) {
                 Session *n = m->launches->next;
                 session_free(m->launches);
                 m->launches = n;
         }
+        manager_pending_free(m);
         pidmap_done(&m->pidmap);
         sd_event_source_disable_unref(m->open_source);
         sd_event_source_disable_unref(m->exec_source);
@@ -239,8 +242,8 @@ static void log_session_ranges(const Session *s, const ProfileSessionFiles *f) {
 
 /* Resolve a session's files (path, size, type) and store it. Files that vanished before we got to them
  * (temporary files) and non-regular files are left out. Returns 1 and the session's id when its profile is
- * to be merged, 0 when there is nothing to merge. */
-static int manager_save_session(Manager *m, Session *s, int64_t *ret_id) {
+ * to be merged, 0 when there is nothing to merge, -EBUSY (not logged) when the database is locked. */
+int manager_save_session(Manager *m, Session *s, uint64_t end_usec, int64_t *ret_id) {
         _cleanup_(profile_session_files_done) ProfileSessionFiles files = {};
         ProfileOptions o = manager_profile_options(m);
         int64_t id;
@@ -249,7 +252,7 @@ static int manager_save_session(Manager *m, Session *s, int64_t *ret_id) {
         r = profile_resolve_session(s, &o, &files);
         if (r < 0)
                 return r;
-        r = profile_store_session(m->db, s, &files, now_usec(CLOCK_MONOTONIC), &o, &id);
+        r = profile_store_session(m->db, s, &files, end_usec, &o, &id);
         if (r == 0 && s->kind == PROFILE_APP) {
                 log_debug("Launch of %s touched %zu file(s), fewer than MinLaunchFiles=%u: not stored",
                           s->profile, files.n, m->config.min_launch_files);
@@ -259,6 +262,8 @@ static int manager_save_session(Manager *m, Session *s, int64_t *ret_id) {
                 log_info("Boot session recorded no files: not stored");
                 return 0;
         }
+        if (r == -EBUSY)
+                return r;
         if (r < 0)
                 return log_error_errno(r, "Failed to store the %s session of %s (%zu files): %m",
                                        profile_kind_to_string(s->kind), s->profile, files.n);
@@ -291,6 +296,63 @@ static void manager_update_marks(Manager *m) {
 
 static int manager_schedule(Manager *m);
 
+bool manager_boot_user(Manager *m, pid_t tgid) {
+        return m->boot && m->boot_share.on && !uid_is_system(pidmap_uid(&m->pidmap, tgid));
+}
+
+/* A user's file's hot bytes as the profile will count them (profile_resolve_session()): the pages the
+ * session saw read, unless it has none or more of it is cached than that; then the whole file. */
+static uint64_t boot_user_file_bytes(const Session *s, size_t file, uint64_t seen_pages, void *userdata) {
+        MountFds *fds = userdata;
+        const FileKey *key = &s->files[file].key;
+        _cleanup_close_ int pfd = -EBADF, fd = -EBADF;
+        int mfd = mount_fds_get(fds, key->fsid);
+        uint64_t resident;
+        struct stat st;
+
+        if (mfd < 0)
+                return 0;       /* not reachable: left out when the session is stored */
+        pfd = file_key_open(mfd, key, O_PATH);
+        if (pfd < 0 || fstat(pfd, &st) < 0 || !S_ISREG(st.st_mode))
+                return 0;       /* gone, or not a regular file: left out too */
+        if (!s->pages || seen_pages == 0)
+                return (uint64_t) st.st_size;
+        fd = file_key_open(mfd, key, O_RDONLY | O_NONBLOCK);
+        if (fd >= 0 && file_resident_pages(fd, (uint64_t) st.st_size, &resident) >= 0 &&
+            resident <= seen_pages)
+                return seen_pages * (uint64_t) sysconf(_SC_PAGESIZE);
+        return (uint64_t) st.st_size;
+}
+
+/* The boot session's window closed: users' reads within their share, after the system's (boot-share.h). */
+static void manager_boot_share_finish(Manager *m, Session *s) {
+        _cleanup_(mount_fds_done) MountFds fds = { .open = open_mount, .userdata = m };
+        BootShare *b = &m->boot_share;
+        size_t n_users = b->n_user_files;
+        int r;
+
+        pidmap_track_uids(&m->pidmap, false);
+        if (!b->on)
+                return;
+        r = boot_share_finish(b, s, boot_user_file_bytes, &fds);
+        if (r < 0)
+                log_warning_errno(r, "Failed to put the boot session's files read by users' processes after "
+                                  "the system's: %m");
+        if (n_users > 0 || boot_share_left_out(b))
+                log_info("The boot session holds %zu file%s read by users' processes, after the system's "
+                         "(BootUserShare=%g%%: %zu files, %" PRIu64 " MiB, %zu metadata ranges); left out: %" PRIu64
+                         " read%s of further files, %" PRIu64 " file%s over its hot bytes, %" PRIu64 " page%s, %"
+                         PRIu64 " metadata event%s", b->n_user_files, b->n_user_files == 1 ? "" : "s",
+                         m->config.boot_user_share, b->max_files,
+                         b->max_pages * (uint64_t) sysconf(_SC_PAGESIZE) >> 20, b->max_meta, b->left_reads,
+                         b->left_reads == 1 ? "" : "s", b->left_hot_files, b->left_hot_files == 1 ? "" : "s",
+                         b->left_pages,
+                         b->left_pages == 1 ? "" : "s", b->left_meta, b->left_meta == 1 ? "" : "s");
+        if (boot_share_left_out(b))
+                s->incomplete = true;
+        boot_share_done(b);
+}
+
 static void manager_end_session(Manager *m, Session *s) {
         if (s == m->boot)
                 m->boot = NULL;
@@ -300,28 +362,12 @@ static void manager_end_session(Manager *m, Session *s) {
                                 *p = s->next;
                                 break;
                         }
-        _cleanup_free_ char *profile = strdup(s->profile);
-        ProfileKind kind = s->kind;
-        int64_t id = 0;
-        int r;
-
         pidmap_flush(&m->pidmap);
         /* what only recording used goes before storing makes its own copies */
         session_seal(s);
-        r = manager_save_session(m, s, &id);
-        /* Free the session (and the resolved file list, freed inside) before merging, so that a big
-         * boot's recording and the merge input are never in memory at the same time. */
-        session_free(s);
-        (void) malloc_trim(0);
-        if (r > 0 && profile) {
-                ProfileOptions o = manager_profile_options(m);
-
-                r = profile_merge(m->db, profile, kind, id, &o);
-                if (r < 0)
-                        log_warning_errno(r, "Failed to merge profile %s, keeping its previous order: %m", profile);
-        }
-        /* big sessions leave big freed chunks behind: hand them back to the system */
-        (void) malloc_trim(0);
+        if (s->kind == PROFILE_BOOT)
+                manager_boot_share_finish(m, s);
+        manager_store_session(m, s, now_usec(CLOCK_MONOTONIC));
 }
 
 static int on_open_events(sd_event_source *source, int fd, uint32_t revents, void *userdata);
@@ -429,8 +475,13 @@ static void manager_handle_exec(Manager *m, const ExecRecord *rec) {
         int r;
 
         key = rec->key;
-        if (m->boot)
-                (void) session_add(m->boot, &key, rec->timestamp_usec);
+        if (m->boot) {
+                if (rec->uid != UID_INVALID)
+                        pidmap_note_uid(&m->pidmap, rec->pid, rec->uid);
+                (void) boot_share_add_file(&m->boot_share, m->boot,
+                                           m->boot_share.on && !uid_is_system(rec->uid), &key,
+                                           rec->timestamp_usec, NULL, NULL);
+        }
 
         /* An exec inside a launch (a wrapper script exec'ing the real binary, the ELF interpreter, a
          * helper the program runs) is part of that launch, not a launch of its own. */
@@ -445,7 +496,8 @@ static void manager_handle_exec(Manager *m, const ExecRecord *rec) {
         if (!path)
                 return;
         /* The database keeps only KeepLaunches= sessions; what this daemon started counts too. */
-        n = MAX(boot_count_get(m, path), launch_count_get(m, path)) + active_launches_of(m, path);
+        n = MAX(boot_count_get(m, path), launch_count_get(m, path)) + active_launches_of(m, path) +
+                manager_pending_count(m, path);
         if (n >= m->config.max_launches_per_boot) {
                 log_debug("%s: already %u launches recorded this boot (MaxLaunchesPerBoot=%u)", path, n,
                           m->config.max_launches_per_boot);
@@ -499,6 +551,22 @@ static void on_thread(pid_t tid, pid_t tgid, void *userdata) {
                 pidmap_note_thread(&m->pidmap, tid, tgid);
 }
 
+static void on_uid(pid_t tgid, uid_t ruid, void *userdata) {
+        Manager *m = userdata;
+
+        pidmap_note_uid(&m->pidmap, tgid, ruid);
+}
+
+static void on_events_lost(void *userdata) {
+        Manager *m = userdata;
+
+        /* a fork or uid change may be among them: what was noted is read from /proc again */
+        if (m->pidmap.track_uids) {
+                pidmap_track_uids(&m->pidmap, false);
+                pidmap_track_uids(&m->pidmap, true);
+        }
+}
+
 void manager_drain_forks(Manager *m) {
         int r;
 
@@ -509,7 +577,8 @@ void manager_drain_forks(Manager *m) {
          * is emptied once it grows, so a fork storm outside windows costs a bounded amount. */
         if (!m->launches && m->pidmap.n_forks > 4096)
                 pidmap_forget_forks(&m->pidmap);
-        r = proc_events_drain(sd_event_source_get_io_fd(m->fork_source), on_fork, on_thread, m);
+        r = proc_events_drain(sd_event_source_get_io_fd(m->fork_source), &(const ProcEventHandlers) {
+                        .fork = on_fork, .thread = on_thread, .uid = on_uid, .lost = on_events_lost }, m);
         if (r < 0)
                 log_debug_errno(r, "Failed to read process events, ignoring: %m");
 }
@@ -560,7 +629,9 @@ static bool session_resolve_some(Manager *m, Session *s, MountFds *fds, size_t *
                 }
                 if (sf->path)
                         sf->where = mfree(sf->where);
-                if (s->kind != PROFILE_BOOT || m->launches || m->ignore_failures >= 16)
+                /* a user's file: a system process's read may still make it the system's (boot-share.h) */
+                if (s->kind != PROFILE_BOOT || m->launches || m->ignore_failures >= 16 ||
+                    boot_share_user_file(&m->boot_share, s->n_resolved))
                         continue;
                 /* a real (not O_PATH) fd for fanotify_mark; regular files only, so opening is harmless */
                 snprintf(proc, sizeof proc, "/proc/self/fd/%i", pfd);
@@ -625,7 +696,8 @@ void manager_take_open_events(Manager *m, const void *buf, size_t n, uint64_t no
                 if (fanotify_event_file_key(&ev, &key) <= 0)
                         continue;
                 named = fanotify_event_dir_name(&ev, &dir, &name) > 0;
-                if (m->boot && session_add_where(m->boot, &key, now, named ? &dir : NULL, name) > 0)
+                if (m->boot && boot_share_add_file(&m->boot_share, m->boot, manager_boot_user(m, e->pid), &key,
+                                                   now, named ? &dir : NULL, name) > 0)
                         manager_want_resolve(m);
                 if (m->launches) {
                         s = pidmap_lookup(&m->pidmap, m->launches, e->pid);
@@ -672,6 +744,16 @@ static int manager_scan_filesystems(Manager *m) {
                 if (!filesystem_list_find_fsid(&m->filesystems, l.items[i].fsid))
                         log_info("Watching %s (%u:%u, %s)", l.items[i].mount, major(l.items[i].dev),
                                  minor(l.items[i].dev), l.items[i].fstype);
+        for (size_t i = 0; i < u.n; i++) {
+                const Filesystem *f = &u.items[i], *was = filesystem_list_find_dev(&m->unwatched, f->dev),
+                                 *first = filesystem_list_find_fsid(&l, f->fsid);
+
+                if (f->unwatched == UNWATCHED_SAME_UUID && first && (!was || was->unwatched != f->unwatched))
+                        log_warning("Not watching %s (%u:%u): same UUID as %s (%u:%u), which is watched; files of "
+                                    "both would have the same keys (give the copy a UUID of its own: tune2fs -U)",
+                                    f->mount, major(f->dev), minor(f->dev), first->mount, major(first->dev),
+                                    minor(first->dev));
+        }
         filesystem_list_clear(&m->filesystems);
         m->filesystems = l;
         filesystem_list_clear(&m->unwatched);
@@ -771,6 +853,9 @@ static int manager_start_boot_session(Manager *m) {
                 return log_error_errno(r, "Failed to start boot session: %m");
         m->boot->max_files = m->config.max_session_files;
         m->boot->pages = m->pages != NULL;
+        boot_share_init(&m->boot_share, m->config.boot_user_share, m->config.max_session_files,
+                        (uint64_t) m->config.max_hot_set_mib << 20);
+        pidmap_track_uids(&m->pidmap, m->boot_share.on);
         r = recorder_arm(m->recorder);
         if (r < 0)
                 log_warning_errno(r, "Failed to arm fanotify on every filesystem, recording what we can: %m");
@@ -808,6 +893,8 @@ void manager_boot_finished(Manager *m, uint64_t finish_usec) {
         if (finish_usec < m->boot->start_usec) {
                 log_info("Boot had finished before seeklessd started: no boot session this time");
                 m->boot = session_free(m->boot);
+                boot_share_done(&m->boot_share);
+                pidmap_track_uids(&m->pidmap, false);
                 manager_update_marks(m);
         } else if (end <= now)
                 manager_end_session(m, m->boot);
@@ -966,6 +1053,8 @@ void manager_flush(Manager *m) {
                 m->launches->incomplete = true;
                 manager_end_session(m, m->launches);
         }
+        /* and the sessions the database could not take yet */
+        manager_pending_flush(m);
         /* after the sessions are safe: the mover may need a moment to stop */
         if (m->optimizer && !m->run_finishing)
                 optimizer_shutdown(m->optimizer);
@@ -977,16 +1066,19 @@ char *manager_status_text(Manager *m) {
         uint64_t now = now_usec(CLOCK_MONOTONIC);
         unsigned n = 0;
         char *s = NULL;
-        char boot[128] = "";
+        char boot[128] = "", pending[96] = "";
 
         for (Session *l = m->launches; l; l = l->next)
                 n++;
         if (m->boot)
                 snprintf(boot, sizeof boot, "recording boot (%" PRIu64 " s left), ",
                          m->boot->deadline_usec > now ? (m->boot->deadline_usec - now + USEC_PER_SEC - 1) / USEC_PER_SEC : 0);
-        if (asprintf(&s, "%s%s%u launch%s being recorded, watching %zu filesystem%s", boot,
+        if (m->n_pending > 0)
+                snprintf(pending, sizeof pending, ", %zu session%s waiting for the database (locked)",
+                         m->n_pending, m->n_pending == 1 ? "" : "s");
+        if (asprintf(&s, "%s%s%u launch%s being recorded, watching %zu filesystem%s%s", boot,
                      m->boot || n ? "" : "idle: ", n, n == 1 ? "" : "es", m->filesystems.n,
-                     m->filesystems.n == 1 ? "" : "s") < 0)
+                     m->filesystems.n == 1 ? "" : "s", pending) < 0)
                 return NULL;
         return s;
 }

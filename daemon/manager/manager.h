@@ -6,6 +6,7 @@
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
+#include "boot-share.h"
 #include "conf.h"
 #include "db.h"
 #include "mounts.h"
@@ -66,6 +67,7 @@ typedef struct Manager {
         PageReader *pages;              /* page-cache events; NULL: none (whole files, as fanotify sees them) */
         sd_event_source *pages_source;
         uint64_t pages_received, pages_lost, pages_unresolved;
+        int pages_metadata;             /* the last pagecache_learn_bdev() result told, 0: none yet */
         sd_event_source *open_source, *exec_source, *fork_source, *mountinfo_source, *timer_source;
         sd_event_source *resolve_source;        /* idle priority: names new session files in small chunks */
         sd_bus_slot *startup_finished_slot;
@@ -76,6 +78,7 @@ typedef struct Manager {
         bool bus_waiting_logged;
 
         Session *boot;                  /* the boot session while its window is open */
+        BootShare boot_share;           /* its share for users' processes (BootUserShare=) */
         Session *launches;              /* open launch sessions */
         PidMap pidmap;
         uint64_t exec_seq_seen;
@@ -110,6 +113,12 @@ typedef struct Manager {
         char *quality_worst_profile;    /* the profile that degraded most, NULL if none did */
         double quality_worst_percent;
         bool quality_checking;          /* the check is on the worker: the decision waits for it */
+
+        /* sessions ended while another process held the database's write lock, oldest first, and the time
+         * they wait, in memory, for it (manager-pending.c) */
+        struct PendingSession *pending;
+        size_t n_pending, pending_bytes;
+        sd_event_source *pending_source;
 
         /* launches stored this boot, per executable: the database keeps only KeepLaunches= of them */
         char **launch_paths;
@@ -153,6 +162,21 @@ int manager_open_mount_fd(Manager *m, uint64_t fsid);
  * sessions incomplete. now is CLOCK_MONOTONIC. */
 void manager_take_open_events(Manager *m, const void *buf, size_t n, uint64_t now);
 
+/* manager.c, for manager-pending.c: resolves and stores an ended session (its window closed at end_usec,
+ * CLOCK_MONOTONIC); 1 and its id when its profile is to be merged, 0 when not, -EBUSY (not logged) when the
+ * database's write lock stayed taken, another negative errno (logged) when it failed. */
+int manager_save_session(Manager *m, Session *s, uint64_t end_usec, int64_t *ret_id);
+
+/* manager-pending.c: an ended session (sealed, taken over) stored and its profile merged, now, or when the
+ * database's write lock is free again if another process holds it (kept in memory meanwhile, in order,
+ * bounded: see there). */
+void manager_store_session(Manager *m, Session *s, uint64_t end_usec);
+/* Sessions of that profile waiting for the database. */
+unsigned manager_pending_count(Manager *m, const char *profile);
+/* At exit: what waits is stored, the lock waited for a bounded time; what stays is logged as lost. */
+void manager_pending_flush(Manager *m);
+void manager_pending_free(Manager *m);
+
 /* manager-pages.c: page-cache recording (none, logged once, without tracefs or the event) */
 int manager_pages_start(Manager *m);
 void manager_pages_stop(Manager *m);
@@ -160,6 +184,8 @@ void manager_pages_set_filesystems(Manager *m);
 /* Takes what the kernel buffered now, before windows close. */
 void manager_pages_drain(Manager *m);
 /* manager.c, for manager-pages.c */
+/* Whether a read by process tgid counts for the boot session's share of users (a user's real uid). */
+bool manager_boot_user(Manager *m, pid_t tgid);
 void manager_drain_forks(Manager *m);
 void manager_want_resolve(Manager *m);
 

@@ -17,6 +17,8 @@ typedef struct Config {
         unsigned max_profiles;          /* MaxProfiles=, default 512: app profiles kept */
         unsigned max_profiles_per_user; /* MaxProfilesPerUser=, default 64: app profiles per user (uid >= 1000) */
         unsigned max_session_files;     /* MaxSessionFiles=, default 65536: files a session takes */
+        double boot_user_share;         /* BootUserShare=, percent, default 25: of the boot session's caps,
+                                         * what users' processes' reads may take */
 
         /* [Optimize] */
         unsigned max_hot_set_mib;       /* MaxHotSetMiB=, default 1024 (and never more than 5% of the fs) */

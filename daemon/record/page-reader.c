@@ -115,7 +115,6 @@ static void wake(PageReader *r) {
 int page_reader_new(const PageCacheOptions *o, PageReader **ret) {
         _cleanup_(page_reader_freep) PageReader *r = NULL;
         PageCacheOptions opts = *o;
-        char path[4096];
         int k;
 
         r = calloc(1, sizeof *r);
@@ -134,15 +133,9 @@ int page_reader_new(const PageCacheOptions *o, PageReader **ret) {
         k = pagecache_new(&opts, &r->cache);
         if (k < 0)
                 return k;
-        snprintf(path, sizeof path, "%s/buffer_percent", pagecache_instance(r->cache));
-        {
-                _cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC);
-                char v[16];
-                int len = snprintf(v, sizeof v, "%u", PAGE_READER_BUFFER_PERCENT);
-
-                if (fd < 0 || write(fd, v, len) != len)
-                        return -errno ?: -EIO;
-        }
+        k = pagecache_set_buffer_percent(r->cache, PAGE_READER_BUFFER_PERCENT);
+        if (k < 0)
+                return k;
         (void) pagecache_lost(r->cache, &r->lost_seen);
         r->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         r->notify_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -180,11 +173,27 @@ int page_reader_fd(PageReader *r) {
         return r->notify_fd;
 }
 
-int page_reader_set_devices(PageReader *r, const dev_t *devs, size_t n) {
+int page_reader_set_devices(PageReader *r, const dev_t *devs, size_t n, int *ret_metadata) {
+        int k, m;
+
+        pthread_mutex_lock(&r->lock);
+        /* learning switches the event on for a moment (only while it is off: -EBUSY else): nobody else may
+         * switch it meanwhile (the exec thread waits the few milliseconds it takes, once) */
+        pthread_mutex_lock(&r->enable_lock);
+        m = pagecache_learn_bdev(r->cache, devs, n);
+        pthread_mutex_unlock(&r->enable_lock);
+        k = pagecache_set_devices(r->cache, devs, n);
+        pthread_mutex_unlock(&r->lock);
+        if (ret_metadata)
+                *ret_metadata = m;
+        return k;
+}
+
+int page_reader_bdev(PageReader *r, dev_t *ret) {
         int k;
 
         pthread_mutex_lock(&r->lock);
-        k = pagecache_set_devices(r->cache, devs, n);
+        k = pagecache_bdev(r->cache, ret);
         pthread_mutex_unlock(&r->lock);
         return k;
 }

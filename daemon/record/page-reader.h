@@ -31,7 +31,11 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(PageReader *, page_reader_free);
 /* Readable (an eventfd) when events or lost counts wait to be taken. */
 int page_reader_fd(PageReader *r);
 
-int page_reader_set_devices(PageReader *r, const dev_t *devs, size_t n);
+/* The filesystems to record (pagecache_set_devices()). With metadata wanted, where a block device's own pages
+ * are is learned first, unless known already (pagecache_learn_bdev()): *ret_metadata is what that returned
+ * (1 once known; -EBUSY while the event is on and it is not known yet: learned at a later call). */
+int page_reader_set_devices(PageReader *r, const dev_t *devs, size_t n, int *ret_metadata);
+int page_reader_bdev(PageReader *r, dev_t *ret);       /* pagecache_bdev() */
 
 /* Event on or off; thread-safe (the exec thread switches it on before it allows an exec). Writes to
  * tracefs only when the state changes. Returns 1 if it changed, 0 if not, negative errno. */

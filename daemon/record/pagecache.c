@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "pagecache.h"
@@ -24,7 +25,12 @@ typedef struct PageCacheCpu {
 } PageCacheCpu;
 
 struct PageCache {
-        char *dir;              /* the instance */
+        char *dir;              /* the instance's path, as made (pagecache_instance()) */
+        /* Every file of the instance is reached from the tracefs's instances directory held open, never by
+         * path: a tracefs unmounted under us (even lazily) keeps its instances, whose event we must still
+         * be able to switch off and remove (doc/kernel.md §5). */
+        int instances_fd;
+        char *name;             /* the instance's name in it; NULL: none made (never removed by us) */
         PageCacheOptions opts;
         TracePageLayout layout;
         unsigned event_id;
@@ -38,18 +44,32 @@ struct PageCache {
         uint64_t kdevs[PAGECACHE_MAX_DEVICES];
         size_t n_devs;
         bool enabled;
+        /* The block-device pseudo filesystem's device (kernel encoding): a block device's own pages carry it
+         * as s_dev. 0 until learned (pagecache_learn_bdev()); until then no metadata is taken. */
+        uint64_t bdev_kdev;
+        uint64_t learning_ino;  /* while learning: the device read (its KDEV), and by which thread */
+        pid_t learning_tid;
 };
 
-static int read_text(const char *dir, const char *name, char **ret) {
-        _cleanup_free_ char *path = NULL, *buf = NULL;
+/* Opens NAME in the instance. */
+static int instance_open(PageCache *p, const char *name, int flags) {
+        _cleanup_free_ char *path = NULL;
+        int fd;
+
+        if (asprintf(&path, "%s/%s", p->name, name) < 0)
+                return -ENOMEM;
+        fd = openat(p->instances_fd, path, flags | O_CLOEXEC);
+        return fd < 0 ? -errno : fd;
+}
+
+static int read_text(PageCache *p, const char *name, char **ret) {
+        _cleanup_free_ char *buf = NULL;
         _cleanup_close_ int fd = -EBADF;
         size_t n = 0, allocated = 0;
 
-        if (asprintf(&path, "%s/%s", dir, name) < 0)
-                return -ENOMEM;
-        fd = open(path, O_RDONLY | O_CLOEXEC);
+        fd = instance_open(p, name, O_RDONLY);
         if (fd < 0)
-                return -errno;
+                return fd;
         for (;;) {
                 ssize_t k;
 
@@ -72,17 +92,14 @@ static int read_text(const char *dir, const char *name, char **ret) {
         return 0;
 }
 
-static int write_text(const char *dir, const char *name, const char *value) {
-        _cleanup_free_ char *path = NULL;
+static int write_text(PageCache *p, const char *name, const char *value) {
         _cleanup_close_ int fd = -EBADF;
         size_t l = strlen(value);
         ssize_t k;
 
-        if (asprintf(&path, "%s/%s", dir, name) < 0)
-                return -ENOMEM;
-        fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+        fd = instance_open(p, name, O_WRONLY | O_TRUNC);
         if (fd < 0)
-                return -errno;
+                return fd;
         k = write(fd, value, l);
         if (k < 0)
                 return -errno;
@@ -139,14 +156,17 @@ int pagecache_reap(const char *tracefs, const char *prefix) {
 }
 
 static int open_cpus(PageCache *p) {
-        _cleanup_free_ char *path = NULL;
         _cleanup_closedir_ DIR *d = NULL;
+        int dfd;
 
-        if (asprintf(&path, "%s/per_cpu", p->dir) < 0)
-                return -ENOMEM;
-        d = opendir(path);
-        if (!d)
+        dfd = instance_open(p, "per_cpu", O_RDONLY | O_DIRECTORY);
+        if (dfd < 0)
+                return dfd;
+        d = fdopendir(dfd);
+        if (!d) {
+                safe_close(dfd);
                 return -errno;
+        }
         for (struct dirent *de; (de = readdir(d));) {
                 char name[300];
                 unsigned cpu;
@@ -189,7 +209,7 @@ static int parse_formats(PageCache *p) {
         };
         int r;
 
-        r = read_text(p->dir, EVENT_DIR "/format", &format);
+        r = read_text(p, EVENT_DIR "/format", &format);
         if (r < 0)
                 return r;
         r = trace_format_id(format, &p->event_id);
@@ -206,7 +226,7 @@ static int parse_formats(PageCache *p) {
                 if (r < 0)
                         return r;
         }
-        r = read_text(p->dir, "events/header_page", &header);
+        r = read_text(p, "events/header_page", &header);
         if (r < 0)
                 return r;
         return trace_page_layout_parse(header, &p->layout);
@@ -214,7 +234,7 @@ static int parse_formats(PageCache *p) {
 
 int pagecache_new(const PageCacheOptions *o, PageCache **ret) {
         _cleanup_(pagecache_freep) PageCache *p = NULL;
-        _cleanup_free_ char *subbuf = NULL;
+        _cleanup_free_ char *subbuf = NULL, *instances = NULL, *name = NULL;
         const char *tracefs = o->tracefs ?: "/sys/kernel/tracing", *prefix = o->prefix ?: "seekless-";
         char value[32];
         int r;
@@ -224,35 +244,38 @@ int pagecache_new(const PageCacheOptions *o, PageCache **ret) {
                 return -ENOMEM;
         p->opts = *o;
         p->opts.tracefs = p->opts.prefix = NULL;        /* not kept: the caller's strings */
+        p->instances_fd = -EBADF;
 
         r = pagecache_reap(tracefs, prefix);
         if (r < 0)
                 return r;
-        if (asprintf(&p->dir, "%s/instances/%s%d-%llu", tracefs, prefix, (int) getpid(),
-                     process_start_time(getpid())) < 0) {
+        if (asprintf(&instances, "%s/instances", tracefs) < 0)
+                return -ENOMEM;
+        p->instances_fd = open(instances, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (p->instances_fd < 0)
+                return -errno;
+        if (asprintf(&name, "%s%d-%llu", prefix, (int) getpid(), process_start_time(getpid())) < 0 ||
+            asprintf(&p->dir, "%s/%s", instances, name) < 0) {
                 p->dir = NULL;
                 return -ENOMEM;
         }
-        if (mkdir(p->dir, 0700) < 0) {
-                r = -errno;
-                free(p->dir);
-                p->dir = NULL;  /* not ours: never removed by us */
-                return r;
-        }
+        if (mkdirat(p->instances_fd, name, 0700) < 0)
+                return -errno;  /* not ours: never removed by us */
+        p->name = TAKE_PTR(name);
 
         r = parse_formats(p);
         if (r < 0)
                 return r;
         /* Keep the oldest events when the buffer is full (first touches matter most) and count the rest;
          * CLOCK_MONOTONIC timestamps, comparable with the sessions' clock. */
-        r = write_text(p->dir, "options/overwrite", "0");
+        r = write_text(p, "options/overwrite", "0");
         if (r < 0)
                 return r;
-        r = write_text(p->dir, "trace_clock", "mono");
+        r = write_text(p, "trace_clock", "mono");
         if (r < 0)
                 return r;
         snprintf(value, sizeof value, "%u", o->buffer_kib ?: PAGECACHE_BUFFER_KIB_DEFAULT);
-        r = write_text(p->dir, "buffer_size_kb", value);
+        r = write_text(p, "buffer_size_kb", value);
         if (r < 0)
                 return r;
         r = pagecache_set_devices(p, NULL, 0);
@@ -260,7 +283,7 @@ int pagecache_new(const PageCacheOptions *o, PageCache **ret) {
                 return r;
 
         p->subbuf_size = (size_t) sysconf(_SC_PAGESIZE);
-        if (read_text(p->dir, "buffer_subbuf_size_kb", &subbuf) >= 0 && atoi(subbuf) > 0)
+        if (read_text(p, "buffer_subbuf_size_kb", &subbuf) >= 0 && atoi(subbuf) > 0)
                 p->subbuf_size = (size_t) atoi(subbuf) * 1024;
         p->buf = malloc(p->subbuf_size);
         if (!p->buf)
@@ -275,13 +298,15 @@ int pagecache_new(const PageCacheOptions *o, PageCache **ret) {
 PageCache *pagecache_free(PageCache *p) {
         if (!p)
                 return NULL;
-        if (p->dir) {
+        if (p->name) {
                 if (p->enabled)
-                        (void) write_text(p->dir, EVENT_DIR "/enable", "0");
+                        (void) write_text(p, EVENT_DIR "/enable", "0");
                 for (size_t i = 0; i < p->n_cpus; i++)
                         safe_close(p->cpus[i].fd);
-                (void) rmdir(p->dir);
+                (void) unlinkat(p->instances_fd, p->name, AT_REMOVEDIR);
         }
+        safe_close(p->instances_fd);
+        free(p->name);
         free(p->cpus);
         free(p->fds);
         free(p->buf);
@@ -302,17 +327,18 @@ int pagecache_set_devices(PageCache *p, const dev_t *devs, size_t n) {
         for (size_t i = 0; i < n; i++)
                 o += (size_t) snprintf(filter + o, sizeof filter - o, "%ss_dev == %" PRIu64,
                                        i ? " || " : "", KDEV(devs[i]));
-        /* A block device's own pages belong to the block-device pseudo filesystem (its s_dev has major
-         * 0) and carry the device's number as inode number. */
-        if (n > 0 && p->opts.metadata) {
-                o += (size_t) snprintf(filter + o, sizeof filter - o, " || (s_dev < %u && (",
-                                       1u << KDEV_MINOR_BITS);
+        /* A block device's own pages belong to the block-device pseudo filesystem and carry the device's
+         * number as inode number; the pseudo filesystem's own device number tells them from a file of
+         * another filesystem with that inode number (a FUSE server chooses its inode numbers). */
+        if (n > 0 && p->opts.metadata && p->bdev_kdev != 0) {
+                o += (size_t) snprintf(filter + o, sizeof filter - o, " || (s_dev == %" PRIu64 " && (",
+                                       p->bdev_kdev);
                 for (size_t i = 0; i < n; i++)
                         o += (size_t) snprintf(filter + o, sizeof filter - o, "%si_ino == %" PRIu64,
                                                i ? " || " : "", KDEV(devs[i]));
                 o += (size_t) snprintf(filter + o, sizeof filter - o, "))");
         }
-        r = write_text(p->dir, EVENT_DIR "/filter", filter);
+        r = write_text(p, EVENT_DIR "/filter", filter);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < n; i++) {
@@ -324,10 +350,120 @@ int pagecache_set_devices(PageCache *p, const dev_t *devs, size_t n) {
 }
 
 int pagecache_enable(PageCache *p, bool on) {
-        int r = write_text(p->dir, EVENT_DIR "/enable", on ? "1" : "0");
+        int r = write_text(p, EVENT_DIR "/enable", on ? "1" : "0");
         if (r < 0)
                 return r;
         p->enabled = on;
+        return 0;
+}
+
+/* The block device's node, from the name devtmpfs gave it (sysfs's uevent), checked to be that device. */
+static int block_device_open(dev_t dev) {
+        _cleanup_fclose_ FILE *f = NULL;
+        _cleanup_free_ char *line = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        char path[128];
+        size_t sz = 0;
+        struct stat st;
+
+        snprintf(path, sizeof path, "/sys/dev/block/%u:%u/uevent", major(dev), minor(dev));
+        f = fopen(path, "re");
+        if (!f)
+                return -errno;
+        while (getline(&line, &sz, f) > 0) {
+                const char *name;
+
+                if (!startswith(line, "DEVNAME="))
+                        continue;
+                name = line + strlen("DEVNAME=");
+                line[strcspn(line, "\n")] = 0;
+                if (!*name || strstr(name, "..") ||
+                    (size_t) snprintf(path, sizeof path, "/dev/%s", name) >= sizeof path)
+                        return -EBADMSG;
+                fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+                if (fd < 0)
+                        return -errno;
+                if (fstat(fd, &st) < 0)
+                        return -errno;
+                if (!S_ISBLK(st.st_mode) || st.st_rdev != dev)
+                        return -ENODEV;
+                return TAKE_FD(fd);
+        }
+        return -ENOENT;
+}
+
+/* Reads a page at the end of the device with the event on and filtered to this thread's reads of that
+ * device: the event's s_dev is then the pseudo filesystem's. RWF_NOWAIT: the page is inserted (and the event
+ * raised) before the read would wait for the device, so a slow disk costs nothing here. A page already
+ * cached raises nothing: it is dropped from the cache (a clean page of the device nobody holds) and read
+ * again, or the next page before it is tried. */
+static int learn_from(PageCache *p, dev_t dev) {
+        _cleanup_close_ int fd = -EBADF;
+        uint64_t page = (uint64_t) sysconf(_SC_PAGESIZE);
+        char filter[128], c;
+        struct iovec iov = { .iov_base = &c, .iov_len = 1 };
+        off_t size;
+        int r, k;
+
+        fd = block_device_open(dev);
+        if (fd < 0)
+                return fd;
+        size = lseek(fd, 0, SEEK_END);
+        if (size < 0)
+                return -errno;
+        if ((uint64_t) size < 8 * page)
+                return -ENOSPC;
+        snprintf(filter, sizeof filter, "common_pid == %d && i_ino == %" PRIu64, (int) gettid(), KDEV(dev));
+        r = write_text(p, EVENT_DIR "/filter", filter);
+        if (r < 0)
+                return r;
+        r = pagecache_enable(p, true);
+        if (r < 0)
+                return r;
+        p->learning_ino = KDEV(dev);
+        p->learning_tid = gettid();
+        for (unsigned i = 1; i <= 4 && p->bdev_kdev == 0; i++) {
+                off_t off = (off_t) (((uint64_t) size / page - i) * page);
+
+                for (unsigned attempt = 0; attempt < 2 && p->bdev_kdev == 0; attempt++) {
+                        if (attempt > 0)
+                                (void) posix_fadvise(fd, off, (off_t) page, POSIX_FADV_DONTNEED);
+                        (void) preadv2(fd, &iov, 1, off, RWF_NOWAIT);
+                        r = pagecache_read(p);
+                        if (r < 0)
+                                break;
+                }
+        }
+        p->learning_ino = 0;
+        k = pagecache_enable(p, false);
+        if (r >= 0)
+                r = k;
+        if (r < 0)
+                return r;
+        return p->bdev_kdev != 0 ? 1 : -ENODATA;
+}
+
+int pagecache_learn_bdev(PageCache *p, const dev_t *devs, size_t n) {
+        int r = -ENODEV, k;
+
+        if (!p->opts.metadata)
+                return 0;
+        if (p->bdev_kdev != 0)
+                return 1;
+        if (p->enabled)
+                return -EBUSY;
+        for (size_t i = 0; i < n && r <= 0; i++)
+                r = learn_from(p, devs[i]);
+        /* back to the filter of the devices we had */
+        k = pagecache_set_devices(p, p->devs, p->n_devs);
+        return r < 0 ? r : k < 0 ? k : r;
+}
+
+int pagecache_bdev(PageCache *p, dev_t *ret) {
+        if (p->bdev_kdev == 0)
+                return -ENODATA;
+        *ret = makedev((unsigned) (p->bdev_kdev >> KDEV_MINOR_BITS),
+                       (unsigned) (p->bdev_kdev & ((1u << KDEV_MINOR_BITS) - 1)));
         return 0;
 }
 
@@ -341,13 +477,21 @@ static int on_record(const TraceRecord *rec, void *userdata) {
                 return 0;
         s_dev = trace_field_get(&p->f_dev, rec->data, rec->size);
         ino = trace_field_get(&p->f_ino, rec->data, rec->size);
+        /* our own read of a device's page, made to learn where such pages are: an anonymous device of a
+         * pseudo filesystem has major 0 */
+        if (p->learning_ino != 0 && ino == p->learning_ino && s_dev != 0 && s_dev >> KDEV_MINOR_BITS == 0 &&
+            (pid_t) trace_field_get(&p->f_pid, rec->data, rec->size) == p->learning_tid) {
+                if (p->bdev_kdev == 0)
+                        p->bdev_kdev = s_dev;
+                return 0;
+        }
         for (i = 0; i < p->n_devs; i++)
                 if (p->kdevs[i] == s_dev)
                         break;
         if (i < p->n_devs)
                 e.ino = ino;
         else {
-                if (!p->opts.metadata || s_dev >> KDEV_MINOR_BITS != 0)
+                if (!p->opts.metadata || p->bdev_kdev == 0 || s_dev != p->bdev_kdev)
                         return 0;
                 for (i = 0; i < p->n_devs; i++)
                         if (p->kdevs[i] == ino)
@@ -406,7 +550,7 @@ int pagecache_lost(PageCache *p, uint64_t *ret) {
                 int r;
 
                 snprintf(name, sizeof name, "per_cpu/cpu%u/stats", p->cpus[i].cpu);
-                r = read_text(p->dir, name, &stats);
+                r = read_text(p, name, &stats);
                 if (r < 0)
                         return r;
                 for (char *line = stats, *next; line && *line; line = next) {
@@ -426,4 +570,11 @@ int pagecache_lost(PageCache *p, uint64_t *ret) {
 
 const char *pagecache_instance(PageCache *p) {
         return p->dir;
+}
+
+int pagecache_set_buffer_percent(PageCache *p, unsigned percent) {
+        char v[16];
+
+        snprintf(v, sizeof v, "%u", percent);
+        return write_text(p, "buffer_percent", v);
 }

@@ -65,6 +65,15 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(PageCache *, pagecache_free);
  * once (the filter is replaced atomically). No devices: the event is filtered out entirely. */
 int pagecache_set_devices(PageCache *p, const dev_t *devs, size_t n);
 
+/* The metadata (o->metadata) needs the device number of the kernel's block-device pseudo filesystem, whose
+ * pages a block device's own are (doc/kernel.md §5): learned here, once, from a page of one of devs that this
+ * thread reads, with the event on for the moment; until then pagecache_set_devices() leaves metadata out.
+ * Needs the event off, and nobody switching it meanwhile. Returns 1 once known, 0 when metadata is not
+ * wanted, -EBUSY while the event is on, else the error of the last device tried (-ENODATA: no event came). */
+int pagecache_learn_bdev(PageCache *p, const dev_t *devs, size_t n);
+/* The device number learned, or -ENODATA. */
+int pagecache_bdev(PageCache *p, dev_t *ret);
+
 /* Event on or off. Off is silent: the tracepoint costs nothing while no instance enables it. */
 int pagecache_enable(PageCache *p, bool on);
 
@@ -78,5 +87,8 @@ size_t pagecache_fds(PageCache *p, const int **ret);
  * per-CPU statistics, so it counts also what was lost after the last read. */
 int pagecache_lost(PageCache *p, uint64_t *ret);
 
-/* The instance's directory, e.g. for tests and for setting buffer_percent. */
+/* The instance's directory as it was made (for tests and messages: the engine itself never walks it again,
+ * the tracefs may have been unmounted since). */
 const char *pagecache_instance(PageCache *p);
+/* The instance's buffer_percent: poll() on a CPU's buffer wakes when it is that full (0: on any event). */
+int pagecache_set_buffer_percent(PageCache *p, unsigned percent);

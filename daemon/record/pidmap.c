@@ -11,8 +11,11 @@
 
 struct PidEntry {
         pid_t pid;              /* 0 = empty */
+        union {
+                pid_t parent;   /* in the fork and thread tables */
+                uid_t uid;      /* in the uid table */
+        };
         Session *session;       /* NULL = belongs to none */
-        pid_t parent;           /* in the fork table */
 };
 
 void pidmap_init(PidMap *m, const char *proc) {
@@ -38,8 +41,11 @@ void pidmap_done(PidMap *m) {
         free(m->entries);
         free(m->forks);
         free(m->threads);
-        m->entries = m->forks = m->threads = NULL;
+        free(m->uids);
+        m->entries = m->forks = m->threads = m->uids = NULL;
         m->n_buckets = m->n_used = m->n_fork_buckets = m->n_forks = m->n_thread_buckets = m->n_threads = 0;
+        m->n_uid_buckets = m->n_uids = 0;
+        m->track_uids = false;
 }
 
 /* Open-addressing tables keyed by pid; both the answer cache and the fork table use these. */
@@ -89,8 +95,82 @@ static void remember(PidMap *m, pid_t pid, Session *s) {
         table_put(&m->entries, &m->n_buckets, &m->n_used, (struct PidEntry) { .pid = pid, .session = s });
 }
 
+static void uid_put(PidMap *m, pid_t tgid, uid_t uid) {
+        /* bounded as the threads are: what is forgotten is read from /proc again */
+        if (m->n_uids > 65536) {
+                memset(m->uids, 0, m->n_uid_buckets * sizeof *m->uids);
+                m->n_uids = 0;
+        }
+        table_put(&m->uids, &m->n_uid_buckets, &m->n_uids, (struct PidEntry) { .pid = tgid, .uid = uid });
+}
+
+static uid_t uid_of(PidMap *m, pid_t pid);
+
 void pidmap_note_fork(PidMap *m, pid_t child, pid_t parent) {
         table_put(&m->forks, &m->n_fork_buckets, &m->n_forks, (struct PidEntry) { .pid = child, .parent = parent });
+        /* the child has its parent's credentials (the parent is most often still there to ask, and asked
+         * once); what an earlier process of this pid had is gone */
+        if (m->track_uids)
+                uid_put(m, child, uid_of(m, parent));
+}
+
+void pidmap_track_uids(PidMap *m, bool on) {
+        m->track_uids = on;
+        if (!on) {
+                m->uids = mfree(m->uids);
+                m->n_uid_buckets = m->n_uids = 0;
+        }
+}
+
+void pidmap_note_uid(PidMap *m, pid_t tgid, uid_t uid) {
+        if (m->track_uids && tgid > 0)
+                uid_put(m, tgid, uid);
+}
+
+/* In the uid table: a process found gone with nothing known of it; asked no more (a new process of its pid
+ * comes with a fork, which replaces the entry). */
+#define UID_GONE ((uid_t) -2)
+
+/* Noted, else read from /proc and remembered; UID_INVALID when gone. */
+static uid_t uid_of(PidMap *m, pid_t pid) {
+        struct PidEntry *e = table_find(m->uids, m->n_uid_buckets, pid);
+        uid_t uid;
+
+        if (e && e->uid == UID_GONE)
+                return UID_INVALID;
+        if (e && e->uid != UID_INVALID)
+                return e->uid;
+        if (proc_get_uid(m->proc, pid, &uid) < 0)
+                return UID_INVALID;
+        if (m->track_uids)
+                uid_put(m, pid, uid);
+        return uid;
+}
+
+uid_t pidmap_uid(PidMap *m, pid_t tgid) {
+        struct PidEntry *f;
+        uid_t uid;
+        pid_t p;
+
+        if (tgid <= 0)
+                return UID_INVALID;
+        uid = uid_of(m, tgid);
+        if (uid != UID_INVALID)
+                return uid;
+        /* exited before we looked: its parent's, or the nearest ancestor's we know (a subshell exits with
+         * its children), through the forks we saw; a uid change is noted for the process that made it, so
+         * the walk does not cross one. Remembered, as a gone process's reads come in bursts. */
+        p = tgid;
+        for (unsigned depth = 0; uid == UID_INVALID && depth < MAX_DEPTH; depth++) {
+                f = table_find(m->forks, m->n_fork_buckets, p);
+                if (!f || f->parent <= 0)
+                        break;
+                p = f->parent;
+                uid = uid_of(m, p);
+        }
+        if (m->track_uids)
+                uid_put(m, tgid, uid == UID_INVALID ? UID_GONE : uid);
+        return uid;
 }
 
 void pidmap_note_thread(PidMap *m, pid_t tid, pid_t tgid) {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -18,6 +19,9 @@ typedef struct PidMap {
         size_t n_fork_buckets, n_forks;
         struct PidEntry *threads;       /* thread -> its process (pid = tid, parent = tgid) */
         size_t n_thread_buckets, n_threads;
+        bool track_uids;                /* pidmap_track_uids() */
+        struct PidEntry *uids;          /* process -> its real uid (pid = tgid, uid; UID_INVALID: ask /proc) */
+        size_t n_uid_buckets, n_uids;
 } PidMap;
 
 void pidmap_init(PidMap *m, const char *proc);
@@ -31,6 +35,16 @@ void pidmap_note_thread(PidMap *m, pid_t tid, pid_t tgid);
 /* The process of a thread: noted, else /proc/TID/status "Tgid:" (remembered), else tid itself. */
 pid_t pidmap_tgid(PidMap *m, pid_t tid);
 void pidmap_done(PidMap *m);
+
+/* The real uid of processes, for the boot session's share of users (boot-share.h): kept while on, from
+ * the kernel's process events (a fork's child has its parent's, a setuid changes it) and /proc. Off forgets
+ * them. */
+void pidmap_track_uids(PidMap *m, bool on);
+/* Process tgid's real uid is now uid (a uid-change event, or an exec record's). */
+void pidmap_note_uid(PidMap *m, pid_t tgid, uid_t uid);
+/* Process tgid's real uid: as noted, else /proc/PID/status's (remembered), else, for a process gone
+ * already, its nearest ancestor's that is known (through the forks seen), else UID_INVALID. */
+uid_t pidmap_uid(PidMap *m, pid_t tgid);
 
 /* Returns the session the pid belongs to, or NULL. `sessions` is the list of open launch sessions. */
 Session *pidmap_lookup(PidMap *m, Session *sessions, pid_t pid);

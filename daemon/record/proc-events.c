@@ -41,8 +41,7 @@ int proc_events_open(void) {
         return TAKE_FD(fd);
 }
 
-int proc_events_drain(int fd, void (*fork_cb)(pid_t child, pid_t parent, void *userdata),
-                      void (*thread_cb)(pid_t tid, pid_t tgid, void *userdata), void *userdata) {
+int proc_events_drain(int fd, const ProcEventHandlers *handlers, void *userdata) {
         union {
                 struct nlmsghdr nl;
                 char buf[8192];
@@ -55,8 +54,12 @@ int proc_events_drain(int fd, void (*fork_cb)(pid_t child, pid_t parent, void *u
                 if (n < 0) {
                         if (errno == EAGAIN || errno == EINTR)
                                 return n_forks;
-                        if (errno == ENOBUFS)
-                                continue;   /* some forks were lost; attribution falls back to /proc */
+                        if (errno == ENOBUFS) {
+                                /* some were lost; attribution falls back to /proc */
+                                if (handlers->lost)
+                                        handlers->lost(userdata);
+                                continue;
+                        }
                         return -errno;
                 }
                 for (struct nlmsghdr *h = &u.nl; NLMSG_OK(h, (size_t) n); h = NLMSG_NEXT(h, n)) {
@@ -72,16 +75,24 @@ int proc_events_drain(int fd, void (*fork_cb)(pid_t child, pid_t parent, void *u
                         /* copied out: the event lies 4 bytes past an 8-byte boundary (after the 16-byte
                          * netlink and 20-byte connector headers) and holds a 64-bit timestamp */
                         memcpy(&ev, cn->data, sizeof ev);
+                        if (ev.what == PROC_EVENT_UID) {
+                                if (handlers->uid)
+                                        handlers->uid(ev.event_data.id.process_tgid, ev.event_data.id.r.ruid,
+                                                      userdata);
+                                continue;
+                        }
                         if (ev.what != PROC_EVENT_FORK)
                                 continue;
                         /* new threads share the parent's tgid: page events name threads */
                         if (ev.event_data.fork.child_pid != ev.event_data.fork.child_tgid) {
-                                if (thread_cb)
-                                        thread_cb(ev.event_data.fork.child_pid, ev.event_data.fork.child_tgid,
-                                                  userdata);
+                                if (handlers->thread)
+                                        handlers->thread(ev.event_data.fork.child_pid,
+                                                         ev.event_data.fork.child_tgid, userdata);
                                 continue;
                         }
-                        fork_cb(ev.event_data.fork.child_tgid, ev.event_data.fork.parent_tgid, userdata);
+                        if (handlers->fork)
+                                handlers->fork(ev.event_data.fork.child_tgid, ev.event_data.fork.parent_tgid,
+                                               userdata);
                         n_forks++;
                 }
         }

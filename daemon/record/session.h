@@ -73,6 +73,8 @@ typedef struct SessionMetaRange {
  * events are taken on ext4 only (32-bit inode numbers, page-files.c), and a dev_t of Linux fits 32 bits
  * (12-bit major, 20-bit minor). */
 #define SESSION_INODE_LEFT_OUT UINT32_MAX
+/* left out for the boot session's share of users (boot-share.h): no obstacle to a system process's read */
+#define SESSION_INODE_USERS_FULL (UINT32_MAX - 2)
 typedef struct SessionInode {
         uint32_t ino;
         uint32_t file;          /* kept as file ^ (UINT32_MAX - 1), no file's index: 0 is an empty bucket */

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <sqlite3.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -856,7 +857,7 @@ int db_open(const char *path, Db **ret) {
 
         (void) sqlite3_extended_result_codes(db->sqlite, 1);
 
-        rc = sqlite3_busy_timeout(db->sqlite, 5000);
+        rc = sqlite3_busy_timeout(db->sqlite, DB_BUSY_TIMEOUT_MSEC);
         if (rc != SQLITE_OK)
                 return sqlite_errno(db->sqlite, rc);
 
@@ -2081,4 +2082,8 @@ int db_counts(Db *db, unsigned *ret_profiles, unsigned *ret_sessions, unsigned *
         if (ret_files)
                 *ret_files = (unsigned) sqlite3_column_int64(st, 2);
         return 0;
+}
+
+int db_set_busy_timeout(Db *db, unsigned msec) {
+        return sqlite_errno(db->sqlite, sqlite3_busy_timeout(db->sqlite, (int) MIN(msec, (unsigned) INT_MAX)));
 }

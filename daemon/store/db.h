@@ -370,3 +370,8 @@ int db_runs_close_waiting(Db *db, MoveReason why);
 /* 1 if the newest run that had the file moved every entry of it (or found it in place) and planned it at
  * this size and mtime, else 0. */
 int db_run_file_settled(Db *db, int64_t file_id, uint64_t size, int64_t mtime_ns);
+
+/* How long a statement waits for a lock another connection holds before it fails with -EBUSY:
+ * DB_BUSY_TIMEOUT_MSEC from db_open(); shorter where the caller has a better thing to do than wait. */
+#define DB_BUSY_TIMEOUT_MSEC 5000
+int db_set_busy_timeout(Db *db, unsigned msec);
