@@ -290,8 +290,13 @@ static void manager_update_marks(Manager *m) {
         pidmap_forget_forks(&m->pidmap);
         if (m->boot)
                 return;
-        if (recorder_disarm(m->recorder, m->exec_seq_seen) > 0)
-                log_debug("No window open: watching execs only");
+        if (recorder_disarm(m->recorder, m->exec_seq_seen) > 0) {
+                RecorderStats rs = recorder_get_stats(m->recorder);
+
+                log_debug("No window open: watching execs only (so far %" PRIu64 " exec(s) waited for every "
+                          "filesystem to be armed, %" PRIu64 " of them let go unarmed after %" PRIu64 " ms)",
+                          rs.execs_armed, rs.execs_arm_late, RECORDER_ARM_WAIT_USEC / USEC_PER_MSEC);
+        }
 }
 
 static int manager_schedule(Manager *m);
