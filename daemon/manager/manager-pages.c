@@ -53,6 +53,7 @@ static void session_take_page(Manager *m, Session *s, const PageCacheEvent *e, u
          * while one is open, but the last drain of the previous one may have left some) */
         if (t < s->start_usec)
                 return;
+        s->page_events++;
         /* a page of a block device: the filesystem's metadata (directories, inode tables), kept apart */
         if (e->ino == 0) {
                 const Filesystem *fs = filesystem_list_find_dev(&m->filesystems, e->dev);

@@ -235,6 +235,8 @@ static void log_session_ranges(const Session *s, const ProfileSessionFiles *f) {
                  profile_kind_to_string(s->kind), s->profile, n, n == 1 ? "" : "s", s->lost_pages,
                  s->lost_pages == 1 ? "" : "s", s->n_meta, s->n_meta == 1 ? "" : "s", s->skipped_metadata,
                  s->skipped_metadata == 1 ? "" : "s", f->n_warm, f->n_warm == 1 ? "" : "s");
+        log_info("The %s session of %s took %" PRIu64 " page-cache event%s", profile_kind_to_string(s->kind),
+                 s->profile, s->page_events, s->page_events == 1 ? "" : "s");
 }
 
 /* Resolve a session's files (path, size, type) and store it. Files that vanished before we got to them
@@ -269,6 +271,11 @@ static int manager_save_session(Manager *m, Session *s, int64_t *ret_id) {
         if (s->full)
                 log_info("The %s session of %s reached MaxSessionFiles=%zu: later files were left out, stored as incomplete",
                          profile_kind_to_string(s->kind), s->profile, s->max_files);
+        if (s->ranges_full)
+                log_info("The %s session of %s reached its limit of page ranges (%zu, %d of one file): %" PRIu64
+                         " page%s of later ranges left out, stored as incomplete",
+                         profile_kind_to_string(s->kind), s->profile, s->max_ranges, SESSION_MAX_FILE_RANGES,
+                         s->skipped_pages, s->skipped_pages == 1 ? "" : "s");
         if (s->kind == PROFILE_APP)
                 launch_count_bump(m, s->profile);
         /* nothing to merge when the profile itself went */
@@ -459,6 +466,7 @@ static void manager_handle_exec(Manager *m, const ExecRecord *rec) {
         s->uid = rec->uid;
         s->pages = m->pages != NULL;
         s->max_files = m->config.max_session_files;
+        s->max_ranges = session_max_ranges(s->kind, s->max_files);
         /* On desktops an app-*.scope/.service made for this launch holds its D-Bus-activated helpers too;
          * but a scope shared with others (a terminal's, with all its tabs) would swallow unrelated
          * programs: use the cgroup only if the new process is alone in it. */
@@ -770,6 +778,7 @@ static int manager_start_boot_session(Manager *m) {
         if (r < 0)
                 return log_error_errno(r, "Failed to start boot session: %m");
         m->boot->max_files = m->config.max_session_files;
+        m->boot->max_ranges = session_max_ranges(PROFILE_BOOT, m->boot->max_files);
         m->boot->pages = m->pages != NULL;
         r = recorder_arm(m->recorder);
         if (r < 0)
