@@ -335,8 +335,9 @@ static int on_open_events(sd_event_source *source, int fd, uint32_t revents, voi
 
 /* Reads made inside a window may still wait in the fanotify queue (a busy or stopped daemon): take them
  * before a window closes or the daemon stops, so they count for it. Bounded: a reader that never stops
- * must not keep the window open. Then the pages read so far. */
-static void manager_drain_queues(Manager *m) {
+ * must not keep the window open. Then the pages read so far, bounded too: returns how many page events
+ * still wait. */
+static size_t manager_drain_queues(Manager *m) {
         if (m->recorder)
                 for (unsigned i = 0; i < 64; i++) {
                         struct pollfd p = { .fd = m->recorder->open_fd, .events = POLLIN };
@@ -344,21 +345,32 @@ static void manager_drain_queues(Manager *m) {
                                 break;
                         (void) on_open_events(NULL, m->recorder->open_fd, EPOLLIN, m);
                 }
-        manager_pages_drain(m);
+        return manager_pages_drain(m);
+}
+
+/* A window closes with page events still waiting to be given to the sessions: some may be its own. */
+static void session_pages_left(Session *s, size_t left) {
+        if (left == 0)
+                return;
+        s->incomplete = true;
+        s->lost_pages += left;
 }
 
 static int on_timer(sd_event_source *source, uint64_t usec, void *userdata) {
         Manager *m = userdata;
         uint64_t now = now_usec(CLOCK_MONOTONIC);
+        size_t left = manager_drain_queues(m);
 
-        manager_drain_queues(m);
-
-        if (m->boot && m->boot->deadline_usec <= now)
+        if (m->boot && m->boot->deadline_usec <= now) {
+                session_pages_left(m->boot, left);
                 manager_end_session(m, m->boot);
+        }
         for (Session *s = m->launches, *n; s; s = n) {
                 n = s->next;
-                if (s->deadline_usec <= now)
+                if (s->deadline_usec <= now) {
+                        session_pages_left(s, left);
                         manager_end_session(m, s);
+                }
         }
         manager_update_marks(m);
         manager_notify_status(m);
@@ -966,13 +978,16 @@ int manager_start(Manager *m) {
 }
 
 void manager_flush(Manager *m) {
-        manager_drain_queues(m);
+        size_t left = manager_drain_queues(m);
+
         if (m->boot) {
                 m->boot->incomplete = true;
+                session_pages_left(m->boot, left);
                 manager_end_session(m, m->boot);
         }
         while (m->launches) {
                 m->launches->incomplete = true;
+                session_pages_left(m->launches, left);
                 manager_end_session(m, m->launches);
         }
         /* after the sessions are safe: the mover may need a moment to stop */

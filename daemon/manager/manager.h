@@ -65,6 +65,9 @@ typedef struct Manager {
         Recorder *recorder;
         PageReader *pages;              /* page-cache events; NULL: none (whole files, as fanotify sees them) */
         sd_event_source *pages_source;
+        sd_event_source *pages_defer;   /* gives pages_pending to the sessions a slice at a time */
+        PageCacheEvent *pages_pending;  /* taken from the reader: [pages_pending_next, n_pages_pending) wait */
+        size_t n_pages_pending, pages_pending_next;
         uint64_t pages_received, pages_lost, pages_unresolved;
         sd_event_source *open_source, *exec_source, *fork_source, *mountinfo_source, *timer_source;
         sd_event_source *resolve_source;        /* idle priority: names new session files in small chunks */
@@ -156,8 +159,9 @@ void manager_take_open_events(Manager *m, const void *buf, size_t n, uint64_t no
 int manager_pages_start(Manager *m);
 void manager_pages_stop(Manager *m);
 void manager_pages_set_filesystems(Manager *m);
-/* Takes what the kernel buffered now, before windows close. */
-void manager_pages_drain(Manager *m);
+/* Takes what the kernel buffered now, before windows close, and gives it to the sessions, for at most a
+ * quarter of a second: returns how many events still wait (they count as lost for a window closing now). */
+size_t manager_pages_drain(Manager *m);
 /* manager.c, for manager-pages.c */
 void manager_drain_forks(Manager *m);
 void manager_want_resolve(Manager *m);
