@@ -64,6 +64,7 @@ Manager *manager_free(Manager *m) {
         sd_event_source_disable_unref(m->resolve_source);
         sd_event_source_disable_unref(m->exit_source);
         manager_idle_done(m);
+        manager_space_done(m);
         sd_bus_slot_unref(m->startup_finished_slot);
         sd_event_source_disable_unref(m->bus_retry_source);
         sd_event_source_disable_unref(m->boot_poll_source);
@@ -329,6 +330,8 @@ static void manager_end_session(Manager *m, Session *s) {
         }
         /* big sessions leave big freed chunks behind: hand them back to the system */
         (void) malloc_trim(0);
+        /* and the database's pages: pruned sessions and the merged profile's old ranges */
+        manager_space_check(m);
 }
 
 static int on_open_events(sd_event_source *source, int fd, uint32_t revents, void *userdata);

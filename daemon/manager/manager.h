@@ -113,6 +113,12 @@ typedef struct Manager {
         double quality_worst_percent;
         bool quality_checking;          /* the check is on the worker: the decision waits for it */
 
+        /* the database's free pages handed back (manager-space.c) */
+        sd_event_source *space_source;
+        bool space_vacuum;              /* steps to go; then the WAL is truncated */
+        unsigned space_tries;           /* WAL truncations refused (a reader) so far */
+        uint64_t space_freed;           /* bytes handed back by these steps */
+
         /* launches stored this boot, per executable: the database keeps only KeepLaunches= of them */
         char **launch_paths;
         unsigned *launch_counts;
@@ -162,6 +168,9 @@ void manager_pages_set_filesystems(Manager *m);
 /* Takes what the kernel buffered now, before windows close, and gives it to the sessions, for at most a
  * quarter of a second: returns how many events still wait (they count as lost for a window closing now). */
 size_t manager_pages_drain(Manager *m);
+/* manager-space.c: after deletes, hand the database's free pages back at idle (if they are many) */
+void manager_space_check(Manager *m);
+void manager_space_done(Manager *m);
 /* manager.c, for manager-pages.c */
 void manager_drain_forks(Manager *m);
 void manager_want_resolve(Manager *m);
