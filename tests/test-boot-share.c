@@ -82,7 +82,7 @@ TEST(pages_and_metadata) {
         ASSERT_EQ(boot_share_add_file(&b, s, true, &a, 1, NULL, NULL), 1);
         ASSERT_EQ(boot_share_add_file(&b, s, false, &c, 2, NULL, NULL), 1);
         ASSERT_EQ(boot_share_add_pages(&b, s, true, 0, 0, 10, 3), 10);
-        ASSERT_EQ(boot_share_add_pages(&b, s, true, 0, 20, 10, 4), 10);     /* over it by this one */
+        ASSERT_EQ(boot_share_add_pages(&b, s, true, 0, 30, 10, 4), 10);     /* over it by this one (a range of its own: more than 16 pages after the first) */
         ASSERT_EQ(b.user_pages, 20);
         ASSERT_EQ(boot_share_add_pages(&b, s, true, 0, 40, 10, 5), 0);      /* at the share */
         ASSERT_EQ(boot_share_add_pages(&b, s, true, 1, 40, 10, 5), 0);      /* of any file */

@@ -1057,6 +1057,93 @@ static int add_ranges(Db *db, const char *profile, uint64_t started, const unsig
                 }, keep, ret_id);
 }
 
+/* The database file and its WAL, in bytes. */
+static uint64_t db_bytes(const char *path) {
+        char wal[300];
+        struct stat st;
+        uint64_t n = 0;
+
+        if (stat(path, &st) >= 0)
+                n += (uint64_t) st.st_size;
+        (void) snprintf(wal, sizeof wal, "%s-wal", path);
+        if (stat(wal, &st) >= 0)
+                n += (uint64_t) st.st_size;
+        return n;
+}
+
+/* A session of 16 files with 16,384 one-page ranges (as many as a launch keeps). */
+static void add_capped_session(Db *db, const char *profile, uint64_t started) {
+        const size_t n = 16384;
+        _cleanup_free_ DbSessionRange *r = calloc(n, sizeof *r);
+        unsigned nums[16];
+
+        ASSERT_TRUE(r);
+        for (unsigned i = 0; i < 16; i++)
+                nums[i] = 100 + i;
+        for (size_t i = 0; i < n; i++)
+                r[i] = (DbSessionRange) { .file = i % 16, .offset = (i / 16) * 32 * 4096, .length = 4096,
+                                          .offset_usec = i };
+        ASSERT_OK(add_ranges(db, profile, started, nums, 16, r, n, 5, NULL));
+}
+
+/* Space is handed back: a database made now has auto_vacuum = INCREMENTAL; after a big session is
+ * forgotten, vacuum steps hand its pages back and the WAL is truncated: the file and its WAL are as big as
+ * before the session. A database made before (auto_vacuum = NONE) is converted by its first step. */
+static void check_space_returned(const char *p, bool incremental) {
+        _cleanup_(db_freep) Db *db = NULL;
+        DbSpace sp;
+        uint64_t before, full;
+        int64_t left;
+        unsigned steps = 0;
+
+        ASSERT_OK(db_open(p, &db));
+        ASSERT_OK(db_space(db, &sp));
+        ASSERT_EQ(sp.incremental, incremental);
+        ASSERT_OK(db_checkpoint_truncate(db));
+        before = db_bytes(p);
+        add_capped_session(db, APP, 5000);
+        full = db_bytes(p);
+        ASSERT_TRUE(full > before + 512 * 1024);
+        ASSERT_OK(db_forget_profile(db, APP));
+        ASSERT_OK(db_space(db, &sp));
+        ASSERT_TRUE(sp.free_pages * sp.page_size > 512 * 1024);
+        while ((left = db_vacuum_step(db, 64)) > 0)
+                ASSERT_TRUE(++steps < 10000);
+        ASSERT_EQ(left, 0);
+        ASSERT_OK(db_space(db, &sp));
+        ASSERT_TRUE(sp.incremental && sp.free_pages == 0);
+        /* incremental: a few pages a step */
+        ASSERT_TRUE(incremental ? steps >= 2 : steps == 0);
+        ASSERT_OK(db_checkpoint_truncate(db));
+        fprintf(stderr, "   %s: %" PRIu64 " bytes before, %" PRIu64 " with the session, %" PRIu64 " after, %u steps\n",
+                incremental ? "incremental" : "converted", before, full, db_bytes(p), steps);
+        ASSERT_TRUE(db_bytes(p) <= before + before / 10);
+}
+
+TEST(space) {
+        const char *p = tmp_path("space.db");
+        sqlite3 *raw = NULL;
+        _cleanup_(db_freep) Db *mem = NULL;
+
+        (void) unlink(p);
+        {
+                _cleanup_(db_freep) Db *db = NULL;
+
+                ASSERT_OK(db_open(p, &db));
+                ASSERT_OK(ADD(db, "boot", PROFILE_BOOT, BOOT_A, 1000, 3, 1, 2, 3));
+        }
+        check_space_returned(p, true);
+        /* as made before: auto_vacuum off */
+        ASSERT_EQ(sqlite3_open(p, &raw), SQLITE_OK);
+        ASSERT_EQ(sqlite3_exec(raw, "PRAGMA auto_vacuum = NONE; VACUUM", NULL, NULL, NULL), SQLITE_OK);
+        sqlite3_close(raw);
+        check_space_returned(p, false);
+        /* in memory: nothing to truncate */
+        ASSERT_OK(db_open(":memory:", &mem));
+        ASSERT_OK(db_checkpoint_truncate(mem));
+        ASSERT_ERROR(db_vacuum_step(mem, 0), EINVAL);
+}
+
 /* The profile's ranges as "num:offset+length ..." (file numbers as file_make() made them). */
 static char *ranges_string(Db *db, const char *name) {
         static char buf[1024];
@@ -1331,6 +1418,7 @@ int main(int argc, char **argv) {
         RUN(truncated);
         RUN(prefetch);
         RUN(second_connection);
+        RUN(space);
 
         ASSERT_OK(nftw(tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS));
         return EXIT_SUCCESS;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "db.h"
@@ -14,6 +15,7 @@
 #include "macro.h"
 #include "mounts.h"
 #include "profile.h"
+#include "resident.h"
 #include "session.h"
 #include "test-scratch.h"
 #include "test-util.h"
@@ -416,6 +418,40 @@ TEST(session_ranges) {
         ASSERT_EQ(m[1].length, page);
 }
 
+/* Pages in the page cache: counted without walking a huge sparse file (cachestat), or walked within the
+ * caller's budget (mincore, kernels before 6.5). */
+TEST(resident_pages) {
+        uint64_t page = (uint64_t) sysconf(_SC_PAGESIZE), n = 0, budget = 0;
+        const uint64_t size = UINT64_C(64) << 30;
+        int fd, r;
+
+        fd = open(test_path(dir, "sparse"), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_TRUE(ftruncate(fd, (off_t) size) == 0);
+        /* written, not read: a read of a hole inserts no page on tmpfs */
+        ASSERT_TRUE(pwrite(fd, "x", 1, 0) == 1);
+        ASSERT_TRUE(pwrite(fd, "x", 1, (off_t) (size / 2)) == 1);
+        ASSERT_TRUE(pwrite(fd, "x", 1, (off_t) (size - page)) == 1);
+        r = file_resident_pages(fd, size, &budget, &n);
+        /* cachestat(2) with a bad fd: EBADF where the kernel has it */
+        if (syscall(451, -1, NULL, NULL, 0) < 0 && errno == ENOSYS) {
+                fprintf(stderr, "   no cachestat(2): 64 GiB not walked with no budget\n");
+                ASSERT_ERROR(r, EFBIG);
+        } else {
+                ASSERT_OK(r);
+                ASSERT_EQ(n, 3);
+        }
+        ASSERT_EQ(budget, 0);
+        /* a small file: counted either way, the walk from the budget */
+        ASSERT_TRUE(ftruncate(fd, (off_t) (10 * page)) == 0);
+        ASSERT_TRUE(pwrite(fd, "x", 1, (off_t) (4 * page)) == 1);
+        budget = 100;
+        ASSERT_OK(file_resident_pages(fd, 10 * page, &budget, &n));
+        ASSERT_EQ(n, 2);
+        ASSERT_TRUE(budget == (r == -EFBIG ? 90 : 100));
+        close(fd);
+}
+
 /* Each test in a directory of its own. */
 typedef struct NamedRange {
         const char *name;
@@ -558,5 +594,6 @@ int main(void) {
         RUN_IN_DIR(left_out);
         RUN_IN_DIR(session_ranges);
         RUN_IN_DIR(merged_ranges);
+        RUN_IN_DIR(resident_pages);
         return EXIT_SUCCESS;
 }

@@ -169,28 +169,36 @@ TEST(session_pages) {
         ASSERT_EQ(session_add_pages(s, 1, 0, 10, 1500), 0);
         ASSERT_EQ(s->n_touches, 3);
 
-        /* a folio over known pages and a gap: only the gap's pieces are new (two of them here) */
+        /* a folio over known pages and a gap: only the gap's pieces are new (two of them here, apart: the
+         * pages between them are in a range already) */
         ASSERT_EQ(session_add_pages(s, 1, 30, 2, 1600), 2);             /* B 30-31 */
+        ASSERT_EQ(session_add_pages(s, 0, 200, 2, 1650), 2);            /* A 200-201 */
         ASSERT_EQ(session_add_pages(s, 1, 8, 32, 1700), 28);            /* B 8-39: new 10-29 and 32-39 */
-        ASSERT_EQ(s->n_touches, 6);
+        ASSERT_EQ(s->n_touches, 7);
         assert_range(s, 3, 1, 30, 2, 600);
-        assert_range(s, 4, 1, 10, 20, 700);
-        assert_range(s, 5, 1, 32, 8, 700);
+        assert_range(s, 4, 0, 200, 2, 650);
+        assert_range(s, 5, 1, 10, 20, 700);
+        assert_range(s, 6, 1, 32, 8, 700);
         /* B's set is one span now, 0-39 */
         ASSERT_EQ(s->seen[1].n, 1);
         ASSERT_EQ(s->seen[1].spans[0].first, 0);
         ASSERT_EQ(s->seen[1].spans[0].n, 40);
+        ASSERT_EQ(s->seen[1].ranges, 4);
 
-        /* out of order and merging spans: 100-109, 120-129, then 105-124 bridges them */
+        /* out of order and merging spans: 100-109, 140-149 (too far to join), then 105-144 bridges them,
+         * its new pages 110-139 joining the last range (they end where it starts) */
         ASSERT_EQ(session_add_pages(s, 0, 100, 10, 1800), 10);
-        ASSERT_EQ(session_add_pages(s, 0, 120, 10, 1800), 10);
+        ASSERT_EQ(session_add_pages(s, 0, 140, 10, 1800), 10);
+        ASSERT_EQ(s->seen[0].n, 4);
+        ASSERT_EQ(session_add_pages(s, 0, 105, 40, 1900), 30);
         ASSERT_EQ(s->seen[0].n, 3);
-        ASSERT_EQ(session_add_pages(s, 0, 105, 20, 1900), 10);
-        ASSERT_EQ(s->seen[0].n, 2);
         ASSERT_EQ(s->seen[0].spans[1].first, 100);
-        ASSERT_EQ(s->seen[0].spans[1].n, 30);
-        assert_range(s, s->n_touches - 1, 0, 110, 10, 900);
-        ASSERT_EQ(session_add_pages(s, 0, 0, 200, 2000), 200 - 24 - 30);
+        ASSERT_EQ(s->seen[0].spans[1].n, 50);
+        assert_range(s, s->n_touches - 1, 0, 110, 40, 800);
+        /* 24-99 ends 10 pages before the last range, but pages 100-109 between are in a range: apart */
+        ASSERT_EQ(session_add_pages(s, 0, 0, 200, 2000), 200 - 24 - 50);
+        assert_range(s, s->n_touches - 2, 0, 24, 76, 1000);
+        assert_range(s, s->n_touches - 1, 0, 150, 50, 1000);
 
         /* memory: ranges and spans are counted */
         m1 = session_memory(s);
@@ -321,19 +329,19 @@ TEST(session_page_set_in_place) {
         ASSERT_EQ(s->seen[0].allocated, 0);
         ASSERT_EQ(page_set_span(&s->seen[0], 0).first, 5);
         ASSERT_EQ(page_set_span(&s->seen[0], 0).n, 20);
-        /* a second span apart: allocated, both kept in order */
-        ASSERT_EQ(session_add_pages(s, 0, 40, 2, 500), 2);
+        /* a second span apart (too far to join the range): allocated, both kept in order */
+        ASSERT_EQ(session_add_pages(s, 0, 50, 2, 500), 2);
         ASSERT_EQ(s->seen[0].n, 2);
         ASSERT_TRUE(s->seen[0].allocated >= 2);
         ASSERT_EQ(page_set_span(&s->seen[0], 0).first, 5);
         ASSERT_EQ(page_set_span(&s->seen[0], 0).n, 20);
-        ASSERT_EQ(page_set_span(&s->seen[0], 1).first, 40);
+        ASSERT_EQ(page_set_span(&s->seen[0], 1).first, 50);
         ASSERT_EQ(page_set_span(&s->seen[0], 1).n, 2);
         /* bridged: one span again (it stays allocated), only the gap is new */
-        ASSERT_EQ(session_add_pages(s, 0, 0, 50, 600), 5 + 15 + 8);
+        ASSERT_EQ(session_add_pages(s, 0, 0, 60, 600), 5 + 25 + 8);
         ASSERT_EQ(s->seen[0].n, 1);
         ASSERT_EQ(s->seen[0].spans[0].first, 0);
-        ASSERT_EQ(s->seen[0].spans[0].n, 50);
+        ASSERT_EQ(s->seen[0].spans[0].n, 60);
 
         /* B: a span beyond 32 bits of pages cannot stay in place */
         ASSERT_EQ(session_add_pages(s, 1, (uint64_t) UINT32_MAX + 10, 3, 700), 3);
@@ -376,6 +384,237 @@ TEST(session_page_set_in_place) {
         session_free(s);
 }
 
+/* Joining the last range: new pages of its file less than SESSION_RANGE_JOIN_PAGES after its end or before
+ * its start join it over the gap, unless a page between is in a range already or another file's range
+ * came between. */
+TEST(session_range_join) {
+        Session *s = NULL;
+        FileKey a = key(10), b = key(11);
+
+        ASSERT_OK(session_new(PROFILE_APP, "/bin/x", 0, 10 * USEC_PER_SEC, &s));
+        ASSERT_EQ(session_add(s, &a, 0), 1);
+        ASSERT_EQ(session_add(s, &b, 0), 1);
+        /* every other page forward: one range */
+        for (uint64_t p = 0; p < 200; p += 2)
+                ASSERT_EQ(session_add_pages(s, 0, p, 1, 100 + p), 1);
+        ASSERT_EQ(s->n_touches, 1);
+        assert_range(s, 0, 0, 0, 199, 100);
+        /* the pages between are seen now: nothing new */
+        ASSERT_EQ(session_add_pages(s, 0, 1, 1, 500), 0);
+        /* the largest gap that joins, then one page more */
+        ASSERT_EQ(session_add_pages(s, 0, 199 + SESSION_RANGE_JOIN_PAGES - 1, 1, 600), 1);
+        ASSERT_EQ(s->n_touches, 1);
+        ASSERT_EQ(s->touches[0].n_pages, 199 + SESSION_RANGE_JOIN_PAGES);
+        ASSERT_EQ(session_add_pages(s, 0, 1000 + SESSION_RANGE_JOIN_PAGES, 1, 700), 1);
+        ASSERT_EQ(session_add_pages(s, 0, 1000 + 2 * SESSION_RANGE_JOIN_PAGES + 1, 1, 700), 1);
+        ASSERT_EQ(s->n_touches, 3);
+        /* backwards, page by page and in strides: one range, its first touch kept */
+        ASSERT_EQ(session_add_pages(s, 1, 5000, 4, 800), 4);
+        for (uint64_t p = 4999; p >= 4900; p -= 3)
+                ASSERT_EQ(session_add_pages(s, 1, p, 1, 900), 1);
+        ASSERT_EQ(s->n_touches, 4);
+        assert_range(s, 3, 1, 4900, 104, 800);
+        /* the gap back to B's range holds pages of it: 4850 starts a range of its own, and 4860-4899
+         * joins that one, not the older */
+        ASSERT_EQ(session_add_pages(s, 1, 4850, 1, 1000), 1);
+        ASSERT_EQ(session_add_pages(s, 1, 4860, 40, 1000), 40);
+        ASSERT_EQ(s->n_touches, 5);
+        assert_range(s, 4, 1, 4850, 50, 1000);
+        /* another file's range between: A's pages right after its last range are a range of their own */
+        ASSERT_EQ(session_add_pages(s, 0, 1000 + 2 * SESSION_RANGE_JOIN_PAGES + 2, 1, 1100), 1);
+        ASSERT_EQ(s->n_touches, 6);
+        ASSERT_EQ(s->seen[0].ranges, 4);
+        ASSERT_EQ(s->seen[1].ranges, 2);
+        ASSERT_TRUE(!s->incomplete && !s->ranges_full && s->skipped_pages == 0);
+        ASSERT_ERROR(session_add_pages(s, 0, UINT64_MAX - 1, 2, 1200), EINVAL);
+        session_free(s);
+}
+
+/* The caps: SESSION_MAX_FILE_RANGES ranges of one file, max_ranges of the session. Pages past them that
+ * would start a range are counted, not kept; pages continuing the last range and pages seen are not
+ * affected; the session is marked incomplete. */
+TEST(session_range_caps) {
+        Session *s = NULL;
+        FileKey a = key(10), b = key(11), c = key(12);
+        const uint64_t stride = 2 * SESSION_RANGE_JOIN_PAGES;
+
+        /* a launch keeps fewer than the boot, which keeps as many as its files may be */
+        ASSERT_OK(session_new(PROFILE_APP, "/bin/x", 0, 10 * USEC_PER_SEC, &s));
+        ASSERT_EQ(s->max_ranges, SESSION_MAX_LAUNCH_RANGES);
+        s = session_free(s);
+        ASSERT_EQ(session_max_ranges(PROFILE_APP, 200000), SESSION_MAX_LAUNCH_RANGES);
+        ASSERT_EQ(session_max_ranges(PROFILE_BOOT, 200000), 200000);
+        ASSERT_EQ(session_max_ranges(PROFILE_BOOT, 100), SESSION_MAX_RANGES);
+        ASSERT_EQ(session_max_ranges(PROFILE_BOOT, 0), 0);
+        ASSERT_OK(session_new(PROFILE_BOOT, "boot", 0, 10 * USEC_PER_SEC, &s));
+        ASSERT_EQ(s->max_ranges, SESSION_MAX_RANGES);
+        ASSERT_EQ(session_add(s, &a, 0), 1);
+        ASSERT_EQ(session_add(s, &b, 0), 1);
+        ASSERT_EQ(session_add(s, &c, 0), 1);
+        /* A, backwards in strides too far apart to join: the worst order for the sorted spans */
+        for (uint64_t i = SESSION_MAX_FILE_RANGES; i > 0; i--)
+                ASSERT_EQ(session_add_pages(s, 0, i * stride, 1, i), 1);
+        ASSERT_EQ(s->n_touches, SESSION_MAX_FILE_RANGES);
+        ASSERT_EQ(s->seen[0].n, SESSION_MAX_FILE_RANGES);
+        ASSERT_TRUE(s->seen[0].allocated <= 2 * SESSION_MAX_FILE_RANGES);
+        ASSERT_TRUE(!s->incomplete && !s->ranges_full);
+        /* one more range of A: left out, counted */
+        ASSERT_EQ(session_add_pages(s, 0, 3, 4, 10), 0);
+        ASSERT_TRUE(s->incomplete && s->ranges_full);
+        ASSERT_EQ(s->skipped_pages, 4);
+        ASSERT_EQ(s->n_touches, SESSION_MAX_FILE_RANGES);
+        /* an event over seen and new pages of A: the seen ones are nothing, the new ones counted */
+        ASSERT_EQ(session_add_pages(s, 0, 2 * stride - 1, 3, 11), 0);
+        ASSERT_EQ(s->skipped_pages, 6);
+        /* continuing A's last range (page stride, read last) still extends it */
+        ASSERT_EQ(session_add_pages(s, 0, stride + 1, 2, 12), 2);
+        ASSERT_EQ(s->touches[s->n_touches - 1].n_pages, 3);
+        ASSERT_EQ(s->seen[0].n, SESSION_MAX_FILE_RANGES);
+        /* B is not A */
+        ASSERT_EQ(session_add_pages(s, 1, 0, 1, 13), 1);
+        ASSERT_EQ(s->seen[1].ranges, 1);
+
+        /* the session's cap */
+        s->max_ranges = s->n_touches + 2;
+        ASSERT_EQ(session_add_pages(s, 2, 0, 1, 14), 1);
+        ASSERT_EQ(session_add_pages(s, 1, 100, 1, 15), 1);
+        ASSERT_EQ(s->n_touches, s->max_ranges);
+        ASSERT_EQ(session_add_pages(s, 2, 100, 5, 16), 0);
+        ASSERT_EQ(s->skipped_pages, 11);
+        ASSERT_EQ(session_add_pages(s, 1, 101, 5, 17), 5);     /* continues the last range */
+        ASSERT_EQ(s->n_touches, s->max_ranges);
+        /* no limit */
+        s->max_ranges = 0;
+        ASSERT_EQ(session_add_pages(s, 2, 100, 5, 18), 5);
+        session_free(s);
+}
+
+/* A page set and the ranges against a bitmap per file, under random events (folios of 1-64 pages anywhere,
+ * runs forwards and backwards, strides, pages read again), with and without caps: the set is sorted,
+ * disjoint and never adjacent; it is exactly the union of the file's ranges, which never overlap; every page
+ * of an event is in it afterwards or counted as left out; what an event reports new is what was not in the
+ * set before, less what was left out; the ranges keep first-touch order. */
+#define REF_FILES 4
+#define REF_PAGES 100000
+
+static uint64_t rng_next(uint64_t *x) {
+        *x ^= *x << 13;
+        *x ^= *x >> 7;
+        *x ^= *x << 17;
+        return *x;
+}
+
+/* The union of the ranges, and each file's set against it. */
+static void ref_check(const Session *s, uint8_t ref[REF_FILES][REF_PAGES]) {
+        static uint8_t cover[REF_FILES][REF_PAGES];
+        uint32_t ranges[REF_FILES] = {};
+
+        memset(cover, 0, sizeof cover);
+        for (size_t i = 0; i < s->n_touches; i++) {
+                const SessionRange *t = &s->touches[i];
+
+                ASSERT_TRUE(t->file < REF_FILES && t->n_pages > 0 && t->first_page + t->n_pages <= REF_PAGES);
+                ASSERT_TRUE(i == 0 || t->offset_usec >= s->touches[i - 1].offset_usec);
+                ranges[t->file]++;
+                for (uint64_t p = t->first_page; p < t->first_page + t->n_pages; p++) {
+                        ASSERT_EQ(cover[t->file][p], 0);        /* ranges never overlap */
+                        cover[t->file][p] = 1;
+                }
+        }
+        ASSERT_TRUE(memcmp(cover, ref, sizeof cover) == 0);
+        for (uint32_t f = 0; f < REF_FILES; f++) {
+                const PageSet *ps = f < s->n_seen_files ? &s->seen[f] : &(PageSet) {};
+                uint64_t prev_end = 0;
+                size_t p = 0;
+
+                ASSERT_EQ(ps->ranges, ranges[f]);
+                ASSERT_TRUE(ps->n <= ps->ranges && ps->n <= SESSION_MAX_FILE_RANGES);
+                ASSERT_TRUE(ps->allocated == 0 ? ps->n <= 1 : ps->n <= ps->allocated);
+                for (uint32_t i = 0; i < ps->n; i++) {
+                        PageSpan sp = page_set_span(ps, i);
+
+                        ASSERT_TRUE(sp.n > 0 && (i == 0 || sp.first > prev_end));       /* apart */
+                        for (; p < sp.first; p++)
+                                ASSERT_EQ(cover[f][p], 0);
+                        for (; p < sp.first + sp.n; p++)
+                                ASSERT_EQ(cover[f][p], 1);
+                        prev_end = sp.first + sp.n;
+                }
+                for (; p < REF_PAGES; p++)
+                        ASSERT_EQ(cover[f][p], 0);
+        }
+}
+
+static void ref_run(uint64_t seed, size_t max_ranges, unsigned n_events) {
+        static uint8_t ref[REF_FILES][REF_PAGES];
+        Session *s = NULL;
+        uint64_t x = seed, cursor[REF_FILES] = {};
+        size_t max_spans = 0;
+
+        memset(ref, 0, sizeof ref);
+        ASSERT_OK(session_new(PROFILE_BOOT, "boot", 0, 10 * USEC_PER_SEC, &s));
+        s->max_ranges = max_ranges;
+        for (uint32_t f = 0; f < REF_FILES; f++) {
+                FileKey k = key(100 + f);
+                ASSERT_EQ(session_add(s, &k, 0), 1);
+        }
+        for (unsigned e = 0; e < n_events; e++) {
+                uint32_t f = (uint32_t) (rng_next(&x) % REF_FILES);
+                uint64_t r = rng_next(&x), n = UINT64_C(1) << (r % 7), first, fresh = 0, skipped;
+                size_t before = s->n_touches;
+                int k;
+
+                switch ((r >> 8) % 4) {
+                case 0:                 /* anywhere */
+                        first = (r >> 16) % REF_PAGES;
+                        break;
+                case 1:                 /* on from the file's last event, sometimes a stride */
+                        first = cursor[f] + ((r >> 16) % 3 == 0 ? (r >> 20) % 40 : 0);
+                        break;
+                case 2:                 /* back from it */
+                        first = cursor[f] > n + (r >> 16) % 40 ? cursor[f] - n - (r >> 16) % 40 : 0;
+                        break;
+                default:                /* read again */
+                        first = cursor[f] > 8 ? cursor[f] - 8 : 0;
+                        break;
+                }
+                first = MIN(first, (uint64_t) REF_PAGES - 1);
+                n = MIN(n, REF_PAGES - first);
+                for (uint64_t p = first; p < first + n; p++)
+                        fresh += !ref[f][p];
+                skipped = s->skipped_pages;
+                k = session_add_pages(s, f, first, n, e);
+                ASSERT_TRUE(k >= 0);
+                ASSERT_EQ((uint64_t) k + (s->skipped_pages - skipped), fresh);
+                /* the reference: the ranges this event made or changed (the last one before it, extended) */
+                for (size_t i = before > 0 ? before - 1 : 0; i < s->n_touches; i++)
+                        memset(&ref[s->touches[i].file][s->touches[i].first_page], 1, s->touches[i].n_pages);
+                /* the pages of the event are in the set now, unless some were left out */
+                if (s->skipped_pages == skipped)
+                        for (uint64_t p = first; p < first + n; p++)
+                                ASSERT_EQ(ref[f][p], 1);
+                cursor[f] = first + n;
+                max_spans = MAX(max_spans, (size_t) s->seen[f].n);
+                if (e % 1024 == 0 || e + 1 == n_events)
+                        ref_check(s, ref);
+        }
+        /* fragmented enough to mean something */
+        ASSERT_TRUE(max_spans > (max_ranges > 0 && max_ranges < 1000 ? max_ranges / REF_FILES / 2 : 500));
+        if (max_ranges > 0 && max_ranges < 1000) {
+                ASSERT_EQ(s->n_touches, max_ranges);
+                ASSERT_EQ(s->allocated_touches, max_ranges);    /* grown to the cap, not past it */
+                ASSERT_TRUE(s->ranges_full && s->incomplete && s->skipped_pages > 0);
+        } else
+                ASSERT_TRUE(!s->ranges_full && !s->incomplete);
+        session_free(s);
+}
+
+TEST(session_page_set_reference) {
+        ref_run(0x9E3779B97F4A7C15ULL, SESSION_MAX_RANGES, 20000);
+        ref_run(12345, 0, 20000);
+        ref_run(777, 300, 20000);       /* the session's cap reached early */
+}
+
 /* 100,000 files read once each (the memory benchmark's boot): every file, path, inode and page found
  * again, within a bound of bytes per file. */
 TEST(session_many_files_pages) {
@@ -384,6 +623,7 @@ TEST(session_many_files_pages) {
         uint32_t f;
 
         ASSERT_OK(session_new(PROFILE_BOOT, "boot", 0, USEC_PER_SEC, &s));
+        s->max_ranges = 200000;         /* the benchmark's MaxSessionFiles=, which the manager takes */
         for (uint32_t i = 0; i < 100000; i++) {
                 FileKey k = key(i * 2654435761u);
 
@@ -872,6 +1112,9 @@ int main(void) {
         RUN(session_metadata);
         RUN(session_paths);
         RUN(session_page_set_in_place);
+        RUN(session_range_join);
+        RUN(session_range_caps);
+        RUN(session_page_set_reference);
         RUN(session_many_files_pages);
         RUN(pidmap_attribution);
         RUN(pidmap_uids);

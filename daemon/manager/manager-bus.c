@@ -309,6 +309,7 @@ static int method_forget_profile(sd_bus_message *message, void *userdata, sd_bus
                 return reply_db_error(error, r, "forget profile");
         log_info("Forgot profile %s", name);
         (void) manager_refresh_counts(m);
+        manager_space_check(m);
         return sd_bus_reply_method_return(message, NULL);
 }
 
@@ -325,6 +326,7 @@ static int method_forget_all(sd_bus_message *message, void *userdata, sd_bus_err
                 return reply_db_error(error, r, "forget profiles");
         log_info("Forgot all %u profiles", n);
         (void) manager_refresh_counts(m);
+        manager_space_check(m);
         return sd_bus_reply_method_return(message, "u", n);
 }
 

@@ -68,6 +68,7 @@ static void session_take_page(Manager *m, Session *s, bool user, const PageCache
          * while one is open, but the last drain of the previous one may have left some) */
         if (t < s->start_usec)
                 return;
+        s->page_events++;
         /* a page of a block device: the filesystem's metadata (directories, inode tables), kept apart */
         if (e->ino == 0) {
                 const Filesystem *fs = filesystem_list_find_dev(&m->filesystems, e->dev);
@@ -85,28 +86,48 @@ static void session_take_page(Manager *m, Session *s, bool user, const PageCache
                 s->incomplete = true;
 }
 
-static void manager_take_pages(Manager *m, const PageCacheEvent *ev, size_t n, uint64_t lost) {
+/* The main loop gives the page events at most this long at a time before it serves the rest (the bus,
+ * fanotify, signals) and goes on with them: a flood of page events, or of files new to a session (each
+ * opened by its handle), never keeps it busy. The clock is read every PAGES_CLOCK_EVERY events. */
+#define PAGES_SLICE_USEC (50 * USEC_PER_MSEC)
+/* Before a window closes, what waits is given this long at most: events of the closing window still
+ * waiting then count as lost for it. */
+#define PAGES_DRAIN_USEC (250 * USEC_PER_MSEC)
+#define PAGES_CLOCK_EVERY 64
+
+static void manager_pages_lost(Manager *m, uint64_t lost) {
+        if (lost == 0)
+                return;
+        log_warning("%" PRIu64 " page-cache event(s) lost (the buffer was full): sessions open now are marked incomplete",
+                    lost);
+        m->pages_lost += lost;
+        if (m->boot) {
+                m->boot->incomplete = true;
+                m->boot->lost_pages += lost;
+        }
+        for (Session *s = m->launches; s; s = s->next) {
+                s->incomplete = true;
+                s->lost_pages += lost;
+        }
+}
+
+/* Gives the events taken to the sessions, in order, until stop_usec (CLOCK_MONOTONIC). Returns how many
+ * are left. */
+static size_t manager_pages_work(Manager *m, uint64_t stop_usec) {
         _cleanup_(mount_fds_done) MountFds fds = { .open = open_mount, .userdata = m };
         pid_t self = getpid();
+        size_t i;
 
-        if (lost > 0) {
-                log_warning("%" PRIu64 " page-cache event(s) lost (the buffer was full): sessions open now are marked incomplete",
-                            lost);
-                m->pages_lost += lost;
-                if (m->boot) {
-                        m->boot->incomplete = true;
-                        m->boot->lost_pages += lost;
-                }
-                for (Session *s = m->launches; s; s = s->next) {
-                        s->incomplete = true;
-                        s->lost_pages += lost;
-                }
-        }
-        for (size_t i = 0; i < n; i++) {
-                const PageCacheEvent *e = &ev[i];
+        /* forks and execs queued since the events were taken: attributing them needs no less */
+        manager_drain_forks(m);
+        for (i = m->pages_pending_next; i < m->n_pages_pending; i++) {
+                const PageCacheEvent *e = &m->pages_pending[i];
                 uint64_t t = e->timestamp_nsec / NSEC_PER_USEC;
                 pid_t tgid;
 
+                if ((i - m->pages_pending_next) % PAGES_CLOCK_EVERY == PAGES_CLOCK_EVERY - 1 &&
+                    now_usec(CLOCK_MONOTONIC) >= stop_usec)
+                        break;
                 m->pages_received++;
                 if (!m->boot && !m->launches)
                         continue;
@@ -121,30 +142,62 @@ static void manager_take_pages(Manager *m, const PageCacheEvent *ev, size_t n, u
                                 session_take_page(m, s, false, e, t, &fds);
                 }
         }
-}
-
-static void manager_pages_take(Manager *m) {
-        _cleanup_free_ PageCacheEvent *ev = NULL;
-        uint64_t lost = 0;
-        size_t n = 0;
-
-        if (page_reader_take(m->pages, &ev, &n, &lost) < 0)
-                return;
-        /* the exec and fork records the events' attribution depends on were queued before the reads */
-        manager_drain_forks(m);
-        manager_take_pages(m, ev, n, lost);
-}
-
-static int on_pages(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
-        manager_pages_take(userdata);
+        m->pages_pending_next = i;
+        if (i < m->n_pages_pending)
+                return m->n_pages_pending - i;
+        m->pages_pending = mfree(m->pages_pending);
+        m->n_pages_pending = m->pages_pending_next = 0;
         return 0;
 }
 
-void manager_pages_drain(Manager *m) {
-        if (!m->pages || !page_reader_enabled(m->pages))
+/* Takes what the reader queued, once the events taken before are all given to the sessions (so the
+ * reader's bounded queue is all the memory a backlog takes). */
+static void manager_pages_take(Manager *m) {
+        uint64_t lost = 0;
+
+        if (m->n_pages_pending > 0)
                 return;
-        (void) page_reader_drain(m->pages);
+        if (page_reader_take(m->pages, &m->pages_pending, &m->n_pages_pending, &lost) < 0)
+                return;
+        m->pages_pending_next = 0;
+        manager_pages_lost(m, lost);
+}
+
+/* One slice: take, give. While events wait, the reader's fd is left alone and a defer source goes on. */
+static void manager_pages_step(Manager *m) {
+        size_t left;
+
         manager_pages_take(m);
+        left = manager_pages_work(m, now_usec(CLOCK_MONOTONIC) + PAGES_SLICE_USEC);
+        (void) sd_event_source_set_enabled(m->pages_defer, left > 0 ? SD_EVENT_ON : SD_EVENT_OFF);
+        (void) sd_event_source_set_enabled(m->pages_source, left > 0 ? SD_EVENT_OFF : SD_EVENT_ON);
+}
+
+static int on_pages(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
+        manager_pages_step(userdata);
+        return 0;
+}
+
+static int on_pages_defer(sd_event_source *source, void *userdata) {
+        manager_pages_step(userdata);
+        return 0;
+}
+
+size_t manager_pages_drain(Manager *m) {
+        uint64_t stop = now_usec(CLOCK_MONOTONIC) + PAGES_DRAIN_USEC;
+        size_t left;
+
+        if (!m->pages)
+                return 0;
+        left = manager_pages_work(m, stop);
+        if (left == 0 && page_reader_enabled(m->pages)) {
+                (void) page_reader_drain(m->pages);
+                manager_pages_take(m);
+                left = manager_pages_work(m, stop);
+        }
+        (void) sd_event_source_set_enabled(m->pages_defer, left > 0 ? SD_EVENT_ON : SD_EVENT_OFF);
+        (void) sd_event_source_set_enabled(m->pages_source, left > 0 ? SD_EVENT_OFF : SD_EVENT_ON);
+        return left;
 }
 
 void manager_pages_set_filesystems(Manager *m) {
@@ -193,7 +246,13 @@ int manager_pages_start(Manager *m) {
         }
         manager_pages_set_filesystems(m);
         r = sd_event_add_io(m->event, &m->pages_source, page_reader_fd(m->pages), EPOLLIN, on_pages, m);
+        if (r >= 0)
+                r = sd_event_add_defer(m->event, &m->pages_defer, on_pages_defer, m);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(m->pages_defer, SD_EVENT_OFF);
         if (r < 0) {
+                m->pages_source = sd_event_source_disable_unref(m->pages_source);
+                m->pages_defer = sd_event_source_disable_unref(m->pages_defer);
                 m->pages = page_reader_free(m->pages);
                 return log_error_errno(r, "Failed to watch the page-cache reader: %m");
         }
@@ -204,6 +263,9 @@ int manager_pages_start(Manager *m) {
 
 void manager_pages_stop(Manager *m) {
         m->pages_source = sd_event_source_disable_unref(m->pages_source);
+        m->pages_defer = sd_event_source_disable_unref(m->pages_defer);
+        m->pages_pending = mfree(m->pages_pending);
+        m->n_pages_pending = m->pages_pending_next = 0;
         if (m->recorder)
                 recorder_set_pages(m->recorder, NULL);
         m->pages = page_reader_free(m->pages);

@@ -77,6 +77,8 @@ static int pending_store(Manager *m, PendingSession *p, unsigned busy_msec) {
         }
         /* big sessions leave big freed chunks behind: hand them back to the system */
         (void) malloc_trim(0);
+        /* and the database's pages: pruned sessions and the merged profile's old ranges */
+        manager_space_check(m);
 finish:
         (void) db_set_busy_timeout(m->db, DB_BUSY_TIMEOUT_MSEC);
         return r;

@@ -67,6 +67,7 @@ Manager *manager_free(Manager *m) {
         sd_event_source_disable_unref(m->resolve_source);
         sd_event_source_disable_unref(m->exit_source);
         manager_idle_done(m);
+        manager_space_done(m);
         sd_bus_slot_unref(m->startup_finished_slot);
         sd_event_source_disable_unref(m->bus_retry_source);
         sd_event_source_disable_unref(m->boot_poll_source);
@@ -238,6 +239,8 @@ static void log_session_ranges(const Session *s, const ProfileSessionFiles *f) {
                  profile_kind_to_string(s->kind), s->profile, n, n == 1 ? "" : "s", s->lost_pages,
                  s->lost_pages == 1 ? "" : "s", s->n_meta, s->n_meta == 1 ? "" : "s", s->skipped_metadata,
                  s->skipped_metadata == 1 ? "" : "s", f->n_warm, f->n_warm == 1 ? "" : "s");
+        log_info("The %s session of %s took %" PRIu64 " page-cache event%s", profile_kind_to_string(s->kind),
+                 s->profile, s->page_events, s->page_events == 1 ? "" : "s");
 }
 
 /* Resolve a session's files (path, size, type) and store it. Files that vanished before we got to them
@@ -274,6 +277,11 @@ int manager_save_session(Manager *m, Session *s, uint64_t end_usec, int64_t *ret
         if (s->full)
                 log_info("The %s session of %s reached MaxSessionFiles=%zu: later files were left out, stored as incomplete",
                          profile_kind_to_string(s->kind), s->profile, s->max_files);
+        if (s->ranges_full)
+                log_info("The %s session of %s reached its limit of page ranges (%zu, %d of one file): %" PRIu64
+                         " page%s of later ranges left out, stored as incomplete",
+                         profile_kind_to_string(s->kind), s->profile, s->max_ranges, SESSION_MAX_FILE_RANGES,
+                         s->skipped_pages, s->skipped_pages == 1 ? "" : "s");
         if (s->kind == PROFILE_APP)
                 launch_count_bump(m, s->profile);
         /* nothing to merge when the profile itself went */
@@ -307,8 +315,18 @@ bool manager_boot_user(Manager *m, pid_t tgid) {
 
 /* A user's file's hot bytes as the profile will count them (profile_resolve_session()): the pages the
  * session saw read, unless it has none or more of it is cached than that; then the whole file. */
+typedef struct UserFileBytes {
+        MountFds fds;
+        uint64_t walk_budget;   /* file_resident_pages()'s, for the whole session */
+} UserFileBytes;
+
+static void user_file_bytes_done(UserFileBytes *u) {
+        mount_fds_done(&u->fds);
+}
+
 static uint64_t boot_user_file_bytes(const Session *s, size_t file, uint64_t seen_pages, void *userdata) {
-        MountFds *fds = userdata;
+        UserFileBytes *u = userdata;
+        MountFds *fds = &u->fds;
         const FileKey *key = &s->files[file].key;
         _cleanup_close_ int pfd = -EBADF, fd = -EBADF;
         int mfd = mount_fds_get(fds, key->fsid);
@@ -323,7 +341,7 @@ static uint64_t boot_user_file_bytes(const Session *s, size_t file, uint64_t see
         if (!s->pages || seen_pages == 0)
                 return (uint64_t) st.st_size;
         fd = file_key_open(mfd, key, O_RDONLY | O_NONBLOCK);
-        if (fd >= 0 && file_resident_pages(fd, (uint64_t) st.st_size, &resident) >= 0 &&
+        if (fd >= 0 && file_resident_pages(fd, (uint64_t) st.st_size, &u->walk_budget, &resident) >= 0 &&
             resident <= seen_pages)
                 return seen_pages * (uint64_t) sysconf(_SC_PAGESIZE);
         return (uint64_t) st.st_size;
@@ -331,7 +349,10 @@ static uint64_t boot_user_file_bytes(const Session *s, size_t file, uint64_t see
 
 /* The boot session's window closed: users' reads within their share, after the system's (boot-share.h). */
 static void manager_boot_share_finish(Manager *m, Session *s) {
-        _cleanup_(mount_fds_done) MountFds fds = { .open = open_mount, .userdata = m };
+        _cleanup_(user_file_bytes_done) UserFileBytes u = {
+                .fds = { .open = open_mount, .userdata = m },
+                .walk_budget = RESIDENT_WALK_PAGES,
+        };
         BootShare *b = &m->boot_share;
         size_t n_users = b->n_user_files;
         int r;
@@ -339,7 +360,7 @@ static void manager_boot_share_finish(Manager *m, Session *s) {
         pidmap_track_uids(&m->pidmap, false);
         if (!b->on)
                 return;
-        r = boot_share_finish(b, s, boot_user_file_bytes, &fds);
+        r = boot_share_finish(b, s, boot_user_file_bytes, &u);
         if (r < 0)
                 log_warning_errno(r, "Failed to put the boot session's files read by users' processes after "
                                   "the system's: %m");
@@ -379,8 +400,9 @@ static int on_open_events(sd_event_source *source, int fd, uint32_t revents, voi
 
 /* Reads made inside a window may still wait in the fanotify queue (a busy or stopped daemon): take them
  * before a window closes or the daemon stops, so they count for it. Bounded: a reader that never stops
- * must not keep the window open. Then the pages read so far. */
-static void manager_drain_queues(Manager *m) {
+ * must not keep the window open. Then the pages read so far, bounded too: returns how many page events
+ * still wait. */
+static size_t manager_drain_queues(Manager *m) {
         if (m->recorder)
                 for (unsigned i = 0; i < 64; i++) {
                         struct pollfd p = { .fd = m->recorder->open_fd, .events = POLLIN };
@@ -388,21 +410,32 @@ static void manager_drain_queues(Manager *m) {
                                 break;
                         (void) on_open_events(NULL, m->recorder->open_fd, EPOLLIN, m);
                 }
-        manager_pages_drain(m);
+        return manager_pages_drain(m);
+}
+
+/* A window closes with page events still waiting to be given to the sessions: some may be its own. */
+static void session_pages_left(Session *s, size_t left) {
+        if (left == 0)
+                return;
+        s->incomplete = true;
+        s->lost_pages += left;
 }
 
 static int on_timer(sd_event_source *source, uint64_t usec, void *userdata) {
         Manager *m = userdata;
         uint64_t now = now_usec(CLOCK_MONOTONIC);
+        size_t left = manager_drain_queues(m);
 
-        manager_drain_queues(m);
-
-        if (m->boot && m->boot->deadline_usec <= now)
+        if (m->boot && m->boot->deadline_usec <= now) {
+                session_pages_left(m->boot, left);
                 manager_end_session(m, m->boot);
+        }
         for (Session *s = m->launches, *n; s; s = n) {
                 n = s->next;
-                if (s->deadline_usec <= now)
+                if (s->deadline_usec <= now) {
+                        session_pages_left(s, left);
                         manager_end_session(m, s);
+                }
         }
         manager_update_marks(m);
         manager_notify_status(m);
@@ -516,6 +549,7 @@ static void manager_handle_exec(Manager *m, const ExecRecord *rec) {
         s->uid = rec->uid;
         s->pages = m->pages != NULL;
         s->max_files = m->config.max_session_files;
+        s->max_ranges = session_max_ranges(s->kind, s->max_files);
         /* On desktops an app-*.scope/.service made for this launch holds its D-Bus-activated helpers too;
          * but a scope shared with others (a terminal's, with all its tabs) would swallow unrelated
          * programs: use the cgroup only if the new process is alone in it. */
@@ -857,6 +891,7 @@ static int manager_start_boot_session(Manager *m) {
         if (r < 0)
                 return log_error_errno(r, "Failed to start boot session: %m");
         m->boot->max_files = m->config.max_session_files;
+        m->boot->max_ranges = session_max_ranges(PROFILE_BOOT, m->boot->max_files);
         m->boot->pages = m->pages != NULL;
         boot_share_init(&m->boot_share, m->config.boot_user_share, m->config.max_session_files,
                         (uint64_t) m->config.max_hot_set_mib << 20);
@@ -1049,13 +1084,16 @@ int manager_start(Manager *m) {
 }
 
 void manager_flush(Manager *m) {
-        manager_drain_queues(m);
+        size_t left = manager_drain_queues(m);
+
         if (m->boot) {
                 m->boot->incomplete = true;
+                session_pages_left(m->boot, left);
                 manager_end_session(m, m->boot);
         }
         while (m->launches) {
                 m->launches->incomplete = true;
+                session_pages_left(m->launches, left);
                 manager_end_session(m, m->launches);
         }
         /* and the sessions the database could not take yet */

@@ -66,6 +66,9 @@ typedef struct Manager {
         Recorder *recorder;
         PageReader *pages;              /* page-cache events; NULL: none (whole files, as fanotify sees them) */
         sd_event_source *pages_source;
+        sd_event_source *pages_defer;   /* gives pages_pending to the sessions a slice at a time */
+        PageCacheEvent *pages_pending;  /* taken from the reader: [pages_pending_next, n_pages_pending) wait */
+        size_t n_pages_pending, pages_pending_next;
         uint64_t pages_received, pages_lost, pages_unresolved;
         int pages_metadata;             /* the last pagecache_learn_bdev() result told, 0: none yet */
         sd_event_source *open_source, *exec_source, *fork_source, *mountinfo_source, *timer_source;
@@ -119,6 +122,11 @@ typedef struct Manager {
         struct PendingSession *pending;
         size_t n_pending, pending_bytes;
         sd_event_source *pending_source;
+        /* the database's free pages handed back (manager-space.c) */
+        sd_event_source *space_source;
+        bool space_vacuum;              /* steps to go; then the WAL is truncated */
+        unsigned space_tries;           /* WAL truncations refused (a reader) so far */
+        uint64_t space_freed;           /* bytes handed back by these steps */
 
         /* launches stored this boot, per executable: the database keeps only KeepLaunches= of them */
         char **launch_paths;
@@ -181,8 +189,12 @@ void manager_pending_free(Manager *m);
 int manager_pages_start(Manager *m);
 void manager_pages_stop(Manager *m);
 void manager_pages_set_filesystems(Manager *m);
-/* Takes what the kernel buffered now, before windows close. */
-void manager_pages_drain(Manager *m);
+/* Takes what the kernel buffered now, before windows close, and gives it to the sessions, for at most a
+ * quarter of a second: returns how many events still wait (they count as lost for a window closing now). */
+size_t manager_pages_drain(Manager *m);
+/* manager-space.c: after deletes, hand the database's free pages back at idle (if they are many) */
+void manager_space_check(Manager *m);
+void manager_space_done(Manager *m);
 /* manager.c, for manager-pages.c */
 /* Whether a read by process tgid counts for the boot session's share of users (a user's real uid). */
 bool manager_boot_user(Manager *m, pid_t tgid);

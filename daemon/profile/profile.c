@@ -43,6 +43,7 @@ int profile_resolve_session(const Session *s, const ProfileOptions *o, ProfileSe
         _cleanup_(profile_session_files_done) ProfileSessionFiles out = {};
         _cleanup_(mount_fds_done) MountFds fds = { .open = o->open_mount, .userdata = o->userdata };
         _cleanup_free_ uint64_t *seen = NULL;     /* pages the session saw read, per file */
+        uint64_t walk_budget = RESIDENT_WALK_PAGES;
 
         out.files = calloc(s->n_files + 1, sizeof *out.files);
         out.paths = calloc(s->n_files + 1, sizeof *out.paths);
@@ -97,7 +98,7 @@ int profile_resolve_session(const Session *s, const ProfileOptions *o, ProfileSe
                         _cleanup_close_ int ffd = file_key_open(fd, &sf->key, O_RDONLY | O_NONBLOCK);
                         uint64_t resident;
 
-                        if (ffd >= 0 && file_resident_pages(ffd, (uint64_t) st.st_size, &resident) >= 0 &&
+                        if (ffd >= 0 && file_resident_pages(ffd, (uint64_t) st.st_size, &walk_budget, &resident) >= 0 &&
                             resident > seen[i]) {
                                 out.warm[i] = true;
                                 out.n_warm++;

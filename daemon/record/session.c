@@ -44,6 +44,7 @@ int session_new(ProfileKind kind, const char *profile, uint64_t now_usec, uint64
         if (!s->profile)
                 return -ENOMEM;
         s->start_usec = now_usec;
+        s->max_ranges = session_max_ranges(kind, SESSION_MAX_RANGES);
         s->deadline_usec = now_usec + window_usec;
         clock_gettime(CLOCK_REALTIME, &ts);
         s->start_realtime_usec = (uint64_t) ts.tv_sec * USEC_PER_SEC + (uint64_t) ts.tv_nsec / NSEC_PER_USEC;
@@ -323,6 +324,32 @@ int session_add_where(Session *s, const FileKey *key, uint64_t now_usec, const F
         return added;
 }
 
+/* The index of the first span that ends after `page` (holds it, or lies beyond it); f->n if none. */
+static uint32_t seen_after(const PageSet *f, uint64_t page) {
+        uint32_t lo = 0, hi = f->n;
+
+        while (lo < hi) {
+                uint32_t mid = lo + (hi - lo) / 2;
+                PageSpan p = page_set_span(f, mid);
+
+                if (p.first + p.n <= page)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return lo;
+}
+
+/* Whether no page of [first, end) is in the set. */
+static bool seen_clear(const PageSet *f, uint64_t first, uint64_t end) {
+        uint32_t i;
+
+        if (first >= end)
+                return true;
+        i = seen_after(f, first);
+        return i >= f->n || page_set_span(f, i).first >= end;
+}
+
 /* Moves the set to allocated spans, room for two. */
 static int seen_unfold(PageSet *f) {
         PageSpan *p = reallocarray(NULL, 2, sizeof *p);
@@ -339,7 +366,7 @@ static int seen_unfold(PageSet *f) {
 /* Adds [first, first + n) to the file's set of pages seen, merging with the spans it overlaps or touches. */
 static int seen_insert(PageSet *f, uint64_t first, uint64_t n) {
         uint64_t end = first + n;
-        uint32_t lo = 0, hi;
+        uint32_t lo, hi;
         int r;
 
         if (f->allocated == 0) {
@@ -363,21 +390,25 @@ static int seen_insert(PageSet *f, uint64_t first, uint64_t n) {
                         return r;
         }
 
-        /* the first span that ends at or after `first` (it may touch or overlap) */
-        while (lo < f->n && f->spans[lo].first + f->spans[lo].n < first)
-                lo++;
+        /* the first span that ends at or after `first` (it may touch or overlap), and those up to `end` */
+        lo = first > 0 ? seen_after(f, first - 1) : 0;
         for (hi = lo; hi < f->n && f->spans[hi].first <= end; hi++) {
                 first = MIN(first, f->spans[hi].first);
                 end = MAX(end, f->spans[hi].first + f->spans[hi].n);
         }
         if (hi == lo) {         /* nothing to merge with: a new span at lo */
                 if (f->n >= f->allocated) {
-                        uint32_t na = f->allocated * 2;
-                        PageSpan *p = reallocarray(f->spans, na, sizeof *p);
+                        /* a file has no more spans than ranges (SESSION_MAX_FILE_RANGES) */
+                        uint32_t na = MIN((uint32_t) f->allocated * 2, (uint32_t) UINT16_MAX);
+                        PageSpan *p;
+
+                        if (na <= f->n)
+                                return -E2BIG;
+                        p = reallocarray(f->spans, na, sizeof *p);
                         if (!p)
                                 return -ENOMEM;
                         f->spans = p;
-                        f->allocated = na;
+                        f->allocated = (uint16_t) na;
                 }
                 memmove(f->spans + lo + 1, f->spans + lo, (f->n - lo) * sizeof *f->spans);
                 f->n++;
@@ -389,36 +420,66 @@ static int seen_insert(PageSet *f, uint64_t first, uint64_t n) {
         return 0;
 }
 
-static int touch_piece(Session *s, uint32_t file, uint64_t first, uint64_t n, uint64_t offset_usec) {
-        while (n > 0) {
-                SessionRange *last = s->n_touches > 0 ? &s->touches[s->n_touches - 1] : NULL;
-                uint64_t k;
+/* The new pages [a, b) of files[file] (none of them seen: f is its set) join the session's last range, or
+ * become a new one (several beyond 2^32 pages) if the caps allow. Returns the number of pages kept (b - a,
+ * or 0 when left out), or a negative errno. */
+static int64_t add_piece(Session *s, uint32_t file, PageSet *f, uint64_t a, uint64_t b, uint64_t offset_usec) {
+        SessionRange *last = s->n_touches > 0 ? &s->touches[s->n_touches - 1] : NULL;
+        uint64_t k = (b - a + UINT32_MAX - 1) / UINT32_MAX;     /* new ranges it takes */
+        int r;
 
-                if (last && last->file == file && last->first_page + last->n_pages == first &&
-                    last->n_pages < UINT32_MAX) {
-                        k = MIN(n, (uint64_t) UINT32_MAX - last->n_pages);
-                        last->n_pages += (uint32_t) k;
-                } else {
-                        if (s->n_touches >= s->allocated_touches) {
-                                size_t na = s->allocated_touches ? s->allocated_touches * 2 : 64;
-                                SessionRange *t = reallocarray(s->touches, na, sizeof *t);
-                                if (!t)
-                                        return -ENOMEM;
-                                s->touches = t;
-                                s->allocated_touches = na;
-                        }
-                        k = MIN(n, (uint64_t) UINT32_MAX);
-                        s->touches[s->n_touches++] = (SessionRange) {
-                                .file = file,
-                                .first_page = first,
-                                .n_pages = (uint32_t) k,
-                                .offset_usec = offset_usec,
-                        };
+        if (last && last->file == file) {
+                uint64_t lfirst = last->first_page, lend = lfirst + last->n_pages;
+
+                /* after its end, or before its start, the pages between in no range yet */
+                if (a >= lend && a - lend < SESSION_RANGE_JOIN_PAGES && b - lfirst <= UINT32_MAX &&
+                    seen_clear(f, lend, a)) {
+                        r = seen_insert(f, lend, b - lend);
+                        if (r < 0)
+                                return r;
+                        last->n_pages = (uint32_t) (b - lfirst);
+                        return (int64_t) (b - a);
                 }
-                first += k;
-                n -= k;
+                if (b <= lfirst && lfirst - b < SESSION_RANGE_JOIN_PAGES && lend - a <= UINT32_MAX &&
+                    seen_clear(f, b, lfirst)) {
+                        r = seen_insert(f, a, lfirst - a);
+                        if (r < 0)
+                                return r;
+                        last->first_page = a;
+                        last->n_pages = (uint32_t) (lend - a);
+                        return (int64_t) (b - a);
+                }
         }
-        return 0;
+
+        if (f->ranges + k > SESSION_MAX_FILE_RANGES || (s->max_ranges > 0 && s->n_touches + k > s->max_ranges)) {
+                s->ranges_full = s->incomplete = true;
+                s->skipped_pages += b - a;
+                return 0;
+        }
+        if (s->n_touches + k > s->allocated_touches) {
+                size_t na = MAX(s->allocated_touches ? s->allocated_touches * 2 : 64, s->n_touches + k);
+                SessionRange *t;
+
+                if (s->max_ranges > 0)
+                        na = MAX(MIN(na, s->max_ranges), s->n_touches + k);
+                t = reallocarray(s->touches, na, sizeof *t);
+                if (!t)
+                        return -ENOMEM;
+                s->touches = t;
+                s->allocated_touches = na;
+        }
+        r = seen_insert(f, a, b - a);
+        if (r < 0)
+                return r;
+        for (uint64_t p = a; p < b; p += UINT32_MAX)
+                s->touches[s->n_touches++] = (SessionRange) {
+                        .file = file,
+                        .first_page = p,
+                        .n_pages = (uint32_t) MIN(b - p, (uint64_t) UINT32_MAX),
+                        .offset_usec = offset_usec,
+                };
+        f->ranges += (uint32_t) k;
+        return (int64_t) (b - a);
 }
 
 int session_add_metadata(Session *s, uint64_t fsid, uint64_t first, uint64_t n, uint64_t now_usec) {
@@ -459,13 +520,15 @@ int session_add_metadata(Session *s, uint64_t fsid, uint64_t first, uint64_t n, 
 
 int session_add_pages(Session *s, uint32_t file, uint64_t first, uint64_t n, uint64_t now_usec) {
         uint64_t offset = now_usec > s->start_usec ? now_usec - s->start_usec : 0, added = 0;
-        uint64_t pos = first, end = first + n;
+        uint64_t pos = first, end;
         PageSet *f;
-        int r;
 
         assert(file < s->n_files && !s->sealed);
         if (n == 0)
                 return 0;
+        if (first > UINT64_MAX - n)
+                return -EINVAL;
+        end = first + n;
         if (file >= s->n_seen_files) {
                 if (file >= s->allocated_seen) {
                         size_t na = MAX((size_t) file + 1, s->allocated_seen * 2);
@@ -481,33 +544,28 @@ int session_add_pages(Session *s, uint32_t file, uint64_t first, uint64_t n, uin
                 s->n_seen_files = (size_t) file + 1;
         }
         f = &s->seen[file];
-        /* walk the spans seen that overlap [first, end): the gaps between them are the new pieces */
-        for (uint32_t i = 0; i < f->n && pos < end; i++) {
-                const PageSpan p = page_set_span(f, i);
+        /* the gaps between the spans seen that overlap [first, end) are the new pieces: each found by
+         * bisection, as adding one changes the set */
+        while (pos < end) {
+                uint32_t i = seen_after(f, pos);
+                uint64_t stop = end;
+                int64_t k;
 
-                if (p.first + p.n <= pos)
-                        continue;
-                if (p.first >= end)
-                        break;
-                if (p.first > pos) {
-                        r = touch_piece(s, file, pos, p.first - pos, offset);
-                        if (r < 0)
-                                return r;
-                        added += p.first - pos;
+                if (i < f->n) {
+                        const PageSpan p = page_set_span(f, i);
+
+                        if (p.first <= pos) {
+                                pos = p.first + p.n;
+                                continue;
+                        }
+                        stop = MIN(end, p.first);
                 }
-                pos = p.first + p.n;
+                k = add_piece(s, file, f, pos, stop, offset);
+                if (k < 0)
+                        return (int) k;
+                added += (uint64_t) k;
+                pos = stop;
         }
-        if (pos < end) {
-                r = touch_piece(s, file, pos, end - pos, offset);
-                if (r < 0)
-                        return r;
-                added += end - pos;
-        }
-        if (added == 0)
-                return 0;
-        r = seen_insert(f, first, n);
-        if (r < 0)
-                return r;
         return (int) MIN(added, (uint64_t) INT_MAX);
 }
 

@@ -31,9 +31,11 @@ typedef struct SessionFile {
         SessionWhere *where;    /* until it is named: its directory and name, NULL when unknown */
 } SessionFile;
 
-/* The pages of one file recorded so far: sorted, disjoint, never adjacent. Most files are read in one
- * piece, so a single span that fits 32 bits is kept in place; spans are allocated from the second on (or
- * for a span beyond 2^32 pages), and stay allocated. Read them with page_set_span(). */
+/* The pages of one file recorded so far: sorted, disjoint, never adjacent, exactly the union of the file's
+ * ranges in touches. Most files are read in one piece, so a single span that fits 32 bits is kept in place;
+ * spans are allocated from the second on (or for a span beyond 2^32 pages), and stay allocated. Read them
+ * with page_set_span(). A file has at most SESSION_MAX_FILE_RANGES ranges, so at most as many spans: the
+ * array is searched by bisection, and an insertion moves at most that many spans (64 KiB), once per range. */
 typedef struct PageSet {
         union {
                 PageSpan *spans;        /* allocated > 0 */
@@ -41,7 +43,8 @@ typedef struct PageSet {
                         uint32_t first, n;
                 } one;                  /* allocated == 0 and n == 1 */
         };
-        uint32_t n, allocated;
+        uint16_t n, allocated;
+        uint32_t ranges;                /* the file's ranges in touches */
 } PageSet;
 
 static inline PageSpan page_set_span(const PageSet *f, uint32_t i) {
@@ -68,6 +71,29 @@ typedef struct SessionMetaRange {
 
 /* A session keeps at most this many metadata ranges (2 MiB); later metadata events are counted only. */
 #define SESSION_MAX_META_RANGES 65536
+
+/* Page ranges: a session keeps at most max_ranges of them, at most SESSION_MAX_FILE_RANGES of one file;
+ * pages that would start a range past either are counted in skipped_pages only, and the session is
+ * incomplete. A launch keeps SESSION_MAX_LAUNCH_RANGES (18 times what Chromium's start read; storing and
+ * merging that many held the main loop 0.2-0.25 s), the boot SESSION_MAX_RANGES, or MaxSessionFiles= if
+ * that is more, so that a boot of that many files read in one piece each fits (1.5 MiB while recording and
+ * about 3 MiB in the database for 65,536). A start that reads one file in more than 4,096 pieces (each at
+ * least SESSION_RANGE_JOIN_PAGES apart) is not one a layout could serve much better anyway. */
+#define SESSION_MAX_RANGES 65536
+#define SESSION_MAX_LAUNCH_RANGES 16384
+#define SESSION_MAX_FILE_RANGES 4096
+
+/* A session's max_ranges, for its kind and max_files (MaxSessionFiles=, 0: no limit). */
+static inline size_t session_max_ranges(ProfileKind kind, size_t max_files) {
+        if (kind != PROFILE_BOOT)
+                return SESSION_MAX_LAUNCH_RANGES;
+        return max_files == 0 ? 0 : MAX((size_t) SESSION_MAX_RANGES, max_files);
+}
+
+/* New pages of the file of the session's last range, less than this many pages before its start or after
+ * its end (the pages between in no range yet), join that range: under 64 KiB with 4 KiB pages, the gap the
+ * planner reads over rather than seek (HOT_RANGE_GAP), so a file read in strides is one range. */
+#define SESSION_RANGE_JOIN_PAGES 16
 
 /* A page event's inode resolved for this session: the file's index, or SESSION_INODE_LEFT_OUT. Page
  * events are taken on ext4 only (32-bit inode numbers, page-files.c), and a dev_t of Linux fits 32 bits
@@ -112,6 +138,10 @@ struct Session {
         bool incomplete;        /* events were lost (queue overflow) or cut short */
         size_t max_files;       /* MaxSessionFiles=: takes no more files than this; 0 = no limit */
         bool full;              /* a file was left out for max_files (the session is incomplete too) */
+        size_t max_ranges;      /* page ranges kept at most (session_max_ranges()); 0 = no limit */
+        bool ranges_full;       /* pages were left out for max_ranges or SESSION_MAX_FILE_RANGES (and the
+                                 * session is incomplete) */
+        uint64_t skipped_pages; /* how many */
 
         SessionFile *files;
         size_t n_files, allocated;
@@ -126,6 +156,7 @@ struct Session {
         bool pages;             /* the session was recorded with page events (else files only, whole) */
         bool sealed;            /* session_seal(): read only */
         uint64_t lost_pages;    /* page events lost while it was open (it is then incomplete too) */
+        uint64_t page_events;   /* page events taken (its files' and the metadata's) */
         SessionMetaRange *meta; /* block-device pages, in first-touch order */
         size_t n_meta, allocated_meta;
         uint64_t skipped_metadata; /* block-device page events not kept: past SESSION_MAX_META_RANGES */
@@ -157,9 +188,12 @@ int session_add_where(Session *s, const FileKey *key, uint64_t now_usec, const F
 ssize_t session_index(const Session *s, const FileKey *key);
 
 /* Pages [first, first + n) of files[file] were read at now_usec (CLOCK_MONOTONIC). Pages the file already has
- * are cut out (a page read again after eviction is not a new touch); a piece that continues the session's
- * last range (same file, starting where it ends) extends it, keeping its first-touch time; any other piece
- * becomes a new range at the end of touches. Returns the number of new pages, or -ENOMEM. */
+ * are cut out (a page read again after eviction is not a new touch); a piece of the file of the session's
+ * last range that starts less than SESSION_RANGE_JOIN_PAGES after its end or ends as few before its start,
+ * none of the pages between in another range, extends it over them, keeping its first-touch time; any
+ * other piece becomes a new range at the end of touches, unless the caps are reached (then it is counted
+ * in skipped_pages). O(log n) in the file's ranges, plus the pieces of the event. Returns the number of new
+ * pages kept, -EINVAL if the pages end past 2^64, or -ENOMEM. */
 int session_add_pages(Session *s, uint32_t file, uint64_t first, uint64_t n, uint64_t now_usec);
 
 /* Pages [first, first + n) of the block device of the filesystem `fsid` were read at now_usec: extend the

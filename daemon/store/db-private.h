@@ -10,6 +10,9 @@
 #include "alloc-util.h"
 #include "db.h"
 
+/* How long a statement waits for another connection's lock before it fails with -EBUSY. */
+#define DB_BUSY_TIMEOUT_MSEC 5000
+
 typedef enum OptStmt {
         OPT_STMT_RUN_INSERT,
         OPT_STMT_RUN_FILE_INSERT,

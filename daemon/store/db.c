@@ -835,6 +835,7 @@ Db *db_free(Db *db) {
 
 int db_open(const char *path, Db **ret) {
         _cleanup_(db_freep) Db *db = NULL;
+        int64_t pages;
         int rc, r;
 
         if (!path || !ret)
@@ -861,14 +862,27 @@ int db_open(const char *path, Db **ret) {
         if (rc != SQLITE_OK)
                 return sqlite_errno(db->sqlite, rc);
 
-        /* The first statement that reads the file: a non-database fails here with SQLITE_NOTADB, one in a
-         * file format this SQLite cannot read with SQLITE_ERROR. For ":memory:" the journal mode stays
-         * "memory". */
+        /* The first statements that read the file: a non-database fails here with SQLITE_NOTADB, one in a
+         * file format this SQLite cannot read with SQLITE_ERROR. A new (empty) database hands deleted rows'
+         * pages back to the filesystem on request (db_vacuum_step()): it can be made so only before its
+         * first table and before it is in WAL mode (asked of an existing one, SQLite rewrites its header).
+         * For ":memory:" the journal mode stays "memory". */
+        r = not_ours_errno(db, db_read_int(db, "PRAGMA page_count", &pages));
+        if (r < 0)
+                return r;
+        if (pages == 0) {
+                r = db_exec(db, "PRAGMA auto_vacuum = INCREMENTAL");
+                if (r < 0)
+                        return r;
+        }
         r = not_ours_errno(db, db_exec(db, "PRAGMA journal_mode = WAL"));
         if (r < 0)
                 return r;
 
-        r = db_exec(db, "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON");
+        /* a WAL keeps the size its biggest transaction gave it unless told: cut back to 4 MiB whenever a
+         * checkpoint resets it */
+        r = db_exec(db, "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; "
+                        "PRAGMA journal_size_limit = 4194304");
         if (r < 0)
                 return r;
 

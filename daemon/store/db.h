@@ -108,6 +108,23 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Db *, db_free);
 /* Highest schema version this code knows. */
 int db_schema_version(void);
 
+/* The file's pages (PRAGMA page_count), those free in it (left by deleted rows: reused, but kept by the
+ * file until handed back), the page size, and whether free pages can be handed back a few at a time
+ * (auto_vacuum = INCREMENTAL: every database made since seekless sets it; an older one until its first
+ * db_vacuum_step()). */
+typedef struct DbSpace {
+        uint64_t pages, free_pages, page_size;
+        bool incremental;
+} DbSpace;
+int db_space(Db *db, DbSpace *ret);
+/* Hands up to n free pages back to the filesystem (the file shrinks at the next checkpoint). An older
+ * database is converted instead, by one VACUUM: it rewrites the live pages (a moment for a small store)
+ * and hands back every free page. Outside a transaction. Returns the free pages left, or a negative errno. */
+int64_t db_vacuum_step(Db *db, unsigned n);
+/* Copies the WAL into the database file and truncates the WAL to nothing, without waiting for other
+ * connections: -EBUSY while one still reads an older state (try again later). */
+int db_checkpoint_truncate(Db *db);
+
 /* Store one session in a single transaction: upsert its profile (its uid lowered to the session's) and
  * files (path/size/mtime/last_seen refreshed), insert the session and its files, then delete the
  * profile's sessions beyond the newest `keep` ones and any file no session refers to any more. */

@@ -7,6 +7,10 @@
  *   random:FILE:FIRST:N        the same with MADV_RANDOM, touching pages FIRST..FIRST+N-1 only
  *   fadv:FILE:OFFSET:LENGTH    open, POSIX_FADV_RANDOM, pread() LENGTH bytes at OFFSET, close
  *   drop:FILE                  fdatasync and POSIX_FADV_DONTNEED: the file's pages leave the page cache
+ *   strided:FILE:N:STRIDE      one byte of each of N pages STRIDE pages apart, from the last (page
+ *                              (N - 1) * STRIDE) down to page 0, with POSIX_FADV_RANDOM (one page each,
+ *                              no readahead), dropping them every 4096 reads (POSIX_FADV_DONTNEED): N page
+ *                              insertions, in a few MiB of page cache (of a sparse file, pages of a hole)
  *   write:FILE:LENGTH          create FILE (it must not exist) and write LENGTH bytes to it
  *   sleep:MS                   pause
  *   thread:STEP                run STEP (with its colons) in a new thread, wait for it to end
@@ -122,6 +126,31 @@ static int step(char *s) {
                         if (k <= 0)
                                 return fail("write", file);
                         left -= (size_t) k;
+                }
+                close(fd);
+                return 0;
+        }
+        if (strcmp(kind, "strided") == 0 && a && b) {
+                unsigned long n = strtoul(a, NULL, 0), stride = strtoul(b, NULL, 0);
+                long page = sysconf(_SC_PAGESIZE);
+                char c;
+
+                fd = open(file, O_RDONLY | O_CLOEXEC);
+                if (fd < 0)
+                        return fail("open", file);
+                if (posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM) != 0)
+                        return fail("fadvise", file);
+                for (unsigned long i = n, dropped = n; i > 0; i--) {
+                        off_t at = (off_t) ((i - 1) * stride) * page;
+
+                        if (pread(fd, &c, 1, at) != 1)
+                                return fail("pread", file);
+                        /* the pages read since the last drop */
+                        if ((i % 4096 == 1 || i == 1) &&
+                            posix_fadvise(fd, at, (off_t) ((dropped - i) * stride + 1) * page, POSIX_FADV_DONTNEED) != 0)
+                                return fail("drop", file);
+                        if (i % 4096 == 1)
+                                dropped = i - 1;
                 }
                 close(fd);
                 return 0;
