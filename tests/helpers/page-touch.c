@@ -7,6 +7,8 @@
  *   random:FILE:FIRST:N        the same with MADV_RANDOM, touching pages FIRST..FIRST+N-1 only
  *   fadv:FILE:OFFSET:LENGTH    open, POSIX_FADV_RANDOM, pread() LENGTH bytes at OFFSET, close
  *   drop:FILE                  fdatasync and POSIX_FADV_DONTNEED: the file's pages leave the page cache
+ *   lock:FILE:OFFSET:LENGTH    mmap() that part, MADV_RANDOM, mlock(): its pages are read if they are not
+ *                              cached (those pages only) and stay cached, whatever drops caches, until exit
  *   write:FILE:LENGTH          create FILE (it must not exist) and write LENGTH bytes to it
  *   sleep:MS                   pause
  *   thread:STEP                run STEP (with its colons) in a new thread, wait for it to end
@@ -125,6 +127,19 @@ static int step(char *s) {
                 }
                 close(fd);
                 return 0;
+        }
+        if (strcmp(kind, "lock") == 0 && a && b) {
+                size_t len = strtoul(b, NULL, 0);
+                void *p;
+
+                fd = open(file, O_RDONLY | O_CLOEXEC);
+                if (fd < 0)
+                        return fail("open", file);
+                p = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, strtol(a, NULL, 0));
+                close(fd);
+                if (p == MAP_FAILED || madvise(p, len, MADV_RANDOM) < 0 || mlock(p, len) < 0)
+                        return fail("lock", file);
+                return 0;      /* mapped and locked until the process exits */
         }
         if (strcmp(kind, "drop") == 0) {
                 fd = open(file, O_RDONLY | O_CLOEXEC);
