@@ -4,10 +4,10 @@
 #   load_start DIR [CPUS]   -> LOAD_PIDS: one busy loop per CPU (default: all of them), at the priority of
 #                              anyone else; and, in DIR, which must be on a disk (not a tmpfs: the I/O must
 #                              reach a device, and its dirty pages count against the machine's dirty limits):
-#                              a writer of a 256 MiB file in buffered writes synced at its end, a writer of
-#                              4 KiB blocks each synced at once (what a database's commits do: a journal commit
-#                              each), and a reader of another 256 MiB file with O_DIRECT (from the device
-#                              every time, the page cache does not absorb it)
+#                              a writer of a 256 MiB file in buffered writes synced at its end, a writer
+#                              of 4 KiB blocks each synced at once (what a database's commits do: a journal
+#                              commit each), and a reader of another 256 MiB file with O_DIRECT (from the
+#                              device every time, the page cache does not absorb it)
 #   load_stop               stops them (SIGTERM by pid; each I/O loop stops its dd and waits for it) and waits
 #                           until they are gone
 #   pid_gone_within SECS PID...   polls until the processes are gone; fails if one is still there after SECS
@@ -18,7 +18,7 @@ LOAD_PIDS=()
 
 # Each loop runs its dd in the background and waits for it, so that SIGTERM is handled at once (bash runs a
 # trap only once the foreground command is done), and stops that dd before it exits (polled, see below).
-_LOAD_LOOP='trap '\''kill $c 2>/dev/null; while kill -0 $c 2>/dev/null; do sleep 0.1; done; exit 0'\'' TERM INT
+_LOAD_LOOP='trap '\''kill $c 2>/dev/null; while kill -0 $c 2>/dev/null; do sleep 0.1; done; exit 0'\'' TERM
 d=${1%/}; shift
 while :; do
         eval "exec $*" & c=$!
@@ -35,8 +35,8 @@ load_start() {          # DIR [CPUS]
         bash -c "$_LOAD_LOOP" load-write "$d/" \
                 'dd if=/dev/zero of="$d/write" bs=1M count=256 conv=fsync status=none' &
         LOAD_PIDS+=($!)
-        bash -c "$_LOAD_LOOP" load-sync "$d/" \
-                'dd if=/dev/zero of="$d/sync" bs=4k count=64 seek=$((RANDOM % 4096)) oflag=sync conv=notrunc status=none' &
+        bash -c "$_LOAD_LOOP" load-sync "$d/" 'dd if=/dev/zero of="$d/sync" bs=4k count=64 \
+                seek=$((RANDOM % 4096)) oflag=sync conv=notrunc status=none' &
         LOAD_PIDS+=($!)
         bash -c "$_LOAD_LOOP" load-read "$d/" \
                 'dd if="$d/read" of=/dev/null bs=1M iflag=direct status=none' &
