@@ -82,7 +82,8 @@ for a in "$@"; do
         LABELS+=("${a%%=*}")
         BINS+=("$(realpath "${a#*=}")")
 done
-export SEEKLESSD=$BUILD/daemon/seeklessd SEEKLESSCTL=${BINS[0]} OPEN_FILES=$BUILD/tests/open-files
+export SEEKLESSD=$BUILD/daemon/seeklessd SEEKLESSCTL=${BINS[0]} OPEN_FILES=$BUILD/tests/open-files \
+        PAGE_TOUCH=$BUILD/tests/page-touch
 SOURCE_ROOT=$(cd "$(dirname "$0")/.." && pwd)
 export SOURCE_ROOT
 mkdir -p "$OUT"

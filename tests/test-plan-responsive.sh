@@ -1,9 +1,12 @@
 #!/bin/bash
 # A plan walks every profile file (open by handle, FIEMAP, the checks): with 20,000 of them that takes
 # seconds, and the daemon must go on answering meanwhile. One launch reads 20,000 small files; while
-# `seeklessctl plan` runs, `seeklessctl status` answers each time within a tenth of the plan's own time (a
-# main loop blocked by the plan would answer after the plan; 100 ms is typical, 136 ms was seen under
-# AddressSanitizer beside a VM on 2 CPUs, so the bound is not a latency target); the plan was still running
+# `seeklessctl plan` runs, `seeklessctl status` answers within a tenth of the plan's own time in the median
+# of 20 calls, and each time within half of it (a main loop blocked by the plan would answer the first call
+# after nearly all of the plan, one blocked by parts of it most calls late; 100 ms is typical, 136 ms was
+# seen under AddressSanitizer beside a VM on 2 CPUs, and one call in 20 took 388 ms of a 2 s plan on a
+# machine loaded by two suites and busy loops: the time a status takes is mostly that of starting a
+# process, which the scheduler decides, so the bounds are not latency targets); the plan was still running
 # after the last of them, and its reply is the same as a plan taken with nothing else going on.
 . "$(dirname "$0")/lib.sh"
 
@@ -37,7 +40,7 @@ t0=$(ms_now)
 ctl --json=short plan > "$TMP/plan-ref.json" || fail "plan failed: $(cat "$TMP/plan-ref.json")"
 alone_ms=$(( $(ms_now) - t0 ))
 echo "  plan alone: $alone_ms ms"
-bound=$(( alone_ms / 10 ))
+bound=$(( alone_ms / 10 )) bound_max=$(( alone_ms / 2 ))
 
 sync; echo 3 > /proc/sys/vm/drop_caches
 t0=$(ms_now)
@@ -45,25 +48,30 @@ ctl --json=short plan > "$TMP/plan.json" &
 PLAN_PID=$!
 EXTRA_PIDS+=("$PLAN_PID")
 sleep 0.1
-worst=0 measured=0
+worst=0 measured=0 lats=()
 for k in $(seq 1 20); do
         s0=$(ms_now)
         ctl status > "$TMP/status.txt" || fail "status failed during the plan"
         lat=$(( $(ms_now) - s0 ))
         kill -0 "$PLAN_PID" 2>/dev/null || break
         measured=$((measured + 1))
+        lats+=("$lat")
         echo "  status during the plan: $lat ms"
         [ "$lat" -gt "$worst" ] && worst=$lat
 done
 rc=0
 wait "$PLAN_PID" || rc=$?
 plan_ms=$(( $(ms_now) - t0 ))
-echo "  plan under measurement: $plan_ms ms, $measured status calls while it ran, the slowest $worst ms"
+median=$(printf '%s\n' "${lats[@]}" | sort -n | awk '{ v[NR] = $1 } END { print NR ? v[int((NR + 1) / 2)] : 0 }')
+echo "  plan under measurement: $plan_ms ms, $measured status calls while it ran, the median $median ms, the slowest $worst ms"
 [ "$rc" = 0 ] || fail "plan exited $rc: $(cat "$TMP/plan.json")"
-[ "$worst" -le "$bound" ] || fail "status took $worst ms while a plan ran (at most $bound ms, a tenth of the plan alone)"
 # each measured call returned while the plan's client still waited for its reply
 [ "$measured" -ge 3 ] || fail "the plan ended before 3 status calls could be made ($plan_ms ms): nothing measured"
-pass "status answers within a tenth of the plan's time ($bound ms; at most $worst ms) during a ${plan_ms} ms plan over $n files"
+[ "$median" -le "$bound" ] ||
+        fail "status took $median ms in the median while a plan ran (at most $bound ms, a tenth of the plan alone)"
+[ "$worst" -le "$bound_max" ] ||
+        fail "status took $worst ms while a plan ran (at most $bound_max ms, half of the plan alone)"
+pass "status answers within a tenth of the plan's time in the median ($bound ms; $median ms), within half of it each time ($bound_max ms; at most $worst ms) during a ${plan_ms} ms plan over $n files"
 
 jq -e --argjson n "$N" '(.files | length) + (.skipped | length) >= $n' "$TMP/plan.json" >/dev/null ||
         fail "the plan does not account for $N files: $(jq -c '{files: (.files | length), skipped: (.skipped | length)}' "$TMP/plan.json")"

@@ -105,13 +105,24 @@ wait_until 10 grep -qx 0 "$EV" || fail "the event stays on outside windows"
 pass "instance $(basename "$INST"), event off while no window is open"
 
 # w: its first 8 KiB cached before the window (read by a program that is not a launch), the launch reads it
-# whole: the page events see only pages 2-19, so w is warm and counts as cached (whole), not as 8-80 KiB
-"$PAGE_TOUCH" drop:"$D/big" drop:"$D/a" drop:"$D/b" drop:"$D/c" drop:"$D/w" fadv:"$D/w":0:8192
+# whole: the page events see only pages 2-19, so w is warm and counts as cached (whole), not as 8-80 KiB.
+# The daemon tells a warm file by what of it is cached when it stores the session, after the window: a
+# drop_caches meanwhile (another test's, anywhere on the machine) would make w look cold, so its first
+# 8 KiB stay locked in memory from before the launch on, and the whole file from right after it.
+locked() { [ "$(awk '/^VmLck:/ { print $2 }' "/proc/$1/status")" -gt 0 ]; }
+lock_pages() {  # FILE:OFFSET:LENGTH, kept cached until the test ends
+        "$PAGE_TOUCH" lock:"$1" sleep:600000 &
+        EXTRA_PIDS+=($!)
+        wait_until 10 locked $! || fail "could not lock $1 in memory"
+}
+"$PAGE_TOUCH" drop:"$D/big" drop:"$D/a" drop:"$D/b" drop:"$D/c" drop:"$D/w"
+lock_pages "$D/w":0:8192
 "$P" random:"$D/big":1000:1000 fadv:"$D/a":0:40960 fadv:"$D/b":0:40960 fadv:"$D/a":40960:40960 \
         thread:fadv:"$D/c":0:40960 write:"$D/new":65536 fadv:"$D/w":0:81920 &
 prog=$!
 wait "$prog" || fail "the program failed"
 grep -qx 1 "$EV" || fail "the event is not on during the launch window"
+lock_pages "$D/w":0:81920
 wait_until 30 launched 1 || fail "launch with pages was not recorded"
 wait_until 10 grep -qx 0 "$EV" || fail "the event stayed on after the window"
 

@@ -11,6 +11,8 @@
  *                              (N - 1) * STRIDE) down to page 0, with POSIX_FADV_RANDOM (one page each,
  *                              no readahead), dropping them every 4096 reads (POSIX_FADV_DONTNEED): N page
  *                              insertions, in a few MiB of page cache (of a sparse file, pages of a hole)
+ *   lock:FILE:OFFSET:LENGTH    mmap() that part, MADV_RANDOM, mlock(): its pages are read if they are not
+ *                              cached (those pages only) and stay cached, whatever drops caches, until exit
  *   write:FILE:LENGTH          create FILE (it must not exist) and write LENGTH bytes to it
  *   sleep:MS                   pause
  *   thread:STEP                run STEP (with its colons) in a new thread, wait for it to end
@@ -154,6 +156,19 @@ static int step(char *s) {
                 }
                 close(fd);
                 return 0;
+        }
+        if (strcmp(kind, "lock") == 0 && a && b) {
+                size_t len = strtoul(b, NULL, 0);
+                void *p;
+
+                fd = open(file, O_RDONLY | O_CLOEXEC);
+                if (fd < 0)
+                        return fail("open", file);
+                p = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, strtol(a, NULL, 0));
+                close(fd);
+                if (p == MAP_FAILED || madvise(p, len, MADV_RANDOM) < 0 || mlock(p, len) < 0)
+                        return fail("lock", file);
+                return 0;      /* mapped and locked until the process exits */
         }
         if (strcmp(kind, "drop") == 0) {
                 fd = open(file, O_RDONLY | O_CLOEXEC);
