@@ -27,9 +27,11 @@
 #include "fiemap.h"
 #include "macro.h"
 #include "mover.h"
+#include "optimizer.h"
 #include "run.h"
 #include "test-scratch.h"
 #include "test-util.h"
+#include "test-wal-syncs.h"
 
 #define KiB (UINT64_C(1024))
 #define MiB (UINT64_C(1024) * 1024)
@@ -49,7 +51,7 @@ static Fs fs_main = { .mount_fd = -1 }, fs_small = { .mount_fd = -1 }, fs_place 
           fs_bud2 = { .mount_fd = -1 }, fs_near = { .mount_fd = -1 }, fs_range = { .mount_fd = -1 },
           fs_order = { .mount_fd = -1 }, fs_resume = { .mount_fd = -1 }, fs_scope = { .mount_fd = -1 },
           fs_groups = { .mount_fd = -1 }, fs_spots = { .mount_fd = -1 },
-          fs_spots_tight = { .mount_fd = -1 };
+          fs_spots_tight = { .mount_fd = -1 }, fs_ckpt = { .mount_fd = -1 };
 static pid_t child = -1;
 
 /* ---------------------------------------------------------------------------------------------------- */
@@ -89,7 +91,7 @@ static void fs_teardown(Fs *fs) {
 static Fs *const all_fs[] = { &fs_main, &fs_small, &fs_place, &fs_target, &fs_seg, &fs_room,
                               &fs_bud, &fs_busy, &fs_bud2, &fs_near, &fs_range, &fs_order, &fs_resume,
                               &fs_scope, &fs_groups, &fs_spots,
-                              &fs_spots_tight };
+                              &fs_spots_tight, &fs_ckpt };
 
 static void writers_close(void);
 
@@ -2173,6 +2175,125 @@ TEST(range_resume) {
         fsck(fs);
 }
 
+/* The optimizer's checkpoints: each on the disk before the mover touches the next file. Every WAL sync
+ * during the run (a checkpoint's) waits 100 ms, then counts the files whose blocks the mover has changed
+ * (FIEMAP): the k-th checkpoint's sync must see exactly k moved. A worker that goes on while the main loop
+ * still writes a checkpoint has moved more files by then (these are 64 KiB each). */
+enum { CKPT_NF = 8 };
+static char *ckpt_paths[CKPT_NF];
+static uint64_t ckpt_first[CKPT_NF];
+static unsigned ckpt_syncs, ckpt_bad;
+
+static void ckpt_sync_hook(void) {
+        unsigned moved = 0;
+        uint64_t phys;
+
+        (void) usleep(100 * 1000);
+        for (size_t i = 0; i < CKPT_NF; i++) {
+                (void) count_extents(ckpt_paths[i], &phys);
+                moved += phys != ckpt_first[i];
+        }
+        ckpt_syncs++;
+        printf("    checkpoint sync %u: %u file(s) moved\n", ckpt_syncs, moved);
+        if (moved != ckpt_syncs)
+                ckpt_bad++;
+}
+
+static void ckpt_finished(Optimizer *o, void *userdata) {
+        ASSERT_OK(sd_event_exit(o->opts.event, 0));
+}
+
+TEST(optimizer_checkpoints) {
+        Fs *fs = &fs_ckpt;
+        uint64_t sizes[CKPT_NF], sums[CKPT_NF];
+        DbSessionFile sf[CKPT_NF];
+        DbMergeInput in = {};
+        DbRunFile *rf = NULL;
+        size_t n_rf = 0;
+        char db_path[600];
+        OptJob *job;
+        Optimizer *opt = NULL;
+        sd_event *e = NULL;
+        int64_t run;
+        Db *db = NULL;
+
+        fs_setup(fs, "ckpt", 64);
+        for (size_t i = 0; i < CKPT_NF; i++) {
+                char name[16];
+
+                snprintf(name, sizeof name, "f%zu", i);
+                ckpt_paths[i] = path_in(fs, name);
+                sizes[i] = 64 * KiB;
+        }
+        write_interleaved(ckpt_paths, sizes, CKPT_NF, 4 * KiB);
+        count_wal_syncs();
+        snprintf(db_path, sizeof db_path, "%s/ckpt.db", tmpdir);
+        ASSERT_OK(db_open(db_path, &db));
+        ASSERT_TRUE(job = calloc(1, sizeof *job));
+        ASSERT_TRUE(job->items = calloc(CKPT_NF, sizeof *job->items));
+        ASSERT_TRUE(job->positions = calloc(CKPT_NF, sizeof *job->positions));
+        ASSERT_TRUE(job->paths = calloc(CKPT_NF, sizeof *job->paths));
+        for (size_t i = 0; i < CKPT_NF; i++) {
+                ASSERT_TRUE(job->paths[i] = strdup(ckpt_paths[i]));
+                make_item(job->paths[i], 0, &job->items[i]);
+                sf[i] = (DbSessionFile) { .key = job->items[i].key, .path = job->paths[i], .size = sizes[i],
+                                          .mtime_ns = job->items[i].mtime_ns };
+                sums[i] = fnv_file(ckpt_paths[i]);
+                (void) count_extents(ckpt_paths[i], &ckpt_first[i]);
+                job->positions[i] = i;
+        }
+        ASSERT_OK(db_add_session(db, &(DbSession) { .profile = "boot", .kind = PROFILE_BOOT, .files = sf,
+                                                    .n_files = CKPT_NF,
+                                                    .boot_id = "0123456789abcdef0123456789abcdef" },
+                                 3, NULL));
+        ASSERT_OK(db_load_merge_input(db, "boot", 3, &in));
+        ASSERT_EQ(in.n_session_files[0], CKPT_NF);
+        for (size_t i = 0; i < CKPT_NF; i++)
+                job->items[i].file_id = in.session_files[0][i];
+        db_merge_input_free(&in);
+        job->n_items = CKPT_NF;
+        ASSERT_TRUE(job->mount = strdup(fs->mnt));
+        ASSERT_TRUE(job->sysfs_dir = strdup(fs->sysfs));
+        ASSERT_OK(run_create(db, job->items[0].key.fsid, fs->mnt, job->items, CKPT_NF, &job->run_id));
+        run = job->run_id;
+
+        ASSERT_OK(sd_event_new(&e));
+        wal_sync_hook = ckpt_sync_hook;
+        ASSERT_OK(optimizer_start(&(OptimizerOptions) { .event = e, .db = db, .state_file = state_file,
+                                                        .finished = ckpt_finished },
+                                  job, 1, &opt));
+        ASSERT_OK(sd_event_loop(e));
+        wal_sync_hook = NULL;
+        ASSERT_EQ(opt->moved_files, CKPT_NF);
+        ASSERT_TRUE(!opt->failed);
+        opt = optimizer_free(opt);
+        e = sd_event_unref(e);
+        printf("  %u checkpoint syncs, %u of them saw a file moved beyond the ones checkpointed\n", ckpt_syncs,
+               ckpt_bad);
+        ASSERT_EQ(ckpt_syncs, CKPT_NF);
+        ASSERT_EQ(ckpt_bad, 0);
+
+        /* every checkpoint done, every file intact and moved */
+        db = db_free(db);
+        ASSERT_OK(db_open(db_path, &db));
+        ASSERT_OK(db_run_files(db, run, &rf, &n_rf));
+        ASSERT_EQ(n_rf, CKPT_NF);
+        for (size_t k = 0; k < n_rf; k++)
+                ASSERT_EQ(rf[k].state, RUN_FILE_DONE);
+        db_run_files_free(rf, n_rf);
+        db = db_free(db);
+        drop_caches();
+        for (size_t i = 0; i < CKPT_NF; i++) {
+                uint64_t phys;
+
+                ASSERT_EQ(fnv_file(ckpt_paths[i]), sums[i]);
+                ASSERT_EQ(count_extents(ckpt_paths[i], &phys), 1);
+                ASSERT_TRUE(phys != ckpt_first[i]);
+                free(ckpt_paths[i]);
+        }
+        fsck(fs);
+}
+
 static const struct {
         const char *name;
         void (*fn)(void);
@@ -2182,7 +2303,7 @@ static const struct {
         T(placement), T(target), T(segments), T(room), T(room_busy), T(room_groups), T(room_scope), T(room_spots),
         T(room_spots_tight),
         T(buddies), T(buddies_retry), T(near),
-        T(range), T(range_order), T(range_resume),
+        T(range), T(range_order), T(range_resume), T(optimizer_checkpoints),
 #undef T
 };
 
