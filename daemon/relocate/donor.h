@@ -119,10 +119,10 @@ void donor_done(Donor *d);
  * If that one-piece donor is in more than donor_acceptable_runs() runs (or can't be made), one is made the
  * default way as well (logical 0) and the one with fewer runs is kept (the first on a tie). Without
  * sysfs_dir, only the default way. Returns 0 (*ret filled, the caller owns ret->fd: donor_done()) or a
- * negative errno (-ENOSPC/-EDQUOT: no room); w's pilot, if any, is closed or has become the donor's.
- * Never leaves mb_stream_req changed unless restoring it
- * failed, in which case the state file stays for donor_restore_tunables(). Not safe against a concurrent
- * second mover on the same filesystem (the daemon runs one mover at a time). */
+ * negative errno (-ENOSPC/-EDQUOT: no room); w's pilot, if any, is closed or has become the donor's. Never
+ * leaves mb_stream_req changed unless restoring it failed, in which case the state file stays for
+ * donor_restore_tunables(). Not safe against a concurrent second mover on the same filesystem (the daemon
+ * runs one mover at a time). */
 int donor_allocate(int dir_fd, uint64_t bytes, const char *sysfs_dir, const char *state_file, DonorWindow *w,
                    Donor *ret);
 
