@@ -10,7 +10,9 @@
  *   walsync    db_run_file_set(), then fdatasync() of the WAL file by hand (the alternative to the pragma)
  *   optimizer  the daemon's way: the mover in the optimizer's thread, each checkpoint (run_checkpoint())
  *              written by the main loop, the worker waiting for it before the next file
- * Prints one line per run, then the median per way, its ratio to lazy's and the time it adds per file.
+ * Prints one line per run, then per way: the median over the rounds, its ratio to the first way's and the
+ * time it adds per file, and the median of the ratios to the first way round by round (the two runs of a
+ * round close in time: what a load that comes and goes changes least).
  *   usage: checkpoint-cost MOUNT SYSFS_DIR STATE_FILE NFILES ROUNDS WAY...
  */
 #include <errno.h>
@@ -256,7 +258,7 @@ static double median(double *v, size_t n) {
 }
 
 int main(int argc, char **argv) {
-        double times[MAX_WAYS][MAX_ROUNDS], med[MAX_WAYS];
+        double times[MAX_WAYS][MAX_ROUNDS], round_t[MAX_WAYS][MAX_ROUNDS], ratios[MAX_ROUNDS], med[MAX_WAYS];
         size_t n_ok[MAX_WAYS] = {}, n_ways = 0, n;
         Way ways[MAX_WAYS];
         unsigned rounds;
@@ -291,17 +293,25 @@ int main(int argc, char **argv) {
                         size_t i = r % 2 ? n_ways - 1 - k : k;
                         double t = one_run(argv[1], argv[2], argv[3], n, r, ways[i]);
 
+                        round_t[i][r] = t;
                         if (t >= 0)
                                 times[i][n_ok[i]++] = t;
                 }
-        printf("\n%zu files a run, %u rounds; median over the rounds (runs counted):\n", n, rounds);
+        printf("\n%zu files a run, %u rounds; median over the rounds (runs counted), its ratio to %s's and the "
+               "time added per file; the median of the ratios round by round:\n", n, rounds, way_names[ways[0]]);
         for (size_t i = 0; i < n_ways; i++)
                 med[i] = median(times[i], n_ok[i]);
         for (size_t i = 0; i < n_ways; i++) {
+                size_t k = 0;
+
                 printf("  %-9s %7.3f s (%zu)", way_names[ways[i]], med[i], n_ok[i]);
-                if (i > 0 && med[0] > 0)
-                        printf("  %.2fx %s, %+.2f ms a file", med[i] / med[0], way_names[ways[0]],
-                               (med[i] - med[0]) * 1000 / (double) n);
+                if (i > 0 && med[0] > 0) {
+                        for (unsigned r = 0; r < rounds; r++)
+                                if (round_t[i][r] >= 0 && round_t[0][r] > 0)
+                                        ratios[k++] = round_t[i][r] / round_t[0][r];
+                        printf("  %.2fx, %+.2f ms a file; round by round %.2fx (%zu)", med[i] / med[0],
+                               (med[i] - med[0]) * 1000 / (double) n, median(ratios, k), k);
+                }
                 printf("\n");
         }
         return EXIT_SUCCESS;
