@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The optimizer's crash-safety store (db-run.c) on a database file: a run and its checkpoints written by a
  * process that is then killed (no close, the WAL left behind), found again by a new process with exactly
- * the files still pending; a run's creation synced to the disk (WAL syncs counted by a VFS shim), its
- * checkpoints not; finished runs, layout quality snapshots and the extents files had before a run, each
- * read back after a reopen. */
+ * the files still pending; a run's creation and its checkpoints synced to the disk (WAL syncs counted by a
+ * VFS shim), nothing else; finished runs, layout quality snapshots and the extents files had before a run,
+ * each read back after a reopen. */
 #include <signal.h>
 #include <stdbool.h>
 #include <sqlite3.h>
@@ -17,6 +17,7 @@
 #include "macro.h"
 #include "test-scratch.h"
 #include "test-util.h"
+#include "test-wal-syncs.h"
 
 #define BOOT_A "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 #define FSID UINT64_C(0xF00D000000000001)       /* above INT64_MAX: the int64 round trip */
@@ -35,41 +36,6 @@ static void cleanup(void) {
         if (system(cmd) != 0)
                 fprintf(stderr, "cleanup: %s failed\n", cmd);
         dir[0] = 0;
-}
-
-/* The default VFS with xSync of WAL files counted: its files keep their memory layout, only their method
- * table is swapped for a copy whose xSync counts. Registered as the default before the first db_open(). */
-static sqlite3_vfs *real_vfs, counting_vfs;
-static sqlite3_io_methods wal_methods;
-static int (*real_sync)(sqlite3_file *f, int flags);
-static unsigned wal_syncs;
-
-static int counting_sync(sqlite3_file *f, int flags) {
-        wal_syncs++;
-        return real_sync(f, flags);
-}
-
-static int counting_open(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *f, int flags, int *out_flags) {
-        int rc = real_vfs->xOpen(real_vfs, name, f, flags, out_flags);
-
-        if (rc == SQLITE_OK && (flags & SQLITE_OPEN_WAL) && f->pMethods) {
-                if (!real_sync) {
-                        wal_methods = *f->pMethods;
-                        real_sync = wal_methods.xSync;
-                        wal_methods.xSync = counting_sync;
-                }
-                f->pMethods = &wal_methods;
-        }
-        return rc;
-}
-
-static void count_wal_syncs(void) {
-        real_vfs = sqlite3_vfs_find(NULL);
-        ASSERT_TRUE(real_vfs);
-        counting_vfs = *real_vfs;
-        counting_vfs.zName = "seekless-test-counting";
-        counting_vfs.xOpen = counting_open;
-        ASSERT_EQ(sqlite3_vfs_register(&counting_vfs, 1), SQLITE_OK);
 }
 
 static Db *reopen(Db *db) {
@@ -260,9 +226,11 @@ TEST(interrupted_run) {
         db_free(db);
 }
 
-/* A power cut must not take back a run whose files may already be moving: its creation syncs the WAL. A
- * checkpoint does not (one lost only sends a file through the mover again), and neither does anything
- * after the run's creation, which leaves the connection's synchronous = NORMAL as it was. */
+/* A power cut must not take back a run whose files may already be moving, nor a checkpoint of a file the
+ * mover is done with (the resumed run would move that file again): the run's creation and each checkpoint
+ * sync the WAL, once each. Nothing else does: an entry set otherwise (db_run_file_set(), e.g. a retry
+ * mark), the run's end, and whatever follows, under the connection's synchronous = NORMAL, which both
+ * leave as it was. */
 TEST(run_creation_synced) {
         Db *db = NULL;
         int64_t ids[N_FILES], run;
@@ -277,9 +245,17 @@ TEST(run_creation_synced) {
                                 &run));
         ASSERT_EQ(wal_syncs, 1);
         wal_syncs = 0;
-        ASSERT_OK(db_run_file_set(db, run, 0, RUN_FILE_DONE, MOVE_REASON_NONE, NULL, 4096));
-        ASSERT_OK(db_run_file_set(db, run, 1, RUN_FILE_DONE, MOVE_REASON_NONE, NULL, 8192));
-        ASSERT_EQ(wal_syncs, 0);
+        ASSERT_OK(db_run_file_checkpoint(db, run, 0, RUN_FILE_DONE, MOVE_REASON_NONE, NULL, 4096));
+        ASSERT_EQ(wal_syncs, 1);
+        ASSERT_OK(db_run_file_set(db, run, 1, RUN_FILE_RETRY, MOVE_REASON_BUSY, "busy", 0));
+        ASSERT_EQ(wal_syncs, 1);
+        ASSERT_OK(db_run_file_checkpoint(db, run, 1, RUN_FILE_DONE, MOVE_REASON_NONE, NULL, 8192));
+        ASSERT_EQ(wal_syncs, 2);
+        ASSERT_OK(db_run_finish(db, run, RUN_DONE, 1, 2, 12288));
+        ASSERT_EQ(wal_syncs, 2);
+        /* a checkpoint of an entry that is not there fails, and leaves the setting as it was too */
+        ASSERT_ERROR(db_run_file_checkpoint(db, run, 7, RUN_FILE_DONE, MOVE_REASON_NONE, NULL, 1), ENOENT);
+        wal_syncs = 0;
         ASSERT_OK(db_run_finish(db, run, RUN_DONE, 1, 2, 12288));
         ASSERT_EQ(wal_syncs, 0);
         db_free(db);

@@ -25,7 +25,7 @@
 
 static char dir[256];
 static uint64_t dir_fsid;
-static unsigned mount_opens;
+static unsigned mount_opens, handle_opens;
 static unsigned notes[_PROFILE_NOTE_MAX];
 static char last_dropped[512];
 
@@ -48,6 +48,13 @@ static int open_mount(uint64_t fsid, void *userdata) {
         mount_opens++;
         fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         return fd < 0 ? -errno : fd;
+}
+
+/* Every open by handle of the daemon's code (linked into this program, which defines the function), counted,
+ * then made: the system call itself. */
+int open_by_handle_at(int mount_fd, struct file_handle *handle, int flags) {
+        handle_opens++;
+        return (int) syscall(SYS_open_by_handle_at, mount_fd, handle, flags);
 }
 
 static void on_note(const ProfileNote *n, void *userdata) {
@@ -452,6 +459,32 @@ TEST(resident_pages) {
         close(fd);
 }
 
+/* Each of a session's files is opened once when it is stored: by O_PATH, or for reading when the session
+ * saw pages of it, for the checks and its residency both. A file more of which is cached than the session
+ * saw read is warm (its ranges are not stored); one whose every cached page the session saw is not. */
+TEST(resolve_opens_once) {
+        _cleanup_(profile_session_files_done) ProfileSessionFiles f = {};
+        _cleanup_(session_freep) Session *s = NULL;
+        ProfileOptions o = options();
+        uint64_t page = (uint64_t) sysconf(_SC_PAGESIZE);
+
+        make_file("a", 100);
+        make_file("w", 16 * page);
+        make_file("v", 4 * page);
+        s = session_of(PROFILE_APP, APP, 0, NAMES("a", "w", "v"));
+        s->pages = true;
+        ASSERT_OK(session_add_pages(s, 1, 0, 2, 1500));
+        ASSERT_OK(session_add_pages(s, 2, 0, 4, 1600));
+        handle_opens = 0;
+        ASSERT_OK(profile_resolve_session(s, &o, &f));
+        ASSERT_EQ(f.n, 3);
+        ASSERT_EQ(handle_opens, 3);
+        ASSERT_TRUE(!f.warm[0]);
+        ASSERT_TRUE(f.warm[1]);
+        ASSERT_TRUE(!f.warm[2]);
+        ASSERT_EQ(f.n_warm, 1);
+}
+
 /* Each test in a directory of its own. */
 typedef struct NamedRange {
         const char *name;
@@ -593,6 +626,7 @@ int main(void) {
         RUN_IN_DIR(max_session_files);
         RUN_IN_DIR(left_out);
         RUN_IN_DIR(session_ranges);
+        RUN_IN_DIR(resolve_opens_once);
         RUN_IN_DIR(merged_ranges);
         RUN_IN_DIR(resident_pages);
         return EXIT_SUCCESS;

@@ -5,8 +5,8 @@
  * `below`; it holds no metadata (FS_IOC_GETFSMAP) and no data but that of the files it lists (FIEMAP of
  * every file), each listed file has data there, lowest first, and their blocks are move_blocks; files of
  * `keep`, immutable ones and ones with blocks past their end are never in it; it is free once they are
- * gone; max_move_blocks is kept. The image is torn down by an atexit handler, and by tests/scratch.sh's
- * guard if the test is killed. */
+ * gone; max_move_blocks is kept; a window that holds the donor's pilot has room for it. The image is torn
+ * down by an atexit handler, and by tests/scratch.sh's guard if the test is killed. */
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <linux/fsmap.h>
@@ -208,6 +208,12 @@ static void make_files(void) {
         sync();
 }
 
+/* room_plan() without a pilot */
+static int plan(const char *device, dev_t d, uint64_t need, uint64_t below, uint64_t min_chunk, uint64_t max_move,
+                const uint64_t *keep, size_t n_keep, RoomPlan *ret) {
+        return room_plan(device, d, need, below, min_chunk, max_move, keep, n_keep, UINT64_MAX, ret);
+}
+
 /* The contract, whatever the disk looks like. */
 static void check_plan(const RoomPlan *p, uint64_t need, uint64_t below, uint64_t max_move) {
         uint64_t meta, used, covered = 0, move = 0, prev = 0, group = p->start / BLOCKS_PER_GROUP;
@@ -259,15 +265,15 @@ static void check_plan(const RoomPlan *p, uint64_t need, uint64_t below, uint64_
 TEST(errors) {
         RoomPlan p;
 
-        ASSERT_ERROR(room_plan(dev, fs_dev, 0, blocks_count, MIN_CHUNK, UINT64_MAX, NULL, 0, &p), EINVAL);
-        ASSERT_ERROR(room_plan(dev, makedev(1, 3), 1024, blocks_count, MIN_CHUNK, UINT64_MAX, NULL, 0, &p), ENODEV);
-        ASSERT_ERROR(room_plan(img, fs_dev, 1024, blocks_count, MIN_CHUNK, UINT64_MAX, NULL, 0, &p), ENODEV);
+        ASSERT_ERROR(plan(dev, fs_dev, 0, blocks_count, MIN_CHUNK, UINT64_MAX, NULL, 0, &p), EINVAL);
+        ASSERT_ERROR(plan(dev, makedev(1, 3), 1024, blocks_count, MIN_CHUNK, UINT64_MAX, NULL, 0, &p), ENODEV);
+        ASSERT_ERROR(plan(img, fs_dev, 1024, blocks_count, MIN_CHUNK, UINT64_MAX, NULL, 0, &p), ENODEV);
         /* group 0 is the first of its flex group: nothing below its end qualifies */
-        ASSERT_ERROR(room_plan(dev, fs_dev, 1024, BLOCKS_PER_GROUP, MIN_CHUNK, UINT64_MAX, NULL, 0, &p), ENOSPC);
+        ASSERT_ERROR(plan(dev, fs_dev, 1024, BLOCKS_PER_GROUP, MIN_CHUNK, UINT64_MAX, NULL, 0, &p), ENOSPC);
         /* no buddy is longer than the largest one */
-        ASSERT_ERROR(room_plan(dev, fs_dev, 1024, blocks_count, 8192, UINT64_MAX, NULL, 0, &p), ENOSPC);
+        ASSERT_ERROR(plan(dev, fs_dev, 1024, blocks_count, 8192, UINT64_MAX, NULL, 0, &p), ENOSPC);
         /* more than a block group */
-        ASSERT_ERROR(room_plan(dev, fs_dev, BLOCKS_PER_GROUP + 1, blocks_count, MIN_CHUNK, UINT64_MAX, NULL, 0, &p),
+        ASSERT_ERROR(plan(dev, fs_dev, BLOCKS_PER_GROUP + 1, blocks_count, MIN_CHUNK, UINT64_MAX, NULL, 0, &p),
                      ENOSPC);
         ASSERT_EQ(p.n_inodes, 0);
         ASSERT_TRUE(!p.inodes);
@@ -277,7 +283,7 @@ TEST(empty) {
         _cleanup_(room_plan_done) RoomPlan p = {};
         uint64_t meta, used;
 
-        ASSERT_OK(room_plan(dev, fs_dev, 1024, blocks_count, MIN_CHUNK, 0, NULL, 0, &p));
+        ASSERT_OK(plan(dev, fs_dev, 1024, blocks_count, MIN_CHUNK, 0, NULL, 0, &p));
         check_plan(&p, 1024, blocks_count, 0);
         ASSERT_EQ(p.n_inodes, 0);
         /* the lowest: group 1 (group 0 is the first of the flex group), past its backup superblock */
@@ -295,20 +301,20 @@ TEST(filled) {
         int r;
 
         make_files();
-        ASSERT_OK(room_plan(dev, fs_dev, need, blocks_count, MIN_CHUNK, UINT64_MAX, NULL, 0, &filled));
+        ASSERT_OK(plan(dev, fs_dev, need, blocks_count, MIN_CHUNK, UINT64_MAX, NULL, 0, &filled));
         check_plan(&filled, need, blocks_count, UINT64_MAX);
         ASSERT_TRUE(filled.n_inodes > 0);
 
         /* below: a window wholly below it */
-        ASSERT_OK(room_plan(dev, fs_dev, need, filled.start + filled.blocks, MIN_CHUNK, UINT64_MAX, NULL, 0, &p));
+        ASSERT_OK(plan(dev, fs_dev, need, filled.start + filled.blocks, MIN_CHUNK, UINT64_MAX, NULL, 0, &p));
         check_plan(&p, need, filled.start + filled.blocks, UINT64_MAX);
         ASSERT_EQ(p.start, filled.start);
         room_plan_done(&p);
-        ASSERT_ERROR(room_plan(dev, fs_dev, need, filled.start + filled.blocks - 1, MIN_CHUNK, UINT64_MAX, NULL, 0,
+        ASSERT_ERROR(plan(dev, fs_dev, need, filled.start + filled.blocks - 1, MIN_CHUNK, UINT64_MAX, NULL, 0,
                                &p), ENOSPC);
 
         /* the files of keep stay where they are: another window */
-        ASSERT_OK(room_plan(dev, fs_dev, need, blocks_count, MIN_CHUNK, UINT64_MAX, &filled.inodes[0], 1, &p));
+        ASSERT_OK(plan(dev, fs_dev, need, blocks_count, MIN_CHUNK, UINT64_MAX, &filled.inodes[0], 1, &p));
         check_plan(&p, need, blocks_count, UINT64_MAX);
         ASSERT_TRUE(!listed(&p, filled.inodes[0]));
         ASSERT_EQ(file_blocks_in(file_of(filled.inodes[0]), p.start, p.blocks, NULL), 0);
@@ -323,7 +329,7 @@ TEST(filled) {
                 ASSERT_EQ(ioctl(fd, FS_IOC_GETFLAGS, &flags), 0);
                 flags |= FS_IMMUTABLE_FL;
                 ASSERT_EQ(ioctl(fd, FS_IOC_SETFLAGS, &flags), 0);
-                r = room_plan(dev, fs_dev, need, blocks_count, MIN_CHUNK, UINT64_MAX, NULL, 0, &p);
+                r = plan(dev, fs_dev, need, blocks_count, MIN_CHUNK, UINT64_MAX, NULL, 0, &p);
                 flags &= ~FS_IMMUTABLE_FL;
                 ASSERT_EQ(ioctl(fd, FS_IOC_SETFLAGS, &flags), 0);
                 ASSERT_OK(r);
@@ -342,7 +348,7 @@ TEST(filled) {
                 ASSERT_EQ(fsync(fd), 0);
                 f->ext = mfree(f->ext);
                 ASSERT_OK(fiemap_get(fd, &f->ext, &f->n_ext));
-                ASSERT_OK(room_plan(dev, fs_dev, need, blocks_count, MIN_CHUNK, UINT64_MAX, NULL, 0, &p));
+                ASSERT_OK(plan(dev, fs_dev, need, blocks_count, MIN_CHUNK, UINT64_MAX, NULL, 0, &p));
                 check_plan(&p, need, blocks_count, UINT64_MAX);
                 ASSERT_EQ(file_blocks_in(f, p.start, p.blocks, NULL), 0);
                 room_plan_done(&p);
@@ -353,12 +359,12 @@ TEST(filled) {
         }
 
         /* max_move_blocks: at most that much to move */
-        ASSERT_OK(room_plan(dev, fs_dev, need, blocks_count, MIN_CHUNK, 0, NULL, 0, &p));
+        ASSERT_OK(plan(dev, fs_dev, need, blocks_count, MIN_CHUNK, 0, NULL, 0, &p));
         check_plan(&p, need, blocks_count, 0);
         ASSERT_EQ(p.n_inodes, 0);
         ASSERT_TRUE(p.start > filled.start);
         room_plan_done(&p);
-        r = room_plan(dev, fs_dev, need, blocks_count, MIN_CHUNK, filled.move_blocks - 1, NULL, 0, &q);
+        r = plan(dev, fs_dev, need, blocks_count, MIN_CHUNK, filled.move_blocks - 1, NULL, 0, &q);
         ASSERT_TRUE(r == -ENOSPC || r == 0);
         if (r == 0) {
                 check_plan(&q, need, blocks_count, filled.move_blocks - 1);
@@ -376,11 +382,34 @@ TEST(filled) {
         ASSERT_EQ(meta, 0);
         ASSERT_EQ(used, 0);
         /* and then the lowest window, with nothing to move */
-        ASSERT_OK(room_plan(dev, fs_dev, need, blocks_count, MIN_CHUNK, UINT64_MAX, NULL, 0, &p));
+        ASSERT_OK(plan(dev, fs_dev, need, blocks_count, MIN_CHUNK, UINT64_MAX, NULL, 0, &p));
         check_plan(&p, need, blocks_count, UINT64_MAX);
         ASSERT_EQ(p.start, filled.start);
         ASSERT_EQ(p.n_inodes, 0);
         room_plan_done(&filled);
+}
+
+/* The donor's pilot (its block passed in): a window that holds it has a chunk more than the donor needs
+ * (none of the donor's pieces, whole chunks, can hold the pilot's), or lies elsewhere. Against the lowest
+ * window, free since `filled`, with the pilot at its first block and at its last. */
+TEST(pilot) {
+        _cleanup_(room_plan_done) RoomPlan p = {};
+        uint64_t need = 2048;
+
+        ASSERT_OK(plan(dev, fs_dev, need, blocks_count, MIN_CHUNK, UINT64_MAX, NULL, 0, &p));
+        check_plan(&p, need, blocks_count, UINT64_MAX);
+        ASSERT_EQ(p.blocks, need);
+        for (unsigned k = 0; k < 2; k++) {
+                _cleanup_(room_plan_done) RoomPlan q = {};
+                uint64_t pilot = k == 0 ? p.start : p.start + p.blocks - 1;
+
+                ASSERT_OK(room_plan(dev, fs_dev, need, blocks_count, MIN_CHUNK, UINT64_MAX, NULL, 0, pilot, &q));
+                check_plan(&q, need, blocks_count, UINT64_MAX);
+                printf("  the pilot at block %llu: %s\n", (unsigned long long) pilot,
+                       pilot >= q.start && pilot < q.start + q.blocks ? "in the window" : "outside the window");
+                /* a chunk more: the smallest, 2 * MIN_CHUNK (a buddy longer than a group preallocation) */
+                ASSERT_TRUE(pilot < q.start || pilot >= q.start + q.blocks || q.blocks >= need + 2 * MIN_CHUNK);
+        }
 }
 
 int main(void) {
@@ -404,6 +433,7 @@ int main(void) {
         RUN(errors);
         RUN(empty);
         RUN(filled);
+        RUN(pilot);
         for (size_t i = 0; i < N_FILES; i++)
                 free(files[i].ext);
         return EXIT_SUCCESS;

@@ -89,8 +89,6 @@ int file_key_resolve(int mount_fd, const FileKey *key, struct stat *ret_st, char
                 uint8_t buf[sizeof(struct file_handle) + FID_HANDLE_MAX];
         } u;
         _cleanup_close_ int fd = -EBADF;
-        struct stat st;
-        int r;
 
         u.fh.handle_bytes = key->handle_len;
         u.fh.handle_type = key->handle_type;
@@ -99,6 +97,13 @@ int file_key_resolve(int mount_fd, const FileKey *key, struct stat *ret_st, char
         fd = open_by_handle_at(mount_fd, &u.fh, O_PATH | O_CLOEXEC);
         if (fd < 0)
                 return errno == ENOENT ? -ESTALE : -errno;
+        return file_key_check_fd(fd, ret_st, ret_path);
+}
+
+int file_key_check_fd(int fd, struct stat *ret_st, char **ret_path) {
+        struct stat st;
+        int r;
+
         if (fstat(fd, &st) < 0)
                 return -errno;
         if (!S_ISREG(st.st_mode))

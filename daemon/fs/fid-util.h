@@ -14,6 +14,9 @@ int file_key_from_fd(int fd, FileKey *ret);
  * another file (generation changed); -EBADE not a regular file. Needs CAP_DAC_READ_SEARCH. */
 int file_key_resolve(int mount_fd, const FileKey *key, struct stat *ret_st, char **ret_path);
 
+/* The same checks on a file already open (by its key, with any flags). */
+int file_key_check_fd(int fd, struct stat *ret_st, char **ret_path);
+
 /* The path of a file (`st`: its stat, from its handle) through the directory it was read in and its name
  * there, for when the file's own handle no longer names it (its dentry was evicted). -ESTALE: the name is
  * gone or leads to another file now; -ENOENT: the directory cannot be named either; -EINVAL: not a name. */

@@ -61,15 +61,24 @@ int profile_resolve_session(const Session *s, const ProfileOptions *o, ProfileSe
         for (size_t i = 0; i < s->n_files; i++) {
                 const SessionFile *sf = &s->files[i];
                 _cleanup_free_ char *path = NULL;
+                _cleanup_close_ int ffd = -EBADF;
                 struct stat st;
-                int fd = mount_fds_get(&fds, sf->key.fsid), r;
+                int fd = mount_fds_get(&fds, sf->key.fsid), r = 0;
 
                 if (fd < 0) {
                         note(o, (ProfileNote) { .kind = PROFILE_NOTE_UNREACHABLE, .fsid = sf->key.fsid,
                                                 .error = fd });
                         continue;
                 }
-                r = file_key_resolve(fd, &sf->key, &st, &path);
+                if (seen[i] > 0) {
+                        /* Opened for reading once, for the checks and for the residency below. Pages went
+                         * into its own page cache: a regular file (a device's pages are the device's), which
+                         * opening sets nothing off in. Where that open fails (a lease, say), by O_PATH. */
+                        ffd = file_key_open(fd, &sf->key, O_RDONLY | O_NONBLOCK);
+                        r = ffd >= 0 ? file_key_check_fd(ffd, &st, &path) : ffd;
+                }
+                if (ffd < 0 && r != -ESTALE)
+                        r = file_key_resolve(fd, &sf->key, &st, &path);
                 if (r >= 0 && !path && sf->path)
                         /* the kernel can't name it any more, but it could shortly after the read */
                         path = session_path(s, i);
@@ -95,7 +104,6 @@ int profile_resolve_session(const Session *s, const ProfileOptions *o, ProfileSe
                          * of the file is cached now than the session saw read, its ranges are only the part
                          * that was missing. (Pages read by others meanwhile count against it too: then the
                          * file is taken whole, which is the safe side.) */
-                        _cleanup_close_ int ffd = file_key_open(fd, &sf->key, O_RDONLY | O_NONBLOCK);
                         uint64_t resident;
 
                         if (ffd >= 0 && file_resident_pages(ffd, (uint64_t) st.st_size, &walk_budget, &resident) >= 0 &&

@@ -189,6 +189,29 @@ static int physical_of(int fd, uint64_t offset, uint64_t *ret) {
         return 0;
 }
 
+int donor_pilot_create(int dir_fd, uint64_t *ret_block) {
+        _cleanup_close_ int fd = -EBADF;
+        struct statfs sfs;
+        uint64_t p;
+        int r;
+
+        if (fstatfs(dir_fd, &sfs) < 0)
+                return -errno;
+        if (sfs.f_bsize <= 0)
+                return -EINVAL;
+        fd = openat(dir_fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+        if (fd < 0)
+                return -errno;
+        /* mb_stream_req as it is: a stream allocation of one block (no preallocation with it) */
+        if (fallocate(fd, 0, (off_t) (PILOT_BLOCK * (uint64_t) sfs.f_bsize), (off_t) sfs.f_bsize) < 0)
+                return -errno;
+        r = physical_of(fd, PILOT_BLOCK * (uint64_t) sfs.f_bsize, &p);
+        if (r < 0)
+                return r;
+        *ret_block = p / (uint64_t) sfs.f_bsize;
+        return TAKE_FD(fd);
+}
+
 /* Where a donor piece goes: `blocks` blocks from physical block `physical`. */
 typedef struct DonorTarget {
         uint64_t physical, blocks;
@@ -508,8 +531,8 @@ static bool pilot_in_pieces(const PiecePlan *pp, uint64_t pilot) {
  * (blocks), each right after the one before (for "near": the allocator takes the aimed group's lowest free
  * buddy of the size, which may lie below the one aimed at, where the group has freed space lower down). */
 static int donor_create_buddies(int dir_fd, uint64_t bytes, uint64_t group_prealloc, const DonorWindow *w,
-                                uint64_t limit, uint64_t skip_below, uint64_t accept_lo, uint64_t accept_hi,
-                                uint64_t *ret_range_end, Donor *d) {
+                                int *pilot_fd, uint64_t limit, uint64_t skip_below, uint64_t accept_lo,
+                                uint64_t accept_hi, uint64_t *ret_range_end, Donor *d) {
         _cleanup_close_ int fd = -EBADF;
         PiecePlan pp = {
                 .anchor = w ? w->start : UINT64_MAX,
@@ -535,19 +558,29 @@ static int donor_create_buddies(int dir_fd, uint64_t bytes, uint64_t group_preal
                 ;
         if ((uint64_t) sfs.f_blocks + pp.blocks + (UINT64_C(1) << pp.max_order) >= PILOT_BLOCK)
                 return -EFBIG;
-        fd = openat(dir_fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-        if (fd < 0)
-                return -errno;
+        if (pilot_fd && *pilot_fd >= 0) {
+                /* made before the window was chosen: the pieces are planned around it from the start */
+                fd = TAKE_FD(*pilot_fd);
+                r = physical_of(fd, PILOT_BLOCK * pp.bs, &pilot);
+                if (r < 0)
+                        return r;
+        } else {
+                fd = openat(dir_fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+                if (fd < 0)
+                        return -errno;
+        }
         r = plan_pieces(fd, &pp, (uint64_t) sfs.f_bavail);
         if (ret_range_end)
                 *ret_range_end = pp.range_end;
         if (r < 0)
                 return r;
-        if (fallocate(fd, 0, (off_t) (PILOT_BLOCK * pp.bs), (off_t) pp.bs) < 0)
-                return -errno;
-        r = physical_of(fd, PILOT_BLOCK * pp.bs, &pilot);
-        if (r < 0)
-                return r;
+        if (pilot == 0) {
+                if (fallocate(fd, 0, (off_t) (PILOT_BLOCK * pp.bs), (off_t) pp.bs) < 0)
+                        return -errno;
+                r = physical_of(fd, PILOT_BLOCK * pp.bs, &pilot);
+                if (r < 0)
+                        return r;
+        }
         pilot /= pp.bs;
         if (pilot_in_pieces(&pp, pilot)) {
                 /* The pilot took a block of them. Without a window the caller tries the next range. A
@@ -850,8 +883,8 @@ static int donor_try_buddies(int dir_fd, uint64_t bytes, uint64_t group_prealloc
                 Donor b = { .fd = -EBADF };
                 uint64_t end = 0;
 
-                r = donor_create_buddies(dir_fd, bytes, group_prealloc, NULL, limit, skip, accept_lo, accept_hi, &end,
-                                         &b);
+                r = donor_create_buddies(dir_fd, bytes, group_prealloc, NULL, NULL, limit, skip, accept_lo, accept_hi,
+                                         &end, &b);
                 if (r >= 0) {
                         b.attempts = d->attempts;
                         donor_done(d);
@@ -893,7 +926,7 @@ static bool donor_on_target(const Donor *d, uint64_t bs) {
  * group (the first data group of the flex group of dir_fd's group). Returns 0 with d->fd set, or a
  * negative errno; -EAGAIN when the tunable could not be set (nothing was allocated then). */
 static int donor_create_steered(int dir_fd, uint64_t bytes, uint64_t bs, const char *sysfs_dir,
-                                const char *state_file, const DonorWindow *w, Donor *d) {
+                                const char *state_file, const DonorWindow *w, int *pilot_fd, Donor *d) {
         char path[PATH_MAX], orig[64];
         uint64_t group_prealloc = 0;
         bool segmented = false;
@@ -913,7 +946,7 @@ static int donor_create_steered(int dir_fd, uint64_t bytes, uint64_t bs, const c
                 return -EAGAIN;
         r = write_sysfs(path, STREAM_REQ_RAISED);
         if (r >= 0 && w && w->start != UINT64_MAX && segmented &&
-            donor_create_buddies(dir_fd, bytes, group_prealloc, w, 0, 0, 0, 0, NULL, d) >= 0)
+            donor_create_buddies(dir_fd, bytes, group_prealloc, w, pilot_fd, 0, 0, 0, 0, NULL, d) >= 0)
                 d->in_window = true;
         else if (r >= 0 && w && w->start == UINT64_MAX && w->near > 0 && segmented &&
                  donor_try_buddies(dir_fd, bytes, group_prealloc, w->near, w->near + NEAR_SPAN_BYTES / bs,
@@ -967,8 +1000,10 @@ void donor_done(Donor *d) {
         d->n_segments = 0;
 }
 
-int donor_allocate(int dir_fd, uint64_t bytes, const char *sysfs_dir, const char *state_file, const DonorWindow *w,
+int donor_allocate(int dir_fd, uint64_t bytes, const char *sysfs_dir, const char *state_file, DonorWindow *w,
                    Donor *ret) {
+        /* freed here if it does not become the donor (a pilot that could not be used is one block) */
+        _cleanup_close_ int pilot_fd = w && w->pilot ? TAKE_FD(w->pilot_fd) : -EBADF;
         Donor d = { .fd = -EBADF }, d2 = { .fd = -EBADF };
         struct statfs sfs;
         uint64_t bs;
@@ -980,9 +1015,11 @@ int donor_allocate(int dir_fd, uint64_t bytes, const char *sysfs_dir, const char
         bs = (uint64_t) sfs.f_bsize;
         if (bs == 0 || bytes == 0 || bytes % bs != 0)
                 return -EINVAL;
+        if (w)
+                w->pilot = false;
         if (sysfs_dir && state_file) {
                 d.attempts++;
-                r = donor_create_steered(dir_fd, bytes, bs, sysfs_dir, state_file, w, &d);
+                r = donor_create_steered(dir_fd, bytes, bs, sysfs_dir, state_file, w, &pilot_fd, &d);
                 if (r >= 0) {
                         if (d.n_segments > 1 || d.in_window)
                                 goto done;      /* every piece where it was aimed, each one run */

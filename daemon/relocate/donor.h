@@ -68,7 +68,17 @@ typedef struct DonorWindow {
                                  * range that contains `start` only) */
         uint64_t near;
         uint64_t group_blocks;  /* blocks per block group (0: unknown; the window's last buddy is then never cut) */
+        bool pilot;             /* pilot_fd is the donor's pilot, made before the window was chosen
+                                 * (donor_pilot_create()); donor_allocate() takes it over */
+        int pilot_fd;
 } DonorWindow;
+
+/* The pilot of a donor aimed at a window (see donor.c): an O_TMPFILE in dir_fd with one block far out in
+ * the file, wherever ext4 puts it, made before the window is chosen so that the window is chosen around it
+ * (room_plan()): made once the window is clear, it can only land there when the window is the lowest free
+ * space, and takes a block the donor's whole pieces needed. Returns its fd (its block in *ret_block) or a
+ * negative errno. */
+int donor_pilot_create(int dir_fd, uint64_t *ret_block);
 
 void donor_set_one(Donor *d, int fd, uint64_t logical, uint64_t blocks);
 /* Physical byte address of the donor's first block (its first segment's start, from FIEMAP), or a
@@ -109,10 +119,11 @@ void donor_done(Donor *d);
  * If that one-piece donor is in more than donor_acceptable_runs() runs (or can't be made), one is made the
  * default way as well (logical 0) and the one with fewer runs is kept (the first on a tie). Without
  * sysfs_dir, only the default way. Returns 0 (*ret filled, the caller owns ret->fd: donor_done()) or a
- * negative errno (-ENOSPC/-EDQUOT: no room). Never leaves mb_stream_req changed unless restoring it
- * failed, in which case the state file stays for donor_restore_tunables(). Not safe against a concurrent
- * second mover on the same filesystem (the daemon runs one mover at a time). */
-int donor_allocate(int dir_fd, uint64_t bytes, const char *sysfs_dir, const char *state_file, const DonorWindow *w,
+ * negative errno (-ENOSPC/-EDQUOT: no room); w's pilot, if any, is closed or has become the donor's. Never
+ * leaves mb_stream_req changed unless restoring it failed, in which case the state file stays for
+ * donor_restore_tunables(). Not safe against a concurrent second mover on the same filesystem (the daemon
+ * runs one mover at a time). */
+int donor_allocate(int dir_fd, uint64_t bytes, const char *sysfs_dir, const char *state_file, DonorWindow *w,
                    Donor *ret);
 
 /* If state_file exists: parse "PATH VALUE", write VALUE to PATH (only /sys/fs/ext4/<dev>/mb_stream_req

@@ -79,12 +79,13 @@ int mover_make_room(const MoverOptions *o, const MoveItem *items, size_t n, uint
         _cleanup_free_ MoveItem *out_items = NULL;
         _cleanup_free_ MoveOutcome *outcomes = NULL;
         _cleanup_free_ char (*names)[32] = NULL;
+        _cleanup_close_ int pilot_fd = -EBADF;
         MoverStats sub_st = {};
         MoverOptions sub;
         RoomPlan p = {};
         DonorWindow window;
         size_t n_out;
-        uint64_t below = UINT64_MAX;
+        uint64_t below = UINT64_MAX, pilot = UINT64_MAX;
         struct stat mst;
         int r;
 
@@ -100,6 +101,13 @@ int mover_make_room(const MoverOptions *o, const MoveItem *items, size_t n, uint
 
                 file_key_ino_gen(&items[i].key, &keep[i], &gen);
         }
+        /* The donor's pilot first: the window is chosen around it. Made once the window is clear, it
+         * landed in the window when that was the lowest free space, and a window of one unit then lacked
+         * what the pilot took (its chunk: the donor is made of whole ones). Without it the donor makes its
+         * own, as without a window. */
+        pilot_fd = donor_pilot_create(o->mount_fd, &pilot);
+        if (pilot_fd < 0)
+                pilot = UINT64_MAX;
         /* below where the one-range donor would go, by a margin */
         r = donor_lowest_free(o->mount_fd, (blocks + 1) * bsize, &below);
         if (r < 0 && r != -ENOSPC)
@@ -111,7 +119,7 @@ int mover_make_room(const MoverOptions *o, const MoveItem *items, size_t n, uint
                 below -= ROOM_MIN_GAIN_BYTES / bsize;
         }
         r = room_plan(device, mst.st_dev, blocks, below, group_prealloc(o->sysfs_dir), ROOM_MAX_MOVE_FACTOR * blocks,
-                      keep, n, &p);
+                      keep, n, pilot, &p);
         if (r < 0)
                 return 0;
         window = (DonorWindow) {
@@ -125,6 +133,8 @@ int mover_make_room(const MoverOptions *o, const MoveItem *items, size_t n, uint
                 room_plan_done(&p);
                 st->room_cleared = true;
                 *ret = window;
+                ret->pilot = pilot_fd >= 0;
+                ret->pilot_fd = TAKE_FD(pilot_fd);
                 return 1;
         }
 
@@ -169,5 +179,7 @@ int mover_make_room(const MoverOptions *o, const MoveItem *items, size_t n, uint
         (void) syncfs(o->mount_fd);
         st->room_cleared = true;
         *ret = window;
+        ret->pilot = pilot_fd >= 0;
+        ret->pilot_fd = TAKE_FD(pilot_fd);
         return 1;
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -40,6 +41,14 @@ typedef struct ThreadCtx {
         size_t job;
 } ThreadCtx;
 
+/* The main loop is done with a MSG_FILE: its checkpoint is on the disk (or was not to be written). */
+static void ack_file(Optimizer *o) {
+        uint64_t one = 1;
+
+        while (write(o->ack_fd, &one, sizeof one) < 0 && errno == EINTR)
+                ;
+}
+
 void opt_jobs_free(OptJob *jobs, size_t n) {
         for (size_t i = 0; jobs && i < n; i++) {
                 for (size_t k = 0; k < jobs[i].n_items; k++)
@@ -71,13 +80,15 @@ Optimizer *optimizer_free(Optimizer *o) {
                         if (pthread_tryjoin_np(o->thread, NULL) == 0)
                                 break;
                         while (read(o->pipe_fd[0], &msg, sizeof msg) > 0)
-                                ;
+                                if (msg.type == MSG_FILE)
+                                        ack_file(o);
                         usleep(10000);
                 }
         }
         sd_event_source_disable_unref(o->source);
         safe_close(o->pipe_fd[0]);
         safe_close(o->pipe_fd[1]);
+        safe_close(o->ack_fd);
         opt_jobs_free(o->jobs, o->n_jobs);
         plan_skips_free(o->skipped, o->n_skipped);
         free(o->state_file);
@@ -97,11 +108,22 @@ static void send_msg(Optimizer *o, const Msg *m) {
                 ;
 }
 
+/* A file's outcome, sent to the main loop; returns once its checkpoint is on the disk, so that the mover
+ * touches the next file only then (run.h: a power cut must not leave a moved file pending, to be moved
+ * again). The main loop acknowledges every MSG_FILE, also while it shuts down. */
+static void send_file_msg(Optimizer *o, const Msg *m) {
+        uint64_t v;
+
+        send_msg(o, m);
+        while (read(o->ack_fd, &v, sizeof v) < 0 && errno == EINTR)
+                ;
+}
+
 static void on_file_done(void *userdata, size_t index, const MoveOutcome *outcome) {
         ThreadCtx *c = userdata;
         Msg m = { .type = MSG_FILE, .job = c->job, .index = index, .outcome = *outcome };
 
-        send_msg(c->o, &m);
+        send_file_msg(c->o, &m);
 }
 
 static void *optimizer_thread(void *userdata) {
@@ -142,7 +164,7 @@ static void *optimizer_thread(void *userdata) {
                                           .outcome = { .result = MOVE_RETRY, .why = MOVE_REASON_RUN_FAILED } };
                                 snprintf(m.outcome.reason, sizeof m.outcome.reason, "run failed: %s",
                                          strerror(-r));
-                                send_msg(o, &m);
+                                send_file_msg(o, &m);
                         }
                 }
                 send_msg(o, &done);
@@ -163,13 +185,18 @@ static int process_msgs(Optimizer *o) {
 
                 switch (msg.type) {
                 case MSG_FILE:
-                        if (!job || msg.index >= job->n_items)
+                        if (!job || msg.index >= job->n_items) {
+                                ack_file(o);
                                 break;
-                        if (o->pausing && msg.outcome.why == MOVE_REASON_CANCELLED)
+                        }
+                        if (o->pausing && msg.outcome.why == MOVE_REASON_CANCELLED) {
+                                ack_file(o);
                                 break;   /* stays pending: resumed at the next start */
+                        }
                         r = run_checkpoint(o->opts.db, job->run_id, job->positions[msg.index], &msg.outcome);
                         if (r < 0)
                                 log_warning_errno(r, "Failed to checkpoint %s, ignoring: %m", job->items[msg.index].path);
+                        ack_file(o);
                         size_t f = job->file_of[msg.index];
                         if (job->file_left[f] > 0 && --job->file_left[f] == 0)
                                 o->files_done++;
@@ -261,7 +288,7 @@ int optimizer_start(const OptimizerOptions *opts, OptJob *jobs, size_t n_jobs, O
         o->opts = *opts;
         o->jobs = jobs;
         o->n_jobs = n_jobs;
-        o->pipe_fd[0] = o->pipe_fd[1] = -EBADF;
+        o->pipe_fd[0] = o->pipe_fd[1] = o->ack_fd = -EBADF;
         o->id = n_jobs > 0 ? (uint64_t) jobs[0].run_id : 0;
         o->state_file = strdup(opts->state_file);
         if (!o->state_file)
@@ -289,6 +316,10 @@ int optimizer_start(const OptimizerOptions *opts, OptJob *jobs, size_t n_jobs, O
         if (pipe2(o->pipe_fd, O_CLOEXEC) < 0)
                 return -errno;
         if (fcntl(o->pipe_fd[0], F_SETFL, O_NONBLOCK) < 0)
+                return -errno;
+        /* one count per MSG_FILE handled; the worker takes them one at a time */
+        o->ack_fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
+        if (o->ack_fd < 0)
                 return -errno;
         r = sd_event_add_io(opts->event, &o->source, o->pipe_fd[0], EPOLLIN, on_msg, o);
         if (r < 0)

@@ -51,8 +51,9 @@ typedef struct OptimizerOptions {
 } OptimizerOptions;
 
 /* The optimization in progress: a worker thread runs the mover over each job; every finished file is
- * reported through a pipe to the main loop, which checkpoints it in the run store (run.h) and calls
- * progress. Only this file writes the cancel and pause state. */
+ * reported through a pipe to the main loop, which checkpoints it in the run store (run.h), acknowledges it
+ * (the worker waits for that before the mover goes on to the next file) and calls progress. Only this file
+ * writes the cancel and pause state. */
 struct Optimizer {
         OptimizerOptions opts;
         OptJob *jobs;
@@ -71,6 +72,7 @@ struct Optimizer {
         bool thread_started;
         atomic_bool cancel;
         int pipe_fd[2];
+        int ack_fd;                     /* eventfd (semaphore): the main loop's acknowledgements */
         sd_event_source *source;
         char *state_file;
 };

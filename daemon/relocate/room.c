@@ -26,6 +26,7 @@ typedef struct Scan {
         uint64_t cell, n_cells;         /* cells [0, n_cells) of `cell` blocks each are looked at */
         uint64_t *used, *data;          /* per cell: blocks in use, blocks of movable regular files' data */
         bool *pinned;                   /* per cell: holds something that must stay */
+        uint64_t pilot_cell;            /* the cell of the donor's pilot (UINT64_MAX: none), not counted in use */
         const uint64_t *keep;
         size_t n_keep;
         uint64_t max_ino;               /* inodes above are not read */
@@ -71,7 +72,14 @@ static int count_used(ext2_filsys fs, Scan *s) {
                 for (uint64_t i = 0; i < s->cell / 8; i++)
                         s->used[u] += (uint64_t) __builtin_popcount(bits[i]);
         }
+        if (s->pilot_cell < s->n_cells && s->used[s->pilot_cell] > 0)
+                s->used[s->pilot_cell]--;
         return 0;
+}
+
+/* Cells [c, c + len) of a window for need cells: the pilot's takes one more */
+static bool window_holds(const Scan *s, uint64_t c, uint64_t len, uint64_t need) {
+        return len >= need + (s->pilot_cell >= c && s->pilot_cell < c + len);
 }
 
 /* One extent [p, p + len): counted in the cells it touches; *lowest = its lowest block in the window
@@ -196,7 +204,8 @@ static bool pick_window_groups(const Scan *s, uint64_t cells_per_group, uint64_t
 
                 for (uint64_t h = g; h < g + groups && ok; h++)
                         ok = !(flex >= 4 && h % flex == 0);
-                if (!ok || !cells_clear(s, g * cells_per_group, len, &move) || move > max_move)
+                if (!ok || !window_holds(s, g * cells_per_group, len, need_cells) ||
+                    !cells_clear(s, g * cells_per_group, len, &move) || move > max_move)
                         continue;
                 *ret_first = g * cells_per_group;
                 *ret_cells = len;
@@ -237,6 +246,8 @@ static bool pick_window(const Scan *s, uint64_t cells_per_group, uint64_t flex, 
 
                                 if (found && c >= *ret_first)
                                         break;
+                                if (!window_holds(s, c, len, need_cells))
+                                        continue;
                                 for (uint64_t u = c; u < c + len && ok; u++) {
                                         ok = !s->pinned[u] && s->used[u] == s->data[u];
                                         move += s->data[u];
@@ -256,7 +267,7 @@ static bool pick_window(const Scan *s, uint64_t cells_per_group, uint64_t flex, 
 }
 
 int room_plan(const char *device, dev_t dev, uint64_t need_blocks, uint64_t below, uint64_t min_chunk_blocks,
-              uint64_t max_move_blocks, const uint64_t *keep, size_t n_keep, RoomPlan *ret) {
+              uint64_t max_move_blocks, const uint64_t *keep, size_t n_keep, uint64_t pilot, RoomPlan *ret) {
         _cleanup_(fs_closep) ext2_filsys fs = NULL;
         _cleanup_free_ uint64_t *used = NULL, *data = NULL, *keep_sorted = NULL, *inodes = NULL;
         _cleanup_free_ bool *pinned = NULL;
@@ -313,6 +324,7 @@ int room_plan(const char *device, dev_t dev, uint64_t need_blocks, uint64_t belo
                 .keep = keep_sorted,
                 .n_keep = n_keep,
                 .max_ino = fs->super->s_inodes_count,
+                .pilot_cell = pilot == UINT64_MAX ? UINT64_MAX : pilot / cell,
         };
         if (s.n_cells == 0)
                 return -ENOSPC;

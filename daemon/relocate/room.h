@@ -38,12 +38,14 @@ typedef struct RoomPlan {
 /* Find the lowest window of ceil(need_blocks / unit) units that lies wholly below block `below`, holds
  * nothing but regular files' data (no metadata, directories, extent-tree blocks, files of `keep` — the
  * inode numbers the caller is about to move anyway —, immutable or append-only files, or files with blocks
- * allocated past their end), and at most max_move_blocks of it. `device` must be the block device with
+ * allocated past their end), and at most max_move_blocks of it. `pilot`: the block of the donor's pilot
+ * (see donor.h; UINT64_MAX: none), which is not in the window unless the window has a chunk more than
+ * need_blocks takes (the pieces of the donor are whole chunks, and none can hold the pilot's). `device` must be the block device with
  * st_rdev == `dev` (the mounted filesystem's st_dev). Returns 0 with *ret filled (free with
  * room_plan_done()), -ENOSPC when no window qualifies, -EOPNOTSUPP for a filesystem this does not handle
  * (block size other than the page size, bigalloc, blocks per group not a whole number of units), or
  * another negative errno. */
 int room_plan(const char *device, dev_t dev, uint64_t need_blocks, uint64_t below, uint64_t min_chunk_blocks,
-              uint64_t max_move_blocks, const uint64_t *keep, size_t n_keep, RoomPlan *ret);
+              uint64_t max_move_blocks, const uint64_t *keep, size_t n_keep, uint64_t pilot, RoomPlan *ret);
 
 void room_plan_done(RoomPlan *p);

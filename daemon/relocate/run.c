@@ -48,7 +48,8 @@ MoveItem run_item_of(const DbRunFile *f) {
 }
 
 int run_checkpoint(Db *db, int64_t run_id, size_t position, const MoveOutcome *o) {
-        return db_run_file_set(db, run_id, position, run_file_state_of(o->result), o->why, o->reason, o->bytes);
+        return db_run_file_checkpoint(db, run_id, position, run_file_state_of(o->result), o->why, o->reason,
+                                      o->bytes);
 }
 
 int run_finish(Db *db, int64_t run_id, int error, const MoverStats *st) {

@@ -9,8 +9,9 @@
 
 /* The life of a run, the same for the optimizer and the early-boot pass: one filesystem's batch gets a
  * run in the database with its files in layout order (all pending), each file is checkpointed as soon as
- * the mover is done with it, and the run is finished with the mover's stats. A run still "running" after
- * a restart was interrupted: its pending files are what is left to do. */
+ * the mover is done with it, on the disk before the next one moves, and the run is finished with the
+ * mover's stats. A run still "running" after a restart was interrupted: its pending files are what is left
+ * to do. */
 
 /* What the run store keeps for a mover's result. */
 RunFileState run_file_state_of(MoveResult r);
@@ -22,7 +23,8 @@ int run_create(Db *db, uint64_t fsid, const char *mount, const MoveItem *items, 
  * points into f. What an interrupted run resumes with. */
 MoveItem run_item_of(const DbRunFile *f);
 
-/* The checkpoint of the item at position: its state, why it was not moved and the text shown. */
+/* The checkpoint of the item at position: its state, why it was not moved and the text shown; on the disk
+ * when this returns (the caller lets the mover touch the next item only then). */
 int run_checkpoint(Db *db, int64_t run_id, size_t position, const MoveOutcome *o);
 
 /* Ends a run: failed when error < 0 (the mover could not start; st may be NULL then) or when the

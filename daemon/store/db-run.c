@@ -153,8 +153,7 @@ static int run_create_tx(Db *db, uint64_t fsid, const char *mount, const int64_t
 
 /* Durable before the first file moves: the moves commit in the filesystem's journal within seconds, while a
  * commit under synchronous = NORMAL may wait in the page cache until a WAL checkpoint, so a power cut
- * could leave files moved and no run to resume. The per-file checkpoints stay lazy: one lost sends a file
- * already moved through the mover again when the run resumes. */
+ * could leave files moved and no run to resume. (The per-file checkpoints: db_run_file_checkpoint().) */
 int db_run_create(Db *db, uint64_t fsid, const char *mount, const int64_t *file_ids, const uint64_t *sizes,
                   const int64_t *mtimes, const uint64_t *offsets, const uint64_t *lengths, size_t n,
                   int64_t *ret_run_id) {
@@ -185,6 +184,22 @@ int db_run_file_set(Db *db, int64_t run_id, size_t position, RunFileState state,
         if (r < 0)
                 return r;
         return sqlite3_changes(db_sqlite(db)) > 0 ? 0 : -ENOENT;
+}
+
+/* Durable before the mover touches the next file, for the same reason as the run's creation: a checkpoint
+ * still in the page cache when the power goes leaves a file pending that the filesystem's journal has
+ * moved, and the resumed run moves it a second time. Costs a sync of the WAL per file (bench/README.md,
+ * "Durable checkpoints"). */
+int db_run_file_checkpoint(Db *db, int64_t run_id, size_t position, RunFileState state, MoveReason why,
+                           const char *reason, uint64_t bytes) {
+        int r;
+
+        r = db_set_synchronous_full(db, true);
+        if (r < 0)
+                return r;
+        r = db_run_file_set(db, run_id, position, state, why, reason, bytes);
+        (void) db_set_synchronous_full(db, false);
+        return r;
 }
 
 int db_run_finish(Db *db, int64_t run_id, RunState state, uint64_t donor_runs, uint64_t moved_files,

@@ -344,9 +344,13 @@ void db_run_infos_free(DbRunInfo *r, size_t n);
 int db_run_create(Db *db, uint64_t fsid, const char *mount, const int64_t *file_ids, const uint64_t *sizes,
                   const int64_t *mtimes, const uint64_t *offsets, const uint64_t *lengths, size_t n,
                   int64_t *ret_run_id);
-/* Checkpoint one entry (position). */
+/* Set one entry's (position's) state; on the disk at the next WAL sync, which a power cut may take back. */
 int db_run_file_set(Db *db, int64_t run_id, size_t position, RunFileState state, MoveReason why,
                     const char *reason, uint64_t bytes);
+/* The same, on the disk when this returns (this commit and every one before it): the checkpoint of an entry
+ * the mover is done with. */
+int db_run_file_checkpoint(Db *db, int64_t run_id, size_t position, RunFileState state, MoveReason why,
+                           const char *reason, uint64_t bytes);
 int db_run_finish(Db *db, int64_t run_id, RunState state, uint64_t donor_runs, uint64_t moved_files,
                   uint64_t moved_bytes);
 /* Runs still marked running (the daemon died during them): to resume. */

@@ -128,6 +128,11 @@ cut_hook() {            # OVERLAY K
         debugfs -f "$VM_TMP/blocks.cmd" "$raw" 2>/dev/null > "$VM_TMP/blocks.cut"
         paste -d'\n' <(blocks_by_file < "$VM_TMP/blocks.base") <(blocks_by_file < "$VM_TMP/blocks.cut") |
                 awk 'NR % 2 { b = $0; next } b != "" && b != "-" { n++; if ($0 != b) m++ } END { print m + 0, n + 0 }' > "$d/moved"
+        # kept for the count of blocks moved twice (moved_twice), with the cut image's file list
+        blocks_by_file < "$VM_TMP/blocks.base" > "$d/blocks.base"
+        blocks_by_file < "$VM_TMP/blocks.cut" > "$d/blocks.cut"
+        cp "$VM_TMP/blocks.cmd" "$d/blocks.cmd"
+        cp "$VM_TMP/tree.cut.list" "$d/tree.cut.list"
         # the orphans e2fsck freed (the donor: an unnamed O_TMPFILE, 8 TiB long for its pilot block)
         sed -n 's/.*Clearing orphaned inode \([0-9]*\) .*size=\([0-9]*\).*/\1 (size \2)/p' "$d/replay.out" | paste -sd, > "$d/orphan"
         for f in seekless.db seekless.db-wal; do
@@ -139,6 +144,10 @@ cut_hook() {            # OVERLAY K
         state=$(sqlite3 "$d/db/seekless.db" "SELECT state FROM runs WHERE id = $id" 2>/dev/null || true)
         pend=$(sqlite3 "$d/db/seekless.db" "SELECT COUNT(*) FROM run_files WHERE run_id = $id AND state = 'pending'" 2>/dev/null || echo 0)
         total=$(sqlite3 "$d/db/seekless.db" "SELECT COUNT(*) FROM run_files WHERE run_id = $id" 2>/dev/null || echo 0)
+        # per file of the run: its entries still pending and done at the cut (a file's hot ranges are entries)
+        sqlite3 -separator ' ' "$d/db/seekless.db" "SELECT SUM(rf.state = 'pending'), SUM(rf.state = 'done'), f.path
+                FROM run_files rf JOIN files f ON f.id = rf.file_id WHERE rf.run_id = $id GROUP BY f.path" \
+                > "$d/checkpoints" 2>/dev/null || true
         done_n=$((total - pend))
         case $state in
         running)  echo "resume:$id:$pend:$total" > "$d/expect"
@@ -191,20 +200,82 @@ one_run() {             # BASE_DIR DELAY
         [ -z "$orphan" ] || fail "the superblock still lists orphan inodes: $orphan"
         tree_dump "$raw" "$VM_TMP/tree.final"
         tree_compare "$VM_TMP/tree.base" "$VM_TMP/tree.final" > "$d/tree-final"
+        debugfs -f "$d/blocks.cmd" "$raw" 2>/dev/null | blocks_by_file > "$d/blocks.final"
+        moved_twice "$d" > "$d/twice"
         rm -rf "$VM_TMP/tree.final" "$raw"
         local n bytes changed bad
         read -r n bytes changed bad < "$d/tree-cut"
         [ "$bad" = 0 ] || fail "$bad file(s) of the base image differ on the cut image (after e2fsck's replay): $(head -n 5 "$d/tree-cut.bad" | paste -sd' ')"
         read -r n bytes changed bad < "$d/tree-final"
         [ "$bad" = 0 ] || fail "$bad file(s) of the base image differ at the end: $(head -n 5 "$VM_TMP/tree.final.bad" | paste -sd' ')"
+        local twice; read -r _ twice _ < "$d/twice"
+        if [ "$twice" != 0 ] && [[ $(cat "$d/expect") == resume:* ]]; then
+                cat "$d/twice.files"
+                fail "$twice file(s) moved twice: blocks moved before the cut (on the disk as cut) and again by the resumed run"
+        fi
         TREE_FILES=$((TREE_FILES + n)) TREE_BYTES=$((TREE_BYTES + bytes))
         vm_out "$DATA" result > "$d/result"
         [ "$RUNS" != 1 ] && [ "${VERBOSE:-0}" != 1 ] || cat "$d.boot1" "$d.guest"
         local cut_at; cut_at=$(sed -n 's/^ *\([0-9.]*\) vm_boot: power cut 1:.*/\1/p' "$log")
         local arm_at; arm_at=$(sed -n 's/^ *\([0-9.]*\) POWERCUT-ARM.*/\1/p' "$log" | head -n1)
-        echo "run $RUN: cut $2 s after the arm line (+$arm_at s .. +$cut_at s): $(cat "$d/phase"), $(read -r m t < "$d/moved"; echo "$m of the $t profile files of the base image moved"); e2fsck -fn before the replay: exit $(cat "$d/fsck-n.rc")$(x=$(fsck_n_extra "$d/fsck-n.out"); [ -z "$x" ] && echo ", only the skipped journal recovery" || echo ": $x"); after e2fsck's replay: clean; orphans e2fsck freed: $(cat "$d/orphan"); resumed: $(res resumed); profile files verified in the guest: $(res files_verified) ($(res bytes_verified) bytes); files of the base image compared from the host at the cut and at the end: $(cut -d' ' -f1 "$d/tree-cut") and $(cut -d' ' -f1 "$d/tree-final") ($(cut -d' ' -f3 "$d/tree-final") rewritten by the system); blocks accounted $(res acct_before) -> $(res acct_after); discontinuities $(res disc); final e2fsck -fn clean, no orphan"
+        echo "run $RUN: cut $2 s after the arm line (+$arm_at s .. +$cut_at s): $(cat "$d/phase"), $(read -r m t < "$d/moved"; echo "$m of the $t profile files of the base image moved"); e2fsck -fn before the replay: exit $(cat "$d/fsck-n.rc")$(x=$(fsck_n_extra "$d/fsck-n.out"); [ -z "$x" ] && echo ", only the skipped journal recovery" || echo ": $x"); after e2fsck's replay: clean; orphans e2fsck freed: $(cat "$d/orphan"); resumed: $(res resumed); profile files verified in the guest: $(res files_verified) ($(res bytes_verified) bytes); files of the base image compared from the host at the cut and at the end: $(cut -d' ' -f1 "$d/tree-cut") and $(cut -d' ' -f1 "$d/tree-final") ($(cut -d' ' -f3 "$d/tree-final") rewritten by the system); blocks accounted $(res acct_before) -> $(res acct_after); discontinuities $(res disc); $(read -r m t b p u < "$d/twice"; echo "files moved twice $t ($b blocks; of the $m moved at the cut, $p had no checkpoint on the disk; $u checkpointed done kept their old blocks)"); final e2fsck -fn clean, no orphan"
 }
 res() { sed -n "s/^$1=//p" "$VM_TMP/run.$RUN/result" | tail -n1; }
+
+# Blocks moved twice, from the disks alone: a profile file's logical block whose physical block differs
+# between the base image and the image as cut (moved, and the move on the disk) and again between that and
+# the final image (moved once more after the cut). Only files with the base's size and mtime in both.
+# Against that, the run store at the cut: how many of the files moved by then had every entry still
+# pending (a resume moves them again), and how many had an entry done without a block moved (the move
+# did not reach the disk; the file keeps its old blocks). Prints "MOVED_AT_CUT TWICE_FILES TWICE_BLOCKS
+# MOVED_PENDING DONE_UNMOVED"; DIR/twice.files names the files moved twice.
+moved_twice() {         # DIR (run.K, from cut_hook)
+        python3 - "$1" "$VM_TMP/tree.base.list" "$VM_TMP/tree.final.list" <<'EOP'
+import sys
+d, base_list, final_list = sys.argv[1:4]
+def listing(p):
+    with open(p) as f:
+        return {q: (size, mtime) for size, mtime, q in (l.rstrip("\n").split(" ", 2) for l in f)}
+def lines(p):
+    with open(p) as f:
+        return [l.rstrip("\n") for l in f]
+base_meta, cut_meta, final_meta = listing(base_list), listing(d + "/tree.cut.list"), listing(final_list)
+paths = [l.split('"')[1] for l in lines(d + "/blocks.cmd")]
+b, c, f = lines(d + "/blocks.base"), lines(d + "/blocks.cut"), lines(d + "/blocks.final")
+ckpt = {}
+try:
+    for l in lines(d + "/checkpoints"):
+        pend, done, p = l.split(" ", 2)
+        ckpt[p] = (int(pend or 0), int(done or 0))
+except FileNotFoundError:
+    pass
+moved = twice_files = twice_blocks = moved_pending = done_unmoved = 0
+names = []
+for p, bb, cc, ff in zip(paths, b, c, f):
+    rel = p.lstrip("/")
+    m = base_meta.get(rel)
+    if m is None or cut_meta.get(rel) != m or final_meta.get(rel) != m or bb in ("", "-"):
+        continue
+    bb, cc, ff = bb.split(), cc.split(), ff.split()
+    if not (len(bb) == len(cc) == len(ff)):
+        continue
+    at_cut = bb != cc
+    moved += at_cut
+    n = sum(1 for x, y, z in zip(bb, cc, ff) if x != y and y != z)
+    if n:
+        twice_files += 1
+        twice_blocks += n
+        names.append("moved twice: %s (%d of %d blocks)" % (p, n, len(bb)))
+    pend, done = ckpt.get(p, (0, 0))
+    if at_cut and pend > 0 and done == 0:
+        moved_pending += 1
+    if not at_cut and done > 0:
+        done_unmoved += 1
+with open(d + "/twice.files", "w") as out:
+    out.writelines(x + "\n" for x in names)
+print(moved, twice_files, twice_blocks, moved_pending, done_unmoved)
+EOP
+}
 # what e2fsck -n said of the unreplayed image beyond the skipped recovery and the free counts (which ext4
 # does not keep up to date in the superblock): an unreplayed image may be inconsistent (a checkpoint cut
 # half-way), so this is reported, not judged
@@ -233,7 +304,7 @@ else
 fi
 base_tree "$BASE/disk.img"
 declare -A PHASES=()
-TOTAL_BYTES=0 TOTAL_FILES=0 RESUMED=0
+TOTAL_BYTES=0 TOTAL_FILES=0 RESUMED=0 MOVING=0 TWICE=0 TWICE_OTHER=0 MOVED_PENDING=0 DONE_UNMOVED=0
 for ((RUN = 1; RUN <= RUNS; RUN++)); do
         RANDOM=$((SEED * 7919 + RUN))
         ms=$(( ((RANDOM << 15) | RANDOM) % (CUT_MAX * 1000) ))
@@ -245,7 +316,13 @@ for ((RUN = 1; RUN <= RUNS; RUN++)); do
         PHASES[$p]=$(( ${PHASES[$p]:-0} + 1 ))
         TOTAL_BYTES=$((TOTAL_BYTES + $(res bytes_verified))) TOTAL_FILES=$((TOTAL_FILES + $(res files_verified)))
         [ "$(res resumed)" = none ] || RESUMED=$((RESUMED + 1))
+        read -r m t _ mp du < "$VM_TMP/run.$RUN/twice"
+        # while files move: some moved on the disk as cut, some still pending
+        IFS=: read -r kind _ pend _ < "$VM_TMP/run.$RUN/expect"
+        [ "$m" = 0 ] || [ "$kind" != resume ] || [ "$pend" = 0 ] || MOVING=$((MOVING + 1))
+        if [[ $(cat "$VM_TMP/run.$RUN/expect") == resume:* ]]; then TWICE=$((TWICE + t)); else TWICE_OTHER=$((TWICE_OTHER + t)); fi
+        MOVED_PENDING=$((MOVED_PENDING + mp)) DONE_UNMOVED=$((DONE_UNMOVED + du))
 done
-echo "SUMMARY power-cut campaign: runs=$RUNS seed=$SEED cut_max=${CUT_MAX}s rate=$RATE cuts=$RUNS resumed=$RESUMED files_verified=$TOTAL_FILES bytes_verified=$TOTAL_BYTES host_files_compared=$TREE_FILES host_bytes_compared=$TREE_BYTES corruptions=0 fsck_errors=0 leaked_blocks=0 ($((SECONDS - t_all)) s)"
+echo "SUMMARY power-cut campaign: runs=$RUNS seed=$SEED cut_max=${CUT_MAX}s rate=$RATE cuts=$RUNS resumed=$RESUMED cuts_while_moving=$MOVING files_moved_twice=$TWICE moved_without_checkpoint=$MOVED_PENDING checkpoint_without_move=$DONE_UNMOVED moved_again_by_a_new_run=$TWICE_OTHER files_verified=$TOTAL_FILES bytes_verified=$TOTAL_BYTES host_files_compared=$TREE_FILES host_bytes_compared=$TREE_BYTES corruptions=0 fsck_errors=0 leaked_blocks=0 ($((SECONDS - t_all)) s)"
 for p in "${!PHASES[@]}"; do echo "  cut $p: ${PHASES[$p]}"; done
 echo "ok: $RUNS power cut(s) during a relocation run: journal replayed, e2fsck clean, checksums match, blocks accounted, the run resumed ($RESUMED) or done anew"
