@@ -209,19 +209,23 @@ static uint64_t answer_pending(Recorder *r, uint64_t now) {
 static void handle_exec_event(Recorder *r, const struct fanotify_event_metadata *m, pid_t self) {
         ExecRecord rec = { .pid = m->pid, .timestamp_usec = now_mono() };
         PendingExec p = { .fd = m->fd, .pid = m->pid, .usec = rec.timestamp_usec };
-        bool forward, noting, held, queued = false;
+        bool forward, noting, gating, held, queued = false;
         _cleanup_free_ char *path = NULL;
 
         pthread_mutex_lock(&r->lock);
         forward = m->pid != self && r->launches_enabled;
         noting = r->launches_enabled || r->gating;
+        gating = r->gating;
         pthread_mutex_unlock(&r->lock);
 
         if ((forward || noting) && file_key_from_fd(m->fd, &rec.key) >= 0)
                 p.key = rec.key;
         else
                 forward = false;
-        if (noting && proc_exe(m->pid, &p.exe_dev, &p.exe_ino) < 0)
+        /* the process's executable as the exec starts, for a hold of it later (recorder_hold_execs()):
+         * only while a gate is up (a stat through procfs, in every exec's path); noted otherwise, an exec
+         * allowed just before a gate goes up counts as not yet past its write denial */
+        if (gating && proc_exe(m->pid, &p.exe_dev, &p.exe_ino) < 0)
                 p.exe_dev = 0, p.exe_ino = 0;
 
         if (forward) {
