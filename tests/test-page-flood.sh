@@ -23,6 +23,12 @@ mkdir -m 1777 "$MNT/pub"
 as_nobody truncate -s $((FLOOD_PAGES * 32 * 4096 + 4096)) "$MNT/pub/big"
 install -o 65534 -g 65534 -m 755 "$PAGE_TOUCH" "$MNT/pub/flood"
 P=$MNT/pub/flood
+# the program's own pages stay cached (locked) until the end: evicted by a drop_caches elsewhere on the
+# machine, the exec would read them into the session, a range more than the flood's
+"$PAGE_TOUCH" lock:"$P":0:"$(stat -c %s "$P")" sleep:3600000 &
+EXTRA_PIDS+=($!)
+whole_cached() { [ "$(fincore -nb -o RES "$P")" -ge "$(stat -c %s "$P")" ]; }
+wait_until 30 whole_cached || fail "the program's pages not locked in the page cache"
 start_recording --filesystem="$MNT" <<EOC
 LaunchWindowSec=600
 EOC
@@ -50,7 +56,7 @@ while kill -0 "$flood" 2>/dev/null; do
         sleep 0.2
 done
 wait "$flood" || fail "the flood program failed"
-EXTRA_PIDS=()
+unset 'EXTRA_PIDS[-1]'
 # the events still queued are worked off a slice at a time, status answering in between
 settled=0 last=$(cpu_ticks) since=$SECONDS
 while [ "$settled" -lt 3 ]; do
