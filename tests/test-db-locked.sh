@@ -23,6 +23,8 @@ lock_take() {
         LOCK_PID=$!
         EXTRA_PIDS+=("$LOCK_PID")
         exec 7> "$TMP/sql"
+        # waits for the daemon's own write (the boot session's store, say) to end, as the daemon waits
+        echo ".timeout 10000" >&7
         echo "BEGIN IMMEDIATE;" >&7
         wait_until 10 locked || fail "sqlite3 did not take the write lock: $(cat "$TMP/sqlite3.out")"
 }
