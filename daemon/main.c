@@ -13,12 +13,12 @@
 #include <unistd.h>
 #include <systemd/sd-daemon.h>
 
-#include "boot-collect.h"
-#include "bus-names.h"
+#include "record/boot-collect.h"
+#include "common/bus-names.h"
 #include "config.h"
-#include "log.h"
-#include "early.h"
-#include "manager.h"
+#include "common/log.h"
+#include "relocate/early.h"
+#include "manager/manager.h"
 
 static char *arg_config = NULL;
 static char *arg_state_dir = NULL;

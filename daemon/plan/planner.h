@@ -7,9 +7,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "db.h"
-#include "layout.h"
-#include "mounts.h"
+#include "store/db.h"
+#include "plan/layout.h"
+#include "fs/mounts.h"
 
 /* The planner turns profiles into one layout per filesystem: the boot profile first, then application
  * profiles, the system's (uid at most SYSTEM_UID_MAX, db.h) before users', each class by how often they

@@ -11,17 +11,17 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "db.h"
-#include "early.h"
-#include "exec-gate.h"
-#include "early-stop.h"
-#include "fid-util.h"
-#include "fiemap.h"
-#include "item-files.h"
-#include "log.h"
-#include "mounts.h"
-#include "mover.h"
-#include "run.h"
+#include "store/db.h"
+#include "relocate/early.h"
+#include "relocate/exec-gate.h"
+#include "relocate/early-stop.h"
+#include "fs/fid-util.h"
+#include "fs/fiemap.h"
+#include "relocate/item-files.h"
+#include "common/log.h"
+#include "fs/mounts.h"
+#include "relocate/mover.h"
+#include "relocate/run.h"
 
 typedef struct Progress {
         Db *db;

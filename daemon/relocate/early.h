@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
-#include "conf.h"
-#include "mounts.h"
+#include "policy/conf.h"
+#include "fs/mounts.h"
 
 /* The early-boot pass (seeklessd --early-pass, from seekless-early.service): right after the root
  * filesystem becomes writable and before most services start, move the files earlier runs had to leave

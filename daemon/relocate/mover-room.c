@@ -10,10 +10,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fid-util.h"
-#include "macro.h"
-#include "mover-room.h"
-#include "room.h"
+#include "fs/fid-util.h"
+#include "common/macro.h"
+#include "relocate/mover-room.h"
+#include "relocate/room.h"
 
 /* A window is only worth clearing for a donor this far (or more) below the lowest free range that holds
  * it whole, and only when at most this many times the donor's size has to be moved out of it. */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
-#include "donor.h"
-#include "mover.h"
+#include "relocate/donor.h"
+#include "relocate/mover.h"
 
 /* Clear a window for a donor of `blocks` blocks below where the one-range donor would go (see room.h): plan
  * it, move the files that hold it elsewhere with a nested mover_run() (a donor the allocator places itself,

@@ -13,13 +13,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "donor.h"
-#include "fiemap.h"
-#include "item-files.h"
-#include "macro.h"
-#include "mounts.h"
-#include "mover.h"
-#include "mover-room.h"
+#include "relocate/donor.h"
+#include "fs/fiemap.h"
+#include "relocate/item-files.h"
+#include "common/macro.h"
+#include "fs/mounts.h"
+#include "relocate/mover.h"
+#include "relocate/mover-room.h"
 
 /* The kernel's ext4 uapi definitions, missing from Debian 12's linux-libc-dev (doc/kernel.md §1) */
 struct move_extent {

@@ -11,9 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "db.h"
-#include "db-private.h"
-#include "macro.h"
+#include "store/db.h"
+#include "store/db-private.h"
+#include "common/macro.h"
 
 /* Append-only: migrations[i] takes user_version from i to i + 1. Never edit a released entry. */
 static const char *const migrations[] = {

@@ -6,9 +6,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "fid.h"
-#include "macro.h"
-#include "move-reason.h"
+#include "fs/fid.h"
+#include "common/macro.h"
+#include "relocate/move-reason.h"
 
 /* The recorder's SQLite store. Only this module uses SQLite. It never logs: callers log.
  *
