@@ -8,7 +8,7 @@
 
 #include "fs/fid.h"
 #include "common/macro.h"
-#include "relocate/move-reason.h"
+#include "store/move-reason.h"
 
 /* The recorder's SQLite store. Only this module uses SQLite. It never logs: callers log.
  *

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "common/macro.h"
-#include "relocate/move-reason.h"
+#include "store/move-reason.h"
 
 static const char *const move_reason_table[_MOVE_REASON_MAX] = {
         [MOVE_REASON_NONE] = "",
