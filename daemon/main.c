@@ -285,7 +285,12 @@ static int run(int argc, char *argv[]) {
         }
         if (arg_early_pass) {
                 (void) sd_notify(false, "STATUS=Early-boot pass");
-                return early_pass_run(&m->config, m->db_path, m->state_dir, m->only_filesystems);
+                return early_pass_run(&(EarlyPassOptions) {
+                        .budget_usec = m->config.early_budget_usec,
+                        .db_path = m->db_path,
+                        .state_dir = m->state_dir,
+                        .only_filesystems = m->only_filesystems,
+                });
         }
         if (arg_boot_id)
                 memcpy(m->boot_id, arg_boot_id, 33);
