@@ -5,7 +5,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "store/db.h"
+#include "common/macro.h"
+#include "store/profile-kind.h"
 #include "fs/fid.h"
 
 /* One recording in progress: the boot, or one launch of one executable. Files are kept once each, in

@@ -352,13 +352,6 @@ sqlite3_stmt *db_opt_stmt(Db *db, OptStmt s) {
         return st;
 }
 
-static const char *const profile_kind_table[_PROFILE_KIND_MAX] = {
-        [PROFILE_BOOT] = "boot",
-        [PROFILE_APP] = "app",
-};
-
-DEFINE_STRING_TABLE(profile_kind, ProfileKind)
-
 int db_schema_version(void) {
         return (int) ELEMENTSOF(migrations);
 }
