@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "macro.h"
+#include "common/macro.h"
 
 static inline int parse_u64(const char *s, uint64_t *ret) {
         char *end;

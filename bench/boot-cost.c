@@ -19,7 +19,7 @@
  *   cc -O2 -I common -I daemon/plan -I daemon/fs bench/boot-cost.c daemon/plan/layout.c -lm -o boot-cost   (parser: block-trace.h)
  */
 #include "block-trace.h"
-#include "layout.h"
+#include "plan/layout.h"
 
 int main(int argc, char **argv) {
         uint64_t want_maj, want_min, device_bytes, bytes = 0;

@@ -43,9 +43,9 @@ touch "$VM_TMP/anomalies"
 
 B=$VM_TMP/bin
 mkdir -p "$B"
-cc -O2 -Wall -std=gnu11 -I "$SRC/common" -I "$SRC/daemon/plan" -I "$SRC/daemon/fs" -o "$B/trace-cost" "$SRC/bench/trace-cost.c" \
+cc -O2 -Wall -std=gnu11 -I "$SRC" -I "$SRC/daemon" -o "$B/trace-cost" "$SRC/bench/trace-cost.c" \
         "$SRC/daemon/plan/layout.c" -lm || die "cannot compile bench/trace-cost.c"
-cc -O2 -Wall -std=gnu11 -I "$SRC/common" -I "$SRC/daemon/plan" -I "$SRC/daemon/fs" -o "$B/boot-cost" "$SRC/bench/boot-cost.c" \
+cc -O2 -Wall -std=gnu11 -I "$SRC" -I "$SRC/daemon" -o "$B/boot-cost" "$SRC/bench/boot-cost.c" \
         "$SRC/daemon/plan/layout.c" -lm || die "cannot compile bench/boot-cost.c"
 cc -O2 -Wall -std=gnu11 -D_GNU_SOURCE -o "$B/scatter" "$SRC/tests/helpers/scatter.c" || die "cannot compile tests/helpers/scatter.c"
 

@@ -24,12 +24,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "db.h"
-#include "fid-util.h"
-#include "macro.h"
-#include "mover.h"
-#include "optimizer.h"
-#include "run.h"
+#include "store/db.h"
+#include "fs/fid-util.h"
+#include "common/macro.h"
+#include "relocate/mover.h"
+#include "relocate/optimizer.h"
+#include "relocate/run.h"
 
 #define BOOT_ID "0123456789abcdef0123456789abcdef"
 #define MAX_WAYS 4

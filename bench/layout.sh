@@ -148,9 +148,9 @@ cp "$SEEKLESSD" "$SEEKLESSCTL" "$OPEN_FILES" "$TMP/bin/"
 SEEKLESSD=$TMP/bin/seeklessd SEEKLESSCTL=$TMP/bin/seeklessctl OPEN_FILES=$TMP/bin/open-files
 log "source $(git -C "$SRC" describe --always --dirty 2>/dev/null || echo '(not a git tree)');" \
         "seeklessd binary sha256 $(sha256sum "$SEEKLESSD" | cut -c1-12)"
-cc -O2 -Wall -std=gnu11 -I "$SRC/common" -I "$SRC/daemon/plan" -I "$SRC/daemon/fs" -o "$TMP/layoutq" "$SRC/bench/layoutq.c" \
+cc -O2 -Wall -std=gnu11 -I "$SRC" -I "$SRC/daemon" -o "$TMP/layoutq" "$SRC/bench/layoutq.c" \
         "$SRC/daemon/plan/layout.c" "$SRC/daemon/fs/fiemap.c" -lm || die "cannot compile bench/layoutq.c"
-cc -O2 -Wall -std=gnu11 -I "$SRC/common" -I "$SRC/daemon/plan" -I "$SRC/daemon/fs" -o "$TMP/trace-cost" "$SRC/bench/trace-cost.c" \
+cc -O2 -Wall -std=gnu11 -I "$SRC" -I "$SRC/daemon" -o "$TMP/trace-cost" "$SRC/bench/trace-cost.c" \
         "$SRC/daemon/plan/layout.c" -lm || die "cannot compile bench/trace-cost.c"
 
 # tracefs: a private instance (own buffer, own event enable and filter), so global tracing is untouched

@@ -25,8 +25,8 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
-#include "fiemap.h"
-#include "layout.h"
+#include "fs/fiemap.h"
+#include "plan/layout.h"
 
 static int usage(void) {
         fprintf(stderr, "usage: layoutq [--device-bytes N] FILE...\n"

@@ -33,7 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "pagecache.h"
+#include "record/pagecache.h"
 
 static double cpu_sec(void) {
         struct rusage ru;

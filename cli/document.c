@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc-util.h"
-#include "document.h"
-#include "escape.h"
+#include "common/alloc-util.h"
+#include "cli/document.h"
+#include "common/escape.h"
 
 typedef enum DocKind {
         DOC_FIELD,

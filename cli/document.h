@@ -25,9 +25,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "json.h"
-#include "macro.h"
-#include "output.h"
+#include "common/json.h"
+#include "common/macro.h"
+#include "cli/output.h"
 
 typedef struct DocNode DocNode;
 

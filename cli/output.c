@@ -6,9 +6,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "alloc-util.h"
-#include "escape.h"
-#include "output.h"
+#include "common/alloc-util.h"
+#include "common/escape.h"
+#include "cli/output.h"
 
 char *format_bytes(char *buf, size_t l, uint64_t bytes) {
         static const char suffixes[] = "KMGTPE";

@@ -10,8 +10,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "json.h"
-#include "macro.h"
+#include "common/json.h"
+#include "common/macro.h"
 
 #define FORMAT_BYTES_MAX 16
 #define FORMAT_TIMESPAN_MAX 32

@@ -8,12 +8,12 @@
 
 #include <systemd/sd-bus.h>
 
-#include "bus-names.h"
-#include "escape.h"
-#include "log.h"
-#include "macro.h"
-#include "seeklessctl.h"
-#include "verbs.h"
+#include "common/bus-names.h"
+#include "common/escape.h"
+#include "common/log.h"
+#include "common/macro.h"
+#include "cli/seeklessctl.h"
+#include "cli/verbs.h"
 
 int acquire_bus(sd_bus **ret) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;

@@ -13,12 +13,12 @@
 
 #include <systemd/sd-bus.h>
 
-#include "bus-names.h"
-#include "json.h"
-#include "log.h"
-#include "macro.h"
-#include "output.h"
-#include "seeklessctl.h"
+#include "common/bus-names.h"
+#include "common/json.h"
+#include "common/log.h"
+#include "common/macro.h"
+#include "cli/output.h"
+#include "cli/seeklessctl.h"
 
 static volatile sig_atomic_t arg_sigint = 0;
 

@@ -4,11 +4,11 @@
 #include <errno.h>
 #include <stdio.h>
 
-#include "document.h"
-#include "json.h"
-#include "log.h"
-#include "output.h"
-#include "seeklessctl.h"
+#include "cli/document.h"
+#include "common/json.h"
+#include "common/log.h"
+#include "cli/output.h"
+#include "cli/seeklessctl.h"
 
 int json_writer_new_stdout(JsonWriter **ret) {
         *ret = json_writer_new(stdout, arg_json);

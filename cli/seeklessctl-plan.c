@@ -10,11 +10,11 @@
 
 #include <systemd/sd-bus.h>
 
-#include "document.h"
-#include "log.h"
-#include "macro.h"
-#include "output.h"
-#include "seeklessctl.h"
+#include "cli/document.h"
+#include "common/log.h"
+#include "common/macro.h"
+#include "cli/output.h"
+#include "cli/seeklessctl.h"
 
 DocNode *quality_object(const Quality *q) {
         DocNode *o = doc_new();

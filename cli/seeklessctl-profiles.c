@@ -9,15 +9,15 @@
 
 #include <systemd/sd-bus.h>
 
-#include "alloc-util.h"
-#include "bus-names.h"
-#include "document.h"
-#include "json.h"
-#include "log.h"
-#include "macro.h"
-#include "output.h"
-#include "seeklessctl.h"
-#include "verbs.h"
+#include "common/alloc-util.h"
+#include "common/bus-names.h"
+#include "cli/document.h"
+#include "common/json.h"
+#include "common/log.h"
+#include "common/macro.h"
+#include "cli/output.h"
+#include "cli/seeklessctl.h"
+#include "cli/verbs.h"
 
 static const TableColumn profile_columns[] = {
         { "NAME",     "name"                            },

@@ -11,14 +11,14 @@
 
 #include <systemd/sd-bus.h>
 
-#include "bus-names.h"
-#include "document.h"
-#include "log.h"
-#include "macro.h"
-#include "output.h"
-#include "seeklessctl.h"
-#include "svg.h"
-#include "verbs.h"
+#include "common/bus-names.h"
+#include "cli/document.h"
+#include "common/log.h"
+#include "common/macro.h"
+#include "cli/output.h"
+#include "cli/seeklessctl.h"
+#include "cli/svg.h"
+#include "cli/verbs.h"
 
 typedef struct ReportInfo {
         const char *name;

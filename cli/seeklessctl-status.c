@@ -9,12 +9,12 @@
 
 #include <systemd/sd-bus.h>
 
-#include "bus-names.h"
-#include "document.h"
-#include "log.h"
-#include "macro.h"
-#include "output.h"
-#include "seeklessctl.h"
+#include "common/bus-names.h"
+#include "cli/document.h"
+#include "common/log.h"
+#include "common/macro.h"
+#include "cli/output.h"
+#include "cli/seeklessctl.h"
 
 /* A filesystem from Filesystems (reason NULL), RelocationOff (device, fstype NULL) or UnwatchedFilesystems. */
 typedef struct StatusFilesystem {

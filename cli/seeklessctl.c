@@ -7,13 +7,13 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "bus-names.h"
+#include "common/bus-names.h"
 #include "config.h"
-#include "json.h"
-#include "log.h"
-#include "macro.h"
-#include "seeklessctl.h"
-#include "verbs.h"
+#include "common/json.h"
+#include "common/log.h"
+#include "common/macro.h"
+#include "cli/seeklessctl.h"
+#include "cli/verbs.h"
 
 #define EXIT_USAGE 2
 

@@ -11,10 +11,10 @@
 
 #include <systemd/sd-bus.h>
 
-#include "alloc-util.h"
-#include "document.h"
-#include "json.h"
-#include "output.h"
+#include "common/alloc-util.h"
+#include "cli/document.h"
+#include "common/json.h"
+#include "cli/output.h"
 
 /* Width of the keys in the status block: strlen("Filesystems"). */
 #define STATUS_KEY_WIDTH 11

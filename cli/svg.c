@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
-#include "macro.h"
-#include "svg.h"
+#include "common/json.h"
+#include "common/macro.h"
+#include "cli/svg.h"
 
 /* Geometry, in SVG user units (pixels). */
 #define SVG_WIDTH 1100

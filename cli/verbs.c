@@ -2,8 +2,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "log.h"
-#include "verbs.h"
+#include "common/log.h"
+#include "cli/verbs.h"
 
 void verb_usage_hint(void) {
         log_error("See '%s --help'.", program_invocation_short_name);

@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "macro.h"
+#include "common/macro.h"
 
 /* Makes *p, an array of *allocated elements of size bytes, hold at least need elements: doubling, at least
  * 16 at a time. 0, or -ENOMEM with *p and *allocated unchanged. */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
 
-#include "bus-names.h"
+#include "common/bus-names.h"
 
 const sd_bus_error_map seekless_bus_error_map[] = {
         SD_BUS_ERROR_MAP(SEEKLESS_ERROR_NO_SUCH_PROFILE, ENOENT),

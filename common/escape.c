@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "escape.h"
+#include "common/escape.h"
 
 size_t utf8_sequence(const unsigned char *s, size_t n) {
         size_t len;

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
+#include "common/json.h"
 
 /* Deep enough for anything seeklessctl writes; deeper nesting is a bug in the caller. */
 #define JSON_DEPTH_MAX 32U

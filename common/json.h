@@ -19,7 +19,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "macro.h"
+#include "common/macro.h"
 
 typedef enum JsonFormat {
         JSON_OFF,     /* no JSON: callers print human output instead */

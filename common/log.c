@@ -5,8 +5,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "escape.h"
-#include "log.h"
+#include "common/escape.h"
+#include "common/log.h"
 
 static int max_level = LOG_INFO;
 static bool prefix = false;

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <syslog.h>
 
-#include "macro.h"
+#include "common/macro.h"
 
 /* Logging to stderr. When stderr is the journal (JOURNAL_STREAM matches) or --log-prefix is set, lines carry
  * the "<N>" priority prefix that journald understands. "%m" in a format prints strerror(-error). All *_errno

@@ -4,7 +4,7 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "macro.h"
+#include "common/macro.h"
 
 /* The time of a clock in microseconds. */
 static inline uint64_t now_usec(clockid_t clock) {

@@ -13,12 +13,12 @@
 #include <unistd.h>
 #include <systemd/sd-daemon.h>
 
-#include "boot-collect.h"
-#include "bus-names.h"
+#include "record/boot-collect.h"
+#include "common/bus-names.h"
 #include "config.h"
-#include "log.h"
-#include "early.h"
-#include "manager.h"
+#include "common/log.h"
+#include "relocate/early.h"
+#include "manager/manager.h"
 
 static char *arg_config = NULL;
 static char *arg_state_dir = NULL;
@@ -285,7 +285,12 @@ static int run(int argc, char *argv[]) {
         }
         if (arg_early_pass) {
                 (void) sd_notify(false, "STATUS=Early-boot pass");
-                return early_pass_run(&m->config, m->db_path, m->state_dir, m->only_filesystems);
+                return early_pass_run(&(EarlyPassOptions) {
+                        .budget_usec = m->config.early_budget_usec,
+                        .db_path = m->db_path,
+                        .state_dir = m->state_dir,
+                        .only_filesystems = m->only_filesystems,
+                });
         }
         if (arg_boot_id)
                 memcpy(m->boot_id, arg_boot_id, 33);

@@ -8,7 +8,7 @@
 #include <inttypes.h>
 #include <sys/stat.h>
 
-#include "boot-collect.h"
+#include "record/boot-collect.h"
 #include "fuzz-util.h"
 
 static char keys_path[4096], exclude_path[4096];

@@ -23,10 +23,10 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "bus-names.h"
+#include "common/bus-names.h"
 #include "fuzz-util.h"
-#include "manager.h"
-#include "profile.h"
+#include "manager/manager.h"
+#include "profile/profile.h"
 
 #define CALLS_MAX 16
 #define REPLY_TIMEOUT_USEC (10 * USEC_PER_SEC)

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "conf.h"
+#include "policy/conf.h"
 #include "fuzz-util.h"
 
 #define DROPINS_MAX 8

@@ -11,9 +11,9 @@
  * states from their tables). */
 #include <inttypes.h>
 
-#include "db.h"
+#include "store/db.h"
 #include "fuzz-util.h"
-#include "profile.h"
+#include "profile/profile.h"
 
 static char db_path[4096];
 

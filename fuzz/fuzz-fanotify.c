@@ -9,7 +9,7 @@
 #include <sys/fanotify.h>
 
 #include "fuzz-util.h"
-#include "manager.h"
+#include "manager/manager.h"
 
 static Manager *m;
 static char proc_dir[4096];

@@ -16,8 +16,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "macro.h"
+#include "common/log.h"
+#include "common/macro.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);

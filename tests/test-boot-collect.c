@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "boot-collect.h"
-#include "fid-util.h"
+#include "record/boot-collect.h"
+#include "fs/fid-util.h"
 #include "test-util.h"
 
 static void write_keys(const char *dir, const char *text) {

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "boot-share.h"
+#include "record/boot-share.h"
 #include "test-util.h"
 
 static FileKey key(uint32_t ino) {

@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "conf.h"
-#include "macro.h"
+#include "policy/conf.h"
+#include "common/macro.h"
 #include "test-util.h"
 
 

@@ -13,8 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "db.h"
-#include "macro.h"
+#include "store/db.h"
+#include "common/macro.h"
 #include "test-scratch.h"
 #include "test-util.h"
 #include "test-wal-syncs.h"

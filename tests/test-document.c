@@ -2,7 +2,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "document.h"
+#include "cli/document.h"
 #include "test-util.h"
 
 static char *capture_text(const DocNode *d, bool legend) {

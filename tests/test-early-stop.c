@@ -8,8 +8,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "early-stop.h"
-#include "macro.h"
+#include "relocate/early-stop.h"
+#include "common/macro.h"
 #include "test-util.h"
 
 /* Waits up to 10 s (generous: the thread only has to wake) for the cancel. */

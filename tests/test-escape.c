@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "escape.h"
+#include "common/escape.h"
 #include "test-util.h"
 
 static void round_trip(const char *raw, const char *want) {

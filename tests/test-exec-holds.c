@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "exec-holds.h"
-#include "macro.h"
+#include "record/exec-holds.h"
+#include "common/macro.h"
 #include "test-util.h"
 
 static FileKey key(uint32_t ino) {

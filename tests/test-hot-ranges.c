@@ -4,7 +4,7 @@
  * the hot-set cap count. */
 #include <stdlib.h>
 
-#include "hot-ranges.h"
+#include "plan/hot-ranges.h"
 #include "test-util.h"
 
 #define KiB (UINT64_C(1024))

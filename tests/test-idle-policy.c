@@ -12,8 +12,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "idle.h"
-#include "macro.h"
+#include "policy/idle.h"
+#include "common/macro.h"
 #include "test-util.h"
 
 /* The table below overrides fields of a base initializer, which is what designated initializers allow. */

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "item-files.h"
-#include "macro.h"
+#include "relocate/item-files.h"
+#include "common/macro.h"
 #include "test-util.h"
 
 static MoveItem item(uint64_t fsid, uint32_t ino) {

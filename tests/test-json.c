@@ -2,7 +2,7 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "json.h"
+#include "common/json.h"
 #include "test-util.h"
 
 /* Collects what a writer prints, via open_memstream(). */

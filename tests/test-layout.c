@@ -10,9 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fiemap.h"
-#include "layout.h"
-#include "macro.h"
+#include "fs/fiemap.h"
+#include "plan/layout.h"
+#include "common/macro.h"
 #include "test-util.h"
 
 /* Numbers chosen so that the hand computation stays exact:

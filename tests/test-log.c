@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "log.h"
+#include "common/log.h"
 #include "test-util.h"
 
 static const char *escaped(const char *in) {

@@ -21,14 +21,14 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "db.h"
-#include "donor.h"
-#include "fid-util.h"
-#include "fiemap.h"
-#include "macro.h"
-#include "mover.h"
-#include "optimizer.h"
-#include "run.h"
+#include "store/db.h"
+#include "relocate/donor.h"
+#include "fs/fid-util.h"
+#include "fs/fiemap.h"
+#include "common/macro.h"
+#include "relocate/mover.h"
+#include "relocate/optimizer.h"
+#include "relocate/run.h"
 #include "test-scratch.h"
 #include "test-util.h"
 #include "test-wal-syncs.h"

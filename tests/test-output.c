@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <stdint.h>
 
-#include "output.h"
+#include "cli/output.h"
 #include "test-util.h"
 
 /* A two-row table of every cell type, with a text-only and a JSON-only column. */

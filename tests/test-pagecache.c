@@ -25,11 +25,11 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "macro.h"
-#include "pagecache.h"
+#include "common/macro.h"
+#include "record/pagecache.h"
 #include "test-scratch.h"
 #include "test-util.h"
-#include "time-util.h"
+#include "common/time-util.h"
 
 #define TRACEFS "/sys/kernel/tracing"
 #define PREFIX "seekless-test-"         /* not the daemon's prefix: a running seeklessd is left alone */

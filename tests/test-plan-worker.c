@@ -11,8 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "db.h"
-#include "plan-worker.h"
+#include "store/db.h"
+#include "plan/plan-worker.h"
 #include "test-util.h"
 
 #define BOOT_A "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "db.h"
-#include "planner.h"
+#include "store/db.h"
+#include "plan/planner.h"
 #include "test-util.h"
 
 #define BOOT_A "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"

@@ -10,13 +10,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "db.h"
-#include "fid-util.h"
-#include "macro.h"
-#include "mounts.h"
-#include "profile.h"
-#include "resident.h"
-#include "session.h"
+#include "store/db.h"
+#include "fs/fid-util.h"
+#include "common/macro.h"
+#include "fs/mounts.h"
+#include "profile/profile.h"
+#include "fs/resident.h"
+#include "record/session.h"
 #include "test-scratch.h"
 #include "test-util.h"
 

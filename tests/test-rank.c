@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "macro.h"
-#include "rank.h"
+#include "common/macro.h"
+#include "profile/rank.h"
 #include "test-util.h"
 
 #define SESSION(...)                                                                    \

@@ -19,9 +19,9 @@
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 
-#include "fiemap.h"
-#include "macro.h"
-#include "room.h"
+#include "fs/fiemap.h"
+#include "common/macro.h"
+#include "relocate/room.h"
 #include "test-scratch.h"
 #include "test-util.h"
 

@@ -11,13 +11,13 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "boot-seed.h"
-#include "fid-event.h"
-#include "fid-util.h"
-#include "mounts.h"
-#include "pidmap.h"
-#include "recorder.h"
-#include "session.h"
+#include "record/boot-seed.h"
+#include "record/fid-event.h"
+#include "fs/fid-util.h"
+#include "fs/mounts.h"
+#include "record/pidmap.h"
+#include "record/recorder.h"
+#include "record/session.h"
 #include "test-util.h"
 
 static FileKey key(uint32_t ino) {

@@ -2,7 +2,7 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "svg.h"
+#include "cli/svg.h"
 #include "test-util.h"
 
 /* Runs f on a memory stream and returns what it wrote (free() it). */

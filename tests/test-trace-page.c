@@ -6,9 +6,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "macro.h"
+#include "common/macro.h"
 #include "test-util.h"
-#include "trace-page.h"
+#include "record/trace-page.h"
 
 static const char header_page[] =
         "\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"

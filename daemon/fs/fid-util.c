@@ -7,9 +7,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "fid-util.h"
-#include "macro.h"
-#include "mounts.h"
+#include "fs/fid-util.h"
+#include "common/macro.h"
+#include "fs/mounts.h"
 
 /* ext4 encodes FILEID_INO32_GEN (type 1) as { u32 ino; u32 gen; } */
 #define FILEID_INO32_GEN 1

@@ -3,7 +3,7 @@
 
 #include <sys/stat.h>
 
-#include "fid.h"
+#include "fs/fid.h"
 
 /* The key of an open file, as fanotify's FAN_REPORT_FID would report it. */
 int file_key_from_fd(int fd, FileKey *ret);

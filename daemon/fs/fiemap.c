@@ -8,8 +8,8 @@
 #include <string.h>
 #include <sys/ioctl.h>
 
-#include "fiemap.h"
-#include "macro.h"
+#include "fs/fiemap.h"
+#include "common/macro.h"
 
 /* Extents asked for per ioctl: small files need one call, big fragmented ones a few. */
 #define FIEMAP_BATCH_MIN 32U

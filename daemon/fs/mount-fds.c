@@ -2,8 +2,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "macro.h"
-#include "mount-fds.h"
+#include "common/macro.h"
+#include "fs/mount-fds.h"
 
 int mount_fds_get(MountFds *c, uint64_t fsid) {
         uint64_t *nf;

@@ -11,8 +11,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "macro.h"
-#include "mounts.h"
+#include "common/macro.h"
+#include "fs/mounts.h"
 
 void filesystem_list_clear(FilesystemList *l) {
         for (size_t i = 0; i < l->n; i++) {

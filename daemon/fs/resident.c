@@ -6,8 +6,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "macro.h"
-#include "resident.h"
+#include "common/macro.h"
+#include "fs/resident.h"
 
 /* cachestat(2), Linux 6.5 (doc/kernel.md §7); not in Debian 12's headers */
 #ifndef __NR_cachestat

@@ -8,9 +8,9 @@
 #include <inttypes.h>
 #include <stdarg.h>
 
-#include "log.h"
-#include "macro.h"
-#include "manager.h"
+#include "common/log.h"
+#include "common/macro.h"
+#include "manager/manager.h"
 
 #define SD_DEST "org.freedesktop.systemd1"
 #define SD_PATH "/org/freedesktop/systemd1"

@@ -13,13 +13,13 @@
 
 #include "config.h"
 
-#include "bus-names.h"
-#include "escape.h"
-#include "log.h"
-#include "fid-util.h"
-#include "fiemap.h"
-#include "hot-ranges.h"
-#include "manager.h"
+#include "common/bus-names.h"
+#include "common/escape.h"
+#include "common/log.h"
+#include "fs/fid-util.h"
+#include "fs/fiemap.h"
+#include "plan/hot-ranges.h"
+#include "manager/manager.h"
 
 /* File paths are private: only root may see or change them. The D-Bus policy lets anyone call us so that
  * the refusal is a typed error from here, with a message saying why. */

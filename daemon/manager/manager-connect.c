@@ -6,10 +6,10 @@
 #include <errno.h>
 #include <string.h>
 
-#include "bus-names.h"
-#include "log.h"
-#include "macro.h"
-#include "manager.h"
+#include "common/bus-names.h"
+#include "common/log.h"
+#include "common/macro.h"
+#include "manager/manager.h"
 
 #define BUS_RETRY_USEC USEC_PER_SEC
 

@@ -16,9 +16,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "idle.h"
-#include "log.h"
-#include "manager.h"
+#include "policy/idle.h"
+#include "common/log.h"
+#include "manager/manager.h"
 
 #define IDLE_CHECK_USEC (10 * USEC_PER_SEC)
 #define IDLE_CHECK_RUNNING_USEC (1 * USEC_PER_SEC)

@@ -11,11 +11,11 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
-#include "item-files.h"
-#include "log.h"
-#include "exec-gate.h"
-#include "manager.h"
-#include "run.h"
+#include "relocate/item-files.h"
+#include "common/log.h"
+#include "relocate/exec-gate.h"
+#include "manager/manager.h"
+#include "relocate/run.h"
 
 PlanConfig manager_plan_config(Manager *m) {
         return (PlanConfig) {

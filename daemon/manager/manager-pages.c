@@ -8,10 +8,10 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "manager.h"
-#include "mount-fds.h"
-#include "page-files.h"
+#include "common/log.h"
+#include "manager/manager.h"
+#include "fs/mount-fds.h"
+#include "record/page-files.h"
 
 static int open_mount(uint64_t fsid, void *userdata) {
         return manager_open_mount_fd(userdata, fsid);

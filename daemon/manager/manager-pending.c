@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log.h"
-#include "manager.h"
+#include "common/log.h"
+#include "manager/manager.h"
 
 #define STORE_BUSY_MSEC 1000
 #define RETRY_BUSY_MSEC 250

@@ -9,8 +9,8 @@
 #include <errno.h>
 #include <inttypes.h>
 
-#include "log.h"
-#include "manager.h"
+#include "common/log.h"
+#include "manager/manager.h"
 
 #define SPACE_STEP_PAGES 1024
 #define SPACE_MIN_FREE_BYTES (1024 * 1024)

@@ -14,16 +14,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "boot-collect.h"
-#include "boot-seed.h"
-#include "fid-event.h"
-#include "fid-util.h"
-#include "log.h"
-#include "manager.h"
-#include "mount-fds.h"
-#include "proc-events.h"
-#include "resident.h"
-#include "profile.h"
+#include "record/boot-collect.h"
+#include "record/boot-seed.h"
+#include "record/fid-event.h"
+#include "fs/fid-util.h"
+#include "common/log.h"
+#include "manager/manager.h"
+#include "fs/mount-fds.h"
+#include "record/proc-events.h"
+#include "fs/resident.h"
+#include "profile/profile.h"
 
 #define OPEN_BUFFER_SIZE (64 * 1024)
 /* Read at most this many buffers per wakeup, so the bus and timers are never starved during a storm. */

@@ -6,19 +6,19 @@
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
-#include "boot-share.h"
-#include "conf.h"
-#include "db.h"
-#include "mounts.h"
-#include "pidmap.h"
-#include "optimizer.h"
-#include "page-reader.h"
-#include "plan-worker.h"
-#include "planner.h"
-#include "profile.h"
-#include "recorder.h"
-#include "session.h"
-#include "time-util.h"
+#include "record/boot-share.h"
+#include "policy/conf.h"
+#include "store/db.h"
+#include "fs/mounts.h"
+#include "record/pidmap.h"
+#include "relocate/optimizer.h"
+#include "record/page-reader.h"
+#include "plan/plan-worker.h"
+#include "plan/planner.h"
+#include "profile/profile.h"
+#include "record/recorder.h"
+#include "record/session.h"
+#include "common/time-util.h"
 
 /* A run that ended, and the files it did not move (taken over from its Optimizer). */
 #define FINISHED_RUNS_KEPT 4

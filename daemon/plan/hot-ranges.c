@@ -2,8 +2,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "hot-ranges.h"
-#include "macro.h"
+#include "plan/hot-ranges.h"
+#include "common/macro.h"
 
 static uint64_t round_up(uint64_t v, uint64_t unit) {
         return v > UINT64_MAX - (unit - 1) ? UINT64_MAX / unit * unit : (v + unit - 1) / unit * unit;

@@ -4,8 +4,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "db.h"
-#include "layout.h"
+#include "store/db.h"
+#include "plan/layout.h"
 
 /* What of a profile's files the donor receives: their hot ranges, in the order the starts read them,
  * interleaved across files. Pure functions (no I/O), for the planner.

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
-#include "inoset.h"
-#include "macro.h"
+#include "plan/inoset.h"
+#include "common/macro.h"
 
 void ino_set_add(InoSet *s, dev_t dev, ino_t ino) {
         if (s->n == s->alloc) {

@@ -4,8 +4,8 @@
 #include <math.h>
 #include <stdbool.h>
 
-#include "layout.h"
-#include "macro.h"
+#include "plan/layout.h"
+#include "common/macro.h"
 
 /* The disk of the model (see layout.h). */
 #define LAYOUT_SETTLE_MS 1.0

@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "fiemap.h"
+#include "fs/fiemap.h"
 
 /* Layout quality of a profile: walk its files whole, in profile order, through their extents.
  *

@@ -8,8 +8,8 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
-#include "plan-worker.h"
-#include "time-util.h"
+#include "plan/plan-worker.h"
+#include "common/time-util.h"
 
 typedef struct Job {
         struct Job *next;

@@ -6,9 +6,9 @@
 #include <stdint.h>
 #include <systemd/sd-event.h>
 
-#include "db.h"
-#include "mounts.h"
-#include "planner.h"
+#include "store/db.h"
+#include "fs/mounts.h"
+#include "plan/planner.h"
 
 /* Work that walks every profile file (a plan opens each by its handle and reads its extents) takes seconds
  * on a big profile; the event loop must go on reading fanotify and answering the bus meanwhile. A

@@ -15,13 +15,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "alloc-util.h"
-#include "fid-util.h"
-#include "fiemap.h"
-#include "hot-ranges.h"
-#include "inoset.h"
-#include "macro.h"
-#include "planner.h"
+#include "common/alloc-util.h"
+#include "fs/fid-util.h"
+#include "fs/fiemap.h"
+#include "plan/hot-ranges.h"
+#include "plan/inoset.h"
+#include "common/macro.h"
+#include "plan/planner.h"
 
 #ifndef FS_INLINE_DATA_FL
 #define FS_INLINE_DATA_FL 0x10000000

@@ -7,12 +7,12 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "db.h"
-#include "layout.h"
-#include "mounts.h"
+#include "store/db.h"
+#include "plan/layout.h"
+#include "fs/mounts.h"
 
 /* The planner turns profiles into one layout per filesystem: the boot profile first, then application
- * profiles, the system's (uid at most SYSTEM_UID_MAX, db.h) before users', each class by how often they
+ * profiles, the system's (uid_is_system(), profile-kind.h) before users', each class by how often they
  * were launched (sessions recorded, most first), each profile in its own order: the hot ranges of its
  * files, glued as hot-ranges.h says, in the order the starts read them; a file is placed by the first
  * profile that uses it. Files that cannot or should not move are skipped with a reason. A file's hot

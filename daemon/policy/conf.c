@@ -15,9 +15,9 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "conf.h"
-#include "log.h"
-#include "macro.h"
+#include "policy/conf.h"
+#include "common/log.h"
+#include "common/macro.h"
 
 
 typedef enum ConfigValueType {

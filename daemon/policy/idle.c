@@ -15,8 +15,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "idle.h"
-#include "macro.h"
+#include "policy/idle.h"
+#include "common/macro.h"
 
 
 /* Loop devices stacked on files on loop devices: enough for any sane setup, and no cycles. */

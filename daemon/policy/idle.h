@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "conf.h"
+#include "policy/conf.h"
 
 #define IDLE_SYSFS_POWER_SUPPLY "/sys/class/power_supply"
 #define IDLE_PROC_PRESSURE_IO "/proc/pressure/io"

@@ -6,11 +6,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fid-util.h"
-#include "macro.h"
-#include "profile.h"
-#include "rank.h"
-#include "resident.h"
+#include "fs/fid-util.h"
+#include "common/macro.h"
+#include "profile/profile.h"
+#include "profile/rank.h"
+#include "fs/resident.h"
 
 static void note(const ProfileOptions *o, ProfileNote n) {
         if (o->note)

@@ -4,9 +4,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "db.h"
-#include "mount-fds.h"
-#include "session.h"
+#include "store/db.h"
+#include "fs/mount-fds.h"
+#include "record/session.h"
 
 /* A recorded session's way into its profile: each file checked by its handle (still there, still the same
  * file, a regular one) and named, the session stored, then the profile's newest sessions merged into one

@@ -6,8 +6,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include "macro.h"
-#include "rank.h"
+#include "common/macro.h"
+#include "profile/rank.h"
 
 /* One appearance of a file in one session. */
 typedef struct RankEntry {

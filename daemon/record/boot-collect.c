@@ -10,9 +10,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "boot-collect.h"
-#include "fid-util.h"
-#include "macro.h"
+#include "record/boot-collect.h"
+#include "fs/fid-util.h"
+#include "common/macro.h"
 
 static int read_pid_file(const char *path, pid_t *ret) {
         _cleanup_fclose_ FILE *f = fopen(path, "re");

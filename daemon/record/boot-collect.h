@@ -5,8 +5,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "mounts.h"
-#include "session.h"
+#include "fs/mounts.h"
+#include "record/session.h"
 
 /* The boot collector (seekless-boot-collector, run by PID 1 as a systemd generator) watches the reads of
  * the boot from before PID 1 loads its units until seeklessd takes over. It leaves in its run directory

@@ -9,9 +9,9 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
-#include "boot-seed.h"
-#include "fid-util.h"
-#include "macro.h"
+#include "record/boot-seed.h"
+#include "fs/fid-util.h"
+#include "common/macro.h"
 
 static int cmp_pid(const void *a, const void *b) {
         pid_t x = *(const pid_t *) a, y = *(const pid_t *) b;

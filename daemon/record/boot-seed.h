@@ -3,8 +3,8 @@
 
 #include <stdint.h>
 
-#include "mounts.h"
-#include "session.h"
+#include "fs/mounts.h"
+#include "record/session.h"
 
 /* The boot reads files before seeklessd can watch it: PID 1 loads its program and libraries, journald and
  * udevd start, seeklessd itself is loaded. Whatever those processes still map when the boot session opens

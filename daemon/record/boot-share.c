@@ -5,8 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "boot-share.h"
-#include "macro.h"
+#include "record/boot-share.h"
+#include "common/macro.h"
 
 void boot_share_init(BootShare *b, double percent, size_t max_session_files, uint64_t max_hot_set_bytes) {
         uint64_t page = (uint64_t) sysconf(_SC_PAGESIZE);

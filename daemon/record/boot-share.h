@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "session.h"
+#include "record/session.h"
 
 /* The boot session's share for users (BootUserShare=, seekless.conf(5)). The boot session takes the reads
  * of every process, and the boot profile is laid out first and never evicted; but any user can have

@@ -25,13 +25,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "boot-collect.h"
+#include "record/boot-collect.h"
 #include "config.h"
-#include "fid-event.h"
-#include "fid-util.h"
-#include "mounts.h"
-#include "macro.h"
-#include "session.h"
+#include "record/fid-event.h"
+#include "fs/fid-util.h"
+#include "fs/mounts.h"
+#include "common/macro.h"
+#include "record/session.h"
 
 #define MAX_WATCH 8
 #define MAX_FILES 65536

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
 
-#include "exec-holds.h"
+#include "record/exec-holds.h"
 
 int exec_holds_add(ExecHolds *h, const FileKey *key) {
         if (exec_holds_has(h, key))

@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "fid.h"
+#include "fs/fid.h"
 
 /* What the exec thread needs to keep a file's execs away from its move (recorder.h, "Holding execs"):
  * the files whose execs wait now, and the execs it let through lately. The kernel denies writing to a file

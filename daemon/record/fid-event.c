@@ -4,7 +4,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "fid-event.h"
+#include "record/fid-event.h"
 
 bool fanotify_event_next(const void *buf, size_t n, size_t *offset, FanotifyEvent *ret) {
         const char *p = (const char *) buf + *offset;

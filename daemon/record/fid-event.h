@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <sys/fanotify.h>
 
-#include "fid.h"
+#include "fs/fid.h"
 
 /* One event of a buffer read from a fanotify fd: its fixed part copied out, and where the whole record
  * lies. A record that follows one with an FID info record is only 4-byte aligned (a 32-bit handle makes

@@ -4,9 +4,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "fid-util.h"
-#include "macro.h"
-#include "page-files.h"
+#include "fs/fid-util.h"
+#include "common/macro.h"
+#include "record/page-files.h"
 
 /* ext4's FILEID_INO32_GEN (type 1): { u32 ino; u32 gen; } */
 #define HANDLE_INO32_GEN 1

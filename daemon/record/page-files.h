@@ -3,7 +3,7 @@
 
 #include <stdint.h>
 
-#include "fid.h"
+#include "fs/fid.h"
 
 /* A page event names its file by (device, inode) only. On ext4 a file handle with generation 0 opens the
  * inode of that number whatever its generation (doc/kernel.md §5); the opened file's own handle is then its

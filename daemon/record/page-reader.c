@@ -9,7 +9,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "page-reader.h"
+#include "record/page-reader.h"
 
 /* Bounds the queue if the main loop stops taking (a stuck loop must not eat the machine's memory): what
  * does not fit is counted as lost. 1 M events are 40 MiB, 25 s of a rotating disk's 40,000 pages/s. */

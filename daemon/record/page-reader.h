@@ -6,8 +6,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "macro.h"
-#include "pagecache.h"
+#include "common/macro.h"
+#include "record/pagecache.h"
 
 /* The page-cache recording's reader: a thread that owns the PageCache's buffers, poll()s them (woken when a
  * CPU's buffer is PAGE_READER_BUFFER_PERCENT full, and every PAGE_READER_TIMEOUT_MSEC while the event is

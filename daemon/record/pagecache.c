@@ -11,8 +11,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "pagecache.h"
-#include "trace-page.h"
+#include "record/pagecache.h"
+#include "record/trace-page.h"
 
 #define EVENT_DIR "events/filemap/mm_filemap_add_to_page_cache"
 /* The kernel's dev_t in trace records: major in the bits above 20, minor in the 20 below (doc/kernel.md §5) */

@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "macro.h"
+#include "common/macro.h"
 
 /* Page-cache recording: every page the kernel adds to the page cache for a file of the given filesystems
  * (a read(), a page fault on a mapping, readahead, an exec), and optionally every page of their block

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "macro.h"
-#include "pidmap.h"
+#include "common/macro.h"
+#include "record/pidmap.h"
 
 #define MAX_DEPTH 64
 

@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "session.h"
+#include "record/session.h"
 
 /* Attribution of a process to a launch session: a process belongs to session S if it is S's root process,
  * a descendant of it (parent chain in /proc/PID/stat), or lives in S's app-*.scope cgroup. Answers are cached

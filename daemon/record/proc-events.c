@@ -7,8 +7,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "macro.h"
-#include "proc-events.h"
+#include "common/macro.h"
+#include "record/proc-events.h"
 
 int proc_events_open(void) {
         _cleanup_close_ int fd = -EBADF;

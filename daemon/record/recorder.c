@@ -11,11 +11,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "alloc-util.h"
-#include "macro.h"
-#include "fid-util.h"
-#include "pidmap.h"
-#include "recorder.h"
+#include "common/alloc-util.h"
+#include "common/macro.h"
+#include "fs/fid-util.h"
+#include "record/pidmap.h"
+#include "record/recorder.h"
 
 /* FAN_ACCESS, not FAN_OPEN: we want the files that are *read*, in the order of their first read. An open
  * for writing (a log, a file being created) raises FAN_OPEN but no FAN_ACCESS, and a read() that hits EOF

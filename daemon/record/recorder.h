@@ -8,11 +8,11 @@
 #include <sys/fanotify.h>
 #include <sys/types.h>
 
-#include "fid.h"
-#include "macro.h"
-#include "mounts.h"
-#include "exec-holds.h"
-#include "page-reader.h"
+#include "fs/fid.h"
+#include "common/macro.h"
+#include "fs/mounts.h"
+#include "record/exec-holds.h"
+#include "record/page-reader.h"
 
 /* The two fanotify groups behind recording.
  *

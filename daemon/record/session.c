@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "session.h"
+#include "record/session.h"
 
 /* The hash tables (files by key, inodes, directories of paths) take any size: a bucket is the hash scaled to the table, so they
  * grow by half at three quarters full (a table is 1.33-2 entries per item, 4 to 8 before). */

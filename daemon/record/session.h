@@ -5,8 +5,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "db.h"
-#include "fid.h"
+#include "common/macro.h"
+#include "store/profile-kind.h"
+#include "fs/fid.h"
 
 /* One recording in progress: the boot, or one launch of one executable. Files are kept once each, in
  * first-access order, with a hash index so the per-event cost is O(1). */

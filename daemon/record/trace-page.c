@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "macro.h"
-#include "trace-page.h"
+#include "common/macro.h"
+#include "record/trace-page.h"
 
 /* A format file has one line per field:
  *         field:unsigned long i_ino;	offset:16;	size:8;	signed:0;

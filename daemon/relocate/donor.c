@@ -14,8 +14,8 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
-#include "donor.h"
-#include "macro.h"
+#include "relocate/donor.h"
+#include "common/macro.h"
 
 #define DONOR_RUN_BYTES (UINT64_C(128) * 1024 * 1024)
 /* above any logical block (< 2^32), so even the targeted donor's far pilot block counts as "small" */

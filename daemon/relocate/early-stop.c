@@ -11,8 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "early-stop.h"
-#include "macro.h"
+#include "relocate/early-stop.h"
+#include "common/macro.h"
 
 struct EarlyStop {
         atomic_bool *cancel;

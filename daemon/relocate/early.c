@@ -11,17 +11,17 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "db.h"
-#include "early.h"
-#include "exec-gate.h"
-#include "early-stop.h"
-#include "fid-util.h"
-#include "fiemap.h"
-#include "item-files.h"
-#include "log.h"
-#include "mounts.h"
-#include "mover.h"
-#include "run.h"
+#include "store/db.h"
+#include "relocate/early.h"
+#include "relocate/exec-gate.h"
+#include "relocate/early-stop.h"
+#include "fs/fid-util.h"
+#include "fs/fiemap.h"
+#include "relocate/item-files.h"
+#include "common/log.h"
+#include "fs/mounts.h"
+#include "relocate/mover.h"
+#include "relocate/run.h"
 
 typedef struct Progress {
         Db *db;
@@ -140,8 +140,8 @@ static uint64_t hot_set_start(Db *db, int mount_fd, uint64_t fsid, const DbRunFi
         return at[k / 2];
 }
 
-static int pass_on(Db *db, const Filesystem *fs, const DbRunFile *files, size_t n, const Config *c,
-                   const char *state_file, atomic_bool *cancel, EarlyStop *stop, const MoverExecGate *gate) {
+static int pass_on(Db *db, const Filesystem *fs, const DbRunFile *files, size_t n, const char *state_file,
+                   atomic_bool *cancel, EarlyStop *stop, const MoverExecGate *gate) {
         _cleanup_free_ MoveItem *all = calloc(n + 1, sizeof *all), *items = calloc(n + 1, sizeof *items);
         _cleanup_free_ MoveOutcome *outcomes = calloc(n + 1, sizeof *outcomes);
         _cleanup_free_ size_t *index = calloc(n + 1, sizeof *index);
@@ -231,7 +231,7 @@ static int refuse_hold(void *userdata, const FileKey *key, int fd) {
         return -ENOTCONN;
 }
 
-int early_pass_run(const Config *c, const char *db_path, const char *state_dir, const FilesystemPins *only_filesystems) {
+int early_pass_run(const EarlyPassOptions *opts) {
         _cleanup_(db_freep) Db *db = NULL;
         _cleanup_free_ char *state_file = NULL;
         FilesystemList fss = {};
@@ -243,14 +243,14 @@ int early_pass_run(const Config *c, const char *db_path, const char *state_dir, 
         MoverExecGate gate;
         int r, sig;
 
-        if (access(db_path, F_OK) < 0) {
+        if (access(opts->db_path, F_OK) < 0) {
                 log_info("early pass: no database yet, nothing to do");
                 return 0;
         }
-        r = db_open(db_path, &db);
+        r = db_open(opts->db_path, &db);
         if (r < 0)
-                return log_error_errno(r, "early pass: failed to open %s: %m", db_path);
-        if (asprintf(&state_file, "%s/mb_stream_req.saved", state_dir) < 0)
+                return log_error_errno(r, "early pass: failed to open %s: %m", opts->db_path);
+        if (asprintf(&state_file, "%s/mb_stream_req.saved", opts->state_dir) < 0)
                 return log_error_errno(SYNTHETIC_ERRNO(ENOMEM), "Out of memory");
         (void) mover_restore_tunables(state_file);
 
@@ -268,7 +268,7 @@ int early_pass_run(const Config *c, const char *db_path, const char *state_dir, 
                 log_info("early pass: nothing queued");
                 return 0;
         }
-        r = mounts_scan("/proc/self/mountinfo", only_filesystems, &fss, NULL);
+        r = mounts_scan("/proc/self/mountinfo", opts->only_filesystems, &fss, NULL);
         if (r < 0) {
                 db_run_files_free(files, n);
                 return log_error_errno(r, "early pass: failed to enumerate filesystems: %m");
@@ -287,7 +287,7 @@ int early_pass_run(const Config *c, const char *db_path, const char *state_dir, 
         gate = rec ? exec_gate_of(rec) : (MoverExecGate) { .hold = refuse_hold };
 
         atomic_init(&cancel, false);
-        r = early_stop_start(c->early_budget_usec, &cancel, &stop);
+        r = early_stop_start(opts->budget_usec, &cancel, &stop);
         if (r < 0)
                 log_error_errno(r, "early pass: cannot watch its budget and signals, moving nothing: %m");
 
@@ -305,7 +305,7 @@ int early_pass_run(const Config *c, const char *db_path, const char *state_dir, 
                                 mine[k++] = files[j];   /* shallow: files[] owns the strings */
                 if (k == 0)
                         continue;
-                r = pass_on(db, &fss.items[i], mine, k, c, state_file, &cancel, stop, &gate);
+                r = pass_on(db, &fss.items[i], mine, k, state_file, &cancel, stop, &gate);
                 if (r < 0)
                         log_warning_errno(r, "early pass on %s failed, ignoring: %m", fss.items[i].mount);
         }

@@ -1,11 +1,20 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
-#include "conf.h"
-#include "mounts.h"
+#include <stdint.h>
+
+#include "fs/mounts.h"
+
+/* What the early-boot pass needs, filled by its caller from the configuration and the command line. */
+typedef struct EarlyPassOptions {
+        uint64_t budget_usec;           /* EarlyBudgetSec= */
+        const char *db_path;
+        const char *state_dir;          /* the mover's saved tunables */
+        const FilesystemPins *only_filesystems;         /* NULL: every filesystem */
+} EarlyPassOptions;
 
 /* The early-boot pass (seeklessd --early-pass, from seekless-early.service): right after the root
  * filesystem becomes writable and before most services start, move the files earlier runs had to leave
  * because they were running executables, within EarlyBudgetSec=. No fanotify, no D-Bus: just the database
  * and the mover. Returns 0 (also when there was nothing to do or the budget ran out), or a negative errno. */
-int early_pass_run(const Config *c, const char *db_path, const char *state_dir, const FilesystemPins *only_filesystems);
+int early_pass_run(const EarlyPassOptions *opts);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "exec-gate.h"
+#include "relocate/exec-gate.h"
 
 static int gate_hold(void *userdata, const FileKey *key, int fd) {
         return recorder_hold_execs(userdata, key, fd);

@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "item-files.h"
-#include "macro.h"
+#include "relocate/item-files.h"
+#include "common/macro.h"
 
 typedef struct KeyIndex {
         const FileKey *key;

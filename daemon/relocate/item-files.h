@@ -3,7 +3,7 @@
 
 #include <stddef.h>
 
-#include "mover.h"
+#include "relocate/mover.h"
 
 /* A file's hot ranges are items of their own, so a run's counts of files group its items by file (the
  * same FileKey). ret_slot[i] is item i's file, numbered 0..*ret_n_files-1 in the order of each file's

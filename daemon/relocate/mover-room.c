@@ -10,10 +10,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fid-util.h"
-#include "macro.h"
-#include "mover-room.h"
-#include "room.h"
+#include "fs/fid-util.h"
+#include "common/macro.h"
+#include "relocate/mover-room.h"
+#include "relocate/room.h"
 
 /* A window is only worth clearing for a donor this far (or more) below the lowest free range that holds
  * it whole, and only when at most this many times the donor's size has to be moved out of it. */
@@ -72,16 +72,22 @@ static int items_of(int mount_fd, const RoomPlan *p, MoveItem *items, char (*nam
         return 0;
 }
 
-int mover_make_room(const MoverOptions *o, const MoveItem *items, size_t n, uint64_t blocks, uint64_t bsize,
-                    DonorWindow *ret, MoverStats *st) {
+void room_evacuation_done(RoomEvacuation *e) {
+        free(e->items);
+        free(e->outcomes);
+        free(e->names);
+        safe_close(e->pilot_fd);
+        *e = (RoomEvacuation) { .pilot_fd = -EBADF };
+}
+
+int mover_room_plan(const MoverOptions *o, const MoveItem *items, size_t n, uint64_t blocks, uint64_t bsize,
+                    RoomEvacuation *ret, MoverStats *st) {
         _cleanup_free_ char *device = NULL;
         _cleanup_free_ uint64_t *keep = calloc(n + 1, sizeof *keep);
         _cleanup_free_ MoveItem *out_items = NULL;
         _cleanup_free_ MoveOutcome *outcomes = NULL;
         _cleanup_free_ char (*names)[32] = NULL;
         _cleanup_close_ int pilot_fd = -EBADF;
-        MoverStats sub_st = {};
-        MoverOptions sub;
         RoomPlan p = {};
         DonorWindow window;
         size_t n_out;
@@ -129,57 +135,56 @@ int mover_make_room(const MoverOptions *o, const MoveItem *items, size_t n, uint
                 .group_blocks = p.group_blocks,
         };
         st->room_start = p.start * bsize;
-        if (p.n_inodes == 0) {
-                room_plan_done(&p);
-                st->room_cleared = true;
-                *ret = window;
-                ret->pilot = pilot_fd >= 0;
-                ret->pilot_fd = TAKE_FD(pilot_fd);
-                return 1;
-        }
-
         n_out = p.n_inodes;
-        out_items = calloc(n_out, sizeof *out_items);
-        outcomes = calloc(n_out, sizeof *outcomes);
-        names = calloc(n_out, sizeof *names);
-        if (!out_items || !outcomes || !names) {
-                room_plan_done(&p);
-                return -ENOMEM;
+        if (n_out > 0) {
+                out_items = calloc(n_out, sizeof *out_items);
+                outcomes = calloc(n_out, sizeof *outcomes);
+                names = calloc(n_out, sizeof *names);
+                if (!out_items || !outcomes || !names) {
+                        room_plan_done(&p);
+                        return -ENOMEM;
+                }
+                r = items_of(o->mount_fd, &p, out_items, names);
+                if (r < 0) {
+                        room_plan_done(&p);
+                        return 0;       /* a file went away or changed since the scan: leave the window alone */
+                }
         }
-        r = items_of(o->mount_fd, &p, out_items, names);
-        if (r < 0) {
-                room_plan_done(&p);
-                return 0;       /* a file went away or changed since the scan: leave the window alone */
-        }
-        /* the files moved out go where the allocator puts a donor by itself: not aimed low, and not into
-         * the window, which they fill until they are moved */
-        sub = (MoverOptions) {
-                .mount_fd = o->mount_fd,
-                .rate_limit_bps = o->rate_limit_bps,
-                .cancel = o->cancel,
-                .exec_gate = o->exec_gate,
-        };
-        r = mover_run(&sub, out_items, n_out, outcomes, &sub_st);
         room_plan_done(&p);
-        if (r < 0)
-                return 0;
-        st->room_files = sub_st.files_moved;
-        st->room_bytes = sub_st.bytes_moved;
-        if (sub_st.cancelled)
-                return -ECANCELED;
-        if (sub_st.io_error < 0) {
-                st->io_error = sub_st.io_error;         /* the batch stops too */
-                return 0;
+        *ret = (RoomEvacuation) {
+                .items = TAKE_PTR(out_items),
+                .outcomes = TAKE_PTR(outcomes),
+                .n = n_out,
+                .names = TAKE_PTR(names),
+                .window = window,
+                .pilot_fd = TAKE_FD(pilot_fd),
+        };
+        return 1;
+}
+
+int mover_room_commit(const MoverOptions *o, RoomEvacuation *e, int run_result, const MoverStats *run_stats,
+                      DonorWindow *ret, MoverStats *st) {
+        if (e->n > 0) {
+                if (run_result < 0)
+                        return 0;
+                st->room_files = run_stats->files_moved;
+                st->room_bytes = run_stats->bytes_moved;
+                if (run_stats->cancelled)
+                        return -ECANCELED;
+                if (run_stats->io_error < 0) {
+                        st->io_error = run_stats->io_error;     /* the batch stops too */
+                        return 0;
+                }
+                for (size_t i = 0; i < e->n; i++)
+                        if (e->outcomes[i].result != MOVE_DONE && e->outcomes[i].result != MOVE_IN_PLACE)
+                                return 0;       /* something stays in the window: the donor is made the usual way */
+                /* the old blocks were freed when the run closed its donor: commit, so that ext4 may hand
+                 * them out again (freed data blocks wait for the journal commit) */
+                (void) syncfs(o->mount_fd);
         }
-        for (size_t i = 0; i < n_out; i++)
-                if (outcomes[i].result != MOVE_DONE && outcomes[i].result != MOVE_IN_PLACE)
-                        return 0;       /* something stays in the window: the donor is made the usual way */
-        /* the old blocks were freed when the nested run closed its donor: commit, so that ext4 may hand
-         * them out again (freed data blocks wait for the journal commit) */
-        (void) syncfs(o->mount_fd);
         st->room_cleared = true;
-        *ret = window;
-        ret->pilot = pilot_fd >= 0;
-        ret->pilot_fd = TAKE_FD(pilot_fd);
+        *ret = e->window;
+        ret->pilot = e->pilot_fd >= 0;
+        ret->pilot_fd = TAKE_FD(e->pilot_fd);
         return 1;
 }

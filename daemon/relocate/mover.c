@@ -13,13 +13,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "donor.h"
-#include "fiemap.h"
-#include "item-files.h"
-#include "macro.h"
-#include "mounts.h"
-#include "mover.h"
-#include "mover-room.h"
+#include "relocate/donor.h"
+#include "fs/fiemap.h"
+#include "relocate/item-files.h"
+#include "common/macro.h"
+#include "fs/mounts.h"
+#include "relocate/mover.h"
+#include "relocate/mover-room.h"
 
 /* The kernel's ext4 uapi definitions, missing from Debian 12's linux-libc-dev (doc/kernel.md §1) */
 struct move_extent {
@@ -672,6 +672,32 @@ static void retry_rest_io(const MoverOptions *o, MoveOutcome *outcomes, size_t f
         retry_rest(o, outcomes, from, n, MOVE_REASON_IO_ERROR, reason);
 }
 
+/* Clear a window low on the disk for the donor (mover-room.h): the files that hold it are moved out by a
+ * run of their own. Returns as mover_room_commit(), or 0 when there is no window worth clearing. */
+static int make_room(const MoverOptions *o, const MoveItem *items, size_t n, uint64_t blocks, uint64_t bsize,
+                     DonorWindow *ret, MoverStats *st) {
+        _cleanup_(room_evacuation_done) RoomEvacuation e = { .pilot_fd = -EBADF };
+        MoverStats sub_st = {};
+        int r;
+
+        r = mover_room_plan(o, items, n, blocks, bsize, &e, st);
+        if (r <= 0)
+                return r;
+        if (e.n > 0) {
+                /* the files moved out go where the allocator puts a donor by itself: not aimed low, and
+                 * not into the window, which they fill until they are moved */
+                MoverOptions sub = {
+                        .mount_fd = o->mount_fd,
+                        .rate_limit_bps = o->rate_limit_bps,
+                        .cancel = o->cancel,
+                        .exec_gate = o->exec_gate,
+                };
+
+                r = mover_run(&sub, e.items, e.n, e.outcomes, &sub_st);
+        }
+        return mover_room_commit(o, &e, r, &sub_st, ret, st);
+}
+
 int mover_run(const MoverOptions *o, const MoveItem *items, size_t n, MoveOutcome *outcomes, MoverStats *ret_stats) {
         _cleanup_free_ uint64_t *slices = NULL;
         _cleanup_free_ uint8_t *buf = NULL, *file_moved = NULL;
@@ -761,7 +787,7 @@ int mover_run(const MoverOptions *o, const MoveItem *items, size_t n, MoveOutcom
                         int room = 0;
 
                         if (o->make_room) {
-                                room = mover_make_room(o, items, n, total, m.bsize, &w, &stats);
+                                room = make_room(o, items, n, total, m.bsize, &w, &stats);
                                 if (room == -ECANCELED) {
                                         stats.cancelled = true;
                                         retry_rest(o, outcomes, i, n, MOVE_REASON_CANCELLED, "cancelled");

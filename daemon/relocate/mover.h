@@ -6,8 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "fid.h"
-#include "move-reason.h"
+#include "fs/fid.h"
+#include "store/move-reason.h"
 
 /* The mover: lays out a batch of files, or ranges of files, on one ext4 filesystem back to back, in the
  * given order, with EXT4_IOC_MOVE_EXT into one O_TMPFILE donor (see doc/kernel.md §1):

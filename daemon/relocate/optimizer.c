@@ -11,11 +11,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "item-files.h"
-#include "log.h"
-#include "optimizer.h"
-#include "run.h"
-#include "time-util.h"
+#include "relocate/item-files.h"
+#include "common/log.h"
+#include "relocate/optimizer.h"
+#include "relocate/run.h"
+#include "common/time-util.h"
 
 #define IOPRIO_CLASS_SHIFT 13
 #define IOPRIO_CLASS_IDLE 3

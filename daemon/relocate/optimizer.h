@@ -7,9 +7,9 @@
 #include <stdint.h>
 #include <systemd/sd-event.h>
 
-#include "db.h"
-#include "mover.h"
-#include "planner.h"
+#include "store/db.h"
+#include "relocate/mover.h"
+#include "plan/planner.h"
 
 /* One filesystem's share of an optimization: a run in the database and its files, in layout order. */
 typedef struct OptJob {

@@ -6,9 +6,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "macro.h"
-#include "alloc-util.h"
-#include "room.h"
+#include "common/macro.h"
+#include "common/alloc-util.h"
+#include "relocate/room.h"
 
 /* how much of the start of the disk is looked at */
 #define ROOM_REGION_BYTES (UINT64_C(8) << 30)

@@ -2,8 +2,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "macro.h"
-#include "run.h"
+#include "common/macro.h"
+#include "relocate/run.h"
 
 RunFileState run_file_state_of(MoveResult r) {
         switch (r) {

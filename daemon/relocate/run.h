@@ -4,8 +4,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "db.h"
-#include "mover.h"
+#include "store/db.h"
+#include "relocate/mover.h"
 
 /* The life of a run, the same for the optimizer and the early-boot pass: one filesystem's batch gets a
  * run in the database with its files in layout order (all pending), each file is checkpointed as soon as

@@ -7,8 +7,8 @@
 #include <sqlite3.h>
 #include <stdbool.h>
 
-#include "alloc-util.h"
-#include "db.h"
+#include "common/alloc-util.h"
+#include "store/db.h"
 
 /* How long a statement waits for another connection's lock before it fails with -EBUSY. */
 #define DB_BUSY_TIMEOUT_MSEC 5000

@@ -5,8 +5,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "db-private.h"
-#include "macro.h"
+#include "store/db-private.h"
+#include "common/macro.h"
 
 const char *const opt_stmt_sql[_OPT_STMT_MAX] = {
         [OPT_STMT_RUN_INSERT] =

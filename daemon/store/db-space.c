@@ -5,8 +5,8 @@
 #include <errno.h>
 #include <stdio.h>
 
-#include "db-private.h"
-#include "macro.h"
+#include "store/db-private.h"
+#include "common/macro.h"
 
 static int exec(Db *db, const char *sql) {
         return sqlite_errno(db_sqlite(db), sqlite3_exec(db_sqlite(db), sql, NULL, NULL, NULL));

@@ -11,9 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "db.h"
-#include "db-private.h"
-#include "macro.h"
+#include "store/db.h"
+#include "store/db-private.h"
+#include "common/macro.h"
 
 /* Append-only: migrations[i] takes user_version from i to i + 1. Never edit a released entry. */
 static const char *const migrations[] = {
@@ -351,13 +351,6 @@ sqlite3_stmt *db_opt_stmt(Db *db, OptStmt s) {
         (void) sqlite3_clear_bindings(st);
         return st;
 }
-
-static const char *const profile_kind_table[_PROFILE_KIND_MAX] = {
-        [PROFILE_BOOT] = "boot",
-        [PROFILE_APP] = "app",
-};
-
-DEFINE_STRING_TABLE(profile_kind, ProfileKind)
 
 int db_schema_version(void) {
         return (int) ELEMENTSOF(migrations);

@@ -6,9 +6,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "fid.h"
-#include "macro.h"
-#include "move-reason.h"
+#include "fs/fid.h"
+#include "common/macro.h"
+#include "store/move-reason.h"
+#include "store/profile-kind.h"
 
 /* The recorder's SQLite store. Only this module uses SQLite. It never logs: callers log.
  *
@@ -28,27 +29,6 @@
  */
 
 typedef struct Db Db;
-
-typedef enum ProfileKind {
-        PROFILE_BOOT,
-        PROFILE_APP,
-        _PROFILE_KIND_MAX,
-        _PROFILE_KIND_INVALID = -EINVAL,
-} ProfileKind;
-
-const char *profile_kind_to_string(ProfileKind k);      /* "boot", "app" */
-ProfileKind profile_kind_from_string(const char *s);
-
-/* A profile is the system's when the lowest real uid that recorded it is at most this (root and the
- * system accounts, by Debian's convention: users' accounts start at 1000), else a user's. A profile
- * whose uid is unknown (UID_INVALID: recorded by an older seekless, or the launcher's uid could not be
- * read) counts as a user's. The system's profiles come first in the layout and are evicted last. */
-#define SYSTEM_UID_MAX 999
-#define UID_INVALID ((uid_t) -1)
-
-static inline bool uid_is_system(uid_t uid) {
-        return uid <= SYSTEM_UID_MAX;
-}
 
 /* A file as recorded in one session. */
 typedef struct DbSessionFile {

@@ -2,8 +2,8 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "macro.h"
-#include "move-reason.h"
+#include "common/macro.h"
+#include "store/move-reason.h"
 
 static const char *const move_reason_table[_MOVE_REASON_MAX] = {
         [MOVE_REASON_NONE] = "",
