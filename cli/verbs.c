@@ -16,17 +16,17 @@ static const Verb *verbs_find(const Verb verbs[], const char *name) {
         return NULL;
 }
 
-int dispatch_verb(int argc, char *argv[], int optind, const Verb verbs[], void *userdata) {
+int dispatch_verb(int argc, char *argv[], int first, const Verb verbs[], void *userdata) {
         static char *no_args[] = { NULL, NULL };
         const Verb *verb;
         unsigned left;
 
-        left = optind < argc ? (unsigned) (argc - optind) : 0;
+        left = first < argc ? (unsigned) (argc - first) : 0;
 
-        verb = verbs_find(verbs, left > 0 ? argv[optind] : NULL);
+        verb = verbs_find(verbs, left > 0 ? argv[first] : NULL);
         if (!verb) {
                 if (left > 0)
-                        log_error("Unknown command '%s'.", argv[optind]);
+                        log_error("Unknown command '%s'.", argv[first]);
                 else
                         log_error("Command verb required.");
                 verb_usage_hint();
@@ -50,5 +50,5 @@ int dispatch_verb(int argc, char *argv[], int optind, const Verb verbs[], void *
                 return -EUSAGE;
         }
 
-        return verb->dispatch((int) left, argv + optind, userdata);
+        return verb->dispatch((int) left, argv + first, userdata);
 }

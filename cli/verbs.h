@@ -23,10 +23,10 @@ typedef struct Verb {
         int (*dispatch)(int argc, char *argv[], void *userdata);
 } Verb;
 
-/* Finds the verb named by argv[optind] (or the default verb if there are no arguments left), checks the
+/* Finds the verb named by argv[first] (or the default verb if there are no arguments left), checks the
  * argument count and runs it with argc/argv starting at the verb. On a usage mistake it logs one line and
  * returns -EUSAGE; otherwise it returns what the verb returns. */
-int dispatch_verb(int argc, char *argv[], int optind, const Verb verbs[], void *userdata);
+int dispatch_verb(int argc, char *argv[], int first, const Verb verbs[], void *userdata);
 
 /* Logs "See 'PROGRAM --help'." after a usage message. */
 void verb_usage_hint(void);

@@ -237,6 +237,7 @@ static pid_t touch_mapped_pausing(const char *name, size_t first, size_t last, s
                                 usleep(PAUSE_MSEC * 1000);
                         sum += m[i * 4096];
                 }
+                (void) sum;
                 _exit(0);
         }
         return pid;
