@@ -86,7 +86,9 @@ echo "  daemon: $events page events, $(awk -v t="$cpu" -v k="$ticks" 'BEGIN { pr
 [ "$events" -ge 1048576 ] || fail "the session took $events page events, fewer than 2^20"
 grep -q "^Recorded app session of $P: 2 files (incomplete)$" "$DAEMON_LOG" ||
         fail "not stored as incomplete: $(grep "session of $P" "$DAEMON_LOG")"
-grep -q "^The app session of $P holds 4096 page ranges (0 page events lost," "$DAEMON_LOG" ||
+# (events still queued when the window closed, more than a quarter of a second of work, count as lost: a
+# busy machine loses some, seeklessd(8) "Pages"; the ranges kept are the cap's all the same)
+grep -q "^The app session of $P holds 4096 page ranges ([0-9]* page events lost," "$DAEMON_LOG" ||
         fail "not the file's 4096 ranges: $(grep "session of $P holds" "$DAEMON_LOG")"
 [ "$(grep -c "^The app session of $P reached its limit of page ranges (16384, 4096 of one file): [0-9]* pages of later ranges left out, stored as incomplete$" \
         "$DAEMON_LOG")" = 1 ] || fail "the cap not logged once: $(grep "reached its limit" "$DAEMON_LOG")"
