@@ -15,6 +15,6 @@ typedef struct EarlyPassOptions {
 
 /* The early-boot pass (seeklessd --early-pass, from seekless-early.service): right after the root
  * filesystem becomes writable and before most services start, move the files earlier runs had to leave
- * because they were running executables, within EarlyBudgetSec=. No fanotify, no D-Bus: just the database
- * and the mover. Returns 0 (also when there was nothing to do or the budget ran out), or a negative errno. */
+ * because they were running executables, within EarlyBudgetSec=. No D-Bus and no recording: the database,
+ * the mover, and an exec thread of its own that holds execs of a file while it moves. Returns 0 (also when there was nothing to do or the budget ran out), or a negative errno. */
 int early_pass_run(const EarlyPassOptions *opts);
