@@ -13,33 +13,33 @@
 /* How long a statement waits for another connection's lock before it fails with -EBUSY. */
 #define DB_BUSY_TIMEOUT_MSEC 5000
 
-typedef enum OptStmt {
-        OPT_STMT_RUN_INSERT,
-        OPT_STMT_RUN_FILE_INSERT,
-        OPT_STMT_RUN_FILE_UPDATE,
-        OPT_STMT_RUN_FINISH,
-        OPT_STMT_RUNS_UNFINISHED,
-        OPT_STMT_RUN_FILES,
-        OPT_STMT_RUN_LAST,
-        OPT_STMT_QUALITY_UPSERT,
-        OPT_STMT_QUALITY_GET,
-        OPT_STMT_RETRY_FILES,
-        OPT_STMT_EXTENTS_DELETE,
-        OPT_STMT_EXTENT_INSERT,
-        OPT_STMT_EXTENTS_GET,
-        OPT_STMT_RUN_FILES_WAITING,
-        OPT_STMT_RUNS_CLOSE_WAITING,
-        OPT_STMT_FILE_SETTLED,
-        _OPT_STMT_MAX,
-} OptStmt;
+typedef enum RunStmt {
+        RUN_STMT_RUN_INSERT,
+        RUN_STMT_RUN_FILE_INSERT,
+        RUN_STMT_RUN_FILE_UPDATE,
+        RUN_STMT_RUN_FINISH,
+        RUN_STMT_RUNS_UNFINISHED,
+        RUN_STMT_RUN_FILES,
+        RUN_STMT_RUN_LAST,
+        RUN_STMT_QUALITY_UPSERT,
+        RUN_STMT_QUALITY_GET,
+        RUN_STMT_RETRY_FILES,
+        RUN_STMT_EXTENTS_DELETE,
+        RUN_STMT_EXTENT_INSERT,
+        RUN_STMT_EXTENTS_GET,
+        RUN_STMT_RUN_FILES_WAITING,
+        RUN_STMT_RUNS_CLOSE_WAITING,
+        RUN_STMT_FILE_SETTLED,
+        _RUN_STMT_MAX,
+} RunStmt;
 
-extern const char *const opt_stmt_sql[_OPT_STMT_MAX];
+extern const char *const run_stmt_sql[_RUN_STMT_MAX];
 
 /* The columns read_file_row() expects, in this order. */
 #define FILE_COLUMNS "f.id, f.fsid, f.handle_type, f.handle, f.ino, f.generation, f.path, f.size, f.mtime_ns"
 
 sqlite3 *db_sqlite(Db *db);
-sqlite3_stmt *db_opt_stmt(Db *db, OptStmt s);
+sqlite3_stmt *db_run_stmt(Db *db, RunStmt s);
 
 int sqlite_errno(sqlite3 *db, int rc);
 void stmt_resetp(sqlite3_stmt **st);

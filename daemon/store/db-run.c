@@ -8,57 +8,57 @@
 #include "store/db-private.h"
 #include "common/macro.h"
 
-const char *const opt_stmt_sql[_OPT_STMT_MAX] = {
-        [OPT_STMT_RUN_INSERT] =
+const char *const run_stmt_sql[_RUN_STMT_MAX] = {
+        [RUN_STMT_RUN_INSERT] =
                 "INSERT INTO runs (fsid, mount, started, state) VALUES (?1, ?2, ?3, 'running') RETURNING id",
-        [OPT_STMT_RUN_FILE_INSERT] =
+        [RUN_STMT_RUN_FILE_INSERT] =
                 "INSERT INTO run_files (run_id, position, file_id, size, mtime_ns, state, range_offset, range_length) "
                 "VALUES (?1, ?2, ?3, ?4, ?5, 'pending', ?6, ?7)",
-        [OPT_STMT_RUN_FILE_UPDATE] =
+        [RUN_STMT_RUN_FILE_UPDATE] =
                 "UPDATE run_files SET state = ?3, reason = ?4, bytes = ?5, why = ?6 WHERE run_id = ?1 AND position = ?2",
-        [OPT_STMT_RUN_FINISH] =
+        [RUN_STMT_RUN_FINISH] =
                 "UPDATE runs SET state = ?2, finished = ?3, donor_runs = ?4, moved_files = ?5, moved_bytes = ?6 "
                 "WHERE id = ?1",
-        [OPT_STMT_RUNS_UNFINISHED] =
+        [RUN_STMT_RUNS_UNFINISHED] =
                 "SELECT id, fsid, mount, started, finished, state, donor_runs, moved_files, moved_bytes "
                 "FROM runs WHERE state = 'running' ORDER BY id",
-        [OPT_STMT_RUN_FILES] =
+        [RUN_STMT_RUN_FILES] =
                 "SELECT " FILE_COLUMNS ", rf.position, rf.state, rf.reason, rf.bytes, rf.size, rf.mtime_ns, "
                 "rf.range_offset, rf.range_length FROM run_files rf JOIN files f ON f.id = rf.file_id WHERE rf.run_id = ?1 ORDER BY rf.position",
-        [OPT_STMT_RUN_LAST] =
+        [RUN_STMT_RUN_LAST] =
                 "SELECT id, fsid, mount, started, finished, state, donor_runs, moved_files, moved_bytes "
                 "FROM runs WHERE fsid = ?1 AND state <> 'running' ORDER BY id DESC LIMIT 1",
-        [OPT_STMT_QUALITY_UPSERT] =
+        [RUN_STMT_QUALITY_UPSERT] =
                 "INSERT INTO quality (profile_id, which, taken, files, extents, discontinuities, span, modeled_ms) "
                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (profile_id, which) DO UPDATE SET "
                 "taken = excluded.taken, files = excluded.files, extents = excluded.extents, "
                 "discontinuities = excluded.discontinuities, span = excluded.span, modeled_ms = excluded.modeled_ms",
-        [OPT_STMT_QUALITY_GET] =
+        [RUN_STMT_QUALITY_GET] =
                 "SELECT q.taken, q.files, q.extents, q.discontinuities, q.span, q.modeled_ms FROM quality q "
                 "JOIN profiles p ON p.id = q.profile_id WHERE p.name = ?1 AND q.which = ?2",
         /* the entries of files' newest runs that are a retry for this reason, or still wait for it (a
          * pass that never reached them), with their planned size/mtime and range, each range once (a run
          * has it once; this is for safety) */
-        [OPT_STMT_RETRY_FILES] =
+        [RUN_STMT_RETRY_FILES] =
                 "SELECT DISTINCT " FILE_COLUMNS ", rf.size, rf.mtime_ns, rf.range_offset, rf.range_length "
                 "FROM files f JOIN run_files rf ON rf.file_id = f.id "
                 "WHERE rf.state IN ('retry', 'pending') AND rf.why = ?1 "
                 "AND rf.run_id = (SELECT MAX(run_id) FROM run_files r2 WHERE r2.file_id = f.id) "
                 "ORDER BY f.id, rf.range_offset",
-        [OPT_STMT_EXTENTS_DELETE] = "DELETE FROM extents_before WHERE file_id = ?1",
-        [OPT_STMT_EXTENT_INSERT] =
+        [RUN_STMT_EXTENTS_DELETE] = "DELETE FROM extents_before WHERE file_id = ?1",
+        [RUN_STMT_EXTENT_INSERT] =
                 "INSERT INTO extents_before (file_id, seq, physical, length) VALUES (?1, ?2, ?3, ?4)",
-        [OPT_STMT_EXTENTS_GET] = "SELECT physical, length FROM extents_before WHERE file_id = ?1 ORDER BY seq",
-        [OPT_STMT_RUN_FILES_WAITING] = "UPDATE run_files SET why = ?2 WHERE run_id = ?1 AND state = 'pending'",
+        [RUN_STMT_EXTENTS_GET] = "SELECT physical, length FROM extents_before WHERE file_id = ?1 ORDER BY seq",
+        [RUN_STMT_RUN_FILES_WAITING] = "UPDATE run_files SET why = ?2 WHERE run_id = ?1 AND state = 'pending'",
         /* what its checkpoints say was moved: the run never got to count it */
-        [OPT_STMT_RUNS_CLOSE_WAITING] =
+        [RUN_STMT_RUNS_CLOSE_WAITING] =
                 "UPDATE runs SET state = 'cancelled', finished = ?2, "
                 "moved_files = (SELECT COUNT(DISTINCT file_id) FROM run_files rf WHERE rf.run_id = runs.id AND rf.state = 'done'), "
                 "moved_bytes = (SELECT COALESCE(SUM(bytes), 0) FROM run_files rf WHERE rf.run_id = runs.id) "
                 "WHERE state = 'running' AND EXISTS (SELECT 1 FROM run_files rf WHERE rf.run_id = runs.id "
                 "AND rf.state = 'pending' AND rf.why = ?1)",
         /* NULL when no run had it */
-        [OPT_STMT_FILE_SETTLED] =
+        [RUN_STMT_FILE_SETTLED] =
                 "SELECT MIN(state IN ('done', 'in_place') AND size = ?2 AND mtime_ns = ?3) FROM run_files "
                 "WHERE file_id = ?1 AND run_id = (SELECT MAX(run_id) FROM run_files WHERE file_id = ?1)",
 };
@@ -117,7 +117,7 @@ static int run_create_tx(Db *db, uint64_t fsid, const char *mount, const int64_t
                 return r;
         tx = db;
         {
-                _cleanup_reset_ sqlite3_stmt *st = db_opt_stmt(db, OPT_STMT_RUN_INSERT);
+                _cleanup_reset_ sqlite3_stmt *st = db_run_stmt(db, RUN_STMT_RUN_INSERT);
                 struct timespec ts;
                 clock_gettime(CLOCK_REALTIME, &ts);
                 if ((r = bind_i64(db, st, 1, (int64_t) fsid)) < 0 || (r = bind_text(db, st, 2, mount)) < 0 ||
@@ -131,7 +131,7 @@ static int run_create_tx(Db *db, uint64_t fsid, const char *mount, const int64_t
                 id = sqlite3_column_int64(st, 0);
         }
         for (size_t i = 0; i < n; i++) {
-                _cleanup_reset_ sqlite3_stmt *st = db_opt_stmt(db, OPT_STMT_RUN_FILE_INSERT);
+                _cleanup_reset_ sqlite3_stmt *st = db_run_stmt(db, RUN_STMT_RUN_FILE_INSERT);
                 if ((r = bind_i64(db, st, 1, id)) < 0 || (r = bind_i64(db, st, 2, (int64_t) i)) < 0 ||
                     (r = bind_i64(db, st, 3, file_ids[i])) < 0 || (r = bind_i64(db, st, 4, (int64_t) sizes[i])) < 0 ||
                     (r = bind_i64(db, st, 5, mtimes[i])) < 0 ||
@@ -169,7 +169,7 @@ int db_run_create(Db *db, uint64_t fsid, const char *mount, const int64_t *file_
 
 int db_run_file_set(Db *db, int64_t run_id, size_t position, RunFileState state, MoveReason why,
                     const char *reason, uint64_t bytes) {
-        _cleanup_reset_ sqlite3_stmt *st = db_opt_stmt(db, OPT_STMT_RUN_FILE_UPDATE);
+        _cleanup_reset_ sqlite3_stmt *st = db_run_stmt(db, RUN_STMT_RUN_FILE_UPDATE);
         const char *s = run_file_state_to_string(state);
         int r;
 
@@ -204,7 +204,7 @@ int db_run_file_checkpoint(Db *db, int64_t run_id, size_t position, RunFileState
 
 int db_run_finish(Db *db, int64_t run_id, RunState state, uint64_t donor_runs, uint64_t moved_files,
                   uint64_t moved_bytes) {
-        _cleanup_reset_ sqlite3_stmt *st = db_opt_stmt(db, OPT_STMT_RUN_FINISH);
+        _cleanup_reset_ sqlite3_stmt *st = db_run_stmt(db, RUN_STMT_RUN_FINISH);
         struct timespec ts;
         int r;
 
@@ -250,13 +250,13 @@ static void run_infos_free(void *rows, size_t n) {
 }
 
 int db_runs_unfinished(Db *db, DbRunInfo **ret, size_t *ret_n) {
-        _cleanup_reset_ sqlite3_stmt *st = db_opt_stmt(db, OPT_STMT_RUNS_UNFINISHED);
+        _cleanup_reset_ sqlite3_stmt *st = db_run_stmt(db, RUN_STMT_RUNS_UNFINISHED);
 
         return db_read_rows(db, st, sizeof(DbRunInfo), read_run_info, run_infos_free, (void **) ret, ret_n);
 }
 
 int db_run_last(Db *db, uint64_t fsid, DbRunInfo *ret) {
-        _cleanup_reset_ sqlite3_stmt *st = db_opt_stmt(db, OPT_STMT_RUN_LAST);
+        _cleanup_reset_ sqlite3_stmt *st = db_run_stmt(db, RUN_STMT_RUN_LAST);
         int r;
 
         r = bind_i64(db, st, 1, (int64_t) fsid);
@@ -296,7 +296,7 @@ static void run_files_free(void *rows, size_t n) {
 }
 
 int db_run_files(Db *db, int64_t run_id, DbRunFile **ret, size_t *ret_n) {
-        _cleanup_reset_ sqlite3_stmt *st = db_opt_stmt(db, OPT_STMT_RUN_FILES);
+        _cleanup_reset_ sqlite3_stmt *st = db_run_stmt(db, RUN_STMT_RUN_FILES);
         int r;
 
         r = bind_i64(db, st, 1, run_id);
@@ -306,7 +306,7 @@ int db_run_files(Db *db, int64_t run_id, DbRunFile **ret, size_t *ret_n) {
 }
 
 int db_quality_set(Db *db, const char *profile, QualityWhich which, const DbQuality *q) {
-        _cleanup_reset_ sqlite3_stmt *st = db_opt_stmt(db, OPT_STMT_QUALITY_UPSERT);
+        _cleanup_reset_ sqlite3_stmt *st = db_run_stmt(db, RUN_STMT_QUALITY_UPSERT);
         int64_t pid;
         int r;
 
@@ -323,7 +323,7 @@ int db_quality_set(Db *db, const char *profile, QualityWhich which, const DbQual
 }
 
 int db_quality_get(Db *db, const char *profile, QualityWhich which, DbQuality *ret) {
-        _cleanup_reset_ sqlite3_stmt *st = db_opt_stmt(db, OPT_STMT_QUALITY_GET);
+        _cleanup_reset_ sqlite3_stmt *st = db_run_stmt(db, RUN_STMT_QUALITY_GET);
         int r;
 
         if ((r = bind_text(db, st, 1, profile)) < 0 || (r = bind_text(db, st, 2, quality_which_to_string(which))) < 0)
@@ -353,12 +353,12 @@ int db_extents_before_set(Db *db, int64_t file_id, const uint64_t *physical, con
                 return r;
         tx = db;
         {
-                _cleanup_reset_ sqlite3_stmt *st = db_opt_stmt(db, OPT_STMT_EXTENTS_DELETE);
+                _cleanup_reset_ sqlite3_stmt *st = db_run_stmt(db, RUN_STMT_EXTENTS_DELETE);
                 if ((r = bind_i64(db, st, 1, file_id)) < 0 || (r = db_step_done(db, st)) < 0)
                         return r;
         }
         for (size_t i = 0; i < n; i++) {
-                _cleanup_reset_ sqlite3_stmt *st = db_opt_stmt(db, OPT_STMT_EXTENT_INSERT);
+                _cleanup_reset_ sqlite3_stmt *st = db_run_stmt(db, RUN_STMT_EXTENT_INSERT);
                 if ((r = bind_i64(db, st, 1, file_id)) < 0 || (r = bind_i64(db, st, 2, (int64_t) i)) < 0 ||
                     (r = bind_i64(db, st, 3, (int64_t) physical[i])) < 0 ||
                     (r = bind_i64(db, st, 4, (int64_t) length[i])) < 0 || (r = db_step_done(db, st)) < 0)
@@ -372,7 +372,7 @@ int db_extents_before_set(Db *db, int64_t file_id, const uint64_t *physical, con
 }
 
 int db_extents_before_get(Db *db, int64_t file_id, uint64_t **ret_physical, uint64_t **ret_length, size_t *ret_n) {
-        _cleanup_reset_ sqlite3_stmt *st = db_opt_stmt(db, OPT_STMT_EXTENTS_GET);
+        _cleanup_reset_ sqlite3_stmt *st = db_run_stmt(db, RUN_STMT_EXTENTS_GET);
         _cleanup_free_ uint64_t *ph = NULL, *len = NULL;
         size_t n = 0, alloc = 0;
         int r;
@@ -407,7 +407,7 @@ int db_extents_before_get(Db *db, int64_t file_id, uint64_t **ret_physical, uint
 
 int db_run_add_file(Db *db, int64_t run_id, size_t position, int64_t file_id, uint64_t size, int64_t mtime_ns,
                     uint64_t offset, uint64_t length) {
-        _cleanup_reset_ sqlite3_stmt *st = db_opt_stmt(db, OPT_STMT_RUN_FILE_INSERT);
+        _cleanup_reset_ sqlite3_stmt *st = db_run_stmt(db, RUN_STMT_RUN_FILE_INSERT);
         int r;
 
         if ((r = bind_i64(db, st, 1, run_id)) < 0 || (r = bind_i64(db, st, 2, (int64_t) position)) < 0 ||
@@ -435,7 +435,7 @@ static int read_retry_entry(Db *db, sqlite3_stmt *st, void *row) {
 }
 
 int db_retry_entries(Db *db, MoveReason why, DbRunFile **ret, size_t *ret_n) {
-        _cleanup_reset_ sqlite3_stmt *st = db_opt_stmt(db, OPT_STMT_RETRY_FILES);
+        _cleanup_reset_ sqlite3_stmt *st = db_run_stmt(db, RUN_STMT_RETRY_FILES);
         int r;
 
         r = bind_text(db, st, 1, move_reason_to_string(why));
@@ -446,7 +446,7 @@ int db_retry_entries(Db *db, MoveReason why, DbRunFile **ret, size_t *ret_n) {
 
 
 int db_run_files_waiting(Db *db, int64_t run_id, MoveReason why) {
-        _cleanup_reset_ sqlite3_stmt *st = db_opt_stmt(db, OPT_STMT_RUN_FILES_WAITING);
+        _cleanup_reset_ sqlite3_stmt *st = db_run_stmt(db, RUN_STMT_RUN_FILES_WAITING);
         int r;
 
         if ((r = bind_i64(db, st, 1, run_id)) < 0 || (r = bind_text(db, st, 2, move_reason_to_string(why) ?: "")) < 0)
@@ -455,7 +455,7 @@ int db_run_files_waiting(Db *db, int64_t run_id, MoveReason why) {
 }
 
 int db_runs_close_waiting(Db *db, MoveReason why) {
-        _cleanup_reset_ sqlite3_stmt *st = db_opt_stmt(db, OPT_STMT_RUNS_CLOSE_WAITING);
+        _cleanup_reset_ sqlite3_stmt *st = db_run_stmt(db, RUN_STMT_RUNS_CLOSE_WAITING);
         struct timespec ts;
         int r;
 
@@ -470,7 +470,7 @@ int db_runs_close_waiting(Db *db, MoveReason why) {
 }
 
 int db_run_file_settled(Db *db, int64_t file_id, uint64_t size, int64_t mtime_ns) {
-        _cleanup_reset_ sqlite3_stmt *st = db_opt_stmt(db, OPT_STMT_FILE_SETTLED);
+        _cleanup_reset_ sqlite3_stmt *st = db_run_stmt(db, RUN_STMT_FILE_SETTLED);
         int r;
 
         if ((r = bind_i64(db, st, 1, file_id)) < 0 || (r = bind_i64(db, st, 2, (int64_t) size)) < 0 ||

@@ -337,15 +337,15 @@ struct Db {
         sqlite3 *sqlite;
         bool counted;                   /* in open_dbs */
         sqlite3_stmt *stmt[_STMT_MAX];
-        sqlite3_stmt *opt_stmt[_OPT_STMT_MAX];
+        sqlite3_stmt *run_stmt[_RUN_STMT_MAX];
 };
 
 sqlite3 *db_sqlite(Db *db) {
         return db->sqlite;
 }
 
-sqlite3_stmt *db_opt_stmt(Db *db, OptStmt s) {
-        sqlite3_stmt *st = db->opt_stmt[s];
+sqlite3_stmt *db_run_stmt(Db *db, RunStmt s) {
+        sqlite3_stmt *st = db->run_stmt[s];
 
         (void) sqlite3_reset(st);
         (void) sqlite3_clear_bindings(st);
@@ -816,8 +816,8 @@ Db *db_free(Db *db) {
 
         for (size_t i = 0; i < _STMT_MAX; i++)
                 (void) sqlite3_finalize(db->stmt[i]);
-        for (size_t i = 0; i < _OPT_STMT_MAX; i++)
-                (void) sqlite3_finalize(db->opt_stmt[i]);
+        for (size_t i = 0; i < _RUN_STMT_MAX; i++)
+                (void) sqlite3_finalize(db->run_stmt[i]);
         /* The last connection closing checkpoints the WAL into the main file. */
         (void) sqlite3_close_v2(db->sqlite);
         if (db->counted)
@@ -893,9 +893,9 @@ int db_open(const char *path, Db **ret) {
                 if (rc != SQLITE_OK)
                         return not_ours_errno(db, sqlite_errno(db->sqlite, rc));
         }
-        for (size_t i = 0; i < _OPT_STMT_MAX; i++) {
-                rc = sqlite3_prepare_v3(db->sqlite, opt_stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT,
-                                        &db->opt_stmt[i], NULL);
+        for (size_t i = 0; i < _RUN_STMT_MAX; i++) {
+                rc = sqlite3_prepare_v3(db->sqlite, run_stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT,
+                                        &db->run_stmt[i], NULL);
                 if (rc != SQLITE_OK)
                         return not_ours_errno(db, sqlite_errno(db->sqlite, rc));
         }
