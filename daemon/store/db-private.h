@@ -46,10 +46,52 @@ void stmt_resetp(sqlite3_stmt **st);
 #define _cleanup_reset_ _cleanup_(stmt_resetp)
 int db_step(Db *db, sqlite3_stmt *st);
 int db_step_done(Db *db, sqlite3_stmt *st);
-int bind_i64(Db *db, sqlite3_stmt *st, int i, int64_t v);
-int bind_double(Db *db, sqlite3_stmt *st, int i, double v);
-int bind_text(Db *db, sqlite3_stmt *st, int i, const char *s);
-int bind_blob(Db *db, sqlite3_stmt *st, int i, const void *p, size_t n);
+
+/* A value for one of a statement's parameters: DB_I64(), DB_DOUBLE(), DB_TEXT(), DB_BLOB(). Text and blobs
+ * are bound without a copy: they must outlive the statement's step. */
+typedef enum DbValueType {
+        DB_VALUE_I64,
+        DB_VALUE_DOUBLE,
+        DB_VALUE_TEXT,
+        DB_VALUE_BLOB,
+} DbValueType;
+
+typedef struct DbValue {
+        DbValueType type;
+        union {
+                int64_t i64;
+                double d;
+                const char *text;
+                struct {
+                        const void *p;
+                        size_t n;
+                } blob;
+        };
+} DbValue;
+
+#define DB_I64(v) ((DbValue) { .type = DB_VALUE_I64, .i64 = (int64_t) (v) })
+#define DB_DOUBLE(v) ((DbValue) { .type = DB_VALUE_DOUBLE, .d = (v) })
+#define DB_TEXT(v) ((DbValue) { .type = DB_VALUE_TEXT, .text = (v) })
+#define DB_BLOB(p_, n_) ((DbValue) { .type = DB_VALUE_BLOB, .blob = { .p = (p_), .n = (n_) } })
+#define DB_VALUE_ARRAY(...)                                                                     \
+        (const DbValue[]) { __VA_ARGS__ }, ELEMENTSOF(((const DbValue[]) { __VA_ARGS__ }))
+
+/* Each binds v[0..n-1] to the parameters ?1..?n of st, stops at the first that fails, and then: */
+int db_bind_values(Db *db, sqlite3_stmt *st, const DbValue *v, size_t n);
+/* steps it once: 1 with a row current, 0 without; */
+int db_query_values(Db *db, sqlite3_stmt *st, const DbValue *v, size_t n);
+/* steps it once, where a row must come (a RETURNING clause, an aggregate): -EIO without one; */
+int db_query_row_values(Db *db, sqlite3_stmt *st, const DbValue *v, size_t n);
+/* the same, and reads the row's first column (the id it returns, a count) into *ret; */
+int db_query_id_values(Db *db, sqlite3_stmt *st, const DbValue *v, size_t n, int64_t *ret);
+/* steps a statement that returns no row to its end (db_step_done()). */
+int db_write_values(Db *db, sqlite3_stmt *st, const DbValue *v, size_t n);
+#define db_bind(db, st, ...) db_bind_values(db, st, DB_VALUE_ARRAY(__VA_ARGS__))
+#define db_query(db, st, ...) db_query_values(db, st, DB_VALUE_ARRAY(__VA_ARGS__))
+#define db_query_row(db, st, ...) db_query_row_values(db, st, DB_VALUE_ARRAY(__VA_ARGS__))
+#define db_query_id(db, st, ret, ...) db_query_id_values(db, st, DB_VALUE_ARRAY(__VA_ARGS__), ret)
+#define db_write(db, st, ...) db_write_values(db, st, DB_VALUE_ARRAY(__VA_ARGS__))
+
 int db_begin(Db *db, bool immediate);
 int db_commit(Db *db);
 /* The connection runs with synchronous = NORMAL: a commit reaches the disk at the next WAL checkpoint, so a

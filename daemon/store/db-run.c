@@ -120,25 +120,16 @@ static int run_create_tx(Db *db, uint64_t fsid, const char *mount, const int64_t
                 _cleanup_reset_ sqlite3_stmt *st = db_run_stmt(db, RUN_STMT_RUN_INSERT);
                 struct timespec ts;
                 clock_gettime(CLOCK_REALTIME, &ts);
-                if ((r = bind_i64(db, st, 1, (int64_t) fsid)) < 0 || (r = bind_text(db, st, 2, mount)) < 0 ||
-                    (r = bind_i64(db, st, 3, (int64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000)) < 0)
-                        return r;
-                r = db_step(db, st);
+                r = db_query_id(db, st, &id, DB_I64(fsid), DB_TEXT(mount),
+                                DB_I64((int64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000));
                 if (r < 0)
                         return r;
-                if (r == 0)
-                        return -EIO;
-                id = sqlite3_column_int64(st, 0);
         }
         for (size_t i = 0; i < n; i++) {
                 _cleanup_reset_ sqlite3_stmt *st = db_run_stmt(db, RUN_STMT_RUN_FILE_INSERT);
-                if ((r = bind_i64(db, st, 1, id)) < 0 || (r = bind_i64(db, st, 2, (int64_t) i)) < 0 ||
-                    (r = bind_i64(db, st, 3, file_ids[i])) < 0 || (r = bind_i64(db, st, 4, (int64_t) sizes[i])) < 0 ||
-                    (r = bind_i64(db, st, 5, mtimes[i])) < 0 ||
-                    (r = bind_i64(db, st, 6, offsets ? (int64_t) offsets[i] : 0)) < 0 ||
-                    (r = bind_i64(db, st, 7, lengths ? (int64_t) lengths[i] : 0)) < 0)
-                        return r;
-                r = db_step_done(db, st);
+                r = db_write(db, st, DB_I64(id), DB_I64(i), DB_I64(file_ids[i]), DB_I64(sizes[i]),
+                             DB_I64(mtimes[i]), DB_I64(offsets ? (int64_t) offsets[i] : 0),
+                             DB_I64(lengths ? (int64_t) lengths[i] : 0));
                 if (r < 0)
                         return r;
         }
@@ -175,12 +166,8 @@ int db_run_file_set(Db *db, int64_t run_id, size_t position, RunFileState state,
 
         if (!s)
                 return -EINVAL;
-        if ((r = bind_i64(db, st, 1, run_id)) < 0 || (r = bind_i64(db, st, 2, (int64_t) position)) < 0 ||
-            (r = bind_text(db, st, 3, s)) < 0 || (r = bind_text(db, st, 4, reason ?: "")) < 0 ||
-            (r = bind_i64(db, st, 5, (int64_t) bytes)) < 0 ||
-            (r = bind_text(db, st, 6, move_reason_to_string(why) ?: "")) < 0)
-                return r;
-        r = db_step_done(db, st);
+        r = db_write(db, st, DB_I64(run_id), DB_I64(position), DB_TEXT(s), DB_TEXT(reason ?: ""),
+                     DB_I64(bytes), DB_TEXT(move_reason_to_string(why) ?: ""));
         if (r < 0)
                 return r;
         return sqlite3_changes(db_sqlite(db)) > 0 ? 0 : -ENOENT;
@@ -206,15 +193,11 @@ int db_run_finish(Db *db, int64_t run_id, RunState state, uint64_t donor_runs, u
                   uint64_t moved_bytes) {
         _cleanup_reset_ sqlite3_stmt *st = db_run_stmt(db, RUN_STMT_RUN_FINISH);
         struct timespec ts;
-        int r;
 
         clock_gettime(CLOCK_REALTIME, &ts);
-        if ((r = bind_i64(db, st, 1, run_id)) < 0 || (r = bind_text(db, st, 2, run_state_to_string(state))) < 0 ||
-            (r = bind_i64(db, st, 3, (int64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000)) < 0 ||
-            (r = bind_i64(db, st, 4, (int64_t) donor_runs)) < 0 || (r = bind_i64(db, st, 5, (int64_t) moved_files)) < 0 ||
-            (r = bind_i64(db, st, 6, (int64_t) moved_bytes)) < 0)
-                return r;
-        return db_step_done(db, st);
+        return db_write(db, st, DB_I64(run_id), DB_TEXT(run_state_to_string(state)),
+                        DB_I64((int64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000), DB_I64(donor_runs),
+                        DB_I64(moved_files), DB_I64(moved_bytes));
 }
 
 static int read_run_row(Db *db, sqlite3_stmt *st, DbRunInfo *ret) {
@@ -259,10 +242,7 @@ int db_run_last(Db *db, uint64_t fsid, DbRunInfo *ret) {
         _cleanup_reset_ sqlite3_stmt *st = db_run_stmt(db, RUN_STMT_RUN_LAST);
         int r;
 
-        r = bind_i64(db, st, 1, (int64_t) fsid);
-        if (r < 0)
-                return r;
-        r = db_step(db, st);
+        r = db_query(db, st, DB_I64(fsid));
         if (r < 0)
                 return r;
         if (r == 0)
@@ -299,7 +279,7 @@ int db_run_files(Db *db, int64_t run_id, DbRunFile **ret, size_t *ret_n) {
         _cleanup_reset_ sqlite3_stmt *st = db_run_stmt(db, RUN_STMT_RUN_FILES);
         int r;
 
-        r = bind_i64(db, st, 1, run_id);
+        r = db_bind(db, st, DB_I64(run_id));
         if (r < 0)
                 return r;
         return db_read_rows(db, st, sizeof(DbRunFile), read_run_file, run_files_free, (void **) ret, ret_n);
@@ -313,22 +293,16 @@ int db_quality_set(Db *db, const char *profile, QualityWhich which, const DbQual
         r = profile_lookup(db, profile, &pid, NULL);
         if (r < 0)
                 return r;
-        if ((r = bind_i64(db, st, 1, pid)) < 0 || (r = bind_text(db, st, 2, quality_which_to_string(which))) < 0 ||
-            (r = bind_i64(db, st, 3, (int64_t) q->taken)) < 0 || (r = bind_i64(db, st, 4, (int64_t) q->files)) < 0 ||
-            (r = bind_i64(db, st, 5, (int64_t) q->extents)) < 0 ||
-            (r = bind_i64(db, st, 6, (int64_t) q->discontinuities)) < 0 ||
-            (r = bind_i64(db, st, 7, (int64_t) q->span)) < 0 || (r = bind_double(db, st, 8, q->modeled_ms)) < 0)
-                return r;
-        return db_step_done(db, st);
+        return db_write(db, st, DB_I64(pid), DB_TEXT(quality_which_to_string(which)), DB_I64(q->taken),
+                        DB_I64(q->files), DB_I64(q->extents), DB_I64(q->discontinuities), DB_I64(q->span),
+                        DB_DOUBLE(q->modeled_ms));
 }
 
 int db_quality_get(Db *db, const char *profile, QualityWhich which, DbQuality *ret) {
         _cleanup_reset_ sqlite3_stmt *st = db_run_stmt(db, RUN_STMT_QUALITY_GET);
         int r;
 
-        if ((r = bind_text(db, st, 1, profile)) < 0 || (r = bind_text(db, st, 2, quality_which_to_string(which))) < 0)
-                return r;
-        r = db_step(db, st);
+        r = db_query(db, st, DB_TEXT(profile), DB_TEXT(quality_which_to_string(which)));
         if (r < 0)
                 return r;
         if (r == 0)
@@ -354,14 +328,14 @@ int db_extents_before_set(Db *db, int64_t file_id, const uint64_t *physical, con
         tx = db;
         {
                 _cleanup_reset_ sqlite3_stmt *st = db_run_stmt(db, RUN_STMT_EXTENTS_DELETE);
-                if ((r = bind_i64(db, st, 1, file_id)) < 0 || (r = db_step_done(db, st)) < 0)
+                r = db_write(db, st, DB_I64(file_id));
+                if (r < 0)
                         return r;
         }
         for (size_t i = 0; i < n; i++) {
                 _cleanup_reset_ sqlite3_stmt *st = db_run_stmt(db, RUN_STMT_EXTENT_INSERT);
-                if ((r = bind_i64(db, st, 1, file_id)) < 0 || (r = bind_i64(db, st, 2, (int64_t) i)) < 0 ||
-                    (r = bind_i64(db, st, 3, (int64_t) physical[i])) < 0 ||
-                    (r = bind_i64(db, st, 4, (int64_t) length[i])) < 0 || (r = db_step_done(db, st)) < 0)
+                r = db_write(db, st, DB_I64(file_id), DB_I64(i), DB_I64(physical[i]), DB_I64(length[i]));
+                if (r < 0)
                         return r;
         }
         r = db_commit(db);
@@ -377,7 +351,7 @@ int db_extents_before_get(Db *db, int64_t file_id, uint64_t **ret_physical, uint
         size_t n = 0, alloc = 0;
         int r;
 
-        r = bind_i64(db, st, 1, file_id);
+        r = db_bind(db, st, DB_I64(file_id));
         if (r < 0)
                 return r;
         while ((r = db_step(db, st)) > 0) {
@@ -408,14 +382,9 @@ int db_extents_before_get(Db *db, int64_t file_id, uint64_t **ret_physical, uint
 int db_run_add_file(Db *db, int64_t run_id, size_t position, int64_t file_id, uint64_t size, int64_t mtime_ns,
                     uint64_t offset, uint64_t length) {
         _cleanup_reset_ sqlite3_stmt *st = db_run_stmt(db, RUN_STMT_RUN_FILE_INSERT);
-        int r;
 
-        if ((r = bind_i64(db, st, 1, run_id)) < 0 || (r = bind_i64(db, st, 2, (int64_t) position)) < 0 ||
-            (r = bind_i64(db, st, 3, file_id)) < 0 || (r = bind_i64(db, st, 4, (int64_t) size)) < 0 ||
-            (r = bind_i64(db, st, 5, mtime_ns)) < 0 || (r = bind_i64(db, st, 6, (int64_t) offset)) < 0 ||
-            (r = bind_i64(db, st, 7, (int64_t) length)) < 0)
-                return r;
-        return db_step_done(db, st);
+        return db_write(db, st, DB_I64(run_id), DB_I64(position), DB_I64(file_id), DB_I64(size),
+                        DB_I64(mtime_ns), DB_I64(offset), DB_I64(length));
 }
 
 static int read_retry_entry(Db *db, sqlite3_stmt *st, void *row) {
@@ -438,7 +407,7 @@ int db_retry_entries(Db *db, MoveReason why, DbRunFile **ret, size_t *ret_n) {
         _cleanup_reset_ sqlite3_stmt *st = db_run_stmt(db, RUN_STMT_RETRY_FILES);
         int r;
 
-        r = bind_text(db, st, 1, move_reason_to_string(why));
+        r = db_bind(db, st, DB_TEXT(move_reason_to_string(why)));
         if (r < 0)
                 return r;
         return db_read_rows(db, st, sizeof(DbRunFile), read_retry_entry, run_files_free, (void **) ret, ret_n);
@@ -447,11 +416,8 @@ int db_retry_entries(Db *db, MoveReason why, DbRunFile **ret, size_t *ret_n) {
 
 int db_run_files_waiting(Db *db, int64_t run_id, MoveReason why) {
         _cleanup_reset_ sqlite3_stmt *st = db_run_stmt(db, RUN_STMT_RUN_FILES_WAITING);
-        int r;
 
-        if ((r = bind_i64(db, st, 1, run_id)) < 0 || (r = bind_text(db, st, 2, move_reason_to_string(why) ?: "")) < 0)
-                return r;
-        return db_step_done(db, st);
+        return db_write(db, st, DB_I64(run_id), DB_TEXT(move_reason_to_string(why) ?: ""));
 }
 
 int db_runs_close_waiting(Db *db, MoveReason why) {
@@ -460,10 +426,8 @@ int db_runs_close_waiting(Db *db, MoveReason why) {
         int r;
 
         clock_gettime(CLOCK_REALTIME, &ts);
-        if ((r = bind_text(db, st, 1, move_reason_to_string(why) ?: "")) < 0 ||
-            (r = bind_i64(db, st, 2, (int64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000)) < 0)
-                return r;
-        r = db_step_done(db, st);
+        r = db_write(db, st, DB_TEXT(move_reason_to_string(why) ?: ""),
+                     DB_I64((int64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000));
         if (r < 0)
                 return r;
         return sqlite3_changes(db_sqlite(db));
@@ -473,10 +437,7 @@ int db_run_file_settled(Db *db, int64_t file_id, uint64_t size, int64_t mtime_ns
         _cleanup_reset_ sqlite3_stmt *st = db_run_stmt(db, RUN_STMT_FILE_SETTLED);
         int r;
 
-        if ((r = bind_i64(db, st, 1, file_id)) < 0 || (r = bind_i64(db, st, 2, (int64_t) size)) < 0 ||
-            (r = bind_i64(db, st, 3, mtime_ns)) < 0)
-                return r;
-        r = db_step(db, st);
+        r = db_query(db, st, DB_I64(file_id), DB_I64(size), DB_I64(mtime_ns));
         if (r <= 0)
                 return r;
         return sqlite3_column_int(st, 0) > 0;

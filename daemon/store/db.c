@@ -444,23 +444,70 @@ int db_step_done(Db *db, sqlite3_stmt *st) {
         return r == 0 ? 0 : -EIO;
 }
 
-int bind_i64(Db *db, sqlite3_stmt *st, int i, int64_t v) {
-        return sqlite_errno(db->sqlite, sqlite3_bind_int64(st, i, v));
+static int bind_value(Db *db, sqlite3_stmt *st, int i, const DbValue *v) {
+        switch (v->type) {
+        case DB_VALUE_I64:
+                return sqlite_errno(db->sqlite, sqlite3_bind_int64(st, i, v->i64));
+        case DB_VALUE_DOUBLE:
+                return sqlite_errno(db->sqlite, sqlite3_bind_double(st, i, v->d));
+        case DB_VALUE_TEXT:
+                return sqlite_errno(db->sqlite, sqlite3_bind_text(st, i, v->text, -1, SQLITE_STATIC));
+        case DB_VALUE_BLOB:
+                /* A zero-length blob from a NULL pointer would be bound as SQL NULL. */
+                if (v->blob.n == 0)
+                        return sqlite_errno(db->sqlite, sqlite3_bind_zeroblob(st, i, 0));
+                return sqlite_errno(db->sqlite, sqlite3_bind_blob(st, i, v->blob.p, (int) v->blob.n,
+                                                                  SQLITE_STATIC));
+        }
+        return -EINVAL;
 }
 
-int bind_double(Db *db, sqlite3_stmt *st, int i, double v) {
-        return sqlite_errno(db->sqlite, sqlite3_bind_double(st, i, v));
+int db_bind_values(Db *db, sqlite3_stmt *st, const DbValue *v, size_t n) {
+        int r;
+
+        for (size_t i = 0; i < n; i++) {
+                r = bind_value(db, st, (int) i + 1, v + i);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
 }
 
-int bind_text(Db *db, sqlite3_stmt *st, int i, const char *s) {
-        return sqlite_errno(db->sqlite, sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC));
+int db_query_values(Db *db, sqlite3_stmt *st, const DbValue *v, size_t n) {
+        int r;
+
+        r = db_bind_values(db, st, v, n);
+        if (r < 0)
+                return r;
+        return db_step(db, st);
 }
 
-int bind_blob(Db *db, sqlite3_stmt *st, int i, const void *p, size_t n) {
-        /* A zero-length blob from a NULL pointer would be bound as SQL NULL. */
-        if (n == 0)
-                return sqlite_errno(db->sqlite, sqlite3_bind_zeroblob(st, i, 0));
-        return sqlite_errno(db->sqlite, sqlite3_bind_blob(st, i, p, (int) n, SQLITE_STATIC));
+int db_query_row_values(Db *db, sqlite3_stmt *st, const DbValue *v, size_t n) {
+        int r;
+
+        r = db_query_values(db, st, v, n);
+        if (r < 0)
+                return r;
+        return r == 0 ? -EIO : 0;
+}
+
+int db_query_id_values(Db *db, sqlite3_stmt *st, const DbValue *v, size_t n, int64_t *ret) {
+        int r;
+
+        r = db_query_row_values(db, st, v, n);
+        if (r < 0)
+                return r;
+        *ret = sqlite3_column_int64(st, 0);
+        return 0;
+}
+
+int db_write_values(Db *db, sqlite3_stmt *st, const DbValue *v, size_t n) {
+        int r;
+
+        r = db_bind_values(db, st, v, n);
+        if (r < 0)
+                return r;
+        return db_step_done(db, st);
 }
 
 static int db_exec_stmt(Db *db, Stmt s) {
@@ -598,11 +645,7 @@ int profile_lookup(Db *db, const char *name, int64_t *ret_id, ProfileKind *ret_k
         int64_t id;
         int r;
 
-        r = bind_text(db, st, 1, name);
-        if (r < 0)
-                return r;
-
-        r = db_step(db, st);
+        r = db_query(db, st, DB_TEXT(name));
         if (r < 0)
                 return r;
         if (r == 0)
@@ -916,65 +959,34 @@ static int session_file_add(Db *db, const DbSession *s, int64_t session_id, size
         {
                 _cleanup_reset_ sqlite3_stmt *st = db_stmt(db, STMT_FILE_UPSERT);
 
-                if ((r = bind_i64(db, st, 1, (int64_t) f->key.fsid)) < 0 ||
-                    (r = bind_i64(db, st, 2, f->key.handle_type)) < 0 ||
-                    (r = bind_blob(db, st, 3, f->key.handle, f->key.handle_len)) < 0 ||
-                    (r = bind_i64(db, st, 4, (int64_t) f->dev)) < 0 ||
-                    (r = bind_i64(db, st, 5, (int64_t) f->ino)) < 0 ||
-                    (r = bind_i64(db, st, 6, f->generation)) < 0 ||
-                    (r = bind_text(db, st, 7, f->path)) < 0 ||
-                    (r = bind_i64(db, st, 8, (int64_t) f->size)) < 0 ||
-                    (r = bind_i64(db, st, 9, f->mtime_ns)) < 0 ||
-                    (r = bind_i64(db, st, 10, (int64_t) s->started_realtime_usec)) < 0)
-                        return r;
-
-                r = db_step(db, st);
+                r = db_query_id(db, st, &file_id, DB_I64(f->key.fsid), DB_I64(f->key.handle_type),
+                                DB_BLOB(f->key.handle, f->key.handle_len), DB_I64(f->dev), DB_I64(f->ino),
+                                DB_I64(f->generation), DB_TEXT(f->path), DB_I64(f->size),
+                                DB_I64(f->mtime_ns), DB_I64(s->started_realtime_usec));
                 if (r < 0)
                         return r;
-                if (r == 0)
-                        return -EIO;
-                file_id = sqlite3_column_int64(st, 0);
         }
         *ret_file_id = file_id;
 
         _cleanup_reset_ sqlite3_stmt *st = db_stmt(db, STMT_SESSION_FILE_INSERT);
 
-        if ((r = bind_i64(db, st, 1, session_id)) < 0 ||
-            (r = bind_i64(db, st, 2, (int64_t) position)) < 0 ||
-            (r = bind_i64(db, st, 3, file_id)) < 0 ||
-            (r = bind_i64(db, st, 4, (int64_t) f->offset_usec)) < 0)
-                return r;
-
-        return db_step_done(db, st);
+        return db_write(db, st, DB_I64(session_id), DB_I64(position), DB_I64(file_id),
+                        DB_I64(f->offset_usec));
 }
 
 static int session_range_add(Db *db, int64_t session_id, size_t position, const DbSessionRange *range,
                              const int64_t *file_ids) {
         _cleanup_reset_ sqlite3_stmt *st = db_stmt(db, STMT_SESSION_RANGE_INSERT);
-        int r;
 
-        if ((r = bind_i64(db, st, 1, session_id)) < 0 ||
-            (r = bind_i64(db, st, 2, (int64_t) position)) < 0 ||
-            (r = bind_i64(db, st, 3, file_ids[range->file])) < 0 ||
-            (r = bind_i64(db, st, 4, (int64_t) range->offset)) < 0 ||
-            (r = bind_i64(db, st, 5, (int64_t) range->length)) < 0 ||
-            (r = bind_i64(db, st, 6, (int64_t) range->offset_usec)) < 0)
-                return r;
-        return db_step_done(db, st);
+        return db_write(db, st, DB_I64(session_id), DB_I64(position), DB_I64(file_ids[range->file]),
+                        DB_I64(range->offset), DB_I64(range->length), DB_I64(range->offset_usec));
 }
 
 static int session_metadata_add(Db *db, int64_t session_id, size_t position, const DbMetaRange *range) {
         _cleanup_reset_ sqlite3_stmt *st = db_stmt(db, STMT_SESSION_METADATA_INSERT);
-        int r;
 
-        if ((r = bind_i64(db, st, 1, session_id)) < 0 ||
-            (r = bind_i64(db, st, 2, (int64_t) position)) < 0 ||
-            (r = bind_i64(db, st, 3, (int64_t) range->fsid)) < 0 ||
-            (r = bind_i64(db, st, 4, (int64_t) range->offset)) < 0 ||
-            (r = bind_i64(db, st, 5, (int64_t) range->length)) < 0 ||
-            (r = bind_i64(db, st, 6, (int64_t) range->offset_usec)) < 0)
-                return r;
-        return db_step_done(db, st);
+        return db_write(db, st, DB_I64(session_id), DB_I64(position), DB_I64(range->fsid),
+                        DB_I64(range->offset), DB_I64(range->length), DB_I64(range->offset_usec));
 }
 
 static bool meta_ranges_valid(const DbSession *s) {
@@ -1034,38 +1046,20 @@ int db_add_session(Db *db, const DbSession *s, unsigned keep, int64_t *ret_sessi
         {
                 _cleanup_reset_ sqlite3_stmt *st = db_stmt(db, STMT_PROFILE_UPSERT);
 
-                if ((r = bind_text(db, st, 1, s->profile)) < 0 ||
-                    (r = bind_text(db, st, 2, kind)) < 0 ||
-                    (r = bind_i64(db, st, 3, (int64_t) (s->started_realtime_usec + s->duration_usec))) < 0 ||
-                    (r = bind_i64(db, st, 4, (int64_t) s->uid)) < 0)
-                        return r;
-
-                r = db_step(db, st);
+                r = db_query_id(db, st, &profile_id, DB_TEXT(s->profile), DB_TEXT(kind),
+                                DB_I64(s->started_realtime_usec + s->duration_usec), DB_I64(s->uid));
                 if (r < 0)
                         return r;
-                if (r == 0)
-                        return -EIO;
-                profile_id = sqlite3_column_int64(st, 0);
         }
 
         {
                 _cleanup_reset_ sqlite3_stmt *st = db_stmt(db, STMT_SESSION_INSERT);
 
-                if ((r = bind_i64(db, st, 1, profile_id)) < 0 ||
-                    (r = bind_text(db, st, 2, s->boot_id)) < 0 ||
-                    (r = bind_i64(db, st, 3, (int64_t) s->started_realtime_usec)) < 0 ||
-                    (r = bind_i64(db, st, 4, (int64_t) s->duration_usec)) < 0 ||
-                    (r = bind_i64(db, st, 5, (int64_t) s->n_files)) < 0 ||
-                    (r = bind_i64(db, st, 6, s->complete)) < 0 ||
-                    (r = bind_i64(db, st, 7, (int64_t) s->uid)) < 0)
-                        return r;
-
-                r = db_step(db, st);
+                r = db_query_id(db, st, &session_id, DB_I64(profile_id), DB_TEXT(s->boot_id),
+                                DB_I64(s->started_realtime_usec), DB_I64(s->duration_usec),
+                                DB_I64(s->n_files), DB_I64(s->complete), DB_I64(s->uid));
                 if (r < 0)
                         return r;
-                if (r == 0)
-                        return -EIO;
-                session_id = sqlite3_column_int64(st, 0);
         }
 
         file_ids = calloc(s->n_files + 1, sizeof *file_ids);
@@ -1089,10 +1083,7 @@ int db_add_session(Db *db, const DbSession *s, unsigned keep, int64_t *ret_sessi
         if (s->n_meta > 0) {
                 _cleanup_reset_ sqlite3_stmt *st = db_stmt(db, STMT_SESSION_METADATA_PRUNE);
 
-                if ((r = bind_i64(db, st, 1, profile_id)) < 0 ||
-                    (r = bind_i64(db, st, 2, session_id)) < 0)
-                        return r;
-                r = db_step_done(db, st);
+                r = db_write(db, st, DB_I64(profile_id), DB_I64(session_id));
                 if (r < 0)
                         return r;
         }
@@ -1100,11 +1091,7 @@ int db_add_session(Db *db, const DbSession *s, unsigned keep, int64_t *ret_sessi
         {
                 _cleanup_reset_ sqlite3_stmt *st = db_stmt(db, STMT_SESSIONS_PRUNE);
 
-                if ((r = bind_i64(db, st, 1, profile_id)) < 0 ||
-                    (r = bind_i64(db, st, 2, keep)) < 0)
-                        return r;
-
-                r = db_step_done(db, st);
+                r = db_write(db, st, DB_I64(profile_id), DB_I64(keep));
                 if (r < 0)
                         return r;
         }
@@ -1128,23 +1115,18 @@ int db_add_session(Db *db, const DbSession *s, unsigned keep, int64_t *ret_sessi
 
 int db_count_sessions_in_boot(Db *db, const char *profile, const char *boot_id, unsigned *ret) {
         _cleanup_reset_ sqlite3_stmt *st = NULL;
+        int64_t n;
         int r;
 
         if (!db || !profile || !boot_id || !ret)
                 return -EINVAL;
 
         st = db_stmt(db, STMT_COUNT_IN_BOOT);
-        if ((r = bind_text(db, st, 1, profile)) < 0 ||
-            (r = bind_text(db, st, 2, boot_id)) < 0)
-                return r;
-
-        r = db_step(db, st);
+        r = db_query_id(db, st, &n, DB_TEXT(profile), DB_TEXT(boot_id));
         if (r < 0)
                 return r;
-        if (r == 0)
-                return -EIO;
 
-        *ret = (unsigned) sqlite3_column_int64(st, 0);
+        *ret = (unsigned) n;
         return 0;
 }
 
@@ -1173,7 +1155,7 @@ int db_count_sessions_in_boot_all(Db *db, const char *boot_id, DbBootCount **ret
                 return -EINVAL;
 
         st = db_stmt(db, STMT_COUNT_IN_BOOT_ALL);
-        r = bind_text(db, st, 1, boot_id);
+        r = db_bind(db, st, DB_TEXT(boot_id));
         if (r < 0)
                 return r;
         return db_read_rows(db, st, sizeof(DbBootCount), read_boot_count, boot_counts_free, (void **) ret, ret_n);
@@ -1208,8 +1190,8 @@ static int merge_load_sessions(Db *db, int64_t profile_id, unsigned keep, DbMerg
         {
                 _cleanup_reset_ sqlite3_stmt *st = db_stmt(db, STMT_MERGE_SESSIONS);
 
-                if ((r = bind_i64(db, st, 1, profile_id)) < 0 ||
-                    (r = bind_i64(db, st, 2, keep)) < 0)
+                r = db_bind(db, st, DB_I64(profile_id), DB_I64(keep));
+                if (r < 0)
                         return r;
 
                 while ((r = db_step(db, st)) > 0) {
@@ -1235,7 +1217,7 @@ static int merge_load_sessions(Db *db, int64_t profile_id, unsigned keep, DbMerg
                 _cleanup_reset_ sqlite3_stmt *st = db_stmt(db, STMT_MERGE_SESSION_FILES);
                 size_t m = 0, m_alloc = 0;
 
-                r = bind_i64(db, st, 1, in->session_ids[i]);
+                r = db_bind(db, st, DB_I64(in->session_ids[i]));
                 if (r < 0)
                         return r;
 
@@ -1254,7 +1236,7 @@ static int merge_load_sessions(Db *db, int64_t profile_id, unsigned keep, DbMerg
                 _cleanup_reset_ sqlite3_stmt *st = db_stmt(db, STMT_MERGE_SESSION_RANGES);
                 size_t m = 0, m_alloc = 0;
 
-                r = bind_i64(db, st, 1, in->session_ids[i]);
+                r = db_bind(db, st, DB_I64(in->session_ids[i]));
                 if (r < 0)
                         return r;
 
@@ -1281,8 +1263,8 @@ static int merge_load_files(Db *db, int64_t profile_id, unsigned keep, DbMergeIn
         size_t n_alloc = 0;
         int r;
 
-        if ((r = bind_i64(db, st, 1, profile_id)) < 0 ||
-            (r = bind_i64(db, st, 2, keep)) < 0)
+        r = db_bind(db, st, DB_I64(profile_id), DB_I64(keep));
+        if (r < 0)
                 return r;
 
         while ((r = db_step(db, st)) > 0) {
@@ -1339,28 +1321,18 @@ int db_load_merge_input(Db *db, const char *profile, unsigned keep, DbMergeInput
 
 static int profile_clear(Db *db, Stmt s, int64_t profile_id) {
         _cleanup_reset_ sqlite3_stmt *st = db_stmt(db, s);
-        int r;
 
-        r = bind_i64(db, st, 1, profile_id);
-        if (r < 0)
-                return r;
-        return db_step_done(db, st);
+        return db_write(db, st, DB_I64(profile_id));
 }
 
 static int profile_range_add(Db *db, int64_t profile_id, size_t position, const DbRange *range) {
         _cleanup_reset_ sqlite3_stmt *st = db_stmt(db, STMT_PROFILE_RANGE_INSERT);
-        int r;
 
         if (range->offset > INT64_MAX || range->length > INT64_MAX - range->offset ||
             (range->length == 0 && range->offset != 0))
                 return -EINVAL;
-        if ((r = bind_i64(db, st, 1, profile_id)) < 0 ||
-            (r = bind_i64(db, st, 2, (int64_t) position)) < 0 ||
-            (r = bind_i64(db, st, 3, range->file_id)) < 0 ||
-            (r = bind_i64(db, st, 4, (int64_t) range->offset)) < 0 ||
-            (r = bind_i64(db, st, 5, (int64_t) range->length)) < 0)
-                return r;
-        return db_step_done(db, st);
+        return db_write(db, st, DB_I64(profile_id), DB_I64(position), DB_I64(range->file_id),
+                        DB_I64(range->offset), DB_I64(range->length));
 }
 
 int db_store_profile(Db *db, const char *profile, const DbProfileEntry *entries, size_t n) {
@@ -1407,15 +1379,9 @@ int db_store_profile_ranges(Db *db, const char *profile, const DbProfileEntry *e
         for (size_t i = 0; i < n; i++) {
                 _cleanup_reset_ sqlite3_stmt *st = db_stmt(db, STMT_PROFILE_FILE_INSERT);
 
-                if ((r = bind_i64(db, st, 1, profile_id)) < 0 ||
-                    (r = bind_i64(db, st, 2, (int64_t) i)) < 0 ||
-                    (r = bind_i64(db, st, 3, entries[i].file_id)) < 0 ||
-                    (r = bind_double(db, st, 4, entries[i].score)) < 0 ||
-                    (r = bind_i64(db, st, 5, entries[i].seen)) < 0)
-                        return r;
-
                 /* A file id that does not exist fails the foreign key: -EINVAL. */
-                r = db_step_done(db, st);
+                r = db_write(db, st, DB_I64(profile_id), DB_I64(i), DB_I64(entries[i].file_id),
+                             DB_DOUBLE(entries[i].score), DB_I64(entries[i].seen));
                 if (r < 0)
                         return r;
         }
@@ -1444,13 +1410,7 @@ int db_update_file(Db *db, int64_t file_id, const char *path, uint64_t size, int
                 return -EINVAL;
 
         st = db_stmt(db, STMT_FILE_UPDATE);
-        if ((r = bind_i64(db, st, 1, file_id)) < 0 ||
-            (r = bind_text(db, st, 2, path)) < 0 ||
-            (r = bind_i64(db, st, 3, (int64_t) size)) < 0 ||
-            (r = bind_i64(db, st, 4, mtime_ns)) < 0)
-                return r;
-
-        r = db_step_done(db, st);
+        r = db_write(db, st, DB_I64(file_id), DB_TEXT(path), DB_I64(size), DB_I64(mtime_ns));
         if (r < 0)
                 return r;
 
@@ -1473,10 +1433,7 @@ int db_delete_file(Db *db, int64_t file_id) {
         {
                 _cleanup_reset_ sqlite3_stmt *st = db_stmt(db, STMT_FILE_SESSIONS_SHRINK);
 
-                r = bind_i64(db, st, 1, file_id);
-                if (r < 0)
-                        return r;
-                r = db_step_done(db, st);
+                r = db_write(db, st, DB_I64(file_id));
                 if (r < 0)
                         return r;
         }
@@ -1484,10 +1441,7 @@ int db_delete_file(Db *db, int64_t file_id) {
         {
                 _cleanup_reset_ sqlite3_stmt *st = db_stmt(db, STMT_FILE_DELETE);
 
-                r = bind_i64(db, st, 1, file_id);
-                if (r < 0)
-                        return r;
-                r = db_step_done(db, st);
+                r = db_write(db, st, DB_I64(file_id));
                 if (r < 0)
                         return r;
         }
@@ -1573,7 +1527,7 @@ int db_get_profile(Db *db, const char *name, ProfileKind *ret_kind, DbProfileFil
         {
                 _cleanup_reset_ sqlite3_stmt *st = db_stmt(db, STMT_PROFILE_FILES);
 
-                r = bind_i64(db, st, 1, profile_id);
+                r = db_bind(db, st, DB_I64(profile_id));
                 if (r < 0)
                         return r;
 
@@ -1648,7 +1602,7 @@ int db_get_profile_metadata(Db *db, const char *name, DbMetaRange **ret, size_t 
         {
                 _cleanup_reset_ sqlite3_stmt *st = db_stmt(db, STMT_PROFILE_METADATA);
 
-                r = bind_i64(db, st, 1, profile_id);
+                r = db_bind(db, st, DB_I64(profile_id));
                 if (r < 0)
                         return r;
                 r = db_read_rows(db, st, sizeof(DbMetaRange), read_meta_row, meta_rows_free, (void **) ret,
@@ -1711,7 +1665,7 @@ int db_get_profile_ranges(Db *db, const char *name, const DbProfileFile *files, 
         {
                 _cleanup_reset_ sqlite3_stmt *st = db_stmt(db, STMT_PROFILE_RANGES);
 
-                r = bind_i64(db, st, 1, profile_id);
+                r = db_bind(db, st, DB_I64(profile_id));
                 if (r < 0)
                         return r;
 
@@ -1819,10 +1773,7 @@ static int profile_delete(Db *db, const char *name) {
         _cleanup_reset_ sqlite3_stmt *st = db_stmt(db, STMT_PROFILE_DELETE);
         int r;
 
-        r = bind_text(db, st, 1, name);
-        if (r < 0)
-                return r;
-        r = db_step_done(db, st);
+        r = db_write(db, st, DB_TEXT(name));
         if (r < 0)
                 return r;
 
@@ -1889,14 +1840,13 @@ static int evicted_add(Db *db, DbEvicted **list, size_t *n, size_t *n_alloc, con
 
 static int count_app_profiles(Db *db, unsigned *ret) {
         _cleanup_reset_ sqlite3_stmt *st = db_stmt(db, STMT_COUNT_APP_PROFILES);
+        int64_t n;
         int r;
 
-        r = db_step(db, st);
+        r = db_query_id_values(db, st, NULL, 0, &n);
         if (r < 0)
                 return r;
-        if (r == 0)
-                return -EIO;
-        *ret = (unsigned) sqlite3_column_int64(st, 0);
+        *ret = (unsigned) n;
         return 0;
 }
 
@@ -1908,9 +1858,8 @@ static int evict_per_user(Db *db, int64_t stored_id, uid_t owner, unsigned max_p
         {
                 _cleanup_reset_ sqlite3_stmt *st = db_stmt(db, STMT_OLDEST_OF_UID);
 
-                if ((r = bind_i64(db, st, 1, (int64_t) owner)) < 0 ||
-                    (r = bind_i64(db, st, 2, stored_id)) < 0 ||
-                    (r = bind_i64(db, st, 3, max_per_user)) < 0)
+                r = db_bind(db, st, DB_I64(owner), DB_I64(stored_id), DB_I64(max_per_user));
+                if (r < 0)
                         return r;
                 while ((r = db_step(db, st)) > 0) {
                         const char *name = (const char *) sqlite3_column_text(st, 0);
@@ -1946,11 +1895,7 @@ static int evict_total(Db *db, int64_t stored_id, bool system_store, unsigned ma
                 _cleanup_reset_ sqlite3_stmt *st = db_stmt(db, STMT_OLDEST_TO_EVICT);
                 const char *name;
 
-                if ((r = bind_i64(db, st, 1, stored_id)) < 0 ||
-                    (r = bind_i64(db, st, 2, system_store)) < 0 ||
-                    (r = bind_i64(db, st, 3, SYSTEM_UID_MAX)) < 0)
-                        return r;
-                r = db_step(db, st);
+                r = db_query(db, st, DB_I64(stored_id), DB_I64(system_store), DB_I64(SYSTEM_UID_MAX));
                 if (r < 0)
                         return r;
                 if (r == 0)
@@ -1991,16 +1936,9 @@ int db_evict_profiles(Db *db, const char *profile, unsigned max_profiles, unsign
         {
                 _cleanup_reset_ sqlite3_stmt *st = db_stmt(db, STMT_PROFILE_UID);
 
-                r = bind_i64(db, st, 1, stored_id);
+                r = db_query_row(db, st, DB_I64(stored_id));
                 if (r < 0)
                         goto fail;
-                r = db_step(db, st);
-                if (r < 0)
-                        goto fail;
-                if (r == 0) {
-                        r = -EIO;
-                        goto fail;
-                }
                 owner = column_uid(st, 0);
         }
 
@@ -2076,11 +2014,9 @@ int db_counts(Db *db, unsigned *ret_profiles, unsigned *ret_sessions, unsigned *
                 return -EINVAL;
 
         st = db_stmt(db, STMT_COUNTS);
-        r = db_step(db, st);
+        r = db_query_row_values(db, st, NULL, 0);
         if (r < 0)
                 return r;
-        if (r == 0)
-                return -EIO;
 
         if (ret_profiles)
                 *ret_profiles = (unsigned) sqlite3_column_int64(st, 0);
