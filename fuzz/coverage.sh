@@ -11,7 +11,7 @@ B=${2:-build-fuzz-cov}
 declare -A FILES=(
         [conf]="daemon/policy/conf.c"
         [boot-record]="daemon/record/boot-collect.c"
-        [db]="daemon/store/db.c daemon/store/db-run.c daemon/profile/profile.c daemon/profile/rank.c"
+        [db]="daemon/store/db.c daemon/store/db-session.c daemon/store/db-profile.c daemon/store/db-run.c daemon/profile/profile.c daemon/profile/rank.c"
         [fanotify]="daemon/record/fid-event.c daemon/record/session.c daemon/record/pidmap.c"
         [bus]="daemon/manager/manager-bus.c common/escape.c"
 )

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
-/* Shared between db.c (connection, migrations, recording) and db-run.c (optimizer state). Nothing
+/* Shared between the store's files: db.c (the connection, migrations, binding and stepping), db-session.c
+ * (sessions, the merge input), db-profile.c (profiles, queries, eviction), db-run.c (the optimizer's runs)
+ * and db-space.c. Each of the three stores has its own statement table, prepared by db_open(). Nothing
  * outside daemon/store/ includes this. */
 
 #include <sqlite3.h>
@@ -10,8 +12,52 @@
 #include "common/alloc-util.h"
 #include "store/db.h"
 
-/* How long a statement waits for another connection's lock before it fails with -EBUSY. */
-#define DB_BUSY_TIMEOUT_MSEC 5000
+typedef enum SessionStmt {
+        SESSION_STMT_PROFILE_UPSERT,
+        SESSION_STMT_FILE_UPSERT,
+        SESSION_STMT_SESSION_INSERT,
+        SESSION_STMT_SESSION_FILE_INSERT,
+        SESSION_STMT_SESSION_RANGE_INSERT,
+        SESSION_STMT_SESSION_METADATA_INSERT,
+        SESSION_STMT_SESSION_METADATA_PRUNE,
+        SESSION_STMT_SESSIONS_PRUNE,
+        SESSION_STMT_COUNT_IN_BOOT,
+        SESSION_STMT_COUNT_IN_BOOT_ALL,
+        SESSION_STMT_MERGE_SESSIONS,
+        SESSION_STMT_MERGE_SESSION_FILES,
+        SESSION_STMT_MERGE_FILES,
+        SESSION_STMT_MERGE_SESSION_RANGES,
+        SESSION_STMT_LIST_SESSIONS,
+        _SESSION_STMT_MAX,
+} SessionStmt;
+
+extern const char *const session_stmt_sql[_SESSION_STMT_MAX];
+
+typedef enum ProfileStmt {
+        PROFILE_STMT_PROFILE_LOOKUP,
+        PROFILE_STMT_PROFILE_METADATA,
+        PROFILE_STMT_FILES_DELETE_ORPHANS,
+        PROFILE_STMT_PROFILE_FILES_DELETE,
+        PROFILE_STMT_PROFILE_FILE_INSERT,
+        PROFILE_STMT_PROFILE_RANGES_DELETE,
+        PROFILE_STMT_PROFILE_RANGE_INSERT,
+        PROFILE_STMT_PROFILE_RANGES,
+        PROFILE_STMT_FILE_UPDATE,
+        PROFILE_STMT_FILE_SESSIONS_SHRINK,
+        PROFILE_STMT_FILE_DELETE,
+        PROFILE_STMT_LIST_PROFILES,
+        PROFILE_STMT_PROFILE_FILES,
+        PROFILE_STMT_PROFILE_DELETE,
+        PROFILE_STMT_PROFILES_DELETE_ALL,
+        PROFILE_STMT_COUNTS,
+        PROFILE_STMT_PROFILE_UID,
+        PROFILE_STMT_COUNT_APP_PROFILES,
+        PROFILE_STMT_OLDEST_OF_UID,
+        PROFILE_STMT_OLDEST_TO_EVICT,
+        _PROFILE_STMT_MAX,
+} ProfileStmt;
+
+extern const char *const profile_stmt_sql[_PROFILE_STMT_MAX];
 
 typedef enum RunStmt {
         RUN_STMT_RUN_INSERT,
@@ -39,6 +85,9 @@ extern const char *const run_stmt_sql[_RUN_STMT_MAX];
 #define FILE_COLUMNS "f.id, f.fsid, f.handle_type, f.handle, f.ino, f.generation, f.path, f.size, f.mtime_ns"
 
 sqlite3 *db_sqlite(Db *db);
+/* A table's statement, reset, its bindings cleared. */
+sqlite3_stmt *db_session_stmt(Db *db, SessionStmt s);
+sqlite3_stmt *db_profile_stmt(Db *db, ProfileStmt s);
 sqlite3_stmt *db_run_stmt(Db *db, RunStmt s);
 
 int sqlite_errno(sqlite3 *db, int rc);
@@ -101,9 +150,17 @@ int db_set_synchronous_full(Db *db, bool full);
 void db_rollbackp(Db **db);
 #define _cleanup_rollback_ _cleanup_(db_rollbackp)
 int column_strdup(Db *db, sqlite3_stmt *st, int c, char **ret);
+/* A uid column: NULL (not known) or anything that is not a uid reads as UID_INVALID. */
+uid_t column_uid(sqlite3_stmt *st, int c);
+/* A profile kind column: -EBADMSG if it is none. */
+int column_kind(sqlite3_stmt *st, int c, ProfileKind *ret);
 void db_file_done(DbFile *f);
 int read_file_row(Db *db, sqlite3_stmt *st, int c, DbFile *ret);
+
+/* In db-profile.c. Looks up a profile: -ENOENT if it does not exist. ret_kind may be NULL. */
 int profile_lookup(Db *db, const char *name, int64_t *ret_id, ProfileKind *ret_kind);
+/* Deletes the files no session refers to any more (with their profile_files rows). */
+int files_delete_orphans(Db *db);
 
 /* Reads every row st yields into a new array of elements of size bytes: read_row fills one (zeroed) from
  * the current row and, when it fails, leaves nothing allocated in it; free_rows frees the rows read so far
