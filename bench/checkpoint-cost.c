@@ -3,13 +3,17 @@
  * of NFILES small files moved by the mover on a mounted ext4, the run store's database on the same
  * filesystem (as /var/lib/seekless on /), each file checkpointed in one of these ways, the ways side by
  * side round after round (their order turned each round), every round on files written anew:
- *   lazy       db_run_file_set(): a commit under the connection's synchronous = NORMAL (before durable
- *              checkpoints)
- *   durable    run_checkpoint(): synchronous = FULL for the commit, the WAL synced (what the early pass
- *              does, in the mover's thread)
- *   walsync    db_run_file_set(), then fdatasync() of the WAL file by hand (the alternative to the pragma)
- *   optimizer  the daemon's way: the mover in the optimizer's thread, each checkpoint (run_checkpoint())
- *              written by the main loop, the worker waiting for it before the next file
+ *   lazy       db_run_file_set(): a commit under the connection's synchronous = NORMAL, each file's move
+ *              left to the journal's periodic commit (MoverOptions.lazy_commit; before durable checkpoints)
+ *   commit     lazy's checkpoint, each file's move committed (fsync) before it: what the commit costs alone
+ *   nocommit   run_checkpoint(): synchronous = FULL for the commit, the WAL synced; the move left to the
+ *              journal (the early pass before moves were committed)
+ *   durable    run_checkpoint(), each file's move committed (fsync) before it: what the early pass does,
+ *              in the mover's thread
+ *   walsync    db_run_file_set(), then fdatasync() of the WAL file by hand (the alternative to the pragma),
+ *              the move left to the journal
+ *   optimizer  the daemon's way: the mover in the optimizer's thread, each move committed, each checkpoint
+ *              (run_checkpoint()) written by the main loop, the worker waiting for it before the next file
  * Prints one line per run, then per way: the median over the rounds, its ratio to the first way's and the
  * time it adds per file, and the median of the ratios to the first way round by round (the two runs of a
  * round close in time: what a load that comes and goes changes least).
@@ -32,18 +36,20 @@
 #include "relocate/run.h"
 
 #define BOOT_ID "0123456789abcdef0123456789abcdef"
-#define MAX_WAYS 4
+#define MAX_WAYS 6
 #define MAX_ROUNDS 64
 
 typedef enum Way {
         WAY_LAZY,
+        WAY_COMMIT,
+        WAY_NOCOMMIT,
         WAY_DURABLE,
         WAY_WALSYNC,
         WAY_OPTIMIZER,
         _WAY_MAX,
 } Way;
 
-static const char *const way_names[_WAY_MAX] = { "lazy", "durable", "walsync", "optimizer" };
+static const char *const way_names[_WAY_MAX] = { "lazy", "commit", "nocommit", "durable", "walsync", "optimizer" };
 
 typedef struct Ctx {
         Way way;
@@ -69,7 +75,7 @@ static void on_file(void *userdata, size_t index, const MoveOutcome *o) {
         Ctx *c = userdata;
         int r;
 
-        if (c->way == WAY_DURABLE)
+        if (c->way == WAY_DURABLE || c->way == WAY_NOCOMMIT)
                 r = run_checkpoint(c->db, c->run, index, o);
         else {
                 r = db_run_file_set(c->db, c->run, index, run_file_state_of(o->result), o->why, o->reason, o->bytes);
@@ -214,6 +220,7 @@ static double one_run(const char *mount, const char *sysfs_dir, const char *stat
                         .mount_fd = mfd,
                         .sysfs_dir = sysfs_dir,
                         .state_file = state_file,
+                        .lazy_commit = way != WAY_DURABLE && way != WAY_COMMIT,
                         .progress = on_file,
                         .userdata = &c,
                 };
@@ -264,7 +271,7 @@ int main(int argc, char **argv) {
         unsigned rounds;
 
         if (argc < 7) {
-                fprintf(stderr, "usage: %s MOUNT SYSFS_DIR STATE_FILE NFILES ROUNDS WAY... (lazy durable walsync "
+                fprintf(stderr, "usage: %s MOUNT SYSFS_DIR STATE_FILE NFILES ROUNDS WAY... (lazy commit nocommit durable walsync "
                         "optimizer)\n", argv[0]);
                 return EXIT_FAILURE;
         }

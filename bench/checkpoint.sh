@@ -6,12 +6,12 @@
 #
 #   sudo bench/checkpoint.sh [BUILD_DIR]        (default: build/; ninja -C build bench/checkpoint-cost)
 #
-# Knobs (environment): NFILES=1000 ROUNDS=5 WAYS="lazy durable walsync optimizer" DIR=/var/tmp SIZE=1G
+# Knobs (environment): NFILES=1000 ROUNDS=5 WAYS="lazy commit nocommit durable walsync optimizer" DIR=/var/tmp SIZE=1G
 set -euo pipefail
 
 NFILES=${NFILES:-1000}
 ROUNDS=${ROUNDS:-5}
-WAYS=${WAYS:-lazy durable walsync optimizer}
+WAYS=${WAYS:-lazy commit nocommit durable walsync optimizer}
 DIR=${DIR:-/var/tmp}
 SIZE=${SIZE:-1G}
 SRC=$(cd "$(dirname "$0")/.." && pwd)

@@ -115,6 +115,8 @@ main() {
                 exit 1
         fi
 
+        # a fresh clone has no build yet: configured as run-all.sh configures it
+        [ -f "$B/build.ninja" ] || meson setup "$B" --werror >/dev/null
         ninja -C "$B" >/dev/null
         B=$(cd "$B" && pwd)
         # name and declared timeout of each test of the integration suite

@@ -52,7 +52,7 @@ static Fs fs_main = { .mount_fd = -1 }, fs_small = { .mount_fd = -1 }, fs_place 
           fs_order = { .mount_fd = -1 }, fs_resume = { .mount_fd = -1 }, fs_scope = { .mount_fd = -1 },
           fs_groups = { .mount_fd = -1 }, fs_spots = { .mount_fd = -1 },
           fs_spots_tight = { .mount_fd = -1 }, fs_ckpt = { .mount_fd = -1 }, fs_unit = { .mount_fd = -1 },
-          fs_unit_tight = { .mount_fd = -1 };
+          fs_unit_tight = { .mount_fd = -1 }, fs_commit = { .mount_fd = -1 };
 static pid_t child = -1;
 
 /* ---------------------------------------------------------------------------------------------------- */
@@ -92,7 +92,7 @@ static void fs_teardown(Fs *fs) {
 static Fs *const all_fs[] = { &fs_main, &fs_small, &fs_place, &fs_target, &fs_seg, &fs_room,
                               &fs_bud, &fs_busy, &fs_bud2, &fs_near, &fs_range, &fs_order, &fs_resume,
                               &fs_scope, &fs_groups, &fs_spots,
-                              &fs_spots_tight, &fs_ckpt, &fs_unit, &fs_unit_tight };
+                              &fs_spots_tight, &fs_ckpt, &fs_unit, &fs_unit_tight, &fs_commit };
 
 static void writers_close(void);
 
@@ -2388,6 +2388,119 @@ TEST(optimizer_checkpoints) {
         fsck(fs);
 }
 
+/* ---------------------------------------------------------------------------------------------------- */
+
+/* What the mover tells is on the disk: a crash right after a file's progress call (where the daemon writes
+ * its checkpoint) keeps that file's move. The crash: EXT4_IOC_SHUTDOWN without flushing the journal (what a
+ * power cut leaves of it; the journal's periodic commit pushed out to 10 minutes, so only what the mover
+ * committed itself is there); mounted again, the journal replayed, each file told DONE must be where the
+ * mover put it (FIEMAP as it was at its progress call) and intact, and the filesystem clean. */
+#define COMMIT_NF 6
+#define COMMIT_CRASH_AT 3       /* the crash in the progress call of this item */
+#ifndef EXT4_IOC_SHUTDOWN
+#define EXT4_IOC_SHUTDOWN _IOR('X', 125, uint32_t)
+#endif
+#define EXT4_GOING_FLAGS_NOLOGFLUSH 0x2
+
+typedef struct CommitRun {
+        const MoveItem *items;
+        Extent *ext[COMMIT_NF];
+        size_t n_ext[COMMIT_NF];
+        size_t told;
+        bool crashed;
+} CommitRun;
+
+static void commit_progress(void *userdata, size_t index, const MoveOutcome *o) {
+        CommitRun *c = userdata;
+        uint32_t flags = EXT4_GOING_FLAGS_NOLOGFLUSH;
+        int fd;
+
+        progress((void *) c->items, index, o);
+        if (c->crashed || o->result != MOVE_DONE)
+                return;
+        fd = open(c->items[index].path, O_RDONLY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_OK(fiemap_get(fd, &c->ext[index], &c->n_ext[index]));
+        if (index == COMMIT_CRASH_AT) {
+                ASSERT_EQ(ioctl(fd, EXT4_IOC_SHUTDOWN, &flags), 0);
+                c->crashed = true;
+        }
+        close(fd);
+        c->told = index + 1;
+}
+
+TEST(commit) {
+        Fs *fs = &fs_commit;
+        char *paths[COMMIT_NF];
+        uint64_t sizes[COMMIT_NF], sums[COMMIT_NF], phys;
+        MoveItem items[COMMIT_NF];
+        MoveOutcome out[COMMIT_NF];
+        CommitRun c = { .items = items };
+        MoverStats st;
+        MoverOptions o;
+
+        fs_setup(fs, "commit", 64);
+        ASSERT_EQ(mount(NULL, fs->mnt, NULL, MS_REMOUNT, "commit=600"), 0);
+        for (size_t i = 0; i < COMMIT_NF; i++)
+                sizes[i] = (40 + 24 * i) * KiB;
+        make_files(fs, "c", paths, sizes, COMMIT_NF);
+        sync();
+        for (size_t i = 0; i < COMMIT_NF; i++) {
+                sums[i] = fnv_file(paths[i]);
+                ASSERT_TRUE(count_extents(paths[i], &phys) > 1);
+                make_item(paths[i], (int64_t) i, &items[i]);
+        }
+
+        o = options(fs, items);
+        o.progress = commit_progress;
+        o.userdata = &c;
+        ASSERT_OK(mover_run(&o, items, COMMIT_NF, out, &st));
+        ASSERT_TRUE(c.crashed);
+        ASSERT_EQ(c.told, COMMIT_CRASH_AT + 1);
+        /* the filesystem gone from under it: the run stops at the next file, which stays to be retried */
+        ASSERT_EQ(st.io_error, -EIO);
+        expect(&out[COMMIT_CRASH_AT + 1], MOVE_RETRY, "cannot open: Input/output error");
+        for (size_t i = COMMIT_CRASH_AT + 2; i < COMMIT_NF; i++)
+                ASSERT_EQ(out[i].result, MOVE_RETRY);
+        printf("  crashed after %zu files told DONE; the run then stopped: %s\n", c.told,
+               strerror(-st.io_error));
+
+        /* the crash's aftermath: unmounted as it is, mounted again (the journal replayed) */
+        fs->mount_fd = safe_close(fs->mount_fd);
+        ASSERT_EQ(umount(fs->mnt), 0);
+        fs->mounted = false;
+        ASSERT_EQ(mount(fs->dev, fs->mnt, "ext4", 0, NULL), 0);
+        fs->mounted = true;
+        for (size_t i = 0; i < c.told; i++) {
+                _cleanup_free_ Extent *now = NULL;
+                size_t n_now = 0;
+                bool same;
+                int fd = open(paths[i], O_RDONLY | O_CLOEXEC);
+
+                ASSERT_TRUE(fd >= 0);
+                ASSERT_OK(fiemap_get(fd, &now, &n_now));
+                close(fd);
+                same = n_now == c.n_ext[i];
+                for (size_t k = 0; same && k < n_now; k++)
+                        same = now[k].logical == c.ext[i][k].logical && now[k].physical == c.ext[i][k].physical &&
+                               now[k].length == c.ext[i][k].length;
+                printf("    c%zu: %zu extents at its progress call, %zu after the crash, first at %llu: %s\n", i,
+                       c.n_ext[i], n_now, (unsigned long long) (n_now > 0 ? now[0].physical : 0),
+                       same ? "kept" : "LOST");
+                ASSERT_TRUE(same);
+                free(c.ext[i]);
+        }
+        drop_caches();
+        for (size_t i = 0; i < COMMIT_NF; i++)
+                ASSERT_EQ(fnv_file(paths[i]), sums[i]);
+        printf("  the moves of the %zu files told DONE survived the crash; all %d files intact\n", c.told,
+               COMMIT_NF);
+        for (size_t i = 0; i < COMMIT_NF; i++)
+                free(paths[i]);
+        fsck(fs);
+}
+
+
 static const struct {
         const char *name;
         void (*fn)(void);
@@ -2398,7 +2511,7 @@ static const struct {
         T(room_spots_tight),
         T(buddies), T(buddies_retry), T(near),
         T(range), T(range_order), T(range_resume), T(optimizer_checkpoints), T(room_unit),
-        T(room_unit_tight),
+        T(room_unit_tight), T(commit),
 #undef T
 };
 

@@ -82,6 +82,6 @@ tail -c 26 "$writer" | grep -q "appended while optimizing" || fail "the writer's
 pass "no corruption: untouched files, truncated, renamed, replaced and appended files all as expected"
 
 stop_daemon
-kill "${EXTRA_PIDS[@]}" 2>/dev/null || true
+stop_extra_pids
 fsck_clean
 pass "e2fsck -fn clean"
