@@ -17,6 +17,8 @@
 #include "fs/resident.h"
 #include "prefetch/prefetch-plan.h"
 #include "prefetch/prefetch.h"
+#include "prefetch/prefetch-profile.h"
+#include "store/db.h"
 #include "test-loop-fs.h"
 #include "test-util.h"
 
@@ -321,6 +323,80 @@ TEST(run_cold) {
         free(part);
 }
 
+/* A stored profile's input for one filesystem: its files there with their recorded sizes, its ranges in
+ * layout order, the metadata of that filesystem only; then planned and run like any. */
+TEST(profile) {
+        char *a = path_of("p-a"), *b = path_of("p-b");
+        PrefetchFile fa, fb;
+        PrefetchProfile pp = {};
+        DbMergeInput in = {};
+        PrefetchPlan *p = NULL;
+        PrefetchStats st;
+        Db *db = NULL;
+        int64_t ida, idb;
+
+        setup_once();
+        write_file(a, 64 * KiB);
+        write_file(b, 32 * KiB);
+        fa = file_of(a);
+        fb = file_of(b);
+        DbSessionFile sf[2] = { { .key = fa.key, .path = a, .size = fa.size },
+                                { .key = fb.key, .path = b, .size = fb.size } };
+        DbSessionRange sr[2] = { { .file = 1, .offset = 0, .length = 8 * KiB },
+                                 { .file = 0, .offset = 16 * KiB, .length = 8 * KiB } };
+        DbMetaRange mr[2] = { { .fsid = fa.key.fsid + 1, .offset = 2 * MiB, .length = 4 * KiB },
+                              { .fsid = fa.key.fsid, .offset = 1 * MiB, .length = 8 * KiB } };
+        ASSERT_OK(db_open(":memory:", &db));
+        ASSERT_OK(db_add_session(db, &(DbSession) { .profile = "/usr/bin/pf", .kind = PROFILE_APP,
+                                                    .boot_id = "0123456789abcdef0123456789abcdef",
+                                                    .complete = true, .files = sf, .n_files = 2,
+                                                    .ranges = sr, .n_ranges = 2, .meta = mr, .n_meta = 2 },
+                                 3, NULL));
+        ASSERT_OK(db_load_merge_input(db, "/usr/bin/pf", 3, &in));
+        ida = in.session_files[0][0];
+        idb = in.session_files[0][1];
+        db_merge_input_free(&in);
+        ASSERT_OK(db_store_profile_ranges(db, "/usr/bin/pf",
+                                          (const DbProfileEntry[]) { { .file_id = idb, .score = 1, .seen = 1 },
+                                                                     { .file_id = ida, .score = 1, .seen = 1 } },
+                                          2,
+                                          (const DbRange[]) { { idb, 0, 8 * KiB }, { ida, 16 * KiB, 8 * KiB } },
+                                          2));
+
+        ASSERT_OK(prefetch_profile_load(db, "/usr/bin/pf", fa.key.fsid, &pp));
+        ASSERT_EQ(pp.input.n_files, 2);
+        ASSERT_EQ(pp.input.n_data, 2);
+        ASSERT_TRUE(file_key_equal(&pp.input.files[pp.input.data[0].file].key, &fb.key));
+        ASSERT_EQ(pp.input.data[0].length, 8 * KiB);
+        ASSERT_TRUE(file_key_equal(&pp.input.files[pp.input.data[1].file].key, &fa.key));
+        ASSERT_EQ(pp.input.data[1].offset, 16 * KiB);
+        ASSERT_EQ(pp.input.files[pp.input.data[1].file].size, 64 * KiB);
+        ASSERT_EQ(pp.input.n_metadata, 1);
+        ASSERT_EQ(pp.input.metadata[0].offset, 1 * MiB);
+
+        drop(a);
+        drop(b);
+        ASSERT_OK(prefetch_plan_build(fs.mount_fd, &pp.input, PREFETCH_ORDER_DISK, &p));
+        ASSERT_OK(prefetch_run(p, &(PrefetchOptions) { .mount_fd = fs.mount_fd, .bdev_fd = -1 }, &st));
+        ASSERT_EQ(st.bytes_asked, 16 * KiB);
+        ASSERT_EQ(cached(b, 0, 32 * KiB), 2);
+        ASSERT_EQ(cached(a, 0, 64 * KiB), 2);
+        ASSERT_EQ(cached(a, 16 * KiB, 8 * KiB), 2);
+        p = prefetch_plan_free(p);
+        prefetch_profile_done(&pp);
+
+        ASSERT_OK(prefetch_profile_load(db, "/usr/bin/pf", fa.key.fsid + 1, &pp));
+        ASSERT_EQ(pp.input.n_files, 0);
+        ASSERT_EQ(pp.input.n_data, 0);
+        ASSERT_EQ(pp.input.n_metadata, 1);
+        prefetch_profile_done(&pp);
+        ASSERT_ERROR(prefetch_profile_load(db, "/usr/bin/none", fa.key.fsid, &pp), ENOENT);
+        printf("  a stored profile: its ranges on this filesystem in layout order, its metadata here only\n");
+        db = db_free(db);
+        free(a);
+        free(b);
+}
+
 static unsigned stop_asked;
 static bool stop_now(void *userdata) {
         stop_asked++;
@@ -386,7 +462,7 @@ static const struct {
         void (*fn)(void);
 } tests[] = {
 #define T(n) { #n, test_##n }
-        T(plan_order), T(stale), T(run_cold), T(limits),
+        T(plan_order), T(stale), T(run_cold), T(profile), T(limits),
 #undef T
 };
 
