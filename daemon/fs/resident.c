@@ -68,3 +68,16 @@ int file_resident_pages(int fd, uint64_t size, uint64_t *budget, uint64_t *ret) 
         r = resident_mincore(fd, size, n, ret);
         return r;
 }
+
+int range_cached_pages(int fd, uint64_t offset, uint64_t length, uint64_t *ret) {
+        struct cachestat_range range = { .off = offset, .len = length };
+        struct cachestat cs;
+
+        *ret = 0;
+        if (length == 0)
+                return 0;
+        if (syscall(__NR_cachestat, fd, &range, &cs, 0) < 0)
+                return errno == ENOSYS ? -EOPNOTSUPP : -errno;
+        *ret = cs.nr_cache;
+        return 0;
+}

@@ -14,3 +14,8 @@ int file_resident_pages(int fd, uint64_t size, uint64_t *budget, uint64_t *ret);
 /* Where the kernel has no cachestat(2), whether a file is warm is told by walking its pages: at most this
  * many per stored session (16 GiB of files, a fraction of a second); files beyond count as cold. */
 #define RESIDENT_WALK_PAGES (UINT64_C(4) << 20)
+
+/* How many pages of [offset, offset + length) are in the page cache: cachestat(2) only (a range needs no
+ * walk budget); -EOPNOTSUPP before 6.5, -EPERM for a caller who may not ask (see above). Works on a block
+ * device's fd too (its page cache: ext4's metadata). */
+int range_cached_pages(int fd, uint64_t offset, uint64_t length, uint64_t *ret);

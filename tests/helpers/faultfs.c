@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Test program: a FUSE filesystem of two files that puts a failing disk under a loop device (the fault
- * tests: tests/test-faults.sh, doc/kernel.md §6).
+ * tests: tests/test-faults.sh, doc/kernel.md §6), or a slow one that turns (the benches' emulated 7200 rpm
+ * disk: bench/spindisk.sh).
  *   faultfs IMAGE MOUNTPOINT
  * runs in the foreground until unmounted (or SIGTERM) and serves
  *   MOUNTPOINT/disk   IMAGE, read and written through (pread/pwrite), every request sent to us (direct_io:
@@ -10,6 +11,10 @@
  *   ok                      no faults (the device is healed)
  *   read-error [START END]  reads of [START, END) fail with EIO (a request that touches the range fails)
  *   write-error [START END] writes of [START, END) fail with EIO; without a range flushes (fsync) fail too
+ *   spin                    every request waits, one at a time, what the layout model's disk takes for it
+ *                           (plan/layout.h: a seek from where the last request ended, or the transfer of a
+ *                           short forward gap, then the transfer) before it is served; counted in ctl
+ *   spin-off                requests are served at once again
  * `losetup` on MOUNTPOINT/disk (direct I/O off) turns these into failed bios: what ext4 gets from a disk
  * with bad sectors, or one that stops taking writes. The process asks to be an I/O flusher
  * (PR_SET_IO_FLUSHER: its allocations do not wait for the writeback that waits for it). */
@@ -25,7 +30,10 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
+
+#include "plan/layout.h"
 
 #ifndef PR_SET_IO_FLUSHER
 #define PR_SET_IO_FLUSHER 57
@@ -49,7 +57,12 @@ static struct {
         bool flush_fail;
         uint64_t reads, writes, flushes, read_errors, write_errors, flush_errors;
         uint64_t bytes_read, bytes_written;
-} S = { .lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1 };
+        /* spin: the head, where the last request ended (UINT64_MAX: none yet); one request at a time */
+        pthread_mutex_t head_lock;
+        bool spin;
+        uint64_t head, size, spin_requests, spin_seeks;
+        double spin_ms;
+} S = { .lock = PTHREAD_MUTEX_INITIALIZER, .head_lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1, .head = UINT64_MAX };
 
 static bool hits(const Rules *rules, uint64_t off, uint64_t len) {
         for (size_t i = 0; i < rules->n; i++) {
@@ -75,6 +88,13 @@ static int add_range(const char *args, Rules *rules) {
 }
 
 static int command(const char *line) {
+        if (strcmp(line, "spin") == 0 || strcmp(line, "spin-off") == 0) {
+                S.spin = line[4] == 0;
+                S.head = UINT64_MAX;
+                S.spin_requests = S.spin_seeks = 0;
+                S.spin_ms = 0;
+                return 0;
+        }
         if (strcmp(line, "ok") == 0) {
                 S.read_fail = S.write_fail = (Rules) {};
                 S.flush_fail = false;
@@ -104,9 +124,11 @@ static int status_text(char *buf, size_t size) {
                         "read-ranges %zu\nwrite-ranges %zu\nflush-error %d\n"
                         "reads %" PRIu64 "\nwrites %" PRIu64 "\nflushes %" PRIu64 "\n"
                         "read_errors %" PRIu64 "\nwrite_errors %" PRIu64 "\nflush_errors %" PRIu64 "\n"
-                        "bytes_read %" PRIu64 "\nbytes_written %" PRIu64 "\n",
+                        "bytes_read %" PRIu64 "\nbytes_written %" PRIu64 "\n"
+                        "spin %d\nspin_requests %" PRIu64 "\nspin_seeks %" PRIu64 "\nspin_ms %.3f\n",
                         S.read_fail.n, S.write_fail.n, S.flush_fail, S.reads, S.writes, S.flushes,
-                        S.read_errors, S.write_errors, S.flush_errors, S.bytes_read, S.bytes_written);
+                        S.read_errors, S.write_errors, S.flush_errors, S.bytes_read, S.bytes_written,
+                        S.spin, S.spin_requests, S.spin_seeks, S.spin_ms);
 }
 
 static int ff_getattr(const char *path, struct stat *st, struct fuse_file_info *fi) {
@@ -159,8 +181,36 @@ static int ff_truncate(const char *path, off_t size, struct fuse_file_info *fi) 
         return is_ctl(path) ? 0 : -EPERM;       /* "echo > ctl" truncates first */
 }
 
+/* spin: what the model's disk takes for [off, off + len) after the last request, waited for while holding
+ * the head (the caller unlocks it after serving the request). */
+static void spin_wait(uint64_t off, uint64_t len) {
+        double ms = (double) len * 1000.0 / LAYOUT_TRANSFER_BPS;
+        struct timespec ts;
+        bool seek = false;
+
+        pthread_mutex_lock(&S.head_lock);
+        if (S.head == UINT64_MAX || (off != S.head && !(off > S.head && off - S.head <= LAYOUT_SHORT_GAP))) {
+                ms += layout_seek_ms(S.head == UINT64_MAX ? 0 : (off > S.head ? off - S.head : S.head - off),
+                                     S.size);
+                seek = true;
+        } else if (off > S.head)
+                ms += (double) (off - S.head) * 1000.0 / LAYOUT_TRANSFER_BPS;
+        S.head = off + len;
+        pthread_mutex_lock(&S.lock);
+        S.spin_requests++;
+        S.spin_seeks += seek;
+        S.spin_ms += ms;
+        pthread_mutex_unlock(&S.lock);
+        ts.tv_sec = (time_t) (ms / 1000);
+        ts.tv_nsec = (long) ((ms - (double) ts.tv_sec * 1000) * 1e6);
+        while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+                ;
+}
+
 static int ff_read(const char *path, char *buf, size_t size, off_t off, struct fuse_file_info *fi) {
+        bool spin;
         ssize_t n;
+        int e;
 
         if (is_ctl(path)) {
                 char text[1024];
@@ -182,10 +232,16 @@ static int ff_read(const char *path, char *buf, size_t size, off_t off, struct f
                 pthread_mutex_unlock(&S.lock);
                 return -EIO;
         }
+        spin = S.spin;
         pthread_mutex_unlock(&S.lock);
+        if (spin)
+                spin_wait((uint64_t) off, size);
         n = pread(S.fd, buf, size, off);
+        e = errno;
+        if (spin)
+                pthread_mutex_unlock(&S.head_lock);
         if (n < 0)
-                return -errno;
+                return -e;
         pthread_mutex_lock(&S.lock);
         S.bytes_read += (uint64_t) n;
         pthread_mutex_unlock(&S.lock);
@@ -193,7 +249,9 @@ static int ff_read(const char *path, char *buf, size_t size, off_t off, struct f
 }
 
 static int ff_write(const char *path, const char *buf, size_t size, off_t off, struct fuse_file_info *fi) {
+        bool spin;
         ssize_t n;
+        int e;
 
         if (is_ctl(path)) {
                 char line[256];
@@ -217,10 +275,16 @@ static int ff_write(const char *path, const char *buf, size_t size, off_t off, s
                 pthread_mutex_unlock(&S.lock);
                 return -EIO;
         }
+        spin = S.spin;
         pthread_mutex_unlock(&S.lock);
+        if (spin)
+                spin_wait((uint64_t) off, size);
         n = pwrite(S.fd, buf, size, off);
+        e = errno;
+        if (spin)
+                pthread_mutex_unlock(&S.head_lock);
         if (n < 0)
-                return -errno;
+                return -e;
         pthread_mutex_lock(&S.lock);
         S.bytes_written += (uint64_t) n;
         pthread_mutex_unlock(&S.lock);
@@ -271,6 +335,12 @@ int main(int argc, char **argv) {
         if (S.fd < 0) {
                 perror(argv[1]);
                 return 1;
+        }
+        {
+                struct stat img;
+
+                if (fstat(S.fd, &img) == 0)
+                        S.size = (uint64_t) img.st_size;
         }
         if (prctl(PR_SET_IO_FLUSHER, 1, 0, 0, 0) < 0)
                 perror("PR_SET_IO_FLUSHER (ignored)");
