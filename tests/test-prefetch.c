@@ -3,8 +3,10 @@
  * ascending sweep over the device, metadata first, or as recorded), ranges cut to the files' extents,
  * stale files (replaced, shorter) left out and counted, then the run: every planned page in the page cache
  * afterwards and nothing beside it, in calls of at most the read-ahead size (one longer call is cut by the
- * kernel), metadata through the block device, what is cached not asked for again, and each way it stops:
- * its budget in bytes, a deadline, a cancel, the caller's stop. */
+ * kernel), metadata through the block device (a cold pass of stat and listings then reads nothing), what
+ * is cached not asked for again, a stored profile's input, and each way it stops: its budget in bytes, a
+ * deadline, a cancel, the caller's stop. */
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <stdatomic.h>
@@ -397,6 +399,138 @@ TEST(profile) {
         free(b);
 }
 
+/* Reads of the block device so far (its stat file, field 1). */
+static uint64_t device_reads(void) {
+        char path[128], buf[256];
+        unsigned long long reads = 0;
+        FILE *f;
+
+        snprintf(path, sizeof path, "/sys/block/%s/stat", fs.dev + 5);
+        ASSERT_TRUE(f = fopen(path, "re"));
+        ASSERT_TRUE(fgets(buf, sizeof buf, f));
+        fclose(f);
+        ASSERT_EQ(sscanf(buf, "%llu", &reads), 1);
+        return reads;
+}
+
+/* Until the device has no read in flight (the prefetch's are asynchronous: counted when they complete). */
+static void wait_reads_done(void) {
+        char path[128];
+
+        snprintf(path, sizeof path, "/sys/block/%s/inflight", fs.dev + 5);
+        for (int i = 0; i < 1000; i++) {
+                unsigned long long r = 1, w = 0;
+                FILE *f = fopen(path, "re");
+
+                ASSERT_TRUE(f);
+                ASSERT_EQ(fscanf(f, "%llu %llu", &r, &w), 2);
+                fclose(f);
+                if (r == 0)
+                        return;
+                usleep(10 * 1000);
+        }
+        ASSERT_TRUE(!"reads still in flight after 10 s");
+}
+
+/* The filesystem's caches emptied: unmounted, the device's page cache dropped, mounted again. */
+static void remount_cold(void) {
+        loop_fs_unmount(&fs);
+        ASSERT_EQ(ioctl(bdev_fd, BLKFLSBUF, 0), 0);
+        loop_fs_mount(&fs);
+}
+
+static void stat_all(unsigned dirs, unsigned files) {
+        for (unsigned d = 0; d < dirs; d++) {
+                char p[600];
+                struct stat st;
+                DIR *dir;
+
+                snprintf(p, sizeof p, "%s/m%u", fs.mnt, d);
+                ASSERT_TRUE(dir = opendir(p));
+                while (readdir(dir))
+                        ;
+                closedir(dir);
+                for (unsigned i = 0; i < files; i++) {
+                        snprintf(p, sizeof p, "%s/m%u/f%u", fs.mnt, d, i);
+                        ASSERT_EQ(stat(p, &st), 0);
+                }
+        }
+}
+
+/* The metadata part: the device pages a cold pass of stat and directory listings brings into the device's
+ * page cache (what the recorder keeps as a session's metadata), prefetched after the caches were emptied:
+ * the same pass then reads nothing from the device. */
+TEST(metadata) {
+        enum { DIRS = 8, FILES = 200 };
+        uint64_t size = 0, page_bytes = PAGE, reads;
+        PrefetchSpan *meta = NULL;
+        size_t n_meta = 0;
+        PrefetchPlan *p = NULL;
+        PrefetchStats st;
+
+        setup_once();
+        for (unsigned d = 0; d < DIRS; d++) {
+                char dir[600];
+
+                snprintf(dir, sizeof dir, "%s/m%u", fs.mnt, d);
+                ASSERT_EQ(mkdir(dir, 0755), 0);
+                for (unsigned i = 0; i < FILES; i++) {
+                        char f[700];
+                        int fd;
+
+                        snprintf(f, sizeof f, "%s/f%u", dir, i);
+                        ASSERT_TRUE((fd = open(f, O_WRONLY | O_CREAT | O_CLOEXEC, 0644)) >= 0);
+                        ASSERT_EQ(write(fd, "x", 1), 1);
+                        close(fd);
+                }
+        }
+        ASSERT_EQ(ioctl(bdev_fd, BLKGETSIZE64, &size), 0);
+
+        /* the recording: the device's pages a cold pass caches, page by page */
+        remount_cold();
+        stat_all(DIRS, FILES);
+        for (uint64_t off = 0; off < size; off += page_bytes) {
+                uint64_t n = 0;
+
+                ASSERT_OK(range_cached_pages(bdev_fd, off, page_bytes, &n));
+                if (n == 0)
+                        continue;
+                if (n_meta > 0 && meta[n_meta - 1].offset + meta[n_meta - 1].length == off) {
+                        meta[n_meta - 1].length += page_bytes;
+                        continue;
+                }
+                ASSERT_TRUE(meta = realloc(meta, (n_meta + 1) * sizeof *meta));
+                meta[n_meta++] = (PrefetchSpan) { .offset = off, .length = page_bytes };
+        }
+        printf("  a cold pass over %d directories, %d files each, cached %zu ranges of the device\n", DIRS,
+               FILES, n_meta);
+        ASSERT_TRUE(n_meta > 0);
+
+        /* without a prefetch the pass reads the device */
+        remount_cold();
+        reads = device_reads();
+        stat_all(DIRS, FILES);
+        printf("  cold again: the pass made %llu reads\n", (unsigned long long) (device_reads() - reads));
+        ASSERT_TRUE(device_reads() > reads);
+
+        /* prefetched first, it reads nothing */
+        remount_cold();
+        PrefetchInput in = { .metadata = meta, .n_metadata = n_meta };
+        PrefetchOptions o = options();
+        ASSERT_OK(prefetch_plan_build(fs.mount_fd, &in, PREFETCH_ORDER_DISK, &p));
+        ASSERT_OK(prefetch_run(p, &o, &st));
+        printf("  prefetch: %llu bytes of metadata asked in %llu calls, %llu cached already\n",
+               (unsigned long long) st.metadata_asked, (unsigned long long) st.calls,
+               (unsigned long long) st.bytes_cached);
+        wait_reads_done();
+        reads = device_reads();
+        stat_all(DIRS, FILES);
+        printf("  after the prefetch the pass made %llu reads\n", (unsigned long long) (device_reads() - reads));
+        ASSERT_EQ(device_reads(), reads);
+        p = prefetch_plan_free(p);
+        free(meta);
+}
+
 static unsigned stop_asked;
 static bool stop_now(void *userdata) {
         stop_asked++;
@@ -462,7 +596,7 @@ static const struct {
         void (*fn)(void);
 } tests[] = {
 #define T(n) { #n, test_##n }
-        T(plan_order), T(stale), T(run_cold), T(profile), T(limits),
+        T(plan_order), T(stale), T(run_cold), T(profile), T(metadata), T(limits),
 #undef T
 };
 
@@ -472,7 +606,14 @@ int main(int argc, char **argv) {
                 return 77;
         }
         setvbuf(stdout, NULL, _IOLBF, 0);
+        /* test-prefetch [TEST...]: the named tests, or all in order (limits ends with the fsck) */
         for (size_t i = 0; i < TEST_ELEMENTSOF(tests); i++) {
+                bool want = argc < 2;
+
+                for (int a = 1; a < argc; a++)
+                        want = want || streq(argv[a], tests[i].name);
+                if (!want)
+                        continue;
                 fprintf(stderr, "-- %s\n", tests[i].name);
                 tests[i].fn();
         }
