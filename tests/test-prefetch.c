@@ -4,8 +4,8 @@
  * stale files (replaced, shorter) left out and counted, then the run: every planned page in the page cache
  * afterwards and nothing beside it, in calls of at most the read-ahead size (one longer call is cut by the
  * kernel), metadata through the block device (a cold pass of stat and listings then reads nothing), what
- * is cached not asked for again, a stored profile's input, and each way it stops: its budget in bytes, a
- * deadline, a cancel, the caller's stop. */
+ * is cached not asked for again, a stored profile's input, the guard (off file, memory floor, pressure), and each way it stops:
+ * its budget in bytes, a deadline, a cancel, the caller's stop. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/fs.h>
@@ -19,6 +19,7 @@
 #include "fs/resident.h"
 #include "prefetch/prefetch-plan.h"
 #include "prefetch/prefetch.h"
+#include "prefetch/prefetch-guard.h"
 #include "prefetch/prefetch-profile.h"
 #include "store/db.h"
 #include "test-loop-fs.h"
@@ -34,7 +35,8 @@ static int bdev_fd = -1;
 static void setup_once(void) {
         if (fs.mounted)
                 return;
-        loop_fs_setup(&fs, "test-prefetch", "pf", 128, NULL);
+        /* no lazy init: its thread reads and writes the device in the background after a mount */
+        loop_fs_setup(&fs, "test-prefetch", "pf", 128, "-E lazy_itable_init=0,lazy_journal_init=0");
         bdev_fd = open(fs.dev, O_RDONLY | O_CLOEXEC);
         ASSERT_TRUE(bdev_fd >= 0);
 }
@@ -413,23 +415,21 @@ static uint64_t device_reads(void) {
         return reads;
 }
 
-/* Until the device has no read in flight (the prefetch's are asynchronous: counted when they complete). */
-static void wait_reads_done(void) {
-        char path[128];
+/* Until the prefetch's reads of the device's spans completed (they are asynchronous, and a read counts in the
+ * device's statistics when it completes, or when it is dispatched at all): every page must be in the cache
+ * already (else reading it here would hide that the prefetch did not), then each is read through the
+ * device, which waits for the pages still under I/O and reads none. */
+static void wait_spans_read(const PrefetchSpan *spans, size_t n) {
+        static uint8_t buf[64 * KiB];
 
-        snprintf(path, sizeof path, "/sys/block/%s/inflight", fs.dev + 5);
-        for (int i = 0; i < 1000; i++) {
-                unsigned long long r = 1, w = 0;
-                FILE *f = fopen(path, "re");
+        for (size_t i = 0; i < n; i++) {
+                ASSERT_EQ(cached(NULL, spans[i].offset, spans[i].length), spans[i].length / PAGE);
+                for (uint64_t off = spans[i].offset; off < spans[i].offset + spans[i].length; off += sizeof buf) {
+                        size_t l = (size_t) MIN((uint64_t) sizeof buf, spans[i].offset + spans[i].length - off);
 
-                ASSERT_TRUE(f);
-                ASSERT_EQ(fscanf(f, "%llu %llu", &r, &w), 2);
-                fclose(f);
-                if (r == 0)
-                        return;
-                usleep(10 * 1000);
+                        ASSERT_EQ(pread(bdev_fd, buf, l, (off_t) off), (ssize_t) l);
+                }
         }
-        ASSERT_TRUE(!"reads still in flight after 10 s");
 }
 
 /* The filesystem's caches emptied: unmounted, the device's page cache dropped, mounted again. */
@@ -522,13 +522,87 @@ TEST(metadata) {
         printf("  prefetch: %llu bytes of metadata asked in %llu calls, %llu cached already\n",
                (unsigned long long) st.metadata_asked, (unsigned long long) st.calls,
                (unsigned long long) st.bytes_cached);
-        wait_reads_done();
+        wait_spans_read(meta, n_meta);
         reads = device_reads();
         stat_all(DIRS, FILES);
         printf("  after the prefetch the pass made %llu reads\n", (unsigned long long) (device_reads() - reads));
         ASSERT_EQ(device_reads(), reads);
         p = prefetch_plan_free(p);
         free(meta);
+}
+
+static void write_text(const char *path, const char *text) {
+        FILE *f = fopen(path, "we");
+
+        ASSERT_TRUE(f);
+        ASSERT_TRUE(fputs(text, f) >= 0);
+        ASSERT_EQ(fclose(f), 0);
+}
+
+/* The guard: the off file, the memory floor and the pressure each veto (from files written here in place
+ * of /proc's), the machine's own files read; a run given the guard as its stop ends "stopped". */
+TEST(guard) {
+        char meminfo[600], psi[600], off[600];
+        PrefetchGuard g;
+        uint64_t avail;
+        double pressure;
+
+        setup_once();
+        snprintf(meminfo, sizeof meminfo, "%s/meminfo", loop_fs_dir);
+        snprintf(psi, sizeof psi, "%s/pressure", loop_fs_dir);
+        snprintf(off, sizeof off, "%s/no-prefetch", loop_fs_dir);
+        write_text(meminfo, "MemTotal:        2000000 kB\nMemFree:          50000 kB\nMemAvailable:     100000 kB\n");
+        write_text(psi, "some avg10=12.50 avg60=3.00 avg300=1.00 total=123\nfull avg10=2.00 avg60=0.00 avg300=0.00 total=1\n");
+        g = (PrefetchGuard) { .off_file = off, .min_available_bytes = 64 * MiB, .max_pressure = 20,
+                              .meminfo_path = meminfo, .pressure_path = psi };
+
+        ASSERT_EQ(prefetch_guard_check(&g, &avail, &pressure), PREFETCH_VETO_NONE);
+        ASSERT_EQ(avail, 100000 * KiB);
+        ASSERT_TRUE(pressure > 12.49 && pressure < 12.51);
+        g.max_pressure = 10;
+        ASSERT_EQ(prefetch_guard_check(&g, NULL, NULL), PREFETCH_VETO_PRESSURE);
+        g.min_available_bytes = 128 * MiB;
+        ASSERT_EQ(prefetch_guard_check(&g, NULL, NULL), PREFETCH_VETO_LOW_MEMORY);
+        write_text(off, "");
+        ASSERT_EQ(prefetch_guard_check(&g, NULL, NULL), PREFETCH_VETO_OFF_FILE);
+        ASSERT_STREQ(prefetch_veto_to_string(PREFETCH_VETO_OFF_FILE), "off for this boot");
+        ASSERT_TRUE(unlink(off) == 0);
+        /* no PSI (a kernel without it): no pressure veto; an unreadable meminfo: no floor */
+        g = (PrefetchGuard) { .min_available_bytes = UINT64_MAX - 1, .max_pressure = 1,
+                              .meminfo_path = "/nonexistent", .pressure_path = "/nonexistent" };
+        ASSERT_EQ(prefetch_guard_check(&g, &avail, &pressure), PREFETCH_VETO_NONE);
+        ASSERT_EQ(avail, UINT64_MAX);
+        ASSERT_TRUE(pressure < 0);
+        /* the machine's own files */
+        g = (PrefetchGuard) { .min_available_bytes = 1, .max_pressure = 100 };
+        ASSERT_EQ(prefetch_guard_check(&g, &avail, &pressure), PREFETCH_VETO_NONE);
+        ASSERT_TRUE(avail != UINT64_MAX && avail > 0);
+        printf("  guard: each veto seen; this machine: %llu MiB available, memory pressure %.2f %%\n",
+               (unsigned long long) (avail / MiB), pressure);
+
+        /* a run with it as its stop: the floor above what is available stops it after the first ask */
+        {
+                char *f = path_of("g-file");
+                PrefetchFile files[1];
+                PrefetchSpan data[1] = { { .file = 0, .offset = 0, .length = 8 * MiB } };
+                PrefetchPlan *p = NULL;
+                PrefetchStats st;
+                PrefetchOptions o = options();
+
+                write_file(f, 8 * MiB);
+                files[0] = file_of(f);
+                drop(f);
+                PrefetchInput in = { .files = files, .n_files = 1, .data = data, .n_data = 1 };
+                ASSERT_OK(prefetch_plan_build(fs.mount_fd, &in, PREFETCH_ORDER_DISK, &p));
+                g = (PrefetchGuard) { .min_available_bytes = 128 * MiB, .meminfo_path = meminfo };
+                o.should_stop = prefetch_guard_should_stop;
+                o.userdata = &g;
+                ASSERT_OK(prefetch_run(p, &o, &st));
+                ASSERT_EQ(st.end, PREFETCH_END_STOPPED);
+                ASSERT_EQ(st.bytes_asked, PREFETCH_ASK_BYTES);
+                p = prefetch_plan_free(p);
+                free(f);
+        }
 }
 
 static unsigned stop_asked;
@@ -596,7 +670,7 @@ static const struct {
         void (*fn)(void);
 } tests[] = {
 #define T(n) { #n, test_##n }
-        T(plan_order), T(stale), T(run_cold), T(profile), T(metadata), T(limits),
+        T(plan_order), T(stale), T(run_cold), T(profile), T(metadata), T(guard), T(limits),
 #undef T
 };
 
