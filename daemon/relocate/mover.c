@@ -179,6 +179,17 @@ typedef enum Next {
         NEXT_STOP_IO,
 } Next;
 
+/* A sync of the file failed with errno e: to be retried, and the batch stops if the filesystem failed. */
+static Next sync_failed(Mover *m, MoveOutcome *out, const char *what, int e) {
+        if (fs_failed(e)) {
+                set_outcome(out, MOVE_RETRY, MOVE_REASON_IO_ERROR, "%s: %s", what, strerror(e));
+                m->stats->io_error = -e;
+                return NEXT_STOP_IO;
+        }
+        set_outcome(out, MOVE_RETRY, MOVE_REASON_ERROR, "%s: %s", what, strerror(e));
+        return NEXT_CONTINUE;
+}
+
 /* A MOVE_EXT call that swapped blocks: the same call again swaps them back. */
 typedef struct Swapped {
         uint64_t orig, donor, len;
@@ -436,16 +447,8 @@ static Next move_opened_item(Mover *m, const MoveItem *it, uint64_t slice_blocks
 
         /* delalloc data is invisible to the <= 6.18 walk (ENODATA) and to FIEMAP: flush it; drop large
          * folios */
-        if (fdatasync(fd) < 0) {
-                r = errno;
-                if (fs_failed(r)) {
-                        set_outcome(out, MOVE_RETRY, MOVE_REASON_IO_ERROR, "fdatasync: %s", strerror(r));
-                        m->stats->io_error = -r;
-                        return NEXT_STOP_IO;
-                }
-                set_outcome(out, MOVE_RETRY, MOVE_REASON_ERROR, "fdatasync: %s", strerror(r));
-                return NEXT_CONTINUE;
-        }
+        if (fdatasync(fd) < 0)
+                return sync_failed(m, out, "fdatasync", errno);
         (void) posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
         (void) posix_fadvise(ro, 0, 0, POSIX_FADV_RANDOM);     /* for prefetch(): order-0 pages */
 
@@ -584,18 +587,9 @@ static Next move_opened_item(Mover *m, const MoveItem *it, uint64_t slice_blocks
  * told and written as its checkpoint, so that a power cut never leaves a file "done" whose move the
  * journal lost. fsync, not fdatasync: the swap changes no data. */
 static Next commit_move(Mover *m, int ro, MoveOutcome *out) {
-        int e;
-
         if (fsync(ro) >= 0)
                 return NEXT_CONTINUE;
-        e = errno;
-        if (fs_failed(e)) {
-                set_outcome(out, MOVE_RETRY, MOVE_REASON_IO_ERROR, "move not committed: %s", strerror(e));
-                m->stats->io_error = -e;
-                return NEXT_STOP_IO;
-        }
-        set_outcome(out, MOVE_RETRY, MOVE_REASON_ERROR, "move not committed: %s", strerror(e));
-        return NEXT_CONTINUE;
+        return sync_failed(m, out, "move not committed", errno);
 }
 
 static Next move_item(Mover *m, const MoveItem *it, uint64_t slice_blocks, MoveOutcome *out) {
