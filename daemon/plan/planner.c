@@ -288,18 +288,13 @@ typedef struct Cand {
 
 /* One more range of a queued running executable (the whole file as one range: length 0). */
 static int skip_add_range(PlanSkip *ps, const HotRange *hr, uint64_t size) {
-        uint64_t *o = reallocarray(ps->offsets, ps->n_ranges + 1, sizeof *o), *l;
         bool whole = hr->offset == 0 && hr->length >= size;
 
-        if (!o)
+        if (GREEDY_REALLOC(ps->offsets, ps->allocated_offsets, ps->n_ranges + 1) < 0 ||
+            GREEDY_REALLOC(ps->lengths, ps->allocated_lengths, ps->n_ranges + 1) < 0)
                 return -ENOMEM;
-        ps->offsets = o;
-        l = reallocarray(ps->lengths, ps->n_ranges + 1, sizeof *l);
-        if (!l)
-                return -ENOMEM;
-        ps->lengths = l;
-        o[ps->n_ranges] = whole ? 0 : hr->offset;
-        l[ps->n_ranges] = whole ? 0 : MIN(hr->length, size - hr->offset);
+        ps->offsets[ps->n_ranges] = whole ? 0 : hr->offset;
+        ps->lengths[ps->n_ranges] = whole ? 0 : MIN(hr->length, size - hr->offset);
         ps->n_ranges++;
         return 0;
 }

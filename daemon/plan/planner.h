@@ -54,7 +54,7 @@ typedef struct PlanSkip {
         uint64_t size;
         int64_t mtime_ns;
         uint64_t *offsets, *lengths;    /* its hot ranges in layout order (length 0: the whole file) */
-        size_t n_ranges;
+        size_t n_ranges, allocated_offsets, allocated_lengths;
 } PlanSkip;
 
 /* One more file left out, with why (path and reason copied; retry as given, the rest unset): the
