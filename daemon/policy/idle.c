@@ -16,48 +16,13 @@
 #include <unistd.h>
 
 #include "policy/idle.h"
+#include "common/fileio.h"
 #include "common/macro.h"
 #include "common/time-util.h"
 
 
 /* Loop devices stacked on files on loop devices: enough for any sane setup, and no cycles. */
 #define ROTATIONAL_MAX_DEPTH 8
-
-/* Reads a small file (a sysfs attribute, a /proc file) relative to dfd into buf, NUL-terminated, with
- * trailing newlines and blanks removed. Returns the length or a negative errno; -EFBIG if it does not fit. */
-static ssize_t read_small_file_at(int dfd, const char *path, char *buf, size_t size) {
-        _cleanup_close_ int fd = -EBADF;
-        size_t n = 0;
-
-        fd = openat(dfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0)
-                return negative_errno();
-
-        for (;;) {
-                ssize_t k;
-
-                if (n >= size - 1)
-                        return -EFBIG;
-                k = read(fd, buf + n, size - 1 - n);
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return negative_errno();
-                }
-                if (k == 0)
-                        break;
-                n += (size_t) k;
-        }
-
-        while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' ' || buf[n - 1] == '\t'))
-                n--;
-        buf[n] = '\0';
-        return (ssize_t) n;
-}
-
-static ssize_t read_small_file(const char *path, char *buf, size_t size) {
-        return read_small_file_at(AT_FDCWD, path, buf, size);
-}
 
 /* Reads "<name>/<attr>" below dfd. */
 static ssize_t read_attr_at(int dfd, const char *name, const char *attr, char *buf, size_t size) {
