@@ -298,13 +298,6 @@ Table *table_new_internal(const char *first_header, ...) {
         return TAKE_PTR(t);
 }
 
-int table_set_align(Table *t, size_t column, TableAlign align) {
-        if (column >= t->n_columns)
-                return -EINVAL;
-        t->columns[column].align = align;
-        return 0;
-}
-
 int table_add(Table *t, Cell *cell) {
         if (GREEDY_REALLOC(t->cells, t->allocated, t->n_cells + 1) < 0) {
                 cell_done(cell);

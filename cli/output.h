@@ -106,8 +106,6 @@ Table *table_ref(Table *t);
 Table *table_free(Table *t);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Table *, table_free);
 
-int table_set_align(Table *t, size_t column, TableAlign align);
-
 /* The text is copied; control characters are shown as \xNN so one cell stays on one line. In JSON these
  * cells are strings. */
 int table_add_cell(Table *t, const char *text);
