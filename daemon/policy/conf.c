@@ -327,30 +327,18 @@ static void config_assign(const char *path, unsigned line, const ConfigItem *ite
                 return;
         }
 
-        case CONFIG_UNSIGNED: {
-                unsigned u;
-
-                r = config_parse_unsigned(value, (unsigned) item->min, (unsigned) item->max, &u);
-                if (r < 0) {
-                        (void) log_syntax(path, line,
-                                          "%s for %s=: '%s' (expected an integer %" PRIu64 "..%" PRIu64 "), ignoring.",
-                                          r == -ERANGE ? "Value out of range" : "Invalid value",
-                                          item->key, value, item->min, item->max);
-                        return;
-                }
-                *(unsigned *) ((uint8_t *) c + item->offset) = u;
-                return;
-        }
-
+        case CONFIG_UNSIGNED:
         case CONFIG_HOURS: {
                 unsigned u;
 
                 r = config_parse_unsigned(value, (unsigned) item->min, (unsigned) item->max, &u);
                 if (r < 0) {
                         (void) log_syntax(path, line,
-                                          "%s for %s=: '%s' (expected a number of hours %" PRIu64 "..%" PRIu64 "), ignoring.",
+                                          "%s for %s=: '%s' (expected %s %" PRIu64 "..%" PRIu64 "), ignoring.",
                                           r == -ERANGE ? "Value out of range" : "Invalid value",
-                                          item->key, value, item->min, item->max);
+                                          item->key, value,
+                                          item->type == CONFIG_HOURS ? "a number of hours" : "an integer",
+                                          item->min, item->max);
                         return;
                 }
                 *(unsigned *) ((uint8_t *) c + item->offset) = u;
