@@ -194,15 +194,21 @@ pid_t pidmap_tgid(PidMap *m, pid_t tid) {
         return tgid;
 }
 
-int proc_get_tgid(const char *proc, pid_t tid, pid_t *ret) {
+/* PROC/PID/NAME opened for reading, or NULL with errno set. */
+static FILE *proc_fopen(const char *proc, pid_t pid, const char *name) {
         char path[128];
+
+        snprintf(path, sizeof path, "%s/%i/%s", proc, (int) pid, name);
+        return fopen(path, "re");
+}
+
+int proc_get_tgid(const char *proc, pid_t tid, pid_t *ret) {
         _cleanup_fclose_ FILE *f = NULL;
         _cleanup_free_ char *line = NULL;
         size_t sz = 0;
         int v;
 
-        snprintf(path, sizeof path, "%s/%i/status", proc, (int) tid);
-        f = fopen(path, "re");
+        f = proc_fopen(proc, tid, "status");
         if (!f)
                 return -errno;
         while (getline(&line, &sz, f) > 0)
@@ -216,14 +222,13 @@ int proc_get_tgid(const char *proc, pid_t tid, pid_t *ret) {
 }
 
 int proc_get_ppid(const char *proc, pid_t pid, pid_t *ret) {
-        char path[128], buf[1024];
+        char buf[1024];
         _cleanup_fclose_ FILE *f = NULL;
         const char *p;
         size_t n;
         int ppid;
 
-        snprintf(path, sizeof path, "%s/%i/stat", proc, (int) pid);
-        f = fopen(path, "re");
+        f = proc_fopen(proc, pid, "stat");
         if (!f)
                 return -errno;
         n = fread(buf, 1, sizeof buf - 1, f);
@@ -237,14 +242,12 @@ int proc_get_ppid(const char *proc, pid_t pid, pid_t *ret) {
 }
 
 int proc_get_cgroup(const char *proc, pid_t pid, char **ret) {
-        char path[128];
         _cleanup_fclose_ FILE *f = NULL;
         _cleanup_free_ char *line = NULL;
         size_t sz = 0;
         ssize_t n;
 
-        snprintf(path, sizeof path, "%s/%i/cgroup", proc, (int) pid);
-        f = fopen(path, "re");
+        f = proc_fopen(proc, pid, "cgroup");
         if (!f)
                 return -errno;
         while ((n = getline(&line, &sz, f)) > 0) {
@@ -259,15 +262,13 @@ int proc_get_cgroup(const char *proc, pid_t pid, char **ret) {
 }
 
 int proc_get_uid(const char *proc, pid_t pid, uid_t *ret) {
-        char path[128];
         _cleanup_fclose_ FILE *f = NULL;
         _cleanup_free_ char *line = NULL;
         size_t sz = 0;
         unsigned long v;
         char *end;
 
-        snprintf(path, sizeof path, "%s/%i/status", proc, (int) pid);
-        f = fopen(path, "re");
+        f = proc_fopen(proc, pid, "status");
         if (!f)
                 return -errno;
         /* "Uid:\treal\teffective\tsaved\tfs" */
