@@ -532,13 +532,13 @@ static void plan_admit(Planner *pl, ProfilePass *w, Cand *c, const DbFile *f, co
 static int plan_append(Planner *pl, ProfilePass *w, const Cand *c, const DbFile *f, const HotRange *hr,
                        Extent **ext, size_t n_ext) {
         FsPlan *fp = &pl->p.fs[c->fi];
-        PlanFile *nf = realloc(fp->files, (fp->n_files + 1) * sizeof *nf);
         /* the whole file as one range: a whole-file item, as the mover always took them */
         bool whole = hr->offset == 0 && hr->length >= f->size;
+        PlanFile *nf;
 
-        if (!nf)
+        if (GREEDY_REALLOC(fp->files, fp->allocated_files, fp->n_files + 1) < 0)
                 return -ENOMEM;
-        fp->files = nf;
+        nf = fp->files;
         nf[fp->n_files] = (PlanFile) {
                 .file_id = f->id,
                 .path = strdup(f->path),

@@ -75,7 +75,7 @@ typedef struct FsPlan {
         dev_t dev;
         uint64_t device_bytes;
         PlanFile *files;                /* layout order, movable files' ranges only (a file may have several) */
-        size_t n_files;
+        size_t n_files, allocated_files;
         uint64_t bytes;
         uint64_t slices;                /* bytes the donor needs (each range rounded up to a page) */
         bool journaled;                 /* only journaled ext4 is moved on */

@@ -144,14 +144,8 @@ static ssize_t add_file(Session *s, const FileKey *key, uint64_t now_usec, bool 
                         return r;
                 (void) find(s, key, &b);
         }
-        if (s->n_files >= s->allocated) {
-                size_t na = s->allocated ? s->allocated * 2 : 32;
-                SessionFile *n = realloc(s->files, na * sizeof *n);
-                if (!n)
-                        return -ENOMEM;
-                s->files = n;
-                s->allocated = na;
-        }
+        if (GREEDY_REALLOC(s->files, s->allocated, s->n_files + 1) < 0)
+                return -ENOMEM;
         s->files[s->n_files] = (SessionFile) {
                 .key = *key,
                 .offset_usec = now_usec > s->start_usec ? now_usec - s->start_usec : 0,
