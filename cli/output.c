@@ -8,6 +8,7 @@
 
 #include "common/alloc-util.h"
 #include "common/escape.h"
+#include "common/time-util.h"
 #include "cli/output.h"
 
 char *format_bytes(char *buf, size_t l, uint64_t bytes) {
@@ -27,27 +28,6 @@ char *format_bytes(char *buf, size_t l, uint64_t bytes) {
                 i++;
         }
         (void) snprintf(buf, l, "%.1f%c", v, suffixes[i]);
-        return buf;
-}
-
-char *format_timespan(char *buf, size_t l, uint64_t usec) {
-        const uint64_t min = 60 * USEC_PER_SEC, hour = 60 * min, day = 24 * hour;
-
-        if (usec == 0)
-                (void) snprintf(buf, l, "0");
-        else if (usec < USEC_PER_MSEC)
-                (void) snprintf(buf, l, "%" PRIu64 "us", usec);
-        else if (usec < USEC_PER_SEC)
-                (void) snprintf(buf, l, "%" PRIu64 "ms", usec / USEC_PER_MSEC);
-        else if (usec < min)
-                (void) snprintf(buf, l, "%" PRIu64 ".%" PRIu64 "s",
-                                usec / USEC_PER_SEC, usec % USEC_PER_SEC / (USEC_PER_SEC / 10));
-        else if (usec < hour)
-                (void) snprintf(buf, l, "%" PRIu64 "min %" PRIu64 "s", usec / min, usec % min / USEC_PER_SEC);
-        else if (usec < day)
-                (void) snprintf(buf, l, "%" PRIu64 "h %" PRIu64 "min", usec / hour, usec % hour / min);
-        else
-                (void) snprintf(buf, l, "%" PRIu64 "d %" PRIu64 "h", usec / day, usec % day / hour);
         return buf;
 }
 
@@ -159,7 +139,7 @@ int cell_timespan(Cell *ret, uint64_t usec) {
         char buf[FORMAT_TIMESPAN_MAX];
 
         return cell_make(ret, (Cell) { .type = TABLE_TIMESPAN, .uint = usec },
-                         format_timespan(buf, sizeof buf, usec));
+                         format_timespan(buf, sizeof buf, usec, TIMESPAN_TWO_UNITS));
 }
 
 int cell_bool(Cell *ret, bool b) {
@@ -316,13 +296,6 @@ Table *table_new_internal(const char *first_header, ...) {
                 return NULL;
 
         return TAKE_PTR(t);
-}
-
-int table_set_align(Table *t, size_t column, TableAlign align) {
-        if (column >= t->n_columns)
-                return -EINVAL;
-        t->columns[column].align = align;
-        return 0;
 }
 
 int table_add(Table *t, Cell *cell) {

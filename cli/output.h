@@ -14,14 +14,10 @@
 #include "common/macro.h"
 
 #define FORMAT_BYTES_MAX 16
-#define FORMAT_TIMESPAN_MAX 32
 #define FORMAT_TIMESTAMP_MAX 32
 
 /* 1024-based: "0B", "1023B", "96.0K", "1.5M", "12.3G", ... One decimal from K upwards. */
 char *format_bytes(char *buf, size_t l, uint64_t bytes);
-
-/* A duration: "0", "250us", "850ms", "4.2s", "3min 5s", "2h 10min", "3d 4h". */
-char *format_timespan(char *buf, size_t l, uint64_t usec);
 
 /* CLOCK_REALTIME usec as local time "YYYY-MM-DD HH:MM:SS"; "n/a" for 0 or unrepresentable values. */
 char *format_timestamp(char *buf, size_t l, uint64_t usec);
@@ -44,7 +40,7 @@ typedef enum TableDataType {
         TABLE_UINT,             /* decimal; JSON: the number */
         TABLE_BYTES,            /* format_bytes(), "1.5M"; JSON: the number of bytes */
         TABLE_TIMESTAMP,        /* format_timestamp() of CLOCK_REALTIME usec; JSON: the usec */
-        TABLE_TIMESPAN,         /* format_timespan() of usec; JSON: the usec */
+        TABLE_TIMESPAN,         /* format_timespan(TIMESPAN_TWO_UNITS) of usec; JSON: the usec */
         TABLE_BOOL,             /* "yes" or "no"; JSON: true or false */
         TABLE_DOUBLE,           /* with the decimals given; JSON: the number, all its digits */
         TABLE_NULL,             /* ""; JSON: null */
@@ -109,8 +105,6 @@ Table *table_new_columns(const TableColumn *columns);
 Table *table_ref(Table *t);
 Table *table_free(Table *t);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Table *, table_free);
-
-int table_set_align(Table *t, size_t column, TableAlign align);
 
 /* The text is copied; control characters are shown as \xNN so one cell stays on one line. In JSON these
  * cells are strings. */

@@ -328,11 +328,6 @@ int json_key_string(JsonWriter *w, const char *key, const char *s) {
         return r < 0 ? r : json_string(w, s);
 }
 
-int json_key_int(JsonWriter *w, const char *key, int64_t i) {
-        int r = json_key(w, key);
-        return r < 0 ? r : json_int(w, i);
-}
-
 int json_key_uint(JsonWriter *w, const char *key, uint64_t u) {
         int r = json_key(w, key);
         return r < 0 ? r : json_uint(w, u);

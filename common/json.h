@@ -58,7 +58,6 @@ int json_null(JsonWriter *w);
 
 /* key + value shorthands for objects. */
 int json_key_string(JsonWriter *w, const char *key, const char *s);
-int json_key_int(JsonWriter *w, const char *key, int64_t i);
 int json_key_uint(JsonWriter *w, const char *key, uint64_t u);
 int json_key_double(JsonWriter *w, const char *key, double d);
 int json_key_bool(JsonWriter *w, const char *key, bool b);

@@ -19,10 +19,6 @@ int log_get_max_level(void) {
         return max_level;
 }
 
-void log_set_prefix(bool b) {
-        prefix = b;
-}
-
 /* Use journald's priority prefixes only when our stderr really is the journal stream. */
 void log_open(void) {
         const char *e = getenv("JOURNAL_STREAM");

@@ -22,7 +22,6 @@ void log_escape(const char *in, char *out, size_t size);
 
 void log_set_max_level(int level);
 int log_get_max_level(void);
-void log_set_prefix(bool b);
 void log_open(void);
 
 int log_internal(int level, int error, const char *file, int line, const char *format, ...) _printf_(5, 6);

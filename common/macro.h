@@ -90,10 +90,6 @@ static inline void strv_free(char **l) {
 DEFINE_TRIVIAL_CLEANUP_FUNC(char **, strv_free);
 #define _cleanup_strv_free_ _cleanup_(strv_freep)
 
-static inline const char *strna(const char *s) {
-        return s ?: "n/a";
-}
-
 static inline int negative_errno(void) {
         return errno > 0 ? -errno : -EIO;
 }

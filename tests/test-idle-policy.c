@@ -14,6 +14,7 @@
 
 #include "policy/idle.h"
 #include "common/macro.h"
+#include "common/time-util.h"
 #include "test-util.h"
 
 /* The table below overrides fields of a base initializer, which is what designated initializers allow. */
@@ -305,17 +306,19 @@ TEST(rotational) {
 TEST(format_timespan) {
         char buf[32];
 
-        ASSERT_STREQ(idle_format_timespan(buf, sizeof buf, 0), "0 s");
-        ASSERT_STREQ(idle_format_timespan(buf, sizeof buf, 999999), "0 s");
-        ASSERT_STREQ(idle_format_timespan(buf, sizeof buf, 45 * USEC_PER_SEC), "45 s");
-        ASSERT_STREQ(idle_format_timespan(buf, sizeof buf, 59 * USEC_PER_SEC + 999999), "59 s");
-        ASSERT_STREQ(idle_format_timespan(buf, sizeof buf, USEC_PER_MINUTE), "1 min");
-        ASSERT_STREQ(idle_format_timespan(buf, sizeof buf, 4 * USEC_PER_MINUTE + 59 * USEC_PER_SEC), "4 min");
-        ASSERT_STREQ(idle_format_timespan(buf, sizeof buf, 3 * USEC_PER_HOUR + 59 * USEC_PER_MINUTE), "3 h");
-        ASSERT_STREQ(idle_format_timespan(buf, sizeof buf, 47 * USEC_PER_HOUR), "47 h");
-        ASSERT_STREQ(idle_format_timespan(buf, sizeof buf, 2 * USEC_PER_DAY), "2 d");
-        ASSERT_STREQ(idle_format_timespan(buf, sizeof buf, 400 * USEC_PER_DAY), "400 d");
-        ASSERT_STREQ(idle_format_timespan(buf, sizeof buf, UINT64_MAX), "213503982 d");
+#define ONE_UNIT(usec) format_timespan(buf, sizeof buf, (usec), TIMESPAN_ONE_UNIT)
+        ASSERT_STREQ(ONE_UNIT(0), "0 s");
+        ASSERT_STREQ(ONE_UNIT(999999), "0 s");
+        ASSERT_STREQ(ONE_UNIT(45 * USEC_PER_SEC), "45 s");
+        ASSERT_STREQ(ONE_UNIT(59 * USEC_PER_SEC + 999999), "59 s");
+        ASSERT_STREQ(ONE_UNIT(USEC_PER_MINUTE), "1 min");
+        ASSERT_STREQ(ONE_UNIT(4 * USEC_PER_MINUTE + 59 * USEC_PER_SEC), "4 min");
+        ASSERT_STREQ(ONE_UNIT(3 * USEC_PER_HOUR + 59 * USEC_PER_MINUTE), "3 h");
+        ASSERT_STREQ(ONE_UNIT(47 * USEC_PER_HOUR), "47 h");
+        ASSERT_STREQ(ONE_UNIT(2 * USEC_PER_DAY), "2 d");
+        ASSERT_STREQ(ONE_UNIT(400 * USEC_PER_DAY), "400 d");
+        ASSERT_STREQ(ONE_UNIT(UINT64_MAX), "213503982 d");
+#undef ONE_UNIT
 }
 
 static const IdleConfig config_default = {

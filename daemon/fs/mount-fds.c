@@ -2,12 +2,12 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "common/alloc-util.h"
 #include "common/macro.h"
 #include "fs/mount-fds.h"
 
 int mount_fds_get(MountFds *c, uint64_t fsid) {
-        uint64_t *nf;
-        int *nd, fd;
+        int fd;
 
         for (size_t i = 0; i < c->n; i++)
                 if (c->fsid[i] == fsid)
@@ -17,13 +17,8 @@ int mount_fds_get(MountFds *c, uint64_t fsid) {
         fd = c->open(fsid, c->userdata);
         if (fd < 0)
                 return fd;
-        nf = reallocarray(c->fsid, c->n + 1, sizeof *nf);
-        if (nf)
-                c->fsid = nf;
-        nd = reallocarray(c->fd, c->n + 1, sizeof *nd);
-        if (nd)
-                c->fd = nd;
-        if (!nf || !nd) {
+        if (GREEDY_REALLOC(c->fsid, c->allocated_fsid, c->n + 1) < 0 ||
+            GREEDY_REALLOC(c->fd, c->allocated_fd, c->n + 1) < 0) {
                 safe_close(fd);
                 return -ENOMEM;
         }
@@ -39,5 +34,5 @@ void mount_fds_done(MountFds *c) {
         free(c->fd);
         c->fsid = NULL;
         c->fd = NULL;
-        c->n = 0;
+        c->n = c->allocated_fsid = c->allocated_fd = 0;
 }

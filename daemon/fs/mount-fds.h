@@ -18,7 +18,7 @@ typedef struct MountFds {
 
         uint64_t *fsid;
         int *fd;
-        size_t n;
+        size_t n, allocated_fsid, allocated_fd;
 } MountFds;
 
 /* The fd of filesystem fsid (owned by the cache), or a negative errno from open (not cached: a later

@@ -11,6 +11,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "common/alloc-util.h"
 #include "common/macro.h"
 #include "fs/mounts.h"
 
@@ -21,7 +22,7 @@ void filesystem_list_clear(FilesystemList *l) {
         }
         free(l->items);
         l->items = NULL;
-        l->n = 0;
+        l->n = l->allocated = 0;
 }
 
 int filesystem_list_copy(const FilesystemList *l, FilesystemList *ret) {
@@ -156,11 +157,8 @@ static Filesystem *list_find_dev(FilesystemList *l, dev_t dev) {
 
 /* Appends fs with copies of mount and fstype. */
 static int list_add(FilesystemList *l, Filesystem fs, const char *mount, const char *fstype) {
-        Filesystem *n = realloc(l->items, (l->n + 1) * sizeof *l->items);
-
-        if (!n)
+        if (GREEDY_REALLOC(l->items, l->allocated, l->n + 1) < 0)
                 return -ENOMEM;
-        l->items = n;
         fs.mount = strdup(mount);
         fs.fstype = strdup(fstype);
         if (!fs.mount || !fs.fstype) {

@@ -36,7 +36,7 @@ typedef struct Filesystem {
 
 typedef struct FilesystemList {
         Filesystem *items;
-        size_t n;
+        size_t n, allocated;
 } FilesystemList;
 
 void filesystem_list_clear(FilesystemList *l);

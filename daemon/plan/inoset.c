@@ -4,22 +4,14 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include "common/alloc-util.h"
 #include "plan/inoset.h"
 #include "common/macro.h"
 
 void ino_set_add(InoSet *s, dev_t dev, ino_t ino) {
-        if (s->n == s->alloc) {
-                size_t na = s->alloc ? s->alloc * 2 : 64;
-                dev_t *d = realloc(s->dev, na * sizeof *d);
-                if (!d)
-                        return;
-                s->dev = d;
-                ino_t *i = realloc(s->ino, na * sizeof *i);
-                if (!i)
-                        return;
-                s->ino = i;
-                s->alloc = na;
-        }
+        if (GREEDY_REALLOC(s->dev, s->allocated_dev, s->n + 1) < 0 ||
+            GREEDY_REALLOC(s->ino, s->allocated_ino, s->n + 1) < 0)
+                return;
         s->dev[s->n] = dev;
         s->ino[s->n++] = ino;
 }

@@ -10,7 +10,7 @@
 typedef struct InoSet {
         dev_t *dev;
         ino_t *ino;
-        size_t n, alloc;
+        size_t n, allocated_dev, allocated_ino;
 } InoSet;
 
 void ino_set_add(InoSet *s, dev_t dev, ino_t ino);

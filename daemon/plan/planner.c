@@ -21,6 +21,7 @@
 #include "plan/hot-ranges.h"
 #include "plan/inoset.h"
 #include "common/macro.h"
+#include "common/time-util.h"
 #include "plan/planner.h"
 
 #ifndef FS_INLINE_DATA_FL
@@ -288,18 +289,13 @@ typedef struct Cand {
 
 /* One more range of a queued running executable (the whole file as one range: length 0). */
 static int skip_add_range(PlanSkip *ps, const HotRange *hr, uint64_t size) {
-        uint64_t *o = reallocarray(ps->offsets, ps->n_ranges + 1, sizeof *o), *l;
         bool whole = hr->offset == 0 && hr->length >= size;
 
-        if (!o)
+        if (GREEDY_REALLOC(ps->offsets, ps->allocated_offsets, ps->n_ranges + 1) < 0 ||
+            GREEDY_REALLOC(ps->lengths, ps->allocated_lengths, ps->n_ranges + 1) < 0)
                 return -ENOMEM;
-        ps->offsets = o;
-        l = reallocarray(ps->lengths, ps->n_ranges + 1, sizeof *l);
-        if (!l)
-                return -ENOMEM;
-        ps->lengths = l;
-        o[ps->n_ranges] = whole ? 0 : hr->offset;
-        l[ps->n_ranges] = whole ? 0 : MIN(hr->length, size - hr->offset);
+        ps->offsets[ps->n_ranges] = whole ? 0 : hr->offset;
+        ps->lengths[ps->n_ranges] = whole ? 0 : MIN(hr->length, size - hr->offset);
         ps->n_ranges++;
         return 0;
 }
@@ -339,353 +335,433 @@ static ssize_t fs_index(const FilesystemList *fss, char *const *mounts, uint64_t
         return -1;
 }
 
+/* What planner_build() works with while it walks the profiles. */
+typedef struct Planner {
+        Db *db;
+        const FilesystemList *fss;
+        char *const *mounts;
+        char *const *refusals;
+        const PlanConfig *cfg;
+        uint64_t now, page;
+        Plan p;
+        int *mount_fds;
+        int64_t *placed;        /* file ids already placed, with their fs index */
+        size_t n_placed, alloc_placed;
+        LayoutWalker *fs_walkers;
+        uint64_t *slot_base;
+        InoSet running, swaps;
+} Planner;
+
+/* One profile while it is planned. */
+typedef struct ProfilePass {
+        PlanProfile *pp;
+        DbProfileFile *files;
+        size_t n_files;
+        Cand *cand;
+        HotRange *hot;
+        size_t n_hot;
+        size_t n_quality_files;
+        LayoutWalker before, expected;
+} ProfilePass;
+
+/* The plan's filesystems: their mounts opened, their sizes and journals looked up. */
+static int planner_open_filesystems(Planner *pl) {
+        const FilesystemList *fss = pl->fss;
+        Plan *p = &pl->p;
+
+        p->fs = calloc(fss->n + 1, sizeof *p->fs);
+        pl->mount_fds = calloc(fss->n + 1, sizeof *pl->mount_fds);
+        pl->fs_walkers = calloc(fss->n + 1, sizeof *pl->fs_walkers);
+        pl->slot_base = calloc(fss->n + 1, sizeof *pl->slot_base);
+        if (!p->fs || !pl->mount_fds || !pl->fs_walkers || !pl->slot_base)
+                return -ENOMEM;
+        p->n_fs = fss->n;
+        for (size_t i = 0; i < fss->n; i++) {
+                struct statfs sfs;
+                pl->mount_fds[i] = open(fss->items[i].mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                p->fs[i].mount = strdup(fss->items[i].mount);
+                p->fs[i].fsid = fss->items[i].fsid;
+                p->fs[i].dev = fss->items[i].dev;
+                if (!p->fs[i].mount)
+                        return -ENOMEM;
+                if (pl->mount_fds[i] >= 0 && fstatfs(pl->mount_fds[i], &sfs) >= 0)
+                        p->fs[i].device_bytes = (uint64_t) sfs.f_blocks * (uint64_t) sfs.f_bsize;
+                layout_walker_init(&pl->fs_walkers[i], p->fs[i].device_bytes);
+                p->fs[i].journaled = fs_has_journal(fss->items[i].dev);
+                /* expected placement: the donor lands somewhere; assume the middle of the device */
+                pl->slot_base[i] = p->fs[i].device_bytes / 2;
+        }
+        return 0;
+}
+
+/* The first look at file k of the profile: can it move at all? A file an earlier profile had is only
+ * located; any other is opened and checked, and skipped with a reason or made movable. */
+static int plan_candidate(Planner *pl, ProfilePass *w, size_t k) {
+        Plan *p = &pl->p;
+        DbFile *f = &w->files[k].file;
+        ssize_t fi = fs_index(pl->fss, pl->mounts, f->key.fsid);
+        _cleanup_close_ int fd = -EBADF;
+        Cand *c = &w->cand[k];
+        char reason[128];
+        bool retry = false, first_use = true;
+        struct stat st;
+        int r;
+
+        if (pl->cfg->cancel && atomic_load(pl->cfg->cancel))
+                return -ECANCELED;
+        if (fi == -2)
+                return 0;
+        for (size_t q = 0; q < pl->n_placed; q++)
+                if (pl->placed[q] == f->id)
+                        first_use = false;
+        if (first_use) {
+                r = GREEDY_REALLOC(pl->placed, pl->alloc_placed, pl->n_placed + 1);
+                if (r < 0)
+                        return r;
+                pl->placed[pl->n_placed++] = f->id;
+        }
+        if (fi < 0) {
+                if (first_use)
+                        (void) add_skip(p, f->path, "not on a watched read-write ext4 filesystem", false);
+                return 0;
+        }
+        if (pl->refusals && pl->refusals[fi]) {
+                if (first_use)
+                        (void) add_skip(p, f->path, pl->refusals[fi], false);
+                return 0;
+        }
+        if (!p->fs[fi].journaled) {
+                if (first_use)
+                        (void) add_skip(p, f->path, "filesystem has no journal: moving is not crash-safe there",
+                                        false);
+                return 0;
+        }
+        w->before.device_bytes = w->expected.device_bytes = p->fs[fi].device_bytes;
+        fd = pl->mount_fds[fi] >= 0 ? file_key_open(pl->mount_fds[fi], &f->key, O_RDONLY | O_NONBLOCK)
+                                    : -EBADF;
+        if (fd < 0) {
+                if (first_use)
+                        (void) add_skip(p, f->path, fd == -ESTALE ? "gone or replaced since recording"
+                                                                  : "cannot open", false);
+                return 0;
+        }
+        if (first_use) {
+                /* renamed since it was recorded: show it under its name now */
+                _cleanup_free_ char *now_path = NULL;
+                if (fd_get_verified_path(fd, &now_path) >= 0 && now_path && !streq(now_path, f->path)) {
+                        free(f->path);
+                        f->path = TAKE_PTR(now_path);
+                }
+        }
+        c->fi = fi;
+        c->state = CAND_SKIPPED;        /* where it is now counts for the qualities */
+        c->queued = SIZE_MAX;
+        if (fiemap_get(fd, &c->ext, &c->n_ext) < 0)
+                c->n_ext = 0;
+        if (!first_use) {
+                c->state = CAND_PLACED;
+                return 0;
+        }
+
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        /* its ranges are cut at its size now */
+        f->size = (uint64_t) st.st_size;
+        if (ino_set_has(&pl->swaps, st.st_dev, st.st_ino)) {
+                (void) add_skip(p, f->path, "active swap file", false);
+                return 0;
+        }
+        if (ino_set_has(&pl->running, st.st_dev, st.st_ino)) {
+                if (add_skip(p, f->path, "running executable (queued for a later pass)", true) >= 0) {
+                        PlanSkip *ps = &p->skipped[p->n_skipped - 1];
+
+                        c->queued = p->n_skipped - 1;
+                        ps->file_id = f->id;
+                        ps->fs = (size_t) fi;
+                        ps->size = (uint64_t) st.st_size;
+                        ps->mtime_ns = (int64_t) st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+                }
+                return 0;
+        }
+        r = planner_check_fd(fd, pl->cfg, pl->now, reason, sizeof reason, &retry);
+        if (r < 0) {
+                snprintf(reason, sizeof reason, "cannot inspect: %s", strerror(-r));
+                r = 1;
+        }
+        if (r > 0) {
+                (void) add_skip(p, f->path, reason, retry);
+                return 0;
+        }
+        c->state = CAND_MOVABLE;
+        c->mtime_ns = (int64_t) st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+        /* the donor takes each range rounded up to a page (and block) */
+        c->unit = MAX(pl->page, (uint64_t) st.st_blksize);
+        return 0;
+}
+
+/* A movable file's hot bytes are counted, against both limits, at its first range: past one, it is
+ * skipped with why and stays where it is. */
+static void plan_admit(Planner *pl, ProfilePass *w, Cand *c, const DbFile *f, const HotRange *hr) {
+        Plan *p = &pl->p;
+        const PlanConfig *cfg = pl->cfg;
+        uint64_t cap = MIN(cfg->max_hot_set_bytes, p->fs[c->fi].device_bytes / 20);
+        uint64_t hot_bytes = hot_ranges_file_bytes(w->hot, w->n_hot, hr->file, c->unit);
+        HotAdmit a = hot_ranges_admit(hot_bytes, cfg->max_file_bytes, p->fs[c->fi].slices, cap);
+        char reason[128];
+
+        if (a == HOT_TOO_LARGE) {
+                snprintf(reason, sizeof reason, "%s than MaxFileMiB=%" PRIu64,
+                         hot_bytes < f->size ? "hot part larger" : "larger",
+                         cfg->max_file_bytes >> 20);
+                (void) add_skip(p, f->path, reason, false);
+                c->state = CAND_SKIPPED;
+        } else if (a == HOT_SET_FULL) {
+                snprintf(reason, sizeof reason,
+                         "hot set full (MaxHotSetMiB=%" PRIu64 ", at most 5%% of the filesystem)",
+                         cfg->max_hot_set_bytes >> 20);
+                (void) add_skip(p, f->path, reason, false);
+                c->state = CAND_SKIPPED;
+        } else {
+                p->fs[c->fi].slices += hot_bytes;
+                c->counted = true;
+        }
+}
+
+/* A range of a movable file joins its filesystem's plan, in its slot after the ranges before it; the plan
+ * takes *ext. */
+static int plan_append(Planner *pl, ProfilePass *w, const Cand *c, const DbFile *f, const HotRange *hr,
+                       Extent **ext, size_t n_ext) {
+        FsPlan *fp = &pl->p.fs[c->fi];
+        /* the whole file as one range: a whole-file item, as the mover always took them */
+        bool whole = hr->offset == 0 && hr->length >= f->size;
+        PlanFile *nf;
+
+        if (GREEDY_REALLOC(fp->files, fp->allocated_files, fp->n_files + 1) < 0)
+                return -ENOMEM;
+        nf = fp->files;
+        nf[fp->n_files] = (PlanFile) {
+                .file_id = f->id,
+                .path = strdup(f->path),
+                .profile = w->pp->name,
+                .key = f->key,
+                .size = f->size,
+                .mtime_ns = c->mtime_ns,
+                .offset = whole ? 0 : hr->offset,
+                .length = whole ? 0 : MIN(hr->length, f->size - hr->offset),
+        };
+        if (!nf[fp->n_files].path)
+                return -ENOMEM;
+        uint64_t bytes = plan_file_bytes(&nf[fp->n_files]);
+        Extent e = { .physical = pl->slot_base[c->fi] + fp->bytes, .length = bytes };
+        layout_walker_add_file(&w->expected, &e, 1);
+        layout_walker_add_file(&pl->fs_walkers[c->fi], *ext, n_ext);
+        nf[fp->n_files].extents = TAKE_PTR(*ext);
+        nf[fp->n_files].n_extents = n_ext;
+        fp->n_files++;
+        fp->bytes += bytes;
+        return 0;
+}
+
+/* One hot range of the profile, in the order the donor receives them: where it is now counts for the
+ * quality before, where it will be for the quality expected; a movable file's range joins the plan. */
+static int plan_range(Planner *pl, ProfilePass *w, const HotRange *hr) {
+        Cand *c = &w->cand[hr->file];
+        DbFile *f = &w->files[hr->file].file;
+        _cleanup_free_ Extent *ext = NULL;
+        size_t n_ext = 0;
+        int r;
+
+        if (c->state == CAND_NONE)
+                return 0;
+        if (c->queued != SIZE_MAX) {
+                r = skip_add_range(&pl->p.skipped[c->queued], hr, f->size);
+                if (r < 0)
+                        return r;
+        }
+        r = hot_ranges_clip_extents(c->ext, c->n_ext, hr->offset, hr->length, &ext, &n_ext);
+        if (r < 0)
+                return r;
+        layout_walker_add_file(&w->before, ext, n_ext);
+        if (!c->in_quality)
+                for (size_t x = 0; x < n_ext && !c->in_quality; x++)
+                        if (layout_extent_has_blocks(&ext[x])) {
+                                c->in_quality = true;
+                                w->n_quality_files++;
+                        }
+        if (c->state == CAND_PLACED) {
+                /* placed by an earlier profile: its expected position is its slot there */
+                const FsPlan *fp = &pl->p.fs[c->fi];
+                uint64_t off = pl->slot_base[c->fi];
+                size_t q = 0;
+
+                while (q < fp->n_files && fp->files[q].file_id != f->id)
+                        off += plan_file_bytes(&fp->files[q++]);
+                if (q < fp->n_files) {
+                        Extent e = { .physical = off, .length = hr->length };
+                        layout_walker_add_file(&w->expected, &e, 1);
+                } else
+                        layout_walker_add_file(&w->expected, ext, n_ext);
+                return 0;
+        }
+        if (c->state == CAND_MOVABLE) {
+                /* a range of holes only (a hole read as zeros is a page like any other):
+                 * nothing to move there */
+                bool blocks = false;
+
+                for (size_t x = 0; x < n_ext && !blocks; x++)
+                        blocks = layout_extent_has_blocks(&ext[x]);
+                if (!blocks)
+                        return 0;
+        }
+        if (c->state == CAND_MOVABLE && !c->counted)
+                plan_admit(pl, w, c, f, hr);
+        if (c->state != CAND_MOVABLE) {
+                layout_walker_add_file(&w->expected, ext, n_ext);
+                return 0;
+        }
+        return plan_append(pl, w, c, f, hr, &ext, n_ext);
+}
+
+/* One profile into the plan: each of its files once, then its hot ranges, then its qualities. */
+static int plan_profile(Planner *pl, const DbProfileInfo *info) {
+        _cleanup_free_ DbProfileRange *ranges = NULL;
+        _cleanup_free_ uint64_t *sizes = NULL;
+        ProfilePass w = { .pp = &pl->p.profiles[pl->p.n_profiles] };
+        size_t n_ranges = 0;
+        int r;
+
+        r = db_get_profile(pl->db, info->name, NULL, &w.files, &w.n_files);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return r;
+        w.pp->name = strdup(info->name);
+        w.pp->kind = info->kind;
+        w.cand = calloc(w.n_files + 1, sizeof *w.cand);
+        sizes = calloc(w.n_files + 1, sizeof *sizes);
+        if (!w.pp->name || !w.cand || !sizes) {
+                r = -ENOMEM;
+                goto finish;
+        }
+        pl->p.n_profiles++;
+        layout_walker_init(&w.before, pl->fss->n > 0 ? pl->p.fs[0].device_bytes : 0);
+        layout_walker_init(&w.expected, pl->fss->n > 0 ? pl->p.fs[0].device_bytes : 0);
+
+        /* First each file once: can it move at all? */
+        for (size_t k = 0; k < w.n_files; k++) {
+                r = plan_candidate(pl, &w, k);
+                if (r < 0)
+                        goto finish;
+        }
+
+        /* Then its ranges, in the order the donor receives them, cut at the files' sizes now
+         * (a profile forgotten since db_get_profile(): its files whole) */
+        r = db_get_profile_ranges(pl->db, info->name, w.files, w.n_files, &ranges, &n_ranges);
+        if (r == -ENOENT)
+                r = hot_ranges_whole(w.files, w.n_files, &ranges, &n_ranges);
+        if (r < 0)
+                goto finish;
+        for (size_t k = 0; k < w.n_files; k++)
+                sizes[k] = w.files[k].file.size;
+        r = hot_ranges_glue(ranges, n_ranges, sizes, w.n_files, pl->page, &w.hot, &w.n_hot);
+        if (r < 0)
+                goto finish;
+        for (size_t h = 0; h < w.n_hot; h++) {
+                r = plan_range(pl, &w, &w.hot[h]);
+                if (r < 0)
+                        goto finish;
+        }
+        layout_walker_finish(&w.before, &w.pp->before);
+        layout_walker_finish(&w.expected, &w.pp->expected);
+        /* the walkers count each range as a file: the qualities count files */
+        w.pp->before.files = w.pp->expected.files = w.n_quality_files;
+        r = 0;
+finish:
+        free(w.hot);
+        cands_free(w.cand, w.n_files);
+        db_profile_files_free(w.files, w.n_files);
+        return r;
+}
+
+/* Each filesystem once all profiles are in: is it, or are some of its profiles, already in place? */
+static int planner_settle_filesystems(Planner *pl, const uint64_t *allowed_breaks) {
+        Plan *p = &pl->p;
+        int r;
+
+        for (size_t i = 0; i < p->n_fs; i++) {
+                layout_walker_finish(&pl->fs_walkers[i], &p->fs[i].before);
+                /* Already laid out as a run would lay it out (up to the breaks the last run could not
+                 * avoid): moving again would only rewrite data for nothing. */
+                uint64_t allowed = allowed_breaks ? allowed_breaks[i] : 0;
+
+                if (p->fs[i].n_files > 0) {
+                        p->fs[i].in_place = layout_breaks(&p->fs[i]) <= allowed;
+                        if (!p->fs[i].in_place) {
+                                p->fs[i].n_in_place = drop_in_place_profiles(&p->fs[i], allowed);
+                                p->fs[i].in_place = p->fs[i].n_files == 0;
+                        }
+                }
+                if (p->fs[i].n_files == 0 || p->fs[i].in_place) {
+                        r = keep_settled_executables(pl->db, p, i);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        return 0;
+}
+
+static void planner_done(Planner *pl) {
+        for (size_t i = 0; pl->mount_fds && i < pl->fss->n; i++)
+                safe_close(pl->mount_fds[i]);
+        free(pl->mount_fds);
+        free(pl->placed);
+        free(pl->fs_walkers);
+        free(pl->slot_base);
+        ino_set_done(&pl->running);
+        ino_set_done(&pl->swaps);
+        plan_done(&pl->p);
+}
+
 int planner_build(Db *db, const FilesystemList *fss, char *const *mounts, const PlanConfig *cfg,
                   const uint64_t *allowed_breaks, char *const *refusals, Plan *ret) {
         _cleanup_free_ DbProfileInfo *infos = NULL;
-        _cleanup_free_ int *mount_fds = NULL;
-        _cleanup_free_ int64_t *placed = NULL;        /* file ids already placed, with their fs index */
-        _cleanup_free_ LayoutWalker *fs_walkers = NULL;
-        _cleanup_free_ uint64_t *slot_base = NULL;
-        InoSet running = {}, swaps = {};
-        size_t n_infos = 0, n_placed = 0, alloc_placed = 0;
-        Plan p = {};
-        struct timespec ts;
-        uint64_t now, page;
+        Planner pl = {
+                .db = db,
+                .fss = fss,
+                .mounts = mounts,
+                .refusals = refusals,
+                .cfg = cfg,
+                .now = now_usec(CLOCK_REALTIME),
+                .page = (uint64_t) sysconf(_SC_PAGESIZE),
+        };
+        size_t n_infos = 0;
         int r;
-
-        clock_gettime(CLOCK_REALTIME, &ts);
-        now = (uint64_t) ts.tv_sec * USEC_PER_SEC + (uint64_t) ts.tv_nsec / 1000;
-        page = (uint64_t) sysconf(_SC_PAGESIZE);
 
         r = db_list_profiles(db, &infos, &n_infos);
         if (r < 0)
                 return r;
         qsort_safe(infos, n_infos, sizeof *infos, cmp_profiles);
 
-        p.fs = calloc(fss->n + 1, sizeof *p.fs);
-        mount_fds = calloc(fss->n + 1, sizeof *mount_fds);
-        fs_walkers = calloc(fss->n + 1, sizeof *fs_walkers);
-        slot_base = calloc(fss->n + 1, sizeof *slot_base);
-        p.profiles = calloc(n_infos + 1, sizeof *p.profiles);
-        if (!p.fs || !mount_fds || !fs_walkers || !slot_base || !p.profiles) {
-                r = -ENOMEM;
+        pl.p.profiles = calloc(n_infos + 1, sizeof *pl.p.profiles);
+        r = pl.p.profiles ? planner_open_filesystems(&pl) : -ENOMEM;
+        if (r < 0)
                 goto finish;
-        }
-        p.n_fs = fss->n;
-        for (size_t i = 0; i < fss->n; i++) {
-                struct statfs sfs;
-                mount_fds[i] = open(fss->items[i].mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                p.fs[i].mount = strdup(fss->items[i].mount);
-                p.fs[i].fsid = fss->items[i].fsid;
-                p.fs[i].dev = fss->items[i].dev;
-                if (!p.fs[i].mount) {
-                        r = -ENOMEM;
-                        goto finish;
-                }
-                if (mount_fds[i] >= 0 && fstatfs(mount_fds[i], &sfs) >= 0)
-                        p.fs[i].device_bytes = (uint64_t) sfs.f_blocks * (uint64_t) sfs.f_bsize;
-                layout_walker_init(&fs_walkers[i], p.fs[i].device_bytes);
-                p.fs[i].journaled = fs_has_journal(fss->items[i].dev);
-                /* expected placement: the donor lands somewhere; assume the middle of the device */
-                slot_base[i] = p.fs[i].device_bytes / 2;
-        }
 
-        ino_set_add_running_executables(&running);
-        ino_set_add_swap_files(&swaps);
+        ino_set_add_running_executables(&pl.running);
+        ino_set_add_swap_files(&pl.swaps);
 
         for (size_t pi = 0; pi < n_infos; pi++) {
-                DbProfileFile *files = NULL;
-                _cleanup_free_ DbProfileRange *ranges = NULL;
-                _cleanup_free_ HotRange *hot = NULL;
-                _cleanup_free_ uint64_t *sizes = NULL;
-                Cand *cand = NULL;
-                size_t n_files = 0, n_ranges = 0, n_hot = 0, n_quality_files = 0;
-                PlanProfile *pp = &p.profiles[p.n_profiles];
-                LayoutWalker before, expected;
-
-                r = db_get_profile(db, infos[pi].name, NULL, &files, &n_files);
-                if (r == -ENOENT)
-                        continue;
+                r = plan_profile(&pl, &infos[pi]);
                 if (r < 0)
                         goto finish;
-                pp->name = strdup(infos[pi].name);
-                pp->kind = infos[pi].kind;
-                cand = calloc(n_files + 1, sizeof *cand);
-                sizes = calloc(n_files + 1, sizeof *sizes);
-                if (!pp->name || !cand || !sizes) {
-                        r = -ENOMEM;
-                        goto finish_profile;
-                }
-                p.n_profiles++;
-                layout_walker_init(&before, fss->n > 0 ? p.fs[0].device_bytes : 0);
-                layout_walker_init(&expected, fss->n > 0 ? p.fs[0].device_bytes : 0);
-
-                /* First each file once: can it move at all? */
-                for (size_t k = 0; k < n_files; k++) {
-                        DbFile *f = &files[k].file;
-                        ssize_t fi = fs_index(fss, mounts, f->key.fsid);
-                        _cleanup_close_ int fd = -EBADF;
-                        Cand *c = &cand[k];
-                        char reason[128];
-                        bool retry = false, first_use = true;
-                        struct stat st;
-
-                        if (cfg->cancel && atomic_load(cfg->cancel)) {
-                                r = -ECANCELED;
-                                goto finish_profile;
-                        }
-                        if (fi == -2)
-                                continue;
-                        for (size_t q = 0; q < n_placed; q++)
-                                if (placed[q] == f->id)
-                                        first_use = false;
-                        if (first_use) {
-                                r = GREEDY_REALLOC(placed, alloc_placed, n_placed + 1);
-                                if (r < 0)
-                                        goto finish_profile;
-                                placed[n_placed++] = f->id;
-                        }
-                        if (fi < 0) {
-                                if (first_use)
-                                        (void) add_skip(&p, f->path, "not on a watched read-write ext4 filesystem", false);
-                                continue;
-                        }
-                        if (refusals && refusals[fi]) {
-                                if (first_use)
-                                        (void) add_skip(&p, f->path, refusals[fi], false);
-                                continue;
-                        }
-                        if (!p.fs[fi].journaled) {
-                                if (first_use)
-                                        (void) add_skip(&p, f->path, "filesystem has no journal: moving is not crash-safe there", false);
-                                continue;
-                        }
-                        before.device_bytes = expected.device_bytes = p.fs[fi].device_bytes;
-                        fd = mount_fds[fi] >= 0 ? file_key_open(mount_fds[fi], &f->key, O_RDONLY | O_NONBLOCK) : -EBADF;
-                        if (fd < 0) {
-                                if (first_use)
-                                        (void) add_skip(&p, f->path, fd == -ESTALE ? "gone or replaced since recording"
-                                                                                   : "cannot open", false);
-                                continue;
-                        }
-                        if (first_use) {
-                                /* renamed since it was recorded: show it under its name now */
-                                _cleanup_free_ char *now_path = NULL;
-                                if (fd_get_verified_path(fd, &now_path) >= 0 && now_path && !streq(now_path, f->path)) {
-                                        free(f->path);
-                                        f->path = TAKE_PTR(now_path);
-                                }
-                        }
-                        c->fi = fi;
-                        c->state = CAND_SKIPPED;        /* where it is now counts for the qualities */
-                        c->queued = SIZE_MAX;
-                        if (fiemap_get(fd, &c->ext, &c->n_ext) < 0)
-                                c->n_ext = 0;
-                        if (!first_use) {
-                                c->state = CAND_PLACED;
-                                continue;
-                        }
-
-                        if (fstat(fd, &st) < 0) {
-                                r = -errno;
-                                goto finish_profile;
-                        }
-                        /* its ranges are cut at its size now */
-                        f->size = (uint64_t) st.st_size;
-                        if (ino_set_has(&swaps, st.st_dev, st.st_ino)) {
-                                (void) add_skip(&p, f->path, "active swap file", false);
-                                continue;
-                        }
-                        if (ino_set_has(&running, st.st_dev, st.st_ino)) {
-                                if (add_skip(&p, f->path, "running executable (queued for a later pass)", true) >= 0) {
-                                        PlanSkip *ps = &p.skipped[p.n_skipped - 1];
-
-                                        c->queued = p.n_skipped - 1;
-                                        ps->file_id = f->id;
-                                        ps->fs = (size_t) fi;
-                                        ps->size = (uint64_t) st.st_size;
-                                        ps->mtime_ns = (int64_t) st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
-                                }
-                                continue;
-                        }
-                        r = planner_check_fd(fd, cfg, now, reason, sizeof reason, &retry);
-                        if (r < 0) {
-                                snprintf(reason, sizeof reason, "cannot inspect: %s", strerror(-r));
-                                r = 1;
-                        }
-                        if (r > 0) {
-                                (void) add_skip(&p, f->path, reason, retry);
-                                continue;
-                        }
-                        c->state = CAND_MOVABLE;
-                        c->mtime_ns = (int64_t) st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
-                        /* the donor takes each range rounded up to a page (and block) */
-                        c->unit = MAX(page, (uint64_t) st.st_blksize);
-                }
-
-                /* Then its ranges, in the order the donor receives them, cut at the files' sizes now
-                 * (a profile forgotten since db_get_profile(): its files whole) */
-                r = db_get_profile_ranges(db, infos[pi].name, files, n_files, &ranges, &n_ranges);
-                if (r == -ENOENT)
-                        r = hot_ranges_whole(files, n_files, &ranges, &n_ranges);
-                if (r < 0)
-                        goto finish_profile;
-                for (size_t k = 0; k < n_files; k++)
-                        sizes[k] = files[k].file.size;
-                r = hot_ranges_glue(ranges, n_ranges, sizes, n_files, page, &hot, &n_hot);
-                if (r < 0)
-                        goto finish_profile;
-                for (size_t h = 0; h < n_hot; h++) {
-                        const HotRange *hr = &hot[h];
-                        Cand *c = &cand[hr->file];
-                        DbFile *f = &files[hr->file].file;
-                        _cleanup_free_ Extent *ext = NULL;
-                        size_t n_ext = 0;
-                        char reason[128];
-
-                        if (c->state == CAND_NONE)
-                                continue;
-                        if (c->queued != SIZE_MAX) {
-                                r = skip_add_range(&p.skipped[c->queued], hr, f->size);
-                                if (r < 0)
-                                        goto finish_profile;
-                        }
-                        r = hot_ranges_clip_extents(c->ext, c->n_ext, hr->offset, hr->length, &ext, &n_ext);
-                        if (r < 0)
-                                goto finish_profile;
-                        layout_walker_add_file(&before, ext, n_ext);
-                        if (!c->in_quality)
-                                for (size_t x = 0; x < n_ext && !c->in_quality; x++)
-                                        if (layout_extent_has_blocks(&ext[x])) {
-                                                c->in_quality = true;
-                                                n_quality_files++;
-                                        }
-                        if (c->state == CAND_PLACED) {
-                                /* placed by an earlier profile: its expected position is its slot there */
-                                const FsPlan *fp = &p.fs[c->fi];
-                                uint64_t off = slot_base[c->fi];
-                                size_t q = 0;
-
-                                while (q < fp->n_files && fp->files[q].file_id != f->id)
-                                        off += plan_file_bytes(&fp->files[q++]);
-                                if (q < fp->n_files) {
-                                        Extent e = { .physical = off, .length = hr->length };
-                                        layout_walker_add_file(&expected, &e, 1);
-                                } else
-                                        layout_walker_add_file(&expected, ext, n_ext);
-                                continue;
-                        }
-                        if (c->state == CAND_MOVABLE) {
-                                /* a range of holes only (a hole read as zeros is a page like any other):
-                                 * nothing to move there */
-                                bool blocks = false;
-
-                                for (size_t x = 0; x < n_ext && !blocks; x++)
-                                        blocks = layout_extent_has_blocks(&ext[x]);
-                                if (!blocks)
-                                        continue;
-                        }
-                        if (c->state == CAND_MOVABLE && !c->counted) {
-                                /* a file's hot bytes are counted, against both limits, at its first range */
-                                uint64_t cap = MIN(cfg->max_hot_set_bytes, p.fs[c->fi].device_bytes / 20);
-                                uint64_t hot_bytes = hot_ranges_file_bytes(hot, n_hot, hr->file, c->unit);
-                                HotAdmit a = hot_ranges_admit(hot_bytes, cfg->max_file_bytes, p.fs[c->fi].slices, cap);
-
-                                if (a == HOT_TOO_LARGE) {
-                                        snprintf(reason, sizeof reason, "%s than MaxFileMiB=%" PRIu64,
-                                                 hot_bytes < f->size ? "hot part larger" : "larger",
-                                                 cfg->max_file_bytes >> 20);
-                                        (void) add_skip(&p, f->path, reason, false);
-                                        c->state = CAND_SKIPPED;
-                                } else if (a == HOT_SET_FULL) {
-                                        snprintf(reason, sizeof reason, "hot set full (MaxHotSetMiB=%" PRIu64 ", at most 5%% of the filesystem)",
-                                                 cfg->max_hot_set_bytes >> 20);
-                                        (void) add_skip(&p, f->path, reason, false);
-                                        c->state = CAND_SKIPPED;
-                                } else {
-                                        p.fs[c->fi].slices += hot_bytes;
-                                        c->counted = true;
-                                }
-                        }
-                        if (c->state != CAND_MOVABLE) {
-                                layout_walker_add_file(&expected, ext, n_ext);
-                                continue;
-                        }
-
-                        FsPlan *fp = &p.fs[c->fi];
-                        PlanFile *nf = realloc(fp->files, (fp->n_files + 1) * sizeof *nf);
-                        /* the whole file as one range: a whole-file item, as the mover always took them */
-                        bool whole = hr->offset == 0 && hr->length >= f->size;
-
-                        if (!nf) {
-                                r = -ENOMEM;
-                                goto finish_profile;
-                        }
-                        fp->files = nf;
-                        nf[fp->n_files] = (PlanFile) {
-                                .file_id = f->id,
-                                .path = strdup(f->path),
-                                .profile = pp->name,
-                                .key = f->key,
-                                .size = f->size,
-                                .mtime_ns = c->mtime_ns,
-                                .offset = whole ? 0 : hr->offset,
-                                .length = whole ? 0 : MIN(hr->length, f->size - hr->offset),
-                        };
-                        if (!nf[fp->n_files].path) {
-                                r = -ENOMEM;
-                                goto finish_profile;
-                        }
-                        uint64_t bytes = plan_file_bytes(&nf[fp->n_files]);
-                        Extent e = { .physical = slot_base[c->fi] + fp->bytes, .length = bytes };
-                        layout_walker_add_file(&expected, &e, 1);
-                        layout_walker_add_file(&fs_walkers[c->fi], ext, n_ext);
-                        nf[fp->n_files].extents = TAKE_PTR(ext);
-                        nf[fp->n_files].n_extents = n_ext;
-                        fp->n_files++;
-                        fp->bytes += bytes;
-                }
-                layout_walker_finish(&before, &pp->before);
-                layout_walker_finish(&expected, &pp->expected);
-                /* the walkers count each range as a file: the qualities count files */
-                pp->before.files = pp->expected.files = n_quality_files;
-                cands_free(cand, n_files);
-                db_profile_files_free(files, n_files);
-                continue;
-        finish_profile:
-                cands_free(cand, n_files);
-                db_profile_files_free(files, n_files);
+        }
+        r = planner_settle_filesystems(&pl, allowed_breaks);
+        if (r < 0)
                 goto finish;
-        }
-
-        for (size_t i = 0; i < p.n_fs; i++) {
-                layout_walker_finish(&fs_walkers[i], &p.fs[i].before);
-                /* Already laid out as a run would lay it out (up to the breaks the last run could not
-                 * avoid): moving again would only rewrite data for nothing. */
-                uint64_t allowed = allowed_breaks ? allowed_breaks[i] : 0;
-
-                if (p.fs[i].n_files > 0) {
-                        p.fs[i].in_place = layout_breaks(&p.fs[i]) <= allowed;
-                        if (!p.fs[i].in_place) {
-                                p.fs[i].n_in_place = drop_in_place_profiles(&p.fs[i], allowed);
-                                p.fs[i].in_place = p.fs[i].n_files == 0;
-                        }
-                }
-                if (p.fs[i].n_files == 0 || p.fs[i].in_place) {
-                        r = keep_settled_executables(db, &p, i);
-                        if (r < 0)
-                                goto finish;
-                }
-        }
-        r = 0;
-        *ret = p;
-        p = (Plan) {};
+        *ret = pl.p;
+        pl.p = (Plan) {};
 finish:
-        for (size_t i = 0; mount_fds && i < fss->n; i++)
-                safe_close(mount_fds[i]);
-        ino_set_done(&running);
-        ino_set_done(&swaps);
         db_profile_infos_free(TAKE_PTR(infos), n_infos);
-        plan_done(&p);
+        planner_done(&pl);
         return r;
 }

@@ -54,7 +54,7 @@ typedef struct PlanSkip {
         uint64_t size;
         int64_t mtime_ns;
         uint64_t *offsets, *lengths;    /* its hot ranges in layout order (length 0: the whole file) */
-        size_t n_ranges;
+        size_t n_ranges, allocated_offsets, allocated_lengths;
 } PlanSkip;
 
 /* One more file left out, with why (path and reason copied; retry as given, the rest unset): the
@@ -75,7 +75,7 @@ typedef struct FsPlan {
         dev_t dev;
         uint64_t device_bytes;
         PlanFile *files;                /* layout order, movable files' ranges only (a file may have several) */
-        size_t n_files;
+        size_t n_files, allocated_files;
         uint64_t bytes;
         uint64_t slices;                /* bytes the donor needs (each range rounded up to a page) */
         bool journaled;                 /* only journaled ext4 is moved on */

@@ -18,6 +18,7 @@
 #include "policy/conf.h"
 #include "common/log.h"
 #include "common/macro.h"
+#include "common/time-util.h"
 
 
 typedef enum ConfigValueType {
@@ -294,31 +295,6 @@ int config_parse_bool(const char *s, bool *ret) {
         return -EINVAL;
 }
 
-/* "30s", "1d", "500ms": the largest unit that divides the value evenly, for warnings only. */
-static void format_timespan(char *buf, size_t n, uint64_t usec) {
-        static const struct {
-                const char *suffix;
-                uint64_t usec;
-        } units[] = {
-                { "d",   USEC_PER_DAY },
-                { "h",   USEC_PER_HOUR },
-                { "min", USEC_PER_MINUTE },
-                { "s",   USEC_PER_SEC },
-                { "ms",  USEC_PER_MSEC },
-        };
-
-        if (usec == 0) {
-                snprintf(buf, n, "0");
-                return;
-        }
-        for (size_t i = 0; i < ELEMENTSOF(units); i++)
-                if (usec % units[i].usec == 0) {
-                        snprintf(buf, n, "%" PRIu64 "%s", usec / units[i].usec, units[i].suffix);
-                        return;
-                }
-        snprintf(buf, n, "%" PRIu64 "us", usec);
-}
-
 static void config_assign(const char *path, unsigned line, const ConfigItem *item, const char *value,
                           Config *c) {
         int r;
@@ -335,8 +311,8 @@ static void config_assign(const char *path, unsigned line, const ConfigItem *ite
                 if (r < 0) {
                         char range[80];
 
-                        format_timespan(lo, sizeof lo, item->min);
-                        format_timespan(hi, sizeof hi, item->max);
+                        (void) format_timespan(lo, sizeof lo, item->min, TIMESPAN_EXACT);
+                        (void) format_timespan(hi, sizeof hi, item->max, TIMESPAN_EXACT);
                         if (item->min > 0)
                                 snprintf(range, sizeof range, "greater than 0 and at most %s", hi);
                         else
@@ -351,30 +327,18 @@ static void config_assign(const char *path, unsigned line, const ConfigItem *ite
                 return;
         }
 
-        case CONFIG_UNSIGNED: {
-                unsigned u;
-
-                r = config_parse_unsigned(value, (unsigned) item->min, (unsigned) item->max, &u);
-                if (r < 0) {
-                        (void) log_syntax(path, line,
-                                          "%s for %s=: '%s' (expected an integer %" PRIu64 "..%" PRIu64 "), ignoring.",
-                                          r == -ERANGE ? "Value out of range" : "Invalid value",
-                                          item->key, value, item->min, item->max);
-                        return;
-                }
-                *(unsigned *) ((uint8_t *) c + item->offset) = u;
-                return;
-        }
-
+        case CONFIG_UNSIGNED:
         case CONFIG_HOURS: {
                 unsigned u;
 
                 r = config_parse_unsigned(value, (unsigned) item->min, (unsigned) item->max, &u);
                 if (r < 0) {
                         (void) log_syntax(path, line,
-                                          "%s for %s=: '%s' (expected a number of hours %" PRIu64 "..%" PRIu64 "), ignoring.",
+                                          "%s for %s=: '%s' (expected %s %" PRIu64 "..%" PRIu64 "), ignoring.",
                                           r == -ERANGE ? "Value out of range" : "Invalid value",
-                                          item->key, value, item->min, item->max);
+                                          item->key, value,
+                                          item->type == CONFIG_HOURS ? "a number of hours" : "an integer",
+                                          item->min, item->max);
                         return;
                 }
                 *(unsigned *) ((uint8_t *) c + item->offset) = u;

@@ -16,47 +16,13 @@
 #include <unistd.h>
 
 #include "policy/idle.h"
+#include "common/fileio.h"
 #include "common/macro.h"
+#include "common/time-util.h"
 
 
 /* Loop devices stacked on files on loop devices: enough for any sane setup, and no cycles. */
 #define ROTATIONAL_MAX_DEPTH 8
-
-/* Reads a small file (a sysfs attribute, a /proc file) relative to dfd into buf, NUL-terminated, with
- * trailing newlines and blanks removed. Returns the length or a negative errno; -EFBIG if it does not fit. */
-static ssize_t read_small_file_at(int dfd, const char *path, char *buf, size_t size) {
-        _cleanup_close_ int fd = -EBADF;
-        size_t n = 0;
-
-        fd = openat(dfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0)
-                return negative_errno();
-
-        for (;;) {
-                ssize_t k;
-
-                if (n >= size - 1)
-                        return -EFBIG;
-                k = read(fd, buf + n, size - 1 - n);
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return negative_errno();
-                }
-                if (k == 0)
-                        break;
-                n += (size_t) k;
-        }
-
-        while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' ' || buf[n - 1] == '\t'))
-                n--;
-        buf[n] = '\0';
-        return (ssize_t) n;
-}
-
-static ssize_t read_small_file(const char *path, char *buf, size_t size) {
-        return read_small_file_at(AT_FDCWD, path, buf, size);
-}
 
 /* Reads "<name>/<attr>" below dfd. */
 static ssize_t read_attr_at(int dfd, const char *name, const char *attr, char *buf, size_t size) {
@@ -316,18 +282,6 @@ void idle_config_from_config(IdleConfig *ic, const Config *c) {
         };
 }
 
-char *idle_format_timespan(char *buf, size_t n, uint64_t usec) {
-        if (usec < USEC_PER_MINUTE)
-                snprintf(buf, n, "%" PRIu64 " s", usec / USEC_PER_SEC);
-        else if (usec < USEC_PER_HOUR)
-                snprintf(buf, n, "%" PRIu64 " min", usec / USEC_PER_MINUTE);
-        else if (usec < 2 * USEC_PER_DAY)
-                snprintf(buf, n, "%" PRIu64 " h", usec / USEC_PER_HOUR);
-        else
-                snprintf(buf, n, "%" PRIu64 " d", usec / USEC_PER_DAY);
-        return buf;
-}
-
 static const char *const idle_reason_table[_IDLE_REASON_MAX] = {
         [IDLE_REASON_NONE] = "none",
         [IDLE_REASON_ON_BATTERY] = "on-battery",
@@ -423,7 +377,8 @@ IdleReason idle_check(const IdleConfig *c, const IdleInputs *in, char *reason, s
                 lifted_by_changes = in->profiles_changed;
                 lifted_by_quality = !lifted_by_changes && quality_degraded(c, in);
                 if (!lifted_by_changes && !lifted_by_quality) {
-                        idle_format_timespan(a, sizeof a, in->now_realtime_usec - in->last_run_realtime_usec);
+                        format_timespan(a, sizeof a, in->now_realtime_usec - in->last_run_realtime_usec,
+                                        TIMESPAN_ONE_UNIT);
                         reason_set(reason, reason_size, "ran %s ago (MinIntervalHours=%" PRIu64 ")", a,
                                    c->min_interval_usec / USEC_PER_HOUR);
                         return IDLE_REASON_RECENT_RUN;
@@ -432,8 +387,8 @@ IdleReason idle_check(const IdleConfig *c, const IdleInputs *in, char *reason, s
 
         /* 3. Boot quiet time: the page cache is cold and the desktop is still settling. */
         if (in->uptime_usec < c->boot_quiet_usec) {
-                idle_format_timespan(a, sizeof a, in->uptime_usec);
-                idle_format_timespan(b, sizeof b, c->boot_quiet_usec);
+                format_timespan(a, sizeof a, in->uptime_usec, TIMESPAN_ONE_UNIT);
+                format_timespan(b, sizeof b, c->boot_quiet_usec, TIMESPAN_ONE_UNIT);
                 reason_set(reason, reason_size, "booted %s ago (BootQuietSec=%s)", a, b);
                 return IDLE_REASON_BOOT_QUIET;
         }
@@ -446,14 +401,14 @@ IdleReason idle_check(const IdleConfig *c, const IdleInputs *in, char *reason, s
         /* 7. Quiet for long enough. busy_since in the future (a caller's bug) counts as busy just now. */
         idle_for = in->now_usec > in->busy_since_usec ? in->now_usec - in->busy_since_usec : 0;
         if (idle_for < c->idle_usec) {
-                idle_format_timespan(a, sizeof a, idle_for);
-                idle_format_timespan(b, sizeof b, c->idle_usec);
+                format_timespan(a, sizeof a, idle_for, TIMESPAN_ONE_UNIT);
+                format_timespan(b, sizeof b, c->idle_usec, TIMESPAN_ONE_UNIT);
                 reason_set(reason, reason_size, "idle for %s of %s (IdleSec=)", a, b);
                 return IDLE_REASON_NOT_IDLE_LONG;
         }
 
         /* Go; say why before MinIntervalHours=, so that status explains an early run. */
-        idle_format_timespan(a, sizeof a, idle_for);
+        format_timespan(a, sizeof a, idle_for, TIMESPAN_ONE_UNIT);
         if (lifted_by_changes)
                 reason_set(reason, reason_size, "idle for %s; new profiles since the last run", a);
         else if (lifted_by_quality)

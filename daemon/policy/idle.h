@@ -158,5 +158,3 @@ bool idle_inputs_busy(const IdleConfig *c, const IdleInputs *in, char *reason, s
  * ext4 on them is rare enough). On false, reason gets "non-rotational device (OptimizeNonRotational=no)". */
 bool idle_device_allowed(const IdleConfig *c, int rotational, char *reason, size_t reason_size);
 
-/* "45 s", "4 min", "3 h" (up to 48 h), "5 d": one unit, rounded down, for status texts. Returns buf. */
-char *idle_format_timespan(char *buf, size_t n, uint64_t usec);

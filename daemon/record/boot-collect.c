@@ -10,6 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "common/alloc-util.h"
 #include "record/boot-collect.h"
 #include "fs/fid-util.h"
 #include "common/macro.h"
@@ -235,17 +236,9 @@ static int read_keys(FILE *f, Collected **ret, size_t *ret_n) {
                         *ret_n = n;
                         return 0;
                 }
-                if (n == allocated) {
-                        size_t na = allocated ? allocated * 2 : 256;
-                        Collected *p = reallocarray(keys, na, sizeof *p);
-
-                        if (!p) {
-                                r = -ENOMEM;
-                                break;
-                        }
-                        keys = p;
-                        allocated = na;
-                }
+                r = GREEDY_REALLOC(keys, allocated, n + 1);
+                if (r < 0)
+                        break;
                 keys[n].path = NULL;
                 r = boot_collect_parse_line(line, &keys[n].key, &keys[n].path);
                 if (r < 0)

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
+#include "common/alloc-util.h"
 #include "record/boot-seed.h"
 #include "fs/fid-util.h"
 #include "common/macro.h"
@@ -38,15 +39,8 @@ static int list_pids(const char *proc, pid_t **ret, size_t *ret_n) {
                 v = strtol(de->d_name, &end, 10);
                 if (errno != 0 || *end || v <= 0)
                         continue;
-                if (n == allocated) {
-                        size_t na = allocated ? allocated * 2 : 256;
-                        pid_t *p = reallocarray(pids, na, sizeof *p);
-
-                        if (!p)
-                                return -ENOMEM;
-                        pids = p;
-                        allocated = na;
-                }
+                if (GREEDY_REALLOC(pids, allocated, n + 1) < 0)
+                        return -ENOMEM;
                 pids[n++] = (pid_t) v;
         }
         qsort_safe(pids, n, sizeof *pids, cmp_pid);

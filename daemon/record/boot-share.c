@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/alloc-util.h"
 #include "record/boot-share.h"
 #include "common/macro.h"
 
@@ -34,16 +35,11 @@ bool boot_share_left_out(const BootShare *b) {
 }
 
 static int mark_user(BootShare *b, size_t file) {
-        if (file / 64 >= b->n_words) {
-                size_t n = MAX(file / 64 + 1, b->n_words * 2);
-                uint64_t *w = reallocarray(b->user, n, sizeof *w);
+        size_t old = b->n_words;
 
-                if (!w)
-                        return -ENOMEM;
-                memset(w + b->n_words, 0, (n - b->n_words) * sizeof *w);
-                b->user = w;
-                b->n_words = n;
-        }
+        if (GREEDY_REALLOC(b->user, b->n_words, file / 64 + 1) < 0)
+                return -ENOMEM;
+        memset(b->user + old, 0, (b->n_words - old) * sizeof *b->user);
         b->user[file / 64] |= UINT64_C(1) << (file % 64);
         b->n_user_files++;
         return 0;

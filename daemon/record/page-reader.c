@@ -9,6 +9,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "common/alloc-util.h"
 #include "record/page-reader.h"
 
 /* Bounds the queue if the main loop stops taking (a stuck loop must not eat the machine's memory): what
@@ -35,16 +36,10 @@ struct PageReader {
 static void on_pages(const PageCacheEvent *e, void *userdata) {
         PageReader *r = userdata;
 
-        if (r->n_queue >= r->allocated_queue) {
-                size_t na = r->allocated_queue ? r->allocated_queue * 2 : 4096;
-                PageCacheEvent *q = na <= PAGE_READER_QUEUE_MAX ? reallocarray(r->queue, na, sizeof *q) : NULL;
-
-                if (!q) {
-                        r->lost_new++;
-                        return;
-                }
-                r->queue = q;
-                r->allocated_queue = na;
+        if (r->n_queue >= PAGE_READER_QUEUE_MAX ||
+            GREEDY_REALLOC(r->queue, r->allocated_queue, r->n_queue + 1) < 0) {
+                r->lost_new++;
+                return;
         }
         r->queue[r->n_queue++] = *e;
 }

@@ -11,6 +11,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "common/alloc-util.h"
 #include "record/pagecache.h"
 #include "record/trace-page.h"
 
@@ -39,7 +40,7 @@ struct PageCache {
         uint8_t *buf;
         int *fds;               /* for pagecache_fds() */
         PageCacheCpu *cpus;
-        size_t n_cpus;
+        size_t n_cpus, allocated_cpus;
         dev_t devs[PAGECACHE_MAX_DEVICES];
         uint64_t kdevs[PAGECACHE_MAX_DEVICES];
         size_t n_devs;
@@ -170,7 +171,6 @@ static int open_cpus(PageCache *p) {
         for (struct dirent *de; (de = readdir(d));) {
                 char name[300];
                 unsigned cpu;
-                PageCacheCpu *c;
                 int fd;
 
                 if (sscanf(de->d_name, "cpu%u", &cpu) != 1)
@@ -179,12 +179,10 @@ static int open_cpus(PageCache *p) {
                 fd = openat(dirfd(d), name, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
                 if (fd < 0)
                         return -errno;
-                c = realloc(p->cpus, (p->n_cpus + 1) * sizeof *c);
-                if (!c) {
+                if (GREEDY_REALLOC(p->cpus, p->allocated_cpus, p->n_cpus + 1) < 0) {
                         safe_close(fd);
                         return -ENOMEM;
                 }
-                p->cpus = c;
                 p->cpus[p->n_cpus++] = (PageCacheCpu) { .fd = fd, .cpu = cpu };
         }
         if (p->n_cpus == 0)

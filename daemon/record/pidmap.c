@@ -194,36 +194,52 @@ pid_t pidmap_tgid(PidMap *m, pid_t tid) {
         return tgid;
 }
 
-int proc_get_tgid(const char *proc, pid_t tid, pid_t *ret) {
+/* PROC/PID/NAME opened for reading, or NULL with errno set. */
+static FILE *proc_fopen(const char *proc, pid_t pid, const char *name) {
         char path[128];
+
+        snprintf(path, sizeof path, "%s/%i/%s", proc, (int) pid, name);
+        return fopen(path, "re");
+}
+
+/* The first line of PROC/PID/NAME that starts with prefix, with its newline: -ENODATA if there is none. */
+static int proc_find_line(const char *proc, pid_t pid, const char *name, const char *prefix, char **ret) {
         _cleanup_fclose_ FILE *f = NULL;
         _cleanup_free_ char *line = NULL;
         size_t sz = 0;
-        int v;
 
-        snprintf(path, sizeof path, "%s/%i/status", proc, (int) tid);
-        f = fopen(path, "re");
+        f = proc_fopen(proc, pid, name);
         if (!f)
                 return -errno;
         while (getline(&line, &sz, f) > 0)
-                if (startswith(line, "Tgid:")) {
-                        if (sscanf(line + strlen("Tgid:"), "%i", &v) != 1 || v <= 0)
-                                return -EBADMSG;
-                        *ret = v;
+                if (startswith(line, prefix)) {
+                        *ret = TAKE_PTR(line);
                         return 0;
                 }
         return -ENODATA;
 }
 
+int proc_get_tgid(const char *proc, pid_t tid, pid_t *ret) {
+        _cleanup_free_ char *line = NULL;
+        int r, v;
+
+        r = proc_find_line(proc, tid, "status", "Tgid:", &line);
+        if (r < 0)
+                return r;
+        if (sscanf(line + strlen("Tgid:"), "%i", &v) != 1 || v <= 0)
+                return -EBADMSG;
+        *ret = v;
+        return 0;
+}
+
 int proc_get_ppid(const char *proc, pid_t pid, pid_t *ret) {
-        char path[128], buf[1024];
+        char buf[1024];
         _cleanup_fclose_ FILE *f = NULL;
         const char *p;
         size_t n;
         int ppid;
 
-        snprintf(path, sizeof path, "%s/%i/stat", proc, (int) pid);
-        f = fopen(path, "re");
+        f = proc_fopen(proc, pid, "stat");
         if (!f)
                 return -errno;
         n = fread(buf, 1, sizeof buf - 1, f);
@@ -237,57 +253,41 @@ int proc_get_ppid(const char *proc, pid_t pid, pid_t *ret) {
 }
 
 int proc_get_cgroup(const char *proc, pid_t pid, char **ret) {
-        char path[128];
-        _cleanup_fclose_ FILE *f = NULL;
         _cleanup_free_ char *line = NULL;
-        size_t sz = 0;
-        ssize_t n;
+        size_t n;
+        int r;
 
-        snprintf(path, sizeof path, "%s/%i/cgroup", proc, (int) pid);
-        f = fopen(path, "re");
-        if (!f)
-                return -errno;
-        while ((n = getline(&line, &sz, f)) > 0) {
-                if (strncmp(line, "0::", 3) != 0)
-                        continue;
-                if (line[n - 1] == '\n')
-                        line[n - 1] = 0;
-                *ret = strdup(line + 3);
-                return *ret ? 0 : -ENOMEM;
-        }
-        return -ENODATA;
+        r = proc_find_line(proc, pid, "cgroup", "0::", &line);
+        if (r < 0)
+                return r;
+        n = strlen(line);
+        if (line[n - 1] == '\n')
+                line[n - 1] = 0;
+        *ret = strdup(line + 3);
+        return *ret ? 0 : -ENOMEM;
 }
 
 int proc_get_uid(const char *proc, pid_t pid, uid_t *ret) {
-        char path[128];
-        _cleanup_fclose_ FILE *f = NULL;
         _cleanup_free_ char *line = NULL;
-        size_t sz = 0;
         unsigned long v;
+        const char *p;
         char *end;
+        int r;
 
-        snprintf(path, sizeof path, "%s/%i/status", proc, (int) pid);
-        f = fopen(path, "re");
-        if (!f)
-                return -errno;
         /* "Uid:\treal\teffective\tsaved\tfs" */
-        while (getline(&line, &sz, f) > 0) {
-                const char *p;
-
-                if (!startswith(line, "Uid:"))
-                        continue;
-                p = line + strlen("Uid:");
-                p += strspn(p, " \t");
-                if (*p < '0' || *p > '9')
-                        return -EBADMSG;
-                errno = 0;
-                v = strtoul(p, &end, 10);
-                if (errno != 0 || (*end != '\t' && *end != ' ' && *end != '\n') || v >= (unsigned long) (uid_t) -1)
-                        return -EBADMSG;
-                *ret = (uid_t) v;
-                return 0;
-        }
-        return -ENODATA;
+        r = proc_find_line(proc, pid, "status", "Uid:", &line);
+        if (r < 0)
+                return r;
+        p = line + strlen("Uid:");
+        p += strspn(p, " \t");
+        if (*p < '0' || *p > '9')
+                return -EBADMSG;
+        errno = 0;
+        v = strtoul(p, &end, 10);
+        if (errno != 0 || (*end != '\t' && *end != ' ' && *end != '\n') || v >= (unsigned long) (uid_t) -1)
+                return -EBADMSG;
+        *ret = (uid_t) v;
+        return 0;
 }
 
 int cgroup_population(const char *root, const char *cgroup) {

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/alloc-util.h"
 #include "record/session.h"
 
 /* The hash tables (files by key, inodes, directories of paths) take any size: a bucket is the hash scaled to the table, so they
@@ -143,14 +144,8 @@ static ssize_t add_file(Session *s, const FileKey *key, uint64_t now_usec, bool 
                         return r;
                 (void) find(s, key, &b);
         }
-        if (s->n_files >= s->allocated) {
-                size_t na = s->allocated ? s->allocated * 2 : 32;
-                SessionFile *n = realloc(s->files, na * sizeof *n);
-                if (!n)
-                        return -ENOMEM;
-                s->files = n;
-                s->allocated = na;
-        }
+        if (GREEDY_REALLOC(s->files, s->allocated, s->n_files + 1) < 0)
+                return -ENOMEM;
         s->files[s->n_files] = (SessionFile) {
                 .key = *key,
                 .offset_usec = now_usec > s->start_usec ? now_usec - s->start_usec : 0,
@@ -530,15 +525,8 @@ int session_add_pages(Session *s, uint32_t file, uint64_t first, uint64_t n, uin
                 return -EINVAL;
         end = first + n;
         if (file >= s->n_seen_files) {
-                if (file >= s->allocated_seen) {
-                        size_t na = MAX((size_t) file + 1, s->allocated_seen * 2);
-                        PageSet *t = reallocarray(s->seen, na, sizeof *t);
-
-                        if (!t)
-                                return -ENOMEM;
-                        s->seen = t;
-                        s->allocated_seen = na;
-                }
+                if (GREEDY_REALLOC(s->seen, s->allocated_seen, (size_t) file + 1) < 0)
+                        return -ENOMEM;
                 /* only what is used is cleared (and so made resident) */
                 memset(s->seen + s->n_seen_files, 0, (file + 1 - s->n_seen_files) * sizeof *s->seen);
                 s->n_seen_files = (size_t) file + 1;
@@ -614,11 +602,8 @@ int session_inode_put(Session *s, uint64_t dev, uint64_t ino, uint32_t file) {
                 return -EOVERFLOW;
         d = inodes_of(s, dev);
         if (!d) {
-                SessionInodes *n = reallocarray(s->inodes, s->n_inode_devs + 1, sizeof *n);
-
-                if (!n)
+                if (GREEDY_REALLOC(s->inodes, s->allocated_inode_devs, s->n_inode_devs + 1) < 0)
                         return -ENOMEM;
-                s->inodes = n;
                 d = &s->inodes[s->n_inode_devs++];
                 *d = (SessionInodes) { .dev = (uint32_t) dev };
         }
@@ -652,7 +637,7 @@ void session_seal(Session *s) {
         for (size_t i = 0; i < s->n_inode_devs; i++)
                 free(s->inodes[i].t);
         s->inodes = mfree(s->inodes);
-        s->n_inode_devs = s->n_inodes = 0;
+        s->n_inode_devs = s->allocated_inode_devs = s->n_inodes = 0;
         s->index = mfree(s->index);
         s->n_buckets = 0;
         s->paths.dir_index = mfree(s->paths.dir_index);
@@ -663,7 +648,7 @@ void session_seal(Session *s) {
 size_t session_memory(const Session *s) {
         size_t m = sizeof *s + s->allocated * sizeof(SessionFile) + s->n_buckets * sizeof(uint32_t) +
                 s->allocated_touches * sizeof(SessionRange) + s->allocated_meta * sizeof(SessionMetaRange) +
-                s->n_inode_devs * sizeof(SessionInodes);
+                s->allocated_inode_devs * sizeof(SessionInodes);
 
         for (size_t i = 0; i < s->n_inode_devs; i++)
                 m += s->inodes[i].n_buckets * sizeof(SessionInode);

@@ -162,7 +162,7 @@ struct Session {
         size_t n_meta, allocated_meta;
         uint64_t skipped_metadata; /* block-device page events not kept: past SESSION_MAX_META_RANGES */
         SessionInodes *inodes;  /* (dev, ino) of page events -> file, per dev */
-        size_t n_inode_devs, n_inodes;
+        size_t n_inode_devs, allocated_inode_devs, n_inodes;
         PathStore paths;
 
         Session *next;

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "relocate/donor.h"
+#include "common/fileio.h"
 #include "common/macro.h"
 
 #define DONOR_RUN_BYTES (UINT64_C(128) * 1024 * 1024)
@@ -719,22 +720,6 @@ static int donor_create_targeted(int dir_fd, uint64_t bytes, uint64_t group_prea
         return 0;
 }
 
-static int read_small_file(const char *path, char *buf, size_t size) {
-        _cleanup_close_ int fd = -EBADF;
-        ssize_t n;
-
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        n = read(fd, buf, size - 1);
-        if (n < 0)
-                return -errno;
-        buf[n] = 0;
-        while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
-                buf[--n] = 0;
-        return 0;
-}
-
 static int write_sysfs(const char *path, const char *value) {
         _cleanup_close_ int fd = -EBADF;
         size_t l = strlen(value);
@@ -826,7 +811,7 @@ int donor_group_prealloc(const char *sysfs_dir, uint64_t *ret) {
 
         if ((size_t) snprintf(path, sizeof path, "%s/mb_group_prealloc", sysfs_dir) >= sizeof path)
                 return -ENAMETOOLONG;
-        r = read_small_file(path, v, sizeof v);
+        r = (int) read_small_file(path, v, sizeof v);
         if (r < 0)
                 return r;
         if (!valid_value(v))
@@ -845,9 +830,11 @@ int donor_restore_tunables(const char *state_file) {
         if ((size_t) snprintf(tmp, sizeof tmp, "%s.tmp", state_file) < sizeof tmp)
                 (void) unlink(tmp);     /* a crash before the rename: the tunable was never changed */
 
-        r = read_small_file(state_file, buf, sizeof buf);
+        r = (int) read_small_file(state_file, buf, sizeof buf);
         if (r == -ENOENT)
                 return 0;
+        if (r == -EFBIG)
+                goto bad;
         if (r < 0)
                 return r;
         sp = strrchr(buf, ' ');

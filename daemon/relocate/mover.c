@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/alloc-util.h"
 #include "relocate/donor.h"
 #include "fs/fiemap.h"
 #include "relocate/item-files.h"
@@ -505,17 +506,10 @@ static Next move_opened_item(Mover *m, const MoveItem *it, uint64_t slice_blocks
                                 failed = true;
                                 break;
                         }
-                        if (n_swapped == n_alloc) {
-                                size_t k = MAX(n_alloc * 2, (size_t) 16);
-                                Swapped *t = reallocarray(swapped, k, sizeof *t);
-
-                                if (!t) {
-                                        set_outcome(out, MOVE_RETRY, MOVE_REASON_ERROR, "out of memory");
-                                        failed = true;
-                                        break;
-                                }
-                                swapped = t;
-                                n_alloc = k;
+                        if (GREEDY_REALLOC(swapped, n_alloc, n_swapped + 1) < 0) {
+                                set_outcome(out, MOVE_RETRY, MOVE_REASON_ERROR, "out of memory");
+                                failed = true;
+                                break;
                         }
                         prefetch(m, ro, l * m->bsize, me.len * m->bsize);
                         r = ioctl(fd, EXT4_IOC_MOVE_EXT, &me);

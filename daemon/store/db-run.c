@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/alloc-util.h"
 #include "store/db-private.h"
 #include "common/macro.h"
 
@@ -348,25 +349,15 @@ int db_extents_before_set(Db *db, int64_t file_id, const uint64_t *physical, con
 int db_extents_before_get(Db *db, int64_t file_id, uint64_t **ret_physical, uint64_t **ret_length, size_t *ret_n) {
         _cleanup_reset_ sqlite3_stmt *st = db_run_stmt(db, RUN_STMT_EXTENTS_GET);
         _cleanup_free_ uint64_t *ph = NULL, *len = NULL;
-        size_t n = 0, alloc = 0;
+        size_t n = 0, alloc_ph = 0, alloc_len = 0;
         int r;
 
         r = db_bind(db, st, DB_I64(file_id));
         if (r < 0)
                 return r;
         while ((r = db_step(db, st)) > 0) {
-                if (n == alloc) {
-                        size_t na = alloc ? alloc * 2 : 8;
-                        uint64_t *a = reallocarray(ph, na, sizeof *a);
-                        if (!a)
-                                return -ENOMEM;
-                        ph = a;
-                        a = reallocarray(len, na, sizeof *a);
-                        if (!a)
-                                return -ENOMEM;
-                        len = a;
-                        alloc = na;
-                }
+                if (GREEDY_REALLOC(ph, alloc_ph, n + 1) < 0 || GREEDY_REALLOC(len, alloc_len, n + 1) < 0)
+                        return -ENOMEM;
                 ph[n] = (uint64_t) sqlite3_column_int64(st, 0);
                 len[n] = (uint64_t) sqlite3_column_int64(st, 1);
                 n++;
