@@ -375,6 +375,9 @@ static int planner_open_filesystems(Planner *pl) {
         pl->slot_base = calloc(fss->n + 1, sizeof *pl->slot_base);
         if (!p->fs || !pl->mount_fds || !pl->fs_walkers || !pl->slot_base)
                 return -ENOMEM;
+        /* not yet opened: nothing for the cleanup to close (0 would be stdin) */
+        for (size_t i = 0; i < fss->n; i++)
+                pl->mount_fds[i] = -EBADF;
         p->n_fs = fss->n;
         for (size_t i = 0; i < fss->n; i++) {
                 struct statfs sfs;
