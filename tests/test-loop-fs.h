@@ -26,6 +26,7 @@ typedef struct LoopFs {
         char img[512], mnt[512], dev[64];
         bool mounted;
         int mount_fd;                   /* the mount's root directory */
+        const char *options;            /* mount options (ext4's data string), NULL: none */
 } LoopFs;
 
 static char loop_fs_dir[256];
@@ -86,21 +87,22 @@ static inline const char *loop_fs_scratch(const char *prog) {
 }
 
 static inline void loop_fs_mount(LoopFs *fs) {
-        ASSERT_EQ(mount(fs->dev, fs->mnt, "ext4", 0, NULL), 0);
+        ASSERT_EQ(mount(fs->dev, fs->mnt, "ext4", 0, fs->options), 0);
         fs->mounted = true;
         fs->mount_fd = open(fs->mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ASSERT_TRUE(fs->mount_fd >= 0);
 }
 
-/* An ext4 of size_mb MiB (mkfs.ext4 -b 4096 and mkfs_args) named name, on a loop device, mounted. */
+/* An ext4 of size_mb MiB (mkfs.ext4 -b 4096 and mkfs_args) named name, on a loop device, mounted with
+ * options (NULL: none; kept for every later loop_fs_mount()). */
 static inline void loop_fs_setup(LoopFs *fs, const char *prog, const char *name, unsigned size_mb,
-                                 const char *mkfs_args) {
+                                 const char *mkfs_args, const char *options) {
         const char *dir = loop_fs_scratch(prog);
         char cmd[1024], *nl;
         size_t i;
         FILE *p;
 
-        *fs = (LoopFs) { .mount_fd = -1 };
+        *fs = (LoopFs) { .mount_fd = -1, .options = options };
         for (i = 0; i < LOOP_FS_MAX && loop_fs_all[i]; i++)
                 ;
         ASSERT_TRUE(i < LOOP_FS_MAX);
