@@ -4,11 +4,9 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 
 #include "config.h"
@@ -16,9 +14,7 @@
 #include "common/bus-names.h"
 #include "common/escape.h"
 #include "common/log.h"
-#include "fs/fid-util.h"
-#include "fs/fiemap.h"
-#include "plan/hot-ranges.h"
+#include "plan/layout-extents.h"
 #include "manager/manager.h"
 
 /* File paths are private: only root may see or change them. The D-Bus policy lets anyone call us so that
@@ -740,19 +736,12 @@ static int method_report(sd_bus_message *message, void *userdata, sd_bus_error *
         return 1;
 }
 
-/* GetLayout's data, gathered on the worker: the profile's files, where each was before the last run (from
- * the database) and where it is now (FIEMAP). */
-typedef struct LayoutExtent {
-        uint32_t index;
-        uint64_t physical, length;
-} LayoutExtent;
-
+/* GetLayout's data, gathered on the worker (layout-extents.h): the profile's files, where each was before
+ * the last run and where it is now. */
 typedef struct LayoutCall {
         BusCall *call;
         FilesystemList filesystems;
-        uint64_t device;
-        LayoutExtent *before, *now;
-        size_t n_before, n_now, alloc_before, alloc_now;
+        LayoutExtents extents;
 } LayoutCall;
 
 static LayoutCall *layout_call_free(LayoutCall *l) {
@@ -760,107 +749,17 @@ static LayoutCall *layout_call_free(LayoutCall *l) {
                 return NULL;
         bus_call_free(l->call);
         filesystem_list_clear(&l->filesystems);
-        free(l->before);
-        free(l->now);
+        layout_extents_done(&l->extents);
         free(l);
         return NULL;
 }
 DEFINE_TRIVIAL_CLEANUP_FUNC(LayoutCall *, layout_call_free);
 
-static int layout_add(LayoutExtent **l, size_t *n, size_t *alloc, uint32_t index, uint64_t physical,
-                      uint64_t length) {
-        if (*n == *alloc) {
-                size_t k = *alloc ? *alloc * 2 : 256;
-                LayoutExtent *q = reallocarray(*l, k, sizeof *q);
-                if (!q)
-                        return -ENOMEM;
-                *l = q;
-                *alloc = k;
-        }
-        (*l)[(*n)++] = (LayoutExtent) { index, physical, length };
-        return 0;
-}
-
-static int open_mount_of(const FilesystemList *l, uint64_t fsid) {
-        const Filesystem *fs = filesystem_list_find_fsid(l, fsid);
-        int fd;
-
-        if (!fs)
-                return -ENODEV;
-        fd = open(fs->mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        return fd < 0 ? -errno : fd;
-}
-
 /* On the worker thread, with its connection. */
 static int layout_work(Db *db, const atomic_bool *cancel, void *userdata) {
         LayoutCall *l = userdata;
-        _cleanup_free_ DbProfileRange *ranges = NULL;
-        DbProfileFile *f = NULL;
-        size_t n = 0, n_ranges = 0;
-        int r;
 
-        r = db_get_profile(db, l->call->name, NULL, &f, &n);
-        if (r < 0)
-                return r;
-        /* now: the profile's hot ranges only (a file read whole is one range) */
-        r = db_get_profile_ranges(db, l->call->name, f, n, &ranges, &n_ranges);
-        if (r == -ENOENT)
-                r = hot_ranges_whole(f, n, &ranges, &n_ranges);
-        if (r < 0) {
-                db_profile_files_free(f, n);
-                return r;
-        }
-        /* device size: the block device of the first file's filesystem, else what statfs counts of it */
-        for (size_t i = 0; i < n && l->device == 0; i++) {
-                const Filesystem *fs = filesystem_list_find_fsid(&l->filesystems, f[i].file.key.fsid);
-                _cleanup_close_ int mfd = -EBADF;
-                struct statfs sfs;
-                if (!fs || block_device_bytes(fs->dev, &l->device) >= 0)
-                        continue;
-                mfd = open_mount_of(&l->filesystems, f[i].file.key.fsid);
-                if (mfd >= 0 && fstatfs(mfd, &sfs) >= 0)
-                        l->device = (uint64_t) sfs.f_blocks * (uint64_t) sfs.f_bsize;
-        }
-        for (size_t i = 0; r >= 0 && i < n; i++) {
-                _cleanup_free_ uint64_t *ph = NULL, *len = NULL;
-                size_t k = 0;
-                if (db_extents_before_get(db, f[i].file.id, &ph, &len, &k) < 0)
-                        continue;
-                for (size_t e = 0; r >= 0 && e < k; e++)
-                        r = layout_add(&l->before, &l->n_before, &l->alloc_before, (uint32_t) i, ph[e], len[e]);
-        }
-        for (size_t i = 0; r >= 0 && i < n; i++) {
-                _cleanup_close_ int mfd = open_mount_of(&l->filesystems, f[i].file.key.fsid), fd = -EBADF;
-                _cleanup_free_ Extent *ext = NULL;
-                size_t k = 0;
-                if (atomic_load(cancel))
-                        r = -ECANCELED;
-                if (r < 0 || mfd < 0)
-                        continue;
-                struct stat st;
-                fd = file_key_open(mfd, &f[i].file.key, O_RDONLY | O_NONBLOCK);
-                if (fd < 0 || fstat(fd, &st) < 0 || fiemap_get(fd, &ext, &k) < 0)
-                        continue;
-                for (size_t h = 0; r >= 0 && h < n_ranges; h++) {
-                        /* whole blocks, as FIEMAP reports them: a range that ends at the file's end takes its
-                         * last block whole */
-                        uint64_t blk = st.st_blksize > 0 ? (uint64_t) st.st_blksize : 4096;
-                        uint64_t lo = ranges[h].offset / blk * blk, hi = ranges[h].offset + ranges[h].length;
-                        _cleanup_free_ Extent *hot = NULL;
-                        size_t n_hot = 0;
-
-                        if (ranges[h].file != i)
-                                continue;
-                        hi = hi > UINT64_MAX - blk ? UINT64_MAX : (hi + blk - 1) / blk * blk;
-                        r = hot_ranges_clip_extents(ext, k, lo, hi - lo, &hot, &n_hot);
-                        for (size_t e = 0; r >= 0 && e < n_hot; e++)
-                                if (layout_extent_has_blocks(&hot[e]))
-                                        r = layout_add(&l->now, &l->n_now, &l->alloc_now, (uint32_t) i,
-                                                       hot[e].physical, hot[e].length);
-                }
-        }
-        db_profile_files_free(f, n);
-        return r;
+        return layout_extents_get(db, l->call->name, &l->filesystems, cancel, &l->extents);
 }
 
 static int append_layout(sd_bus_message *reply, const LayoutExtent *l, size_t n) {
@@ -886,11 +785,11 @@ static void on_layout_done(int r, void *userdata) {
         if (r >= 0)
                 r = sd_bus_message_new_method_return(l->call->message, &reply);
         if (r >= 0)
-                r = sd_bus_message_append(reply, "t", l->device);
+                r = sd_bus_message_append(reply, "t", l->extents.device);
         if (r >= 0)
-                r = append_layout(reply, l->before, l->n_before);
+                r = append_layout(reply, l->extents.before, l->extents.n_before);
         if (r >= 0)
-                r = append_layout(reply, l->now, l->n_now);
+                r = append_layout(reply, l->extents.now, l->extents.n_now);
         if (r >= 0)
                 r = sd_bus_send(NULL, reply, NULL);
         if (r < 0)
