@@ -23,23 +23,6 @@
 #define IDLE_CHECK_USEC (10 * USEC_PER_SEC)
 #define IDLE_CHECK_RUNNING_USEC (1 * USEC_PER_SEC)
 
-const char *manager_relocation_refusal(Manager *m, const Filesystem *fs, char *buf, size_t n) {
-        IdleConfig ic;
-        bool rot = true;
-        int r;
-
-        /* a read-write filesystem seen here only through a read-only mount: recorded, never written */
-        if (fs->read_only) {
-                snprintf(buf, n, "mounted read-only");
-                return buf;
-        }
-        idle_config_from_config(&ic, &m->config);
-        r = block_device_rotational("/sys", fs->dev, &rot);
-        if (idle_device_allowed(&ic, r < 0 ? r : (int) rot, buf, n))
-                return NULL;
-        return buf;
-}
-
 static bool graphical_sessions(void) {
         _cleanup_strv_free_ char **sessions = NULL;
         int n = sd_get_sessions(&sessions);

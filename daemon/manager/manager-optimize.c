@@ -5,6 +5,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -14,6 +15,7 @@
 #include "relocate/item-files.h"
 #include "common/log.h"
 #include "relocate/exec-gate.h"
+#include "policy/idle.h"
 #include "manager/manager.h"
 #include "relocate/run.h"
 
@@ -34,6 +36,23 @@ const char *manager_unwatched_mount(Manager *m, char *const *mounts) {
                         return mounts[i];
         }
         return NULL;
+}
+
+const char *manager_relocation_refusal(Manager *m, const Filesystem *fs, char *buf, size_t n) {
+        IdleConfig ic;
+        bool rot = true;
+        int r;
+
+        /* a read-write filesystem seen here only through a read-only mount: recorded, never written */
+        if (fs->read_only) {
+                snprintf(buf, n, "mounted read-only");
+                return buf;
+        }
+        idle_config_from_config(&ic, &m->config);
+        r = block_device_rotational("/sys", fs->dev, &rot);
+        if (idle_device_allowed(&ic, r < 0 ? r : (int) rot, buf, n))
+                return NULL;
+        return buf;
 }
 
 /* What a plan of mounts reads besides the database, taken now: the worker builds it while the loop goes on

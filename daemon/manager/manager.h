@@ -227,6 +227,8 @@ PlanConfig manager_plan_config(Manager *m);
 int manager_plan(Manager *m, char *const *mounts, bool finish_on_stop, PlanBuiltFunc done, void *userdata);
 /* The first of mounts that is not a watched filesystem, NULL if all are. */
 const char *manager_unwatched_mount(Manager *m, char *const *mounts);
+/* NULL, or why relocation is off on this filesystem (non-rotational device). */
+const char *manager_relocation_refusal(Manager *m, const Filesystem *fs, char *buf, size_t n);
 /* How an optimization's start went: r < 0 failed, else id is its run (0: nothing to move); plan (skips) as
  * PlanBuiltFunc's. */
 typedef void (*ManagerOptimizeDone)(Manager *m, int r, uint64_t id, Plan *plan, void *userdata);
@@ -248,8 +250,6 @@ int manager_idle_queue(Manager *m, char **mounts, ManagerQueueDone done, void *u
 /* Drop the queued request and close paused runs, so that nothing the administrator started or queued
  * starts or resumes by itself. Returns whether there was anything to drop. */
 bool manager_idle_drop(Manager *m);
-/* NULL, or why relocation is off on this filesystem (non-rotational device). */
-const char *manager_relocation_refusal(Manager *m, const Filesystem *fs, char *buf, size_t n);
 
 /* manager-boot.c */
 int manager_watch_boot(Manager *m);
