@@ -152,9 +152,6 @@ int manager_start(Manager *m);
 /* End every open session (as incomplete) and store it: used on SIGTERM. */
 void manager_flush(Manager *m);
 
-/* Boot end as learned from systemd (manager-boot.c). finish_usec is CLOCK_MONOTONIC. */
-void manager_boot_finished(Manager *m, uint64_t finish_usec);
-
 int manager_refresh_counts(Manager *m);
 /* profile.c's options from the configuration, with the watched filesystems and the Manager's log. */
 ProfileOptions manager_profile_options(Manager *m);
@@ -165,10 +162,6 @@ void manager_notify_status(Manager *m);
  * time each is read: a window or a run under way keeps what it started with. */
 int manager_reload_config(Manager *m);
 int manager_open_mount_fd(Manager *m, uint64_t fsid);
-/* One buffer read from the fanotify group that reports reads (buf[0..n), as read() filled it): each file
- * read goes to the boot session and to the launch its process belongs to; an overflow marks the open
- * sessions incomplete. now is CLOCK_MONOTONIC. */
-void manager_take_open_events(Manager *m, const void *buf, size_t n, uint64_t now);
 
 /* manager.c, for manager-pending.c: resolves and stores an ended session (its window closed at end_usec,
  * CLOCK_MONOTONIC); 1 and its id when its profile is to be merged, 0 when not, -EBUSY (not logged) when the
@@ -195,11 +188,31 @@ size_t manager_pages_drain(Manager *m);
 /* manager-space.c: after deletes, hand the database's free pages back at idle (if they are many) */
 void manager_space_check(Manager *m);
 void manager_space_done(Manager *m);
-/* manager.c, for manager-pages.c */
-/* Whether a read by process tgid counts for the boot session's share of users (a user's real uid). */
+
+/* manager-record.c: the recording glue */
+/* The recorder's sources on the loop: its exec pipe, its open group, the process events, the resolver. */
+int manager_record_start(Manager *m);
+/* The boot session, with what was read before seeklessd watched; or none if this boot is recorded. */
+int manager_start_boot_session(Manager *m);
+/* Boot end as learned from systemd (manager-boot.c). finish_usec is CLOCK_MONOTONIC. */
+void manager_boot_finished(Manager *m, uint64_t finish_usec);
+/* One buffer read from the fanotify group that reports reads (buf[0..n), as read() filled it): each file
+ * read goes to the boot session and to the launch its process belongs to; an overflow marks the open
+ * sessions incomplete. now is CLOCK_MONOTONIC. */
+void manager_take_open_events(Manager *m, const void *buf, size_t n, uint64_t now);
+/* For manager-pages.c: whether a read by process tgid counts for the boot session's share of users (a
+ * user's real uid). */
 bool manager_boot_user(Manager *m, pid_t tgid);
 void manager_drain_forks(Manager *m);
 void manager_want_resolve(Manager *m);
+/* For manager_refresh_counts(): this boot's sessions per profile, read again. */
+void manager_boot_counts_reload(Manager *m);
+/* For manager_save_session(): a launch of path was stored. */
+void manager_launch_count_bump(Manager *m, const char *path);
+/* Every open session ended (as incomplete) and stored: at exit. */
+void manager_record_flush(Manager *m);
+/* Frees the sessions, the sources and the recorder (its threads stop). */
+void manager_record_done(Manager *m);
 
 /* manager-bus.c */
 int manager_bus_add_objects(Manager *m, sd_bus *bus);
