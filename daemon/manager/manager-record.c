@@ -310,7 +310,7 @@ static void manager_handle_exec(Manager *m, const ExecRecord *rec) {
                 return (void) log_error_errno(r, "Failed to start launch session: %m");
         s->root_pid = rec->pid;
         s->uid = rec->uid;
-        s->pages = m->pages != NULL;
+        s->pages = m->pages.reader != NULL;
         s->max_files = m->config.max_session_files;
         s->max_ranges = session_max_ranges(s->kind, s->max_files);
         /* On desktops an app-*.scope/.service made for this launch holds its D-Bus-activated helpers too;
@@ -349,7 +349,7 @@ static void on_fork(pid_t child, pid_t parent, void *userdata) {
 static void on_thread(pid_t tid, pid_t tgid, void *userdata) {
         Manager *m = userdata;
 
-        if (m->pages)
+        if (m->pages.reader)
                 pidmap_note_thread(&m->pidmap, tid, tgid);
 }
 
@@ -572,7 +572,7 @@ int manager_start_boot_session(Manager *m) {
                 return log_error_errno(r, "Failed to start boot session: %m");
         m->boot->max_files = m->config.max_session_files;
         m->boot->max_ranges = session_max_ranges(PROFILE_BOOT, m->boot->max_files);
-        m->boot->pages = m->pages != NULL;
+        m->boot->pages = m->pages.reader != NULL;
         boot_share_init(&m->boot_share, m->config.boot_user_share, m->config.max_session_files,
                         (uint64_t) m->config.max_hot_set_mib << 20);
         pidmap_track_uids(&m->pidmap, m->boot_share.on);

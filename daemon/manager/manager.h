@@ -19,6 +19,7 @@
 #include "record/recorder.h"
 #include "record/session.h"
 #include "common/time-util.h"
+#include "manager/manager-pages.h"
 
 /* A run that ended, and the files it did not move (taken over from its Optimizer). */
 #define FINISHED_RUNS_KEPT 4
@@ -64,13 +65,7 @@ typedef struct Manager {
         FilesystemList filesystems;
         FilesystemList unwatched;       /* the other filesystems on a device, each with why not */
         Recorder *recorder;
-        PageReader *pages;              /* page-cache events; NULL: none (whole files, as fanotify sees them) */
-        sd_event_source *pages_source;
-        sd_event_source *pages_defer;   /* gives pages_pending to the sessions a slice at a time */
-        PageCacheEvent *pages_pending;  /* taken from the reader: [pages_pending_next, n_pages_pending) wait */
-        size_t n_pages_pending, pages_pending_next;
-        uint64_t pages_received, pages_lost, pages_unresolved;
-        int pages_metadata;             /* the last pagecache_learn_bdev() result told, 0: none yet */
+        ManagerPages pages;
         sd_event_source *open_source, *exec_source, *fork_source, *mountinfo_source, *timer_source;
         sd_event_source *resolve_source;        /* idle priority: names new session files in small chunks */
         sd_bus_slot *startup_finished_slot;
@@ -178,13 +173,6 @@ unsigned manager_pending_count(Manager *m, const char *profile);
 void manager_pending_flush(Manager *m);
 void manager_pending_free(Manager *m);
 
-/* manager-pages.c: page-cache recording (none, logged once, without tracefs or the event) */
-int manager_pages_start(Manager *m);
-void manager_pages_stop(Manager *m);
-void manager_pages_set_filesystems(Manager *m);
-/* Takes what the kernel buffered now, before windows close, and gives it to the sessions, for at most a
- * quarter of a second: returns how many events still wait (they count as lost for a window closing now). */
-size_t manager_pages_drain(Manager *m);
 /* manager-space.c: after deletes, hand the database's free pages back at idle (if they are many) */
 void manager_space_check(Manager *m);
 void manager_space_done(Manager *m);
