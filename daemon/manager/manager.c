@@ -455,9 +455,9 @@ char *manager_status_text(Manager *m) {
         if (m->boot)
                 snprintf(boot, sizeof boot, "recording boot (%" PRIu64 " s left), ",
                          m->boot->deadline_usec > now ? (m->boot->deadline_usec - now + USEC_PER_SEC - 1) / USEC_PER_SEC : 0);
-        if (m->n_pending > 0)
+        if (m->pending.n_sessions > 0)
                 snprintf(pending, sizeof pending, ", %zu session%s waiting for the database (locked)",
-                         m->n_pending, m->n_pending == 1 ? "" : "s");
+                         m->pending.n_sessions, m->pending.n_sessions == 1 ? "" : "s");
         if (asprintf(&s, "%s%s%u launch%s being recorded, watching %zu filesystem%s%s", boot,
                      m->boot || n ? "" : "idle: ", n, n == 1 ? "" : "es", m->filesystems.n,
                      m->filesystems.n == 1 ? "" : "s", pending) < 0)

@@ -20,6 +20,8 @@
 #include "record/session.h"
 #include "common/time-util.h"
 #include "manager/manager-pages.h"
+#include "manager/manager-pending.h"
+#include "manager/manager-space.h"
 
 /* A run that ended, and the files it did not move (taken over from its Optimizer). */
 #define FINISHED_RUNS_KEPT 4
@@ -112,16 +114,8 @@ typedef struct Manager {
         double quality_worst_percent;
         bool quality_checking;          /* the check is on the worker: the decision waits for it */
 
-        /* sessions ended while another process held the database's write lock, oldest first, and the time
-         * they wait, in memory, for it (manager-pending.c) */
-        struct PendingSession *pending;
-        size_t n_pending, pending_bytes;
-        sd_event_source *pending_source;
-        /* the database's free pages handed back (manager-space.c) */
-        sd_event_source *space_source;
-        bool space_vacuum;              /* steps to go; then the WAL is truncated */
-        unsigned space_tries;           /* WAL truncations refused (a reader) so far */
-        uint64_t space_freed;           /* bytes handed back by these steps */
+        ManagerPending pending;
+        ManagerSpace space;
 
         /* launches stored this boot, per executable: the database keeps only KeepLaunches= of them */
         char **launch_paths;
@@ -162,20 +156,6 @@ int manager_open_mount_fd(Manager *m, uint64_t fsid);
  * CLOCK_MONOTONIC); 1 and its id when its profile is to be merged, 0 when not, -EBUSY (not logged) when the
  * database's write lock stayed taken, another negative errno (logged) when it failed. */
 int manager_save_session(Manager *m, Session *s, uint64_t end_usec, int64_t *ret_id);
-
-/* manager-pending.c: an ended session (sealed, taken over) stored and its profile merged, now, or when the
- * database's write lock is free again if another process holds it (kept in memory meanwhile, in order,
- * bounded: see there). */
-void manager_store_session(Manager *m, Session *s, uint64_t end_usec);
-/* Sessions of that profile waiting for the database. */
-unsigned manager_pending_count(Manager *m, const char *profile);
-/* At exit: what waits is stored, the lock waited for a bounded time; what stays is logged as lost. */
-void manager_pending_flush(Manager *m);
-void manager_pending_free(Manager *m);
-
-/* manager-space.c: after deletes, hand the database's free pages back at idle (if they are many) */
-void manager_space_check(Manager *m);
-void manager_space_done(Manager *m);
 
 /* manager-record.c: the recording glue */
 /* The recorder's sources on the loop: its exec pipe, its open group, the process events, the resolver. */
