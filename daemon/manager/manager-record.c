@@ -601,10 +601,8 @@ int manager_start_boot_session(Manager *m) {
 void manager_boot_finished(Manager *m, uint64_t finish_usec) {
         uint64_t now = now_usec(CLOCK_MONOTONIC), end;
 
-        if (!m->boot || m->boot_finish_known)
+        if (!m->boot)
                 return;
-        m->boot_finish_known = true;
-        m->boot_poll_source = sd_event_source_disable_unref(m->boot_poll_source);
         end = MIN(finish_usec + m->config.boot_tail_usec, m->boot->deadline_usec);
         /* Started after the boot had finished (installed or started by hand then, or restarted after a
          * crash): none of the boot was watched, and BootTailSec= is the tail of a boot watched from its

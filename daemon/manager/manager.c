@@ -42,9 +42,8 @@ Manager *manager_free(Manager *m) {
         sd_event_source_disable_unref(m->exit_source);
         manager_idle_done(m);
         manager_space_done(m);
-        sd_bus_slot_unref(m->startup_finished_slot);
-        sd_event_source_disable_unref(m->bus_retry_source);
-        sd_event_source_disable_unref(m->boot_poll_source);
+        manager_boot_watch_done(m);
+        manager_bus_retry_done(m);
         /* the recorder's exec thread switches the page events: it goes first */
         manager_record_done(m);
         manager_pages_stop(m);

@@ -19,6 +19,8 @@
 #include "record/recorder.h"
 #include "record/session.h"
 #include "common/time-util.h"
+#include "manager/manager-boot.h"
+#include "manager/manager-connect.h"
 #include "manager/manager-pages.h"
 #include "manager/manager-pending.h"
 #include "manager/manager-space.h"
@@ -70,12 +72,8 @@ typedef struct Manager {
         ManagerPages pages;
         sd_event_source *open_source, *exec_source, *fork_source, *mountinfo_source, *timer_source;
         sd_event_source *resolve_source;        /* idle priority: names new session files in small chunks */
-        sd_bus_slot *startup_finished_slot;
-        sd_event_source *boot_poll_source;      /* asks systemd for FinishTimestampMonotonic until it is set */
-        bool boot_finish_known, boot_subscribed;
-        unsigned boot_poll_failures;
-        sd_event_source *bus_retry_source;      /* the system bus is not there (yet): try again soon */
-        bool bus_waiting_logged;
+        ManagerBootWatch boot_watch;
+        ManagerBusRetry bus_retry;
 
         Session *boot;                  /* the boot session while its window is open */
         BootShare boot_share;           /* its share for users' processes (BootUserShare=) */
@@ -162,7 +160,7 @@ int manager_save_session(Manager *m, Session *s, uint64_t end_usec, int64_t *ret
 int manager_record_start(Manager *m);
 /* The boot session, with what was read before seeklessd watched; or none if this boot is recorded. */
 int manager_start_boot_session(Manager *m);
-/* Boot end as learned from systemd (manager-boot.c). finish_usec is CLOCK_MONOTONIC. */
+/* Boot end as learned from systemd (manager-boot.c, once). finish_usec is CLOCK_MONOTONIC. */
 void manager_boot_finished(Manager *m, uint64_t finish_usec);
 /* One buffer read from the fanotify group that reports reads (buf[0..n), as read() filled it): each file
  * read goes to the boot session and to the launch its process belongs to; an overflow marks the open
@@ -189,10 +187,6 @@ int manager_bus_add_objects(Manager *m, sd_bus *bus);
  * when mounts change, after methods that change the queue or the counts. */
 void manager_properties_announce(Manager *m);
 
-/* manager-connect.c: connect to the system bus without ever waiting for it. Early in the boot the bus
- * does not exist yet; recording goes on meanwhile and the connection is retried every second (also after
- * the bus went away). Fails only for errors that retrying cannot mend. */
-int manager_connect_bus(Manager *m);
 void manager_emit_session_recorded(Manager *m, int64_t session_id, ProfileKind kind, unsigned n_files);
 void manager_emit_progress_signal(Manager *m, uint64_t id, uint64_t files_done, uint64_t files_total,
                                   uint64_t bytes_done, uint64_t bytes_total);
@@ -231,6 +225,3 @@ int manager_idle_queue(Manager *m, char **mounts, ManagerQueueDone done, void *u
 /* Drop the queued request and close paused runs, so that nothing the administrator started or queued
  * starts or resumes by itself. Returns whether there was anything to drop. */
 bool manager_idle_drop(Manager *m);
-
-/* manager-boot.c */
-int manager_watch_boot(Manager *m);
