@@ -354,7 +354,7 @@ finish:
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         const char *p = (const char *) data, *end = p + size;
 
-        m->busy_since_usec = now_usec(CLOCK_MONOTONIC);
+        m->idle.busy_since_usec = now_usec(CLOCK_MONOTONIC);
         for (unsigned i = 0; p < end && i < CALLS_MAX; i++) {
                 const char *nl = memchr(p, '\n', (size_t) (end - p));
 

@@ -527,7 +527,7 @@ static void on_optimize_started(Manager *m, int r, uint64_t id, Plan *p, void *u
                 return;
         }
         /* done now what a queued request would have done later */
-        if (m->request_realtime_usec != 0) {
+        if (m->idle.request_realtime_usec != 0) {
                 log_info("Optimize supersedes the queued optimization");
                 (void) manager_idle_drop(m);
         }
@@ -575,7 +575,7 @@ static void on_queued_started(Manager *m, int r, uint64_t id, void *userdata) {
         if (r < 0)
                 r = plan_error(&error, r);
         else
-                r = sd_bus_reply_method_return(c->message, "bts", 0, id, m->idle_status);
+                r = sd_bus_reply_method_return(c->message, "bts", 0, id, m->idle.status);
         bus_call_finish(c, r, &error);
 }
 
@@ -613,7 +613,7 @@ static int method_optimize_when_idle(sd_bus_message *message, void *userdata, sd
                 TAKE_PTR(c);
                 return 1;
         }
-        return sd_bus_reply_method_return(message, "bts", (int) (r == 0), id, m->idle_status);
+        return sd_bus_reply_method_return(message, "bts", (int) (r == 0), id, m->idle.status);
 }
 
 static int method_cancel_queued(sd_bus_message *message, void *userdata, sd_bus_error *error) {
@@ -828,7 +828,7 @@ static int method_get_layout(sd_bus_message *message, void *userdata, sd_bus_err
 static int property_get_idle_status(sd_bus *bus, const char *path, const char *interface, const char *property,
                                     sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         Manager *m = userdata;
-        return sd_bus_message_append(reply, "s", m->idle_status);
+        return sd_bus_message_append(reply, "s", m->idle.status);
 }
 
 static int property_get_queued_optimization(sd_bus *bus, const char *path, const char *interface,
@@ -839,11 +839,11 @@ static int property_get_queued_optimization(sd_bus *bus, const char *path, const
 
         r = sd_bus_message_open_container(reply, 'r', "tas");
         if (r >= 0)
-                r = sd_bus_message_append(reply, "t", m->request_realtime_usec);
+                r = sd_bus_message_append(reply, "t", m->idle.request_realtime_usec);
         if (r >= 0)
                 r = sd_bus_message_open_container(reply, 'a', "s");
-        for (size_t i = 0; r >= 0 && m->request_mounts && m->request_mounts[i]; i++)
-                r = append_path(reply, m->request_mounts[i]);
+        for (size_t i = 0; r >= 0 && m->idle.request_mounts && m->idle.request_mounts[i]; i++)
+                r = append_path(reply, m->idle.request_mounts[i]);
         if (r >= 0)
                 r = sd_bus_message_close_container(reply);
         if (r < 0)
@@ -1089,7 +1089,7 @@ static char *property_text(Manager *m, AnnouncedProperty p) {
         case PROP_OPTIMIZATION_ID:
                 return asprintf(&s, "%" PRIu64, m->optimizer ? m->optimizer->id : (uint64_t) 0) < 0 ? NULL : s;
         case PROP_IDLE_STATUS:
-                return strdup(m->idle_status);
+                return strdup(m->idle.status);
         case PROP_FILESYSTEMS:
         case PROP_RELOCATION_OFF:
                 l = strdup("");
@@ -1119,10 +1119,10 @@ static char *property_text(Manager *m, AnnouncedProperty p) {
                 }
                 return TAKE_PTR(l);
         case PROP_QUEUED_OPTIMIZATION:
-                if (asprintf(&l, "%" PRIu64, m->request_realtime_usec) < 0)
+                if (asprintf(&l, "%" PRIu64, m->idle.request_realtime_usec) < 0)
                         return NULL;
-                for (size_t i = 0; m->request_mounts && m->request_mounts[i]; i++) {
-                        if (asprintf(&s, "%s\n%s", l, m->request_mounts[i]) < 0)
+                for (size_t i = 0; m->idle.request_mounts && m->idle.request_mounts[i]; i++) {
+                        if (asprintf(&s, "%s\n%s", l, m->idle.request_mounts[i]) < 0)
                                 return NULL;
                         free(l);
                         l = TAKE_PTR(s);
