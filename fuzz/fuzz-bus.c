@@ -362,7 +362,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 p = nl ? nl + 1 : end;
         }
         /* an optimization could only start on the scratch directory, which holds no profile file */
-        FUZZ_ASSERT(!m->optimizer && !m->optimize_preparing);
+        FUZZ_ASSERT(!m->runs.optimizer && !m->runs.preparing);
         (void) manager_idle_drop(m);
         restore_db();
         FUZZ_ASSERT(manager_refresh_counts(m) >= 0);

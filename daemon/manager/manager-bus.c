@@ -532,9 +532,9 @@ static void on_optimize_started(Manager *m, int r, uint64_t id, Plan *p, void *u
                 (void) manager_idle_drop(m);
         }
         manager_properties_announce(m);
-        if (m->optimizer) {
-                files = m->optimizer->files_total;
-                bytes = m->optimizer->bytes_total;
+        if (m->runs.optimizer) {
+                files = m->runs.optimizer->files_total;
+                bytes = m->runs.optimizer->bytes_total;
         }
         r = sd_bus_message_new_method_return(c->message, &reply);
         if (r >= 0)
@@ -635,14 +635,14 @@ static int method_cancel(sd_bus_message *message, void *userdata, sd_bus_error *
         r = check_root(message, "cancel", error);
         if (r != 0)
                 return r;
-        if (m->optimizer) {
-                log_info("Cancelling optimization %" PRIu64, m->optimizer->id);
+        if (m->runs.optimizer) {
+                log_info("Cancelling optimization %" PRIu64, m->runs.optimizer->id);
                 /* also an idle-policy pause under way: the run must not resume later */
-                optimizer_cancel(m->optimizer);
-        } else if (m->optimize_preparing)
+                optimizer_cancel(m->runs.optimizer);
+        } else if (m->runs.preparing)
                 /* being planned: cancelled as soon as it starts */
-                m->optimize_cancel_pending = true;
-        return sd_bus_reply_method_return(message, "b", (int) (m->optimizer || m->optimize_preparing));
+                m->runs.cancel_pending = true;
+        return sd_bus_reply_method_return(message, "b", (int) (m->runs.optimizer || m->runs.preparing));
 }
 
 static int method_get_run_skipped(sd_bus_message *message, void *userdata, sd_bus_error *error) {
@@ -659,8 +659,8 @@ static int method_get_run_skipped(sd_bus_message *message, void *userdata, sd_bu
         if (r < 0)
                 return r;
         for (size_t i = 0; i < FINISHED_RUNS_KEPT && !f; i++)
-                if (id != 0 && m->finished[i].id == id)
-                        f = &m->finished[i];
+                if (id != 0 && m->runs.finished[i].id == id)
+                        f = &m->runs.finished[i];
         if (!f)
                 return sd_bus_error_setf(error, SEEKLESS_ERROR_NO_SUCH_RUN,
                                          "No finished run %" PRIu64 " (the last %u runs since the daemon started are kept).",
@@ -870,13 +870,13 @@ static int property_get_relocation_off(sd_bus *bus, const char *path, const char
 static int property_get_optimizing(sd_bus *bus, const char *path, const char *interface, const char *property,
                                    sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         Manager *m = userdata;
-        return sd_bus_message_append(reply, "b", (int) !!m->optimizer);
+        return sd_bus_message_append(reply, "b", (int) !!m->runs.optimizer);
 }
 
 static int property_get_optimization_id(sd_bus *bus, const char *path, const char *interface, const char *property,
                                         sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         Manager *m = userdata;
-        return sd_bus_message_append(reply, "t", m->optimizer ? m->optimizer->id : (uint64_t) 0);
+        return sd_bus_message_append(reply, "t", m->runs.optimizer ? m->runs.optimizer->id : (uint64_t) 0);
 }
 
 static int property_get_status(sd_bus *bus, const char *path, const char *interface, const char *property,
@@ -1085,9 +1085,10 @@ static char *property_text(Manager *m, AnnouncedProperty p) {
         case PROP_FILES:
                 return asprintf(&s, "%u", m->n_files) < 0 ? NULL : s;
         case PROP_OPTIMIZING:
-                return strdup(m->optimizer ? "1" : "0");
+                return strdup(m->runs.optimizer ? "1" : "0");
         case PROP_OPTIMIZATION_ID:
-                return asprintf(&s, "%" PRIu64, m->optimizer ? m->optimizer->id : (uint64_t) 0) < 0 ? NULL : s;
+                return asprintf(&s, "%" PRIu64, m->runs.optimizer ? m->runs.optimizer->id : (uint64_t) 0) < 0 ?
+                       NULL : s;
         case PROP_IDLE_STATUS:
                 return strdup(m->idle.status);
         case PROP_FILESYSTEMS:

@@ -97,7 +97,7 @@ static bool run_paused(Manager *m) {
         size_t n = 0;
         bool found = false;
 
-        if (m->optimizer || db_runs_unfinished(m->db, &runs, &n) < 0)
+        if (m->runs.optimizer || db_runs_unfinished(m->db, &runs, &n) < 0)
                 return false;
         for (size_t i = 0; i < n; i++)
                 if (filesystem_list_find_fsid(&m->filesystems, runs[i].fsid))
@@ -353,7 +353,7 @@ static void on_request_started(Manager *m, int r, uint64_t id, Plan *plan, void 
                 set_running(m, "queued by an administrator, started when idle");
                 log_info("Idle: started the queued optimization %" PRIu64, id);
         }
-        if (m->optimizer)
+        if (m->runs.optimizer)
                 schedule_next(m, IDLE_CHECK_RUNNING_USEC);
         if (c->done)
                 c->done(m, r, id, c->userdata);
@@ -395,18 +395,18 @@ static void idle_tick(Manager *m) {
         is_busy = observe(m, &ic, &in, busy, sizeof busy);
 
         /* being planned, or its "after" snapshot being taken: nothing to pause or start */
-        if (m->optimize_preparing || m->run_finishing)
+        if (m->runs.preparing || m->runs.finishing)
                 return;
-        if (m->optimizer) {
+        if (m->runs.optimizer) {
                 if (!m->idle.auto_run)
                         snprintf(m->idle.status, sizeof m->idle.status,
                                  "optimizing (started by an administrator)");
-                else if (is_busy && !optimizer_pausing(m->optimizer)) {
+                else if (is_busy && !optimizer_pausing(m->runs.optimizer)) {
                         /* pause: stop between files, leave the run to be resumed when idle again */
                         log_info("Idle: pausing the optimization: %s", busy);
-                        optimizer_pause(m->optimizer);
+                        optimizer_pause(m->runs.optimizer);
                         snprintf(m->idle.status, sizeof m->idle.status, "pausing: %s", busy);
-                } else if (!optimizer_pausing(m->optimizer))
+                } else if (!optimizer_pausing(m->runs.optimizer))
                         snprintf(m->idle.status, sizeof m->idle.status, "optimizing (%s)",
                                  m->idle.auto_run_why);
                 return;
@@ -429,7 +429,7 @@ static int on_idle_check(sd_event_source *s, uint64_t usec, void *userdata) {
         Manager *m = userdata;
 
         idle_tick(m);
-        schedule_next(m, m->optimizer && m->idle.auto_run ? IDLE_CHECK_RUNNING_USEC : IDLE_CHECK_USEC);
+        schedule_next(m, m->runs.optimizer && m->idle.auto_run ? IDLE_CHECK_RUNNING_USEC : IDLE_CHECK_USEC);
         manager_properties_announce(m);
         return 0;
 }
@@ -447,7 +447,7 @@ int manager_idle_queue(Manager *m, char **mounts, ManagerQueueDone done, void *u
         log_info("Queued an optimization of %s for when the machine is idle",
                  mounts_text(m->idle.request_mounts, text, sizeof text));
 
-        if (m->optimizer || m->optimize_preparing)
+        if (m->runs.optimizer || m->runs.preparing)
                 return 0;   /* after this one, when idle; status says what runs now */
 
         idle_config_from_config(&ic, &m->config);
@@ -475,7 +475,7 @@ bool manager_idle_drop(Manager *m) {
                 dropped = true;
         }
         /* Paused runs would resume by themselves. While a run is going there are none: Cancel stops it. */
-        if (!m->optimizer && db_runs_unfinished(m->db, &runs, &n) >= 0) {
+        if (!m->runs.optimizer && db_runs_unfinished(m->db, &runs, &n) >= 0) {
                 for (size_t i = 0; i < n; i++) {
                         (void) db_run_finish(m->db, runs[i].id, RUN_CANCELLED, runs[i].donor_runs,
                                              runs[i].moved_files, runs[i].moved_bytes);

@@ -32,11 +32,9 @@ Manager *manager_free(Manager *m) {
                 return NULL;
         /* first: what it still has to say goes to the bus and the database */
         plan_worker_free(m->plan_worker);
-        optimizer_free(m->optimizer);
+        manager_runs_done(m);
         for (size_t i = 0; i < _PROP_MAX; i++)
                 free(m->announced[i]);
-        for (size_t i = 0; i < FINISHED_RUNS_KEPT; i++)
-                plan_skips_free(m->finished[i].skipped, m->finished[i].n_skipped);
         manager_pending_free(m);
         sd_event_source_disable_unref(m->mountinfo_source);
         sd_event_source_disable_unref(m->exit_source);
@@ -437,8 +435,8 @@ void manager_flush(Manager *m) {
         /* and the sessions the database could not take yet */
         manager_pending_flush(m);
         /* after the sessions are safe: the mover may need a moment to stop */
-        if (m->optimizer && !m->run_finishing)
-                optimizer_shutdown(m->optimizer);
+        if (m->runs.optimizer && !m->runs.finishing)
+                optimizer_shutdown(m->runs.optimizer);
         /* already done when the loop ran to its end (on_loop_exit) */
         stop_plans(m);
 }
