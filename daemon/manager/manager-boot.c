@@ -19,7 +19,7 @@
 
 /* Whichever of the signal and the poll sees the boot's end first. */
 static void boot_finished(Manager *m, uint64_t finish_usec) {
-        if (!m->boot || m->boot_watch.finish_known)
+        if (!m->recording.boot || m->boot_watch.finish_known)
                 return;
         m->boot_watch.finish_known = true;
         m->boot_watch.poll_source = sd_event_source_disable_unref(m->boot_watch.poll_source);
@@ -94,7 +94,7 @@ static int on_subscribed(sd_bus_message *reply, void *userdata, sd_bus_error *re
 static int ask_systemd(Manager *m) {
         int r = 0;
 
-        if (!m->bus || !m->boot || m->boot_watch.finish_known)
+        if (!m->bus || !m->recording.boot || m->boot_watch.finish_known)
                 return 0;
         if (!m->boot_watch.subscribed)
                 r = call_systemd(m, SD_IFACE, "Subscribe", on_subscribed, NULL);
@@ -108,7 +108,7 @@ static int on_boot_poll(sd_event_source *s, uint64_t usec, void *userdata) {
         Manager *m = userdata;
         int r;
 
-        if (!m->boot || m->boot_watch.finish_known) {
+        if (!m->recording.boot || m->boot_watch.finish_known) {
                 m->boot_watch.poll_source = sd_event_source_disable_unref(m->boot_watch.poll_source);
                 return 0;
         }
@@ -124,7 +124,7 @@ static int on_boot_poll(sd_event_source *s, uint64_t usec, void *userdata) {
 int manager_watch_boot(Manager *m) {
         int r;
 
-        if (!m->boot || m->boot_watch.finish_known)
+        if (!m->recording.boot || m->boot_watch.finish_known)
                 return 0;
         /* match first, then Subscribe, then read the timestamp: no window in which the signal is missed */
         m->boot_watch.startup_finished_slot = sd_bus_slot_unref(m->boot_watch.startup_finished_slot);

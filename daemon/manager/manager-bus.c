@@ -891,7 +891,7 @@ static int property_get_status(sd_bus *bus, const char *path, const char *interf
 static int property_get_boot_recording(sd_bus *bus, const char *path, const char *interface, const char *property,
                                        sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         Manager *m = userdata;
-        return sd_bus_message_append(reply, "b", (int) !!m->boot);
+        return sd_bus_message_append(reply, "b", (int) !!m->recording.boot);
 }
 
 static int property_get_active_launches(sd_bus *bus, const char *path, const char *interface, const char *property,
@@ -899,7 +899,7 @@ static int property_get_active_launches(sd_bus *bus, const char *path, const cha
         Manager *m = userdata;
         unsigned n = 0;
 
-        for (Session *s = m->launches; s; s = s->next)
+        for (Session *s = m->recording.launches; s; s = s->next)
                 n++;
         return sd_bus_message_append(reply, "u", n);
 }
@@ -968,8 +968,8 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_PROPERTY("Sessions", "u", NULL, offsetof(Manager, n_sessions), SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("Files", "u", NULL, offsetof(Manager, n_files), SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("Filesystems", "a(sss)", property_get_filesystems, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-        SD_BUS_PROPERTY("EventsReceived", "t", NULL, offsetof(Manager, events_received), 0),
-        SD_BUS_PROPERTY("Overflows", "t", NULL, offsetof(Manager, overflows), 0),
+        SD_BUS_PROPERTY("EventsReceived", "t", NULL, offsetof(Manager, recording.events_received), 0),
+        SD_BUS_PROPERTY("Overflows", "t", NULL, offsetof(Manager, recording.overflows), 0),
         SD_BUS_PROPERTY("DatabaseSize", "t", property_get_database_size, 0, 0),
         SD_BUS_PROPERTY("Optimizing", "b", property_get_optimizing, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("OptimizationId", "t", property_get_optimization_id, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
@@ -1073,9 +1073,9 @@ static char *property_text(Manager *m, AnnouncedProperty p) {
         case PROP_STATUS:
                 return manager_status_text(m);
         case PROP_BOOT_RECORDING:
-                return strdup(m->boot ? "1" : "0");
+                return strdup(m->recording.boot ? "1" : "0");
         case PROP_ACTIVE_LAUNCHES:
-                for (Session *x = m->launches; x; x = x->next)
+                for (Session *x = m->recording.launches; x; x = x->next)
                         n++;
                 return asprintf(&s, "%u", n) < 0 ? NULL : s;
         case PROP_PROFILES:

@@ -166,7 +166,7 @@ static bool observe(Manager *m, const IdleConfig *ic, IdleInputs *in, char *busy
  * the last run ended. Planning reads the extents of every profile file, so this runs only when the
  * interval is all that keeps a run from starting (the machine is idle then), and at most hourly. */
 static bool quality_check_due(Manager *m, const IdleConfig *ic, const IdleInputs *in) {
-        if (ic->max_quality_loss_percent <= 0 || m->boot)
+        if (ic->max_quality_loss_percent <= 0 || m->recording.boot)
                 return false;
         if (m->idle.quality_checked_usec != 0 &&
             in->now_usec - m->idle.quality_checked_usec < QUALITY_CHECK_USEC)
@@ -236,7 +236,7 @@ static bool may_start(Manager *m, const IdleConfig *ic, IdleInputs *in, char *wh
         in->worst_loss_percent = m->idle.quality_worst_percent;
         if (idle_decide(ic, in, why, n) != IDLE_GO)
                 return false;
-        if (m->boot) {
+        if (m->recording.boot) {
                 snprintf(why, n, "the boot is being recorded");
                 return false;
         }

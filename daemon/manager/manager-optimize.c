@@ -235,8 +235,8 @@ static int start_optimizer(Manager *m, OptJob *jobs, size_t n_jobs) {
                 return -ENOMEM;
         }
         /* the mover holds the execs of the files it moves through our exec thread */
-        m->runs.exec_gate = exec_gate_of(m->recorder);
-        recorder_gate_begin(m->recorder);
+        m->runs.exec_gate = exec_gate_of(m->recording.recorder);
+        recorder_gate_begin(m->recording.recorder);
         r = optimizer_start(&(OptimizerOptions) {
                         .event = m->event,
                         .db = m->db,
@@ -249,7 +249,7 @@ static int start_optimizer(Manager *m, OptJob *jobs, size_t n_jobs) {
                         .userdata = m,
                 }, jobs, n_jobs, &m->runs.optimizer);
         if (r < 0)
-                recorder_gate_end(m->recorder);
+                recorder_gate_end(m->recording.recorder);
         return r;
 }
 
@@ -540,8 +540,8 @@ static void on_optimizer_finished(Optimizer *o, void *userdata) {
         Manager *m = userdata;
 
         assert(o == m->runs.optimizer);
-        recorder_gate_end(m->recorder);
-        RecorderStats rs = recorder_get_stats(m->recorder);
+        recorder_gate_end(m->recording.recorder);
+        RecorderStats rs = recorder_get_stats(m->recording.recorder);
         if (rs.execs_held > 0)
                 log_info("Execs that waited for the move of their file so far: %" PRIu64 " (%" PRIu64
                          " let go after %" PRIu64 " ms all the same)", rs.execs_held, rs.execs_hold_late,

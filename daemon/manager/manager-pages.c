@@ -40,8 +40,9 @@ static int session_file_of(Manager *m, Session *s, bool user, const PageCacheEve
         r = mfd < 0 ? mfd : page_file_key(mfd, e->ino, s->start_realtime_usec, &key);
         if (r > 0) {
                 /* a file fanotify reported already keeps its place; else it takes the page's */
-                r = s == m->boot ? boot_share_add_file(&m->boot_share, s, user, &key, t, NULL, NULL) :
-                                   session_add(s, &key, t);
+                r = s == m->recording.boot ?
+                        boot_share_add_file(&m->recording.boot_share, s, user, &key, t, NULL, NULL) :
+                        session_add(s, &key, t);
                 if (r > 0)
                         manager_want_resolve(m);
                 i = session_index(s, &key);
@@ -61,7 +62,7 @@ static int session_file_of(Manager *m, Session *s, bool user, const PageCacheEve
 /* user: as for session_file_of() */
 static void session_take_page(Manager *m, Session *s, bool user, const PageCacheEvent *e, uint64_t t,
                               MountFds *fds) {
-        bool boot = s == m->boot;
+        bool boot = s == m->recording.boot;
         uint32_t file;
 
         /* still in the buffer from before this session began (the event stays on between windows only
@@ -73,15 +74,15 @@ static void session_take_page(Manager *m, Session *s, bool user, const PageCache
         if (e->ino == 0) {
                 const Filesystem *fs = filesystem_list_find_dev(&m->filesystems, e->dev);
 
-                if (fs && (boot ? boot_share_add_metadata(&m->boot_share, s, user, fs->fsid, e->index,
-                                                          e->n_pages, t) :
+                if (fs && (boot ? boot_share_add_metadata(&m->recording.boot_share, s, user, fs->fsid,
+                                                          e->index, e->n_pages, t) :
                                   session_add_metadata(s, fs->fsid, e->index, e->n_pages, t)) < 0)
                         s->incomplete = true;
                 return;
         }
         if (session_file_of(m, s, user, e, t, fds, &file) < 0 || file == SESSION_INODE_LEFT_OUT)
                 return;
-        if ((boot ? boot_share_add_pages(&m->boot_share, s, user, file, e->index, e->n_pages, t) :
+        if ((boot ? boot_share_add_pages(&m->recording.boot_share, s, user, file, e->index, e->n_pages, t) :
                     session_add_pages(s, file, e->index, e->n_pages, t)) < 0)
                 s->incomplete = true;
 }
@@ -101,11 +102,11 @@ static void manager_pages_lost(Manager *m, uint64_t lost) {
         log_warning("%" PRIu64 " page-cache event(s) lost (the buffer was full): sessions open now are marked incomplete",
                     lost);
         m->pages.lost += lost;
-        if (m->boot) {
-                m->boot->incomplete = true;
-                m->boot->lost_pages += lost;
+        if (m->recording.boot) {
+                m->recording.boot->incomplete = true;
+                m->recording.boot->lost_pages += lost;
         }
-        for (Session *s = m->launches; s; s = s->next) {
+        for (Session *s = m->recording.launches; s; s = s->next) {
                 s->incomplete = true;
                 s->lost_pages += lost;
         }
@@ -129,15 +130,15 @@ static size_t manager_pages_work(Manager *m, uint64_t stop_usec) {
                     now_usec(CLOCK_MONOTONIC) >= stop_usec)
                         break;
                 m->pages.received++;
-                if (!m->boot && !m->launches)
+                if (!m->recording.boot && !m->recording.launches)
                         continue;
-                tgid = pidmap_tgid(&m->pidmap, e->tid);
+                tgid = pidmap_tgid(&m->recording.pidmap, e->tid);
                 if (tgid == self)       /* our own reads (the mover, the resolver) */
                         continue;
-                if (m->boot)
-                        session_take_page(m, m->boot, manager_boot_user(m, tgid), e, t, &fds);
-                if (m->launches) {
-                        Session *s = pidmap_lookup(&m->pidmap, m->launches, tgid);
+                if (m->recording.boot)
+                        session_take_page(m, m->recording.boot, manager_boot_user(m, tgid), e, t, &fds);
+                if (m->recording.launches) {
+                        Session *s = pidmap_lookup(&m->recording.pidmap, m->recording.launches, tgid);
                         if (s)
                                 session_take_page(m, s, false, e, t, &fds);
                 }
@@ -256,7 +257,7 @@ int manager_pages_start(Manager *m) {
                 m->pages.reader = page_reader_free(m->pages.reader);
                 return log_error_errno(r, "Failed to watch the page-cache reader: %m");
         }
-        recorder_set_pages(m->recorder, m->pages.reader);
+        recorder_set_pages(m->recording.recorder, m->pages.reader);
         log_info("Recording page-cache events in %s", m->tracefs ?: "/sys/kernel/tracing");
         return 0;
 }
@@ -266,7 +267,7 @@ void manager_pages_stop(Manager *m) {
         m->pages.defer = sd_event_source_disable_unref(m->pages.defer);
         m->pages.pending = mfree(m->pages.pending);
         m->pages.n_pending = m->pages.pending_next = 0;
-        if (m->recorder)
-                recorder_set_pages(m->recorder, NULL);
+        if (m->recording.recorder)
+                recorder_set_pages(m->recording.recorder, NULL);
         m->pages.reader = page_reader_free(m->pages.reader);
 }

@@ -43,26 +43,26 @@ void manager_boot_counts_reload(Manager *m) {
                 log_warning_errno(r, "Failed to count this boot's sessions, keeping the counts known: %m");
                 return;
         }
-        db_boot_counts_free(m->boot_counts, m->n_boot_counts);
-        m->boot_counts = c;
-        m->n_boot_counts = n;
+        db_boot_counts_free(m->recording.boot_counts, m->recording.n_boot_counts);
+        m->recording.boot_counts = c;
+        m->recording.n_boot_counts = n;
 }
 
 static unsigned boot_count_get(Manager *m, const char *profile) {
-        for (size_t i = 0; i < m->n_boot_counts; i++)
-                if (streq(m->boot_counts[i].profile, profile))
-                        return m->boot_counts[i].n;
+        for (size_t i = 0; i < m->recording.n_boot_counts; i++)
+                if (streq(m->recording.boot_counts[i].profile, profile))
+                        return m->recording.boot_counts[i].n;
         return 0;
 }
 
 static void manager_update_marks(Manager *m) {
-        if (m->launches)
+        if (m->recording.launches)
                 return;
-        pidmap_forget_forks(&m->pidmap);
-        if (m->boot)
+        pidmap_forget_forks(&m->recording.pidmap);
+        if (m->recording.boot)
                 return;
-        if (recorder_disarm(m->recorder, m->exec_seq_seen) > 0) {
-                RecorderStats rs = recorder_get_stats(m->recorder);
+        if (recorder_disarm(m->recording.recorder, m->recording.exec_seq_seen) > 0) {
+                RecorderStats rs = recorder_get_stats(m->recording.recorder);
 
                 log_debug("No window open: watching execs only (so far %" PRIu64 " exec(s) waited for every "
                           "filesystem to be armed, %" PRIu64 " of them let go unarmed after %" PRIu64 " ms)",
@@ -73,7 +73,8 @@ static void manager_update_marks(Manager *m) {
 static int manager_schedule(Manager *m);
 
 bool manager_boot_user(Manager *m, pid_t tgid) {
-        return m->boot && m->boot_share.on && !uid_is_system(pidmap_uid(&m->pidmap, tgid));
+        return m->recording.boot && m->recording.boot_share.on &&
+               !uid_is_system(pidmap_uid(&m->recording.pidmap, tgid));
 }
 
 /* A user's file's hot bytes as the profile will count them (profile_resolve_session()): the pages the
@@ -116,11 +117,11 @@ static void manager_boot_share_finish(Manager *m, Session *s) {
                 .fds = { .open = open_mount, .userdata = m },
                 .walk_budget = RESIDENT_WALK_PAGES,
         };
-        BootShare *b = &m->boot_share;
+        BootShare *b = &m->recording.boot_share;
         size_t n_users = b->n_user_files;
         int r;
 
-        pidmap_track_uids(&m->pidmap, false);
+        pidmap_track_uids(&m->recording.pidmap, false);
         if (!b->on)
                 return;
         r = boot_share_finish(b, s, boot_user_file_bytes, &u);
@@ -143,15 +144,15 @@ static void manager_boot_share_finish(Manager *m, Session *s) {
 }
 
 static void manager_end_session(Manager *m, Session *s) {
-        if (s == m->boot)
-                m->boot = NULL;
+        if (s == m->recording.boot)
+                m->recording.boot = NULL;
         else
-                for (Session **p = &m->launches; *p; p = &(*p)->next)
+                for (Session **p = &m->recording.launches; *p; p = &(*p)->next)
                         if (*p == s) {
                                 *p = s->next;
                                 break;
                         }
-        pidmap_flush(&m->pidmap);
+        pidmap_flush(&m->recording.pidmap);
         /* what only recording used goes before storing makes its own copies */
         session_seal(s);
         if (s->kind == PROFILE_BOOT)
@@ -166,12 +167,12 @@ static int on_open_events(sd_event_source *source, int fd, uint32_t revents, voi
  * must not keep the window open. Then the pages read so far, bounded too: returns how many page events
  * still wait. */
 static size_t manager_drain_queues(Manager *m) {
-        if (m->recorder)
+        if (m->recording.recorder)
                 for (unsigned i = 0; i < 64; i++) {
-                        struct pollfd p = { .fd = m->recorder->open_fd, .events = POLLIN };
+                        struct pollfd p = { .fd = m->recording.recorder->open_fd, .events = POLLIN };
                         if (poll(&p, 1, 0) <= 0 || !(p.revents & POLLIN))
                                 break;
-                        (void) on_open_events(NULL, m->recorder->open_fd, EPOLLIN, m);
+                        (void) on_open_events(NULL, m->recording.recorder->open_fd, EPOLLIN, m);
                 }
         return manager_pages_drain(m);
 }
@@ -189,11 +190,11 @@ static int on_timer(sd_event_source *source, uint64_t usec, void *userdata) {
         uint64_t now = now_usec(CLOCK_MONOTONIC);
         size_t left = manager_drain_queues(m);
 
-        if (m->boot && m->boot->deadline_usec <= now) {
-                session_pages_left(m->boot, left);
-                manager_end_session(m, m->boot);
+        if (m->recording.boot && m->recording.boot->deadline_usec <= now) {
+                session_pages_left(m->recording.boot, left);
+                manager_end_session(m, m->recording.boot);
         }
-        for (Session *s = m->launches, *n; s; s = n) {
+        for (Session *s = m->recording.launches, *n; s; s = n) {
                 n = s->next;
                 if (s->deadline_usec <= now) {
                         session_pages_left(s, left);
@@ -209,29 +210,31 @@ static int manager_schedule(Manager *m) {
         uint64_t next = UINT64_MAX;
         int r;
 
-        if (m->boot)
-                next = m->boot->deadline_usec;
-        for (Session *s = m->launches; s; s = s->next)
+        if (m->recording.boot)
+                next = m->recording.boot->deadline_usec;
+        for (Session *s = m->recording.launches; s; s = s->next)
                 next = MIN(next, s->deadline_usec);
 
         if (next == UINT64_MAX)
-                return m->timer_source ? sd_event_source_set_enabled(m->timer_source, SD_EVENT_OFF) : 0;
-        if (!m->timer_source) {
-                r = sd_event_add_time(m->event, &m->timer_source, CLOCK_MONOTONIC, next, 0, on_timer, m);
+                return m->recording.timer_source ?
+                       sd_event_source_set_enabled(m->recording.timer_source, SD_EVENT_OFF) : 0;
+        if (!m->recording.timer_source) {
+                r = sd_event_add_time(m->event, &m->recording.timer_source, CLOCK_MONOTONIC, next, 0,
+                                      on_timer, m);
                 if (r < 0)
                         return log_error_errno(r, "Failed to add session timer: %m");
                 return 0;
         }
-        r = sd_event_source_set_time(m->timer_source, next);
+        r = sd_event_source_set_time(m->recording.timer_source, next);
         if (r < 0)
                 return r;
-        return sd_event_source_set_enabled(m->timer_source, SD_EVENT_ONESHOT);
+        return sd_event_source_set_enabled(m->recording.timer_source, SD_EVENT_ONESHOT);
 }
 
 static unsigned launch_count_get(Manager *m, const char *path) {
-        for (size_t i = 0; i < m->n_launch_counts; i++)
-                if (streq(m->launch_paths[i], path))
-                        return m->launch_counts[i];
+        for (size_t i = 0; i < m->recording.n_launch_counts; i++)
+                if (streq(m->recording.launch_paths[i], path))
+                        return m->recording.launch_counts[i];
         return 0;
 }
 
@@ -239,29 +242,29 @@ void manager_launch_count_bump(Manager *m, const char *path) {
         char **np;
         unsigned *nc;
 
-        for (size_t i = 0; i < m->n_launch_counts; i++)
-                if (streq(m->launch_paths[i], path)) {
-                        m->launch_counts[i]++;
+        for (size_t i = 0; i < m->recording.n_launch_counts; i++)
+                if (streq(m->recording.launch_paths[i], path)) {
+                        m->recording.launch_counts[i]++;
                         return;
                 }
-        np = reallocarray(m->launch_paths, m->n_launch_counts + 1, sizeof *np);
+        np = reallocarray(m->recording.launch_paths, m->recording.n_launch_counts + 1, sizeof *np);
         if (!np)
                 return;
-        m->launch_paths = np;
-        nc = reallocarray(m->launch_counts, m->n_launch_counts + 1, sizeof *nc);
+        m->recording.launch_paths = np;
+        nc = reallocarray(m->recording.launch_counts, m->recording.n_launch_counts + 1, sizeof *nc);
         if (!nc)
                 return;
-        m->launch_counts = nc;
-        np[m->n_launch_counts] = strdup(path);
-        if (!np[m->n_launch_counts])
+        m->recording.launch_counts = nc;
+        np[m->recording.n_launch_counts] = strdup(path);
+        if (!np[m->recording.n_launch_counts])
                 return;
-        nc[m->n_launch_counts++] = 1;
+        nc[m->recording.n_launch_counts++] = 1;
 }
 
 static unsigned active_launches_of(Manager *m, const char *profile) {
         unsigned n = 0;
 
-        for (Session *s = m->launches; s; s = s->next)
+        for (Session *s = m->recording.launches; s; s = s->next)
                 if (streq(s->profile, profile))
                         n++;
         return n;
@@ -276,17 +279,17 @@ static void manager_handle_exec(Manager *m, const ExecRecord *rec) {
         int r;
 
         key = rec->key;
-        if (m->boot) {
+        if (m->recording.boot) {
                 if (rec->uid != UID_INVALID)
-                        pidmap_note_uid(&m->pidmap, rec->pid, rec->uid);
-                (void) boot_share_add_file(&m->boot_share, m->boot,
-                                           m->boot_share.on && !uid_is_system(rec->uid), &key,
+                        pidmap_note_uid(&m->recording.pidmap, rec->pid, rec->uid);
+                (void) boot_share_add_file(&m->recording.boot_share, m->recording.boot,
+                                           m->recording.boot_share.on && !uid_is_system(rec->uid), &key,
                                            rec->timestamp_usec, NULL, NULL);
         }
 
         /* An exec inside a launch (a wrapper script exec'ing the real binary, the ELF interpreter, a
          * helper the program runs) is part of that launch, not a launch of its own. */
-        owner = pidmap_lookup(&m->pidmap, m->launches, rec->pid);
+        owner = pidmap_lookup(&m->recording.pidmap, m->recording.launches, rec->pid);
         if (owner) {
                 (void) session_add(owner, &key, rec->timestamp_usec);
                 return;
@@ -324,25 +327,25 @@ static void manager_handle_exec(Manager *m, const ExecRecord *rec) {
                 return;
         log_debug("Recording launch of %s (pid %i, uid %i%s%s)", path, (int) rec->pid, (int) rec->uid,
                   s->cgroup ? ", cgroup " : "", s->cgroup ?: "");
-        s->next = m->launches;
-        m->launches = TAKE_PTR(s);
-        pidmap_flush(&m->pidmap);
+        s->next = m->recording.launches;
+        m->recording.launches = TAKE_PTR(s);
+        pidmap_flush(&m->recording.pidmap);
         (void) manager_schedule(m);
 }
 
 static void manager_drain_execs(Manager *m) {
         ExecRecord rec;
 
-        while (read(m->recorder->pipe_fd[0], &rec, sizeof rec) == (ssize_t) sizeof rec) {
+        while (read(m->recording.recorder->pipe_fd[0], &rec, sizeof rec) == (ssize_t) sizeof rec) {
                 manager_handle_exec(m, &rec);
-                m->exec_seq_seen = rec.seq;
+                m->recording.exec_seq_seen = rec.seq;
         }
 }
 
 static void on_fork(pid_t child, pid_t parent, void *userdata) {
         Manager *m = userdata;
 
-        pidmap_note_fork(&m->pidmap, child, parent);
+        pidmap_note_fork(&m->recording.pidmap, child, parent);
 }
 
 /* Execs first: a fork only matters if its parent's launch is known. */
@@ -350,22 +353,22 @@ static void on_thread(pid_t tid, pid_t tgid, void *userdata) {
         Manager *m = userdata;
 
         if (m->pages.reader)
-                pidmap_note_thread(&m->pidmap, tid, tgid);
+                pidmap_note_thread(&m->recording.pidmap, tid, tgid);
 }
 
 static void on_uid(pid_t tgid, uid_t ruid, void *userdata) {
         Manager *m = userdata;
 
-        pidmap_note_uid(&m->pidmap, tgid, ruid);
+        pidmap_note_uid(&m->recording.pidmap, tgid, ruid);
 }
 
 static void on_events_lost(void *userdata) {
         Manager *m = userdata;
 
         /* a fork or uid change may be among them: what was noted is read from /proc again */
-        if (m->pidmap.track_uids) {
-                pidmap_track_uids(&m->pidmap, false);
-                pidmap_track_uids(&m->pidmap, true);
+        if (m->recording.pidmap.track_uids) {
+                pidmap_track_uids(&m->recording.pidmap, false);
+                pidmap_track_uids(&m->recording.pidmap, true);
         }
 }
 
@@ -373,14 +376,15 @@ void manager_drain_forks(Manager *m) {
         int r;
 
         manager_drain_execs(m);
-        if (!m->fork_source)
+        if (!m->recording.fork_source)
                 return;
         /* Forks are always noted (a launch may be queued but not yet seen); without launches the table
          * is emptied once it grows, so a fork storm outside windows costs a bounded amount. */
-        if (!m->launches && m->pidmap.n_forks > 4096)
-                pidmap_forget_forks(&m->pidmap);
-        r = proc_events_drain(sd_event_source_get_io_fd(m->fork_source), &(const ProcEventHandlers) {
-                        .fork = on_fork, .thread = on_thread, .uid = on_uid, .lost = on_events_lost }, m);
+        if (!m->recording.launches && m->recording.pidmap.n_forks > 4096)
+                pidmap_forget_forks(&m->recording.pidmap);
+        r = proc_events_drain(sd_event_source_get_io_fd(m->recording.fork_source),
+                              &(const ProcEventHandlers) { .fork = on_fork, .thread = on_thread, .uid = on_uid,
+                                                           .lost = on_events_lost }, m);
         if (r < 0)
                 log_debug_errno(r, "Failed to read process events, ignoring: %m");
 }
@@ -432,14 +436,15 @@ static bool session_resolve_some(Manager *m, Session *s, MountFds *fds, size_t *
                 if (sf->path)
                         sf->where = mfree(sf->where);
                 /* a user's file: a system process's read may still make it the system's (boot-share.h) */
-                if (s->kind != PROFILE_BOOT || m->launches || m->ignore_failures >= 16 ||
-                    boot_share_user_file(&m->boot_share, s->n_resolved))
+                if (s->kind != PROFILE_BOOT || m->recording.launches || m->recording.ignore_failures >= 16 ||
+                    boot_share_user_file(&m->recording.boot_share, s->n_resolved))
                         continue;
                 /* a real (not O_PATH) fd for fanotify_mark; regular files only, so opening is harmless */
                 snprintf(proc, sizeof proc, "/proc/self/fd/%i", pfd);
                 fd = open(proc, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-                if (fd >= 0 && recorder_ignore_file(m->recorder, fd, m->exec_seq_seen) < 0 &&
-                    ++m->ignore_failures == 16)
+                if (fd >= 0 &&
+                    recorder_ignore_file(m->recording.recorder, fd, m->recording.exec_seq_seen) < 0 &&
+                    ++m->recording.ignore_failures == 16)
                         log_warning("Failed to place ignore marks, every read is reported from now on");
         }
         return s->n_resolved < s->n_files;
@@ -451,9 +456,9 @@ static int on_resolve(sd_event_source *source, void *userdata) {
         size_t budget = RESOLVE_CHUNK;
         bool more = false;
 
-        if (m->boot)
-                more = session_resolve_some(m, m->boot, &fds, &budget) || more;
-        for (Session *s = m->launches; s; s = s->next)
+        if (m->recording.boot)
+                more = session_resolve_some(m, m->recording.boot, &fds, &budget) || more;
+        for (Session *s = m->recording.launches; s; s = s->next)
                 more = session_resolve_some(m, s, &fds, &budget) || more;
         if (!more)
                 (void) sd_event_source_set_enabled(source, SD_EVENT_OFF);
@@ -461,16 +466,16 @@ static int on_resolve(sd_event_source *source, void *userdata) {
 }
 
 void manager_want_resolve(Manager *m) {
-        if (!m->resolve_source)
+        if (!m->recording.resolve_source)
                 return;
-        if (sd_event_source_set_enabled(m->resolve_source, SD_EVENT_ON) < 0)
+        if (sd_event_source_set_enabled(m->recording.resolve_source, SD_EVENT_ON) < 0)
                 log_debug("Failed to enable the resolver, files are named when their session ends");
 }
 
 static void mark_incomplete(Manager *m) {
-        if (m->boot)
-                m->boot->incomplete = true;
-        for (Session *s = m->launches; s; s = s->next)
+        if (m->recording.boot)
+                m->recording.boot->incomplete = true;
+        for (Session *s = m->recording.launches; s; s = s->next)
                 s->incomplete = true;
 }
 
@@ -486,9 +491,9 @@ void manager_take_open_events(Manager *m, const void *buf, size_t n, uint64_t no
                 bool named;
                 Session *s;
 
-                m->events_received++;
+                m->recording.events_received++;
                 if (e->mask & FAN_Q_OVERFLOW) {
-                        m->overflows++;
+                        m->recording.overflows++;
                         log_warning("fanotify queue overflowed: events were lost, sessions open now are marked incomplete");
                         mark_incomplete(m);
                         continue;
@@ -498,11 +503,12 @@ void manager_take_open_events(Manager *m, const void *buf, size_t n, uint64_t no
                 if (fanotify_event_file_key(&ev, &key) <= 0)
                         continue;
                 named = fanotify_event_dir_name(&ev, &dir, &name) > 0;
-                if (m->boot && boot_share_add_file(&m->boot_share, m->boot, manager_boot_user(m, e->pid), &key,
-                                                   now, named ? &dir : NULL, name) > 0)
+                if (m->recording.boot &&
+                    boot_share_add_file(&m->recording.boot_share, m->recording.boot,
+                                        manager_boot_user(m, e->pid), &key, now, named ? &dir : NULL, name) > 0)
                         manager_want_resolve(m);
-                if (m->launches) {
-                        s = pidmap_lookup(&m->pidmap, m->launches, e->pid);
+                if (m->recording.launches) {
+                        s = pidmap_lookup(&m->recording.pidmap, m->recording.launches, e->pid);
                         if (s && session_add_where(s, &key, now, named ? &dir : NULL, name) > 0)
                                 manager_want_resolve(m);
                 }
@@ -543,9 +549,9 @@ static void manager_take_collected(Manager *m) {
         r = boot_collect_stop(m->run_dir, 2 * USEC_PER_SEC);
         if (r < 0)
                 log_warning_errno(r, "Failed to stop the boot collector: %m");
-        if (!m->boot)
+        if (!m->recording.boot)
                 return;
-        r = boot_collect_take(m->run_dir, m->boot, &m->filesystems, now_usec(CLOCK_MONOTONIC));
+        r = boot_collect_take(m->run_dir, m->recording.boot, &m->filesystems, now_usec(CLOCK_MONOTONIC));
         if (r == -EBADMSG)
                 log_warning("%s/" BOOT_COLLECT_KEYS_FILE " is not a complete boot collector file, ignored", m->run_dir);
         else if (r < 0)
@@ -567,25 +573,27 @@ int manager_start_boot_session(Manager *m) {
                 manager_take_collected(m);
                 return 0;
         }
-        r = session_new(PROFILE_BOOT, "boot", now_usec(CLOCK_MONOTONIC), m->config.boot_window_usec, &m->boot);
+        r = session_new(PROFILE_BOOT, "boot", now_usec(CLOCK_MONOTONIC), m->config.boot_window_usec,
+                        &m->recording.boot);
         if (r < 0)
                 return log_error_errno(r, "Failed to start boot session: %m");
-        m->boot->max_files = m->config.max_session_files;
-        m->boot->max_ranges = session_max_ranges(PROFILE_BOOT, m->boot->max_files);
-        m->boot->pages = m->pages.reader != NULL;
-        boot_share_init(&m->boot_share, m->config.boot_user_share, m->config.max_session_files,
+        m->recording.boot->max_files = m->config.max_session_files;
+        m->recording.boot->max_ranges = session_max_ranges(PROFILE_BOOT, m->recording.boot->max_files);
+        m->recording.boot->pages = m->pages.reader != NULL;
+        boot_share_init(&m->recording.boot_share, m->config.boot_user_share, m->config.max_session_files,
                         (uint64_t) m->config.max_hot_set_mib << 20);
-        pidmap_track_uids(&m->pidmap, m->boot_share.on);
-        r = recorder_arm(m->recorder);
+        pidmap_track_uids(&m->recording.pidmap, m->recording.boot_share.on);
+        r = recorder_arm(m->recording.recorder);
         if (r < 0)
                 log_warning_errno(r, "Failed to arm fanotify on every filesystem, recording what we can: %m");
         /* Before the first event is read, what was read before we watched comes first: PID 1's program and
          * libraries (loaded before anything could watch), then the collector's record, then what the other
          * running processes map. */
-        r = boot_seed_from_maps(m->boot, &m->filesystems, "/proc", 1, now_usec(CLOCK_MONOTONIC));
+        r = boot_seed_from_maps(m->recording.boot, &m->filesystems, "/proc", 1, now_usec(CLOCK_MONOTONIC));
         manager_take_collected(m);
         if (r >= 0) {
-                int k = boot_seed_from_maps(m->boot, &m->filesystems, "/proc", 0, now_usec(CLOCK_MONOTONIC));
+                int k = boot_seed_from_maps(m->recording.boot, &m->filesystems, "/proc", 0,
+                                            now_usec(CLOCK_MONOTONIC));
                 r = k < 0 ? k : r + k;
         }
         if (r < 0)
@@ -593,7 +601,7 @@ int manager_start_boot_session(Manager *m) {
         else if (r > 0)
                 log_info("Boot session adds %i file%s mapped by processes started before seeklessd", r,
                          r == 1 ? "" : "s");
-        if (m->boot->n_files > 0)
+        if (m->recording.boot->n_files > 0)
                 manager_want_resolve(m);
         return manager_schedule(m);
 }
@@ -601,24 +609,24 @@ int manager_start_boot_session(Manager *m) {
 void manager_boot_finished(Manager *m, uint64_t finish_usec) {
         uint64_t now = now_usec(CLOCK_MONOTONIC), end;
 
-        if (!m->boot)
+        if (!m->recording.boot)
                 return;
-        end = MIN(finish_usec + m->config.boot_tail_usec, m->boot->deadline_usec);
+        end = MIN(finish_usec + m->config.boot_tail_usec, m->recording.boot->deadline_usec);
         /* Started after the boot had finished (installed or started by hand then, or restarted after a
          * crash): none of the boot was watched, and BootTailSec= is the tail of a boot watched from its
          * start, not a window of its own. What the collector holds then is not the boot's either: a
          * daemon-reload (the one an install makes) runs the generators again. */
-        if (finish_usec < m->boot->start_usec) {
+        if (finish_usec < m->recording.boot->start_usec) {
                 log_info("Boot had finished before seeklessd started: no boot session this time");
-                m->boot = session_free(m->boot);
-                boot_share_done(&m->boot_share);
-                pidmap_track_uids(&m->pidmap, false);
+                m->recording.boot = session_free(m->recording.boot);
+                boot_share_done(&m->recording.boot_share);
+                pidmap_track_uids(&m->recording.pidmap, false);
                 manager_update_marks(m);
         } else if (end <= now)
-                manager_end_session(m, m->boot);
+                manager_end_session(m, m->recording.boot);
         else {
                 log_info("Boot finished; recording %" PRIu64 " s more", (end - now) / USEC_PER_SEC);
-                m->boot->deadline_usec = end;
+                m->recording.boot->deadline_usec = end;
         }
         (void) manager_schedule(m);
         manager_notify_status(m);
@@ -627,70 +635,72 @@ void manager_boot_finished(Manager *m, uint64_t finish_usec) {
 int manager_record_start(Manager *m) {
         int r;
 
-        r = sd_event_add_io(m->event, &m->open_source, m->recorder->open_fd, EPOLLIN, on_open_events, m);
+        r = sd_event_add_io(m->event, &m->recording.open_source, m->recording.recorder->open_fd, EPOLLIN,
+                            on_open_events, m);
         if (r < 0)
                 return log_error_errno(r, "Failed to watch fanotify: %m");
-        r = sd_event_add_io(m->event, &m->exec_source, m->recorder->pipe_fd[0], EPOLLIN, on_exec, m);
+        r = sd_event_add_io(m->event, &m->recording.exec_source, m->recording.recorder->pipe_fd[0], EPOLLIN,
+                            on_exec, m);
         if (r < 0)
                 return log_error_errno(r, "Failed to watch exec queue: %m");
         /* handle execs before opens so a new launch exists before its opens are attributed */
-        (void) sd_event_source_set_priority(m->exec_source, SD_EVENT_PRIORITY_IMPORTANT);
+        (void) sd_event_source_set_priority(m->recording.exec_source, SD_EVENT_PRIORITY_IMPORTANT);
 
         r = proc_events_open();
         if (r < 0)
                 log_warning_errno(r, "Failed to subscribe to process events, children that exit quickly may be missed from launches: %m");
         else {
                 int pfd = r;
-                r = sd_event_add_io(m->event, &m->fork_source, pfd, EPOLLIN, on_forks, m);
+                r = sd_event_add_io(m->event, &m->recording.fork_source, pfd, EPOLLIN, on_forks, m);
                 if (r < 0) {
                         safe_close(pfd);
                         return log_error_errno(r, "Failed to watch process events: %m");
                 }
-                (void) sd_event_source_set_io_fd_own(m->fork_source, true);
-                (void) sd_event_source_set_priority(m->fork_source, SD_EVENT_PRIORITY_IMPORTANT);
+                (void) sd_event_source_set_io_fd_own(m->recording.fork_source, true);
+                (void) sd_event_source_set_priority(m->recording.fork_source, SD_EVENT_PRIORITY_IMPORTANT);
         }
 
-        r = sd_event_add_defer(m->event, &m->resolve_source, on_resolve, m);
+        r = sd_event_add_defer(m->event, &m->recording.resolve_source, on_resolve, m);
         if (r < 0)
                 return log_error_errno(r, "Failed to add the resolver: %m");
-        (void) sd_event_source_set_priority(m->resolve_source, SD_EVENT_PRIORITY_IDLE);
-        (void) sd_event_source_set_enabled(m->resolve_source, SD_EVENT_OFF);
+        (void) sd_event_source_set_priority(m->recording.resolve_source, SD_EVENT_PRIORITY_IDLE);
+        (void) sd_event_source_set_enabled(m->recording.resolve_source, SD_EVENT_OFF);
         return 0;
 }
 
 void manager_record_flush(Manager *m) {
         size_t left = manager_drain_queues(m);
 
-        if (m->boot) {
-                m->boot->incomplete = true;
-                session_pages_left(m->boot, left);
-                manager_end_session(m, m->boot);
+        if (m->recording.boot) {
+                m->recording.boot->incomplete = true;
+                session_pages_left(m->recording.boot, left);
+                manager_end_session(m, m->recording.boot);
         }
-        while (m->launches) {
-                m->launches->incomplete = true;
-                session_pages_left(m->launches, left);
-                manager_end_session(m, m->launches);
+        while (m->recording.launches) {
+                m->recording.launches->incomplete = true;
+                session_pages_left(m->recording.launches, left);
+                manager_end_session(m, m->recording.launches);
         }
 }
 
 void manager_record_done(Manager *m) {
-        session_free(m->boot);
-        boot_share_done(&m->boot_share);
-        while (m->launches) {
-                Session *n = m->launches->next;
-                session_free(m->launches);
-                m->launches = n;
+        session_free(m->recording.boot);
+        boot_share_done(&m->recording.boot_share);
+        while (m->recording.launches) {
+                Session *n = m->recording.launches->next;
+                session_free(m->recording.launches);
+                m->recording.launches = n;
         }
-        pidmap_done(&m->pidmap);
-        sd_event_source_disable_unref(m->open_source);
-        sd_event_source_disable_unref(m->exec_source);
-        sd_event_source_disable_unref(m->fork_source);
-        sd_event_source_disable_unref(m->timer_source);
-        sd_event_source_disable_unref(m->resolve_source);
-        m->recorder = recorder_free(m->recorder);
-        for (size_t i = 0; i < m->n_launch_counts; i++)
-                free(m->launch_paths[i]);
-        free(m->launch_paths);
-        free(m->launch_counts);
-        db_boot_counts_free(m->boot_counts, m->n_boot_counts);
+        pidmap_done(&m->recording.pidmap);
+        sd_event_source_disable_unref(m->recording.open_source);
+        sd_event_source_disable_unref(m->recording.exec_source);
+        sd_event_source_disable_unref(m->recording.fork_source);
+        sd_event_source_disable_unref(m->recording.timer_source);
+        sd_event_source_disable_unref(m->recording.resolve_source);
+        m->recording.recorder = recorder_free(m->recording.recorder);
+        for (size_t i = 0; i < m->recording.n_launch_counts; i++)
+                free(m->recording.launch_paths[i]);
+        free(m->recording.launch_paths);
+        free(m->recording.launch_counts);
+        db_boot_counts_free(m->recording.boot_counts, m->recording.n_boot_counts);
 }

@@ -22,7 +22,7 @@ int manager_new(Manager **ret) {
         if (!m)
                 return -ENOMEM;
         config_set_defaults(&m->config);
-        pidmap_init(&m->pidmap, "/proc");
+        pidmap_init(&m->recording.pidmap, "/proc");
         *ret = m;
         return 0;
 }
@@ -259,7 +259,7 @@ static int manager_scan_filesystems(Manager *m) {
         m->filesystems = l;
         filesystem_list_clear(&m->unwatched);
         m->unwatched = u;
-        r = recorder_set_filesystems(m->recorder, &m->filesystems);
+        r = recorder_set_filesystems(m->recording.recorder, &m->filesystems);
         if (r > 0)
                 log_warning("Failed to place fanotify marks on %i filesystem(s)", r);
         manager_pages_set_filesystems(m);
@@ -374,11 +374,11 @@ int manager_start(Manager *m) {
                 return log_error_errno(r, "Failed to add the exit handler: %m");
         (void) sd_event_source_set_priority(m->exit_source, SD_EVENT_PRIORITY_IMPORTANT);
 
-        r = recorder_new(m->config.max_launches_per_boot > 0, &m->recorder);
+        r = recorder_new(m->config.max_launches_per_boot > 0, &m->recording.recorder);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up fanotify (needs CAP_SYS_ADMIN and a kernel with fanotify permission events): %m");
         /* The thread that answers exec permission events must exist before the first exec mark does. */
-        r = recorder_start(m->recorder);
+        r = recorder_start(m->recording.recorder);
         if (r < 0)
                 return log_error_errno(r, "Failed to start exec watcher thread: %m");
         r = manager_scan_filesystems(m);
@@ -447,16 +447,19 @@ char *manager_status_text(Manager *m) {
         char *s = NULL;
         char boot[128] = "", pending[96] = "";
 
-        for (Session *l = m->launches; l; l = l->next)
+        for (Session *l = m->recording.launches; l; l = l->next)
                 n++;
-        if (m->boot)
+        if (m->recording.boot) {
+                uint64_t deadline = m->recording.boot->deadline_usec;
+
                 snprintf(boot, sizeof boot, "recording boot (%" PRIu64 " s left), ",
-                         m->boot->deadline_usec > now ? (m->boot->deadline_usec - now + USEC_PER_SEC - 1) / USEC_PER_SEC : 0);
+                         deadline > now ? (deadline - now + USEC_PER_SEC - 1) / USEC_PER_SEC : 0);
+        }
         if (m->pending.n_sessions > 0)
                 snprintf(pending, sizeof pending, ", %zu session%s waiting for the database (locked)",
                          m->pending.n_sessions, m->pending.n_sessions == 1 ? "" : "s");
         if (asprintf(&s, "%s%s%u launch%s being recorded, watching %zu filesystem%s%s", boot,
-                     m->boot || n ? "" : "idle: ", n, n == 1 ? "" : "es", m->filesystems.n,
+                     m->recording.boot || n ? "" : "idle: ", n, n == 1 ? "" : "es", m->filesystems.n,
                      m->filesystems.n == 1 ? "" : "s", pending) < 0)
                 return NULL;
         return s;

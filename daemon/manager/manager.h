@@ -25,6 +25,7 @@
 #include "manager/manager-optimize.h"
 #include "manager/manager-pages.h"
 #include "manager/manager-pending.h"
+#include "manager/manager-record.h"
 #include "manager/manager-space.h"
 
 /* The properties that emit PropertiesChanged (manager_properties_announce()). */
@@ -62,38 +63,21 @@ typedef struct Manager {
 
         FilesystemList filesystems;
         FilesystemList unwatched;       /* the other filesystems on a device, each with why not */
-        Recorder *recorder;
-        ManagerPages pages;
-        sd_event_source *open_source, *exec_source, *fork_source, *mountinfo_source, *timer_source;
-        sd_event_source *resolve_source;        /* idle priority: names new session files in small chunks */
-        ManagerBootWatch boot_watch;
-        ManagerBusRetry bus_retry;
-
-        Session *boot;                  /* the boot session while its window is open */
-        BootShare boot_share;           /* its share for users' processes (BootUserShare=) */
-        Session *launches;              /* open launch sessions */
-        PidMap pidmap;
-        uint64_t exec_seq_seen;
+        sd_event_source *mountinfo_source;
         /* plans, reports, layouts and the "after" snapshots: walks of every profile file, on a thread */
         PlanWorker *plan_worker;
         sd_event_source *exit_source;   /* stops it while the bus is still there */
-        ManagerRuns runs;
 
-        ManagerIdle idle;
+        /* each part's own state, declared next to the file that owns it */
+        ManagerRecording recording;     /* manager-record.c */
+        ManagerPages pages;             /* manager-pages.c */
+        ManagerPending pending;         /* manager-pending.c */
+        ManagerRuns runs;               /* manager-optimize.c */
+        ManagerIdle idle;               /* manager-idle.c */
+        ManagerSpace space;             /* manager-space.c */
+        ManagerBootWatch boot_watch;    /* manager-boot.c */
+        ManagerBusRetry bus_retry;      /* manager-connect.c */
 
-        ManagerPending pending;
-        ManagerSpace space;
-
-        /* launches stored this boot, per executable: the database keeps only KeepLaunches= of them */
-        char **launch_paths;
-        unsigned *launch_counts;
-        size_t n_launch_counts;
-        /* sessions of this boot in the database, per profile (manager_refresh_counts() reads them) */
-        DbBootCount *boot_counts;
-        size_t n_boot_counts;
-
-        uint64_t events_received, overflows;
-        unsigned ignore_failures;
         unsigned n_profiles, n_sessions, n_files;
         char *announced[_PROP_MAX];     /* each property's value when last announced, as text */
 } Manager;
@@ -123,31 +107,6 @@ int manager_open_mount_fd(Manager *m, uint64_t fsid);
  * CLOCK_MONOTONIC); 1 and its id when its profile is to be merged, 0 when not, -EBUSY (not logged) when the
  * database's write lock stayed taken, another negative errno (logged) when it failed. */
 int manager_save_session(Manager *m, Session *s, uint64_t end_usec, int64_t *ret_id);
-
-/* manager-record.c: the recording glue */
-/* The recorder's sources on the loop: its exec pipe, its open group, the process events, the resolver. */
-int manager_record_start(Manager *m);
-/* The boot session, with what was read before seeklessd watched; or none if this boot is recorded. */
-int manager_start_boot_session(Manager *m);
-/* Boot end as learned from systemd (manager-boot.c, once). finish_usec is CLOCK_MONOTONIC. */
-void manager_boot_finished(Manager *m, uint64_t finish_usec);
-/* One buffer read from the fanotify group that reports reads (buf[0..n), as read() filled it): each file
- * read goes to the boot session and to the launch its process belongs to; an overflow marks the open
- * sessions incomplete. now is CLOCK_MONOTONIC. */
-void manager_take_open_events(Manager *m, const void *buf, size_t n, uint64_t now);
-/* For manager-pages.c: whether a read by process tgid counts for the boot session's share of users (a
- * user's real uid). */
-bool manager_boot_user(Manager *m, pid_t tgid);
-void manager_drain_forks(Manager *m);
-void manager_want_resolve(Manager *m);
-/* For manager_refresh_counts(): this boot's sessions per profile, read again. */
-void manager_boot_counts_reload(Manager *m);
-/* For manager_save_session(): a launch of path was stored. */
-void manager_launch_count_bump(Manager *m, const char *path);
-/* Every open session ended (as incomplete) and stored: at exit. */
-void manager_record_flush(Manager *m);
-/* Frees the sessions, the sources and the recorder (its threads stop). */
-void manager_record_done(Manager *m);
 
 /* manager-bus.c */
 int manager_bus_add_objects(Manager *m, sd_bus *bus);
