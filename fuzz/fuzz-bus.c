@@ -3,8 +3,8 @@
  * vtable is served on one end of a socketpair (a private, direct D-Bus connection, in this process) and a
  * client on the other end sends each call, so that the arguments reach the handlers exactly as sd-bus
  * hands them over, after its own checks of the message (signature, UTF-8), which no fuzzed byte can skip
- * on a real bus either. The caller is root (the same uid), so the handlers go past check_root() and parse
- * everything. Behind them: a database with a boot profile, two programs' profiles, a finished and an
+ * on a real bus either. The caller is root (the same uid), so the handlers go past bus_check_root() and
+ * parse everything. Behind them: a database with a boot profile, two programs' profiles, a finished and an
  * interrupted run (made through the daemon's own functions at start, restored after every input), one
  * watched filesystem (the scratch directory: no profile file is on it, so planning and optimizing move
  * nothing), the plan worker and the event loop.

@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The org.seekless.Seekless1.Manager interface: one vtable, its handlers and property getters.
- * The contract is dbus/org.seekless.Seekless1.xml. */
+/* The org.seekless.Seekless1.Manager interface: one vtable, its handlers and property getters; the
+ * marshalling they share is manager-bus-message.c's. The contract is dbus/org.seekless.Seekless1.xml. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
@@ -16,110 +15,7 @@
 #include "common/log.h"
 #include "plan/layout-extents.h"
 #include "manager/manager.h"
-
-/* File paths are private: only root may see or change them. The D-Bus policy lets anyone call us so that
- * the refusal is a typed error from here, with a message saying why. */
-static int check_root(sd_bus_message *message, const char *what, sd_bus_error *error) {
-        int r;
-
-        /* sd-bus's own privilege test, as used for privileged vtable methods: the caller runs with our
-         * UID (root) or holds CAP_SYS_ADMIN. */
-        r = sd_bus_query_sender_privilege(message, -1);
-        if (r < 0)
-                return log_debug_errno(r, "Failed to check caller privileges: %m");
-        if (r == 0)
-                return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
-                                         "Only root may %s: file paths are private.", what);
-        return 0;
-}
-
-static int reply_db_error(sd_bus_error *error, int r, const char *what) {
-        if (r == -ENOMEM)
-                return r;
-        return sd_bus_error_setf(error, SEEKLESS_ERROR_DATABASE, "Failed to %s: %s", what, strerror(-r));
-}
-
-/* Paths and profile names cross the bus escaped (escape.h, documented in the XML): lossless for any bytes,
- * and always the valid UTF-8 a D-Bus string must be. */
-static int append_path(sd_bus_message *reply, const char *path) {
-        _cleanup_free_ char *e = path_escape(path);
-
-        if (!e)
-                return -ENOMEM;
-        return sd_bus_message_append_basic(reply, 's', e);
-}
-
-/* The rows of list replies are described by their fields, one letter each: the D-Bus type, or 'p' for a
- * path or profile name, sent escaped as an 's' (append_path()). */
-#define ROW_FIELDS_MAX 16
-
-/* "(...)": the D-Bus signature of a row. */
-static int row_signature(const char *fields, char ret[static ROW_FIELDS_MAX + 3]) {
-        size_t n = strlen(fields);
-
-        if (n > ROW_FIELDS_MAX)
-                return -EINVAL;
-        ret[0] = '(';
-        for (size_t i = 0; i < n; i++)
-                ret[i + 1] = fields[i] == 'p' ? 's' : fields[i];
-        ret[n + 1] = ')';
-        ret[n + 2] = 0;
-        return 0;
-}
-
-/* Opens the array of rows; sd_bus_message_close_container() or send_rows() closes it. */
-static int open_rows(sd_bus_message *reply, const char *fields) {
-        char signature[ROW_FIELDS_MAX + 3];
-        int r;
-
-        r = row_signature(fields, signature);
-        if (r < 0)
-                return r;
-        return sd_bus_message_open_container(reply, 'a', signature);
-}
-
-/* One row. The arguments are what sd_bus_message_append() takes for each letter: const char * for s and
- * p, int for b, uint32_t for u, uint64_t for t, double for d. */
-static int append_row(sd_bus_message *reply, const char *fields, ...) {
-        char signature[ROW_FIELDS_MAX + 3];
-        va_list ap;
-        int r;
-
-        r = row_signature(fields, signature);
-        if (r < 0)
-                return r;
-        signature[strlen(fields) + 1] = 0;      /* the struct's contents: without the parentheses */
-        r = sd_bus_message_open_container(reply, 'r', signature + 1);
-        va_start(ap, fields);
-        for (const char *f = fields; r >= 0 && *f; f++) {
-                union { int b; uint32_t u; uint64_t t; double d; } v;
-                const void *value = &v;
-
-                switch (*f) {
-                case 'p': r = append_path(reply, va_arg(ap, const char *)); continue;
-                case 's': value = va_arg(ap, const char *); break;
-                case 'b': v.b = va_arg(ap, int); break;
-                case 'u': v.u = va_arg(ap, uint32_t); break;
-                case 't': v.t = va_arg(ap, uint64_t); break;
-                case 'd': v.d = va_arg(ap, double); break;
-                default: r = -EINVAL; continue;
-                }
-                r = sd_bus_message_append_basic(reply, *f, value);
-        }
-        va_end(ap);
-        if (r < 0)
-                return r;
-        return sd_bus_message_close_container(reply);
-}
-
-/* Closes the array of rows and sends the reply, or returns the error r met building it. */
-static int send_rows(sd_bus_message *reply, int r) {
-        if (r >= 0)
-                r = sd_bus_message_close_container(reply);
-        if (r < 0)
-                return r;
-        return sd_bus_send(NULL, reply, NULL);
-}
+#include "manager/manager-bus-message.h"
 
 static int method_list_profiles(sd_bus_message *message, void *userdata, sd_bus_error *error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
@@ -128,56 +24,21 @@ static int method_list_profiles(sd_bus_message *message, void *userdata, sd_bus_
         size_t n = 0;
         int r;
 
-        r = check_root(message, "list profiles", error);
+        r = bus_check_root(message, "list profiles", error);
         if (r != 0)
                 return r;
         r = db_list_profiles(m->db, &p, &n);
         if (r < 0)
-                return reply_db_error(error, r, "list profiles");
+                return bus_reply_db_error(error, r, "list profiles");
         r = sd_bus_message_new_method_return(message, &reply);
         if (r >= 0)
-                r = open_rows(reply, "psuutt");
+                r = bus_open_rows(reply, "psuutt");
         for (size_t i = 0; r >= 0 && i < n; i++)
-                r = append_row(reply, "psuutt", p[i].name, profile_kind_to_string(p[i].kind), p[i].n_sessions,
-                               p[i].n_files, p[i].bytes, p[i].updated_realtime_usec);
-        r = send_rows(reply, r);
+                r = bus_append_row(reply, "psuutt", p[i].name, profile_kind_to_string(p[i].kind),
+                                   p[i].n_sessions, p[i].n_files, p[i].bytes, p[i].updated_realtime_usec);
+        r = bus_send_rows(reply, r);
         db_profile_infos_free(p, n);
         return r;
-}
-
-/* A profile name as received (escaped) into the bytes it stands for. */
-static int unescape_name(const char *shown, char **ret, sd_bus_error *error) {
-        int r;
-
-        if (isempty(shown) || (!streq(shown, "boot") && shown[0] != '/'))
-                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
-                                         "Invalid profile name '%s': expected \"boot\" or an absolute path.", shown);
-        r = path_unescape(shown, ret);
-        if (r == -EINVAL)
-                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
-                                         "Invalid profile name '%s': a backslash must start \\\\ or \\xNN.", shown);
-        return r;
-}
-
-/* The common start of the methods taking a profile name: check the caller, read the name, unescape it.
- * *ret_shown is the name as received (for messages), *ret the bytes it stands for. Returns 0 to go on, or
- * what the handler should return. */
-static int read_profile_name(sd_bus_message *message, const char *what, const char **ret_shown, char **ret,
-                             sd_bus_error *error) {
-        const char *shown;
-        int r;
-
-        r = check_root(message, what, error);
-        if (r != 0)
-                return r;
-        r = sd_bus_message_read(message, "s", &shown);
-        if (r < 0)
-                return r;
-        r = unescape_name(shown, ret, error);
-        if (r != 0)
-                return r;
-        *ret_shown = shown;
-        return 0;
 }
 
 /* GetProfile, and GetProfileRanges with the profile's ranges as a third argument. */
@@ -192,7 +53,7 @@ static int get_profile(sd_bus_message *message, Manager *m, bool ranges, sd_bus_
         size_t n = 0, n_rg = 0;
         int r;
 
-        r = read_profile_name(message, "show profiles", &shown, &name, error);
+        r = bus_read_profile_name(message, "show profiles", &shown, &name, error);
         if (r != 0)
                 return r;
         r = db_get_profile(m->db, name, &kind, &f, &n);
@@ -204,25 +65,25 @@ static int get_profile(sd_bus_message *message, Manager *m, bool ranges, sd_bus_
         if (r == -ENOENT)
                 return sd_bus_error_setf(error, SEEKLESS_ERROR_NO_SUCH_PROFILE, "No profile named '%s'.", shown);
         if (r < 0)
-                return reply_db_error(error, r, "read profile");
+                return bus_reply_db_error(error, r, "read profile");
         profile_refresh_paths(f, n, &o);
 
         r = sd_bus_message_new_method_return(message, &reply);
         if (r >= 0)
                 r = sd_bus_message_append(reply, "s", profile_kind_to_string(kind));
         if (r >= 0)
-                r = open_rows(reply, "ptud");
+                r = bus_open_rows(reply, "ptud");
         for (size_t i = 0; r >= 0 && i < n; i++)
-                r = append_row(reply, "ptud", f[i].file.path, f[i].file.size, f[i].seen, f[i].score);
+                r = bus_append_row(reply, "ptud", f[i].file.path, f[i].file.size, f[i].seen, f[i].score);
         if (ranges) {
                 if (r >= 0)
                         r = sd_bus_message_close_container(reply);
                 if (r >= 0)
-                        r = open_rows(reply, "utt");
+                        r = bus_open_rows(reply, "utt");
                 for (size_t i = 0; r >= 0 && i < n_rg; i++)
-                        r = append_row(reply, "utt", (uint32_t) rg[i].file, rg[i].offset, rg[i].length);
+                        r = bus_append_row(reply, "utt", (uint32_t) rg[i].file, rg[i].offset, rg[i].length);
         }
-        r = send_rows(reply, r);
+        r = bus_send_rows(reply, r);
         db_profile_files_free(f, n);
         return r;
 }
@@ -244,24 +105,24 @@ static int method_get_profile_metadata(sd_bus_message *message, void *userdata, 
         size_t n = 0;
         int r;
 
-        r = read_profile_name(message, "show profiles", &shown, &name, error);
+        r = bus_read_profile_name(message, "show profiles", &shown, &name, error);
         if (r != 0)
                 return r;
         r = db_get_profile_metadata(m->db, name, &meta, &n);
         if (r == -ENOENT)
                 return sd_bus_error_setf(error, SEEKLESS_ERROR_NO_SUCH_PROFILE, "No profile named '%s'.", shown);
         if (r < 0)
-                return reply_db_error(error, r, "read profile");
+                return bus_reply_db_error(error, r, "read profile");
 
         r = sd_bus_message_new_method_return(message, &reply);
         if (r >= 0)
-                r = open_rows(reply, "ptt");
+                r = bus_open_rows(reply, "ptt");
         for (size_t i = 0; r >= 0 && i < n; i++) {
                 const Filesystem *fs = filesystem_list_find_fsid(&m->filesystems, meta[i].fsid);
 
-                r = append_row(reply, "ptt", fs ? fs->mount : "", meta[i].offset, meta[i].length);
+                r = bus_append_row(reply, "ptt", fs ? fs->mount : "", meta[i].offset, meta[i].length);
         }
-        return send_rows(reply, r);
+        return bus_send_rows(reply, r);
 }
 
 static int method_list_sessions(sd_bus_message *message, void *userdata, sd_bus_error *error) {
@@ -271,20 +132,20 @@ static int method_list_sessions(sd_bus_message *message, void *userdata, sd_bus_
         size_t n = 0;
         int r;
 
-        r = check_root(message, "list sessions", error);
+        r = bus_check_root(message, "list sessions", error);
         if (r != 0)
                 return r;
         r = db_list_sessions(m->db, &s, &n);
         if (r < 0)
-                return reply_db_error(error, r, "list sessions");
+                return bus_reply_db_error(error, r, "list sessions");
         r = sd_bus_message_new_method_return(message, &reply);
         if (r >= 0)
-                r = open_rows(reply, "tpssttub");
+                r = bus_open_rows(reply, "tpssttub");
         for (size_t i = 0; r >= 0 && i < n; i++)
-                r = append_row(reply, "tpssttub", (uint64_t) s[i].id, s[i].profile, profile_kind_to_string(s[i].kind),
-                               s[i].boot_id, s[i].started_realtime_usec, s[i].duration_usec, s[i].n_files,
-                               (int) s[i].complete);
-        r = send_rows(reply, r);
+                r = bus_append_row(reply, "tpssttub", (uint64_t) s[i].id, s[i].profile,
+                                   profile_kind_to_string(s[i].kind), s[i].boot_id, s[i].started_realtime_usec,
+                                   s[i].duration_usec, s[i].n_files, (int) s[i].complete);
+        r = bus_send_rows(reply, r);
         db_session_infos_free(s, n);
         return r;
 }
@@ -295,14 +156,14 @@ static int method_forget_profile(sd_bus_message *message, void *userdata, sd_bus
         const char *shown;
         int r;
 
-        r = read_profile_name(message, "forget profiles", &shown, &name, error);
+        r = bus_read_profile_name(message, "forget profiles", &shown, &name, error);
         if (r != 0)
                 return r;
         r = db_forget_profile(m->db, name);
         if (r == -ENOENT)
                 return sd_bus_error_setf(error, SEEKLESS_ERROR_NO_SUCH_PROFILE, "No profile named '%s'.", shown);
         if (r < 0)
-                return reply_db_error(error, r, "forget profile");
+                return bus_reply_db_error(error, r, "forget profile");
         log_info("Forgot profile %s", name);
         (void) manager_refresh_counts(m);
         manager_space_check(m);
@@ -314,67 +175,16 @@ static int method_forget_all(sd_bus_message *message, void *userdata, sd_bus_err
         unsigned n = 0;
         int r;
 
-        r = check_root(message, "forget profiles", error);
+        r = bus_check_root(message, "forget profiles", error);
         if (r != 0)
                 return r;
         r = db_forget_all(m->db, &n);
         if (r < 0)
-                return reply_db_error(error, r, "forget profiles");
+                return bus_reply_db_error(error, r, "forget profiles");
         log_info("Forgot all %u profiles", n);
         (void) manager_refresh_counts(m);
         manager_space_check(m);
         return sd_bus_reply_method_return(message, "u", n);
-}
-
-/* More mount points than any machine has watched ext4 filesystems; a longer list is refused unread. */
-#define MOUNTS_MAX 256
-
-/* Reads the "as" of mount points (an empty list: all), linearly and at most MOUNTS_MAX of them: escaped
- * paths (escape.h), normalised ("/mnt/img/" is "/mnt/img"), a mount point given twice counted once. Call it
- * after check_root(): nothing of an unprivileged caller's message is parsed. */
-static int read_mounts(sd_bus_message *message, char ***ret, sd_bus_error *error) {
-        _cleanup_strv_free_ char **l = NULL;
-        const char *s;
-        size_t n = 0;
-        int r;
-
-        r = sd_bus_message_enter_container(message, 'a', "s");
-        if (r < 0)
-                return r;
-        l = calloc(MOUNTS_MAX + 1, sizeof(char *));
-        if (!l)
-                return -ENOMEM;
-        for (size_t given = 0; (r = sd_bus_message_read_basic(message, 's', &s)) > 0; given++) {
-                _cleanup_free_ char *path = NULL;
-
-                if (given == MOUNTS_MAX)
-                        return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
-                                                 "Too many mount points: at most %u.", MOUNTS_MAX);
-                if (s[0] != '/')
-                        return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
-                                                 "Invalid mount point '%s': expected an absolute path.", s);
-                r = path_unescape(s, &path);
-                if (r == -ENOMEM)
-                        return r;
-                if (r < 0)
-                        return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
-                                                 "Invalid mount point '%s': a backslash must start \\\\ or \\xNN.", s);
-                if (mount_path_normalize(path) < 0)
-                        return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
-                                                 "Invalid mount point '%s': \"..\" is not resolved here.", s);
-                if (strv_contains(l, path))
-                        continue;
-                l[n++] = TAKE_PTR(path);
-        }
-        if (r < 0)
-                return r;
-        r = sd_bus_message_exit_container(message);
-        if (r < 0)
-                return r;
-        if (n == 0)
-                l = (strv_free(l), NULL);
-        *ret = TAKE_PTR(l);
-        return 0;
 }
 
 static int plan_error(sd_bus_error *error, int r) {
@@ -385,68 +195,20 @@ static int plan_error(sd_bus_error *error, int r) {
                                          "Not a watched read-write ext4 filesystem (see seeklessctl status).");
         if (r == -EBUSY)
                 return sd_bus_error_setf(error, SEEKLESS_ERROR_BUSY, "An optimization is already running.");
-        return reply_db_error(error, r, "plan");
+        return bus_reply_db_error(error, r, "plan");
 }
 
-/* A method call answered later, from the loop, once the worker is done: the call (referenced) and what
- * its handler read. */
-typedef struct BusCall {
-        Manager *m;
-        sd_bus_message *message;
-        char **mounts;
-        char *name, *shown;
-} BusCall;
-
-static BusCall *bus_call_free(BusCall *c) {
-        if (!c)
-                return NULL;
-        sd_bus_message_unref(c->message);
-        strv_free(c->mounts);
-        free(c->name);
-        free(c->shown);
-        free(c);
-        return NULL;
-}
-DEFINE_TRIVIAL_CLEANUP_FUNC(BusCall *, bus_call_free);
-
-static int bus_call_new(Manager *m, sd_bus_message *message, BusCall **ret) {
-        BusCall *c = calloc(1, sizeof *c);
-
-        if (!c)
-                return -ENOMEM;
-        c->m = m;
-        c->message = sd_bus_message_ref(message);
-        *ret = c;
-        return 0;
-}
-
-/* What sd-bus sends for a handler that returned r with error (set or not), sent now. A call cut short by
- * the daemon stopping gets a plain failure. */
-static void bus_call_reply_error(BusCall *c, int r, sd_bus_error *error) {
-        if (r == -ECANCELED && !sd_bus_error_is_set(error))
-                (void) sd_bus_error_set(error, SD_BUS_ERROR_FAILED, "seeklessd is stopping.");
-        r = sd_bus_reply_method_errno(c->message, r, error);
-        if (r < 0)
-                log_debug_errno(r, "Failed to send an error reply, ignoring: %m");
-}
-
-/* The end of a deferred call: the reply built by the handler's second half (r >= 0: sent already). */
-static void bus_call_finish(BusCall *c, int r, sd_bus_error *error) {
-        if (r < 0)
-                bus_call_reply_error(c, r, error);
-        bus_call_free(c);
-}
-
-/* A layout quality in a row: its fields, and its values for append_row(). */
+/* A layout quality in a row: its fields, and its values for bus_append_row(). */
 #define QUALITY_FIELDS "ttttd"
 #define QUALITY_VALUES(q) (q).files, (q).extents, (q).discontinuities, (q).span, (q).modeled_read_ms
 
 static int append_skipped(sd_bus_message *reply, const Plan *p) {
         int r;
 
-        r = open_rows(reply, "ppb");
+        r = bus_open_rows(reply, "ppb");
         for (size_t i = 0; r >= 0 && i < p->n_skipped; i++)
-                r = append_row(reply, "ppb", p->skipped[i].path, p->skipped[i].reason, (int) p->skipped[i].retry);
+                r = bus_append_row(reply, "ppb", p->skipped[i].path, p->skipped[i].reason,
+                                   (int) p->skipped[i].retry);
         if (r < 0)
                 return r;
         return sd_bus_message_close_container(reply);
@@ -458,29 +220,30 @@ static int reply_plan(sd_bus_message *message, char *const *mounts, const Plan *
 
         r = sd_bus_message_new_method_return(message, &reply);
         if (r >= 0)
-                r = open_rows(reply, "pbtt");
+                r = bus_open_rows(reply, "pbtt");
         for (size_t i = 0; r >= 0 && i < p->n_fs; i++)
                 if (!mounts || p->fs[i].n_files > 0 || strv_contains(mounts, p->fs[i].mount))
-                        r = append_row(reply, "pbtt", p->fs[i].mount, (int) p->fs[i].in_place,
-                                       (uint64_t) p->fs[i].n_files, p->fs[i].bytes);
+                        r = bus_append_row(reply, "pbtt", p->fs[i].mount, (int) p->fs[i].in_place,
+                                           (uint64_t) p->fs[i].n_files, p->fs[i].bytes);
         if (r >= 0)
                 r = sd_bus_message_close_container(reply);
         if (r >= 0)
-                r = open_rows(reply, "pppt");
+                r = bus_open_rows(reply, "pppt");
         for (size_t i = 0; r >= 0 && i < p->n_fs; i++)
                 for (size_t k = 0; r >= 0 && k < p->fs[i].n_files; k++)
-                        r = append_row(reply, "pppt", p->fs[i].mount, p->fs[i].files[k].path,
-                                       p->fs[i].files[k].profile, plan_file_bytes(&p->fs[i].files[k]));
+                        r = bus_append_row(reply, "pppt", p->fs[i].mount, p->fs[i].files[k].path,
+                                           p->fs[i].files[k].profile, plan_file_bytes(&p->fs[i].files[k]));
         if (r >= 0)
                 r = sd_bus_message_close_container(reply);
         if (r >= 0)
                 r = append_skipped(reply, p);
         if (r >= 0)
-                r = open_rows(reply, "p" QUALITY_FIELDS QUALITY_FIELDS);
+                r = bus_open_rows(reply, "p" QUALITY_FIELDS QUALITY_FIELDS);
         for (size_t i = 0; r >= 0 && i < p->n_profiles; i++)
-                r = append_row(reply, "p" QUALITY_FIELDS QUALITY_FIELDS, p->profiles[i].name,
-                               QUALITY_VALUES(p->profiles[i].before), QUALITY_VALUES(p->profiles[i].expected));
-        return send_rows(reply, r);
+                r = bus_append_row(reply, "p" QUALITY_FIELDS QUALITY_FIELDS, p->profiles[i].name,
+                                   QUALITY_VALUES(p->profiles[i].before),
+                                   QUALITY_VALUES(p->profiles[i].expected));
+        return bus_send_rows(reply, r);
 }
 
 static void on_plan_built(int r, Plan *plan, void *userdata) {
@@ -500,13 +263,13 @@ static int method_plan(sd_bus_message *message, void *userdata, sd_bus_error *er
         Manager *m = userdata;
         int r;
 
-        r = check_root(message, "plan", error);
+        r = bus_check_root(message, "plan", error);
         if (r != 0)
                 return r;
         r = bus_call_new(m, message, &c);
         if (r < 0)
                 return r;
-        r = read_mounts(message, &c->mounts, error);
+        r = bus_read_mounts(message, &c->mounts, error);
         if (r != 0)
                 return r;
         r = manager_plan(m, c->mounts, false, on_plan_built, c);
@@ -552,13 +315,13 @@ static int method_optimize(sd_bus_message *message, void *userdata, sd_bus_error
         Manager *m = userdata;
         int r;
 
-        r = check_root(message, "optimize", error);
+        r = bus_check_root(message, "optimize", error);
         if (r != 0)
                 return r;
         r = bus_call_new(m, message, &c);
         if (r < 0)
                 return r;
-        r = read_mounts(message, &c->mounts, error);
+        r = bus_read_mounts(message, &c->mounts, error);
         if (r != 0)
                 return r;
         r = manager_optimize(m, c->mounts, on_optimize_started, c);
@@ -586,10 +349,10 @@ static int method_optimize_when_idle(sd_bus_message *message, void *userdata, sd
         uint64_t id = 0;
         int r;
 
-        r = check_root(message, "optimize", error);
+        r = bus_check_root(message, "optimize", error);
         if (r != 0)
                 return r;
-        r = read_mounts(message, &mounts, error);
+        r = bus_read_mounts(message, &mounts, error);
         if (r != 0)
                 return r;
         /* checked now: the admin is there to read the error, later nobody is */
@@ -620,7 +383,7 @@ static int method_cancel_queued(sd_bus_message *message, void *userdata, sd_bus_
         Manager *m = userdata;
         int r;
 
-        r = check_root(message, "cancel", error);
+        r = bus_check_root(message, "cancel", error);
         if (r != 0)
                 return r;
         bool dropped = manager_idle_drop(m);
@@ -632,7 +395,7 @@ static int method_cancel(sd_bus_message *message, void *userdata, sd_bus_error *
         Manager *m = userdata;
         int r;
 
-        r = check_root(message, "cancel", error);
+        r = bus_check_root(message, "cancel", error);
         if (r != 0)
                 return r;
         if (m->runs.optimizer) {
@@ -652,7 +415,7 @@ static int method_get_run_skipped(sd_bus_message *message, void *userdata, sd_bu
         uint64_t id;
         int r;
 
-        r = check_root(message, "list skipped files", error);
+        r = bus_check_root(message, "list skipped files", error);
         if (r != 0)
                 return r;
         r = sd_bus_message_read(message, "t", &id);
@@ -667,10 +430,10 @@ static int method_get_run_skipped(sd_bus_message *message, void *userdata, sd_bu
                                          id, FINISHED_RUNS_KEPT);
         r = sd_bus_message_new_method_return(message, &reply);
         if (r >= 0)
-                r = open_rows(reply, "pp");
+                r = bus_open_rows(reply, "pp");
         for (size_t i = 0; r >= 0 && i < f->n_skipped; i++)
-                r = append_row(reply, "pp", f->skipped[i].path, f->skipped[i].reason);
-        return send_rows(reply, r);
+                r = bus_append_row(reply, "pp", f->skipped[i].path, f->skipped[i].reason);
+        return bus_send_rows(reply, r);
 }
 
 static void on_report_planned(int r, Plan *plan, void *userdata) {
@@ -685,16 +448,16 @@ static void on_report_planned(int r, Plan *plan, void *userdata) {
         }
         r = sd_bus_message_new_method_return(c->message, &reply);
         if (r >= 0)
-                r = open_rows(reply, "p" QUALITY_FIELDS "ttttdt");
+                r = bus_open_rows(reply, "p" QUALITY_FIELDS "ttttdt");
         for (size_t i = 0; r >= 0 && i < plan->n_profiles; i++) {
                 DbQuality b = {};
                 if (c->name && !streq(c->name, plan->profiles[i].name))
                         continue;
                 found = true;
                 (void) db_quality_get(c->m->db, plan->profiles[i].name, QUALITY_BEFORE, &b);
-                r = append_row(reply, "p" QUALITY_FIELDS "ttttdt", plan->profiles[i].name,
-                               QUALITY_VALUES(plan->profiles[i].before), b.files, b.extents, b.discontinuities,
-                               b.span, b.modeled_ms, b.taken);
+                r = bus_append_row(reply, "p" QUALITY_FIELDS "ttttdt", plan->profiles[i].name,
+                                   QUALITY_VALUES(plan->profiles[i].before), b.files, b.extents,
+                                   b.discontinuities, b.span, b.modeled_ms, b.taken);
         }
         if (r >= 0)
                 r = sd_bus_message_close_container(reply);
@@ -712,7 +475,7 @@ static int method_report(sd_bus_message *message, void *userdata, sd_bus_error *
         const char *shown;
         int r;
 
-        r = check_root(message, "report", error);
+        r = bus_check_root(message, "report", error);
         if (r != 0)
                 return r;
         r = sd_bus_message_read(message, "s", &shown);
@@ -722,7 +485,7 @@ static int method_report(sd_bus_message *message, void *userdata, sd_bus_error *
         if (r < 0)
                 return r;
         if (!isempty(shown)) {
-                r = unescape_name(shown, &c->name, error);
+                r = bus_unescape_name(shown, &c->name, error);
                 if (r != 0)
                         return r;
                 c->shown = strdup(shown);
@@ -781,7 +544,7 @@ static void on_layout_done(int r, void *userdata) {
         if (r == -ENOENT)
                 r = sd_bus_error_setf(&error, SEEKLESS_ERROR_NO_SUCH_PROFILE, "No profile named '%s'.", l->call->shown);
         else if (r < 0 && r != -ECANCELED)
-                r = reply_db_error(&error, r, "read profile");
+                r = bus_reply_db_error(&error, r, "read profile");
         if (r >= 0)
                 r = sd_bus_message_new_method_return(l->call->message, &reply);
         if (r >= 0)
@@ -809,7 +572,7 @@ static int method_get_layout(sd_bus_message *message, void *userdata, sd_bus_err
         r = bus_call_new(m, message, &l->call);
         if (r < 0)
                 return r;
-        r = read_profile_name(message, "show layouts", &shown, &l->call->name, error);
+        r = bus_read_profile_name(message, "show layouts", &shown, &l->call->name, error);
         if (r != 0)
                 return r;
         l->call->shown = strdup(shown);
@@ -843,7 +606,7 @@ static int property_get_queued_optimization(sd_bus *bus, const char *path, const
         if (r >= 0)
                 r = sd_bus_message_open_container(reply, 'a', "s");
         for (size_t i = 0; r >= 0 && m->idle.request_mounts && m->idle.request_mounts[i]; i++)
-                r = append_path(reply, m->idle.request_mounts[i]);
+                r = bus_append_path(reply, m->idle.request_mounts[i]);
         if (r >= 0)
                 r = sd_bus_message_close_container(reply);
         if (r < 0)
@@ -856,11 +619,11 @@ static int property_get_relocation_off(sd_bus *bus, const char *path, const char
         Manager *m = userdata;
         int r;
 
-        r = open_rows(reply, "ps");
+        r = bus_open_rows(reply, "ps");
         for (size_t i = 0; r >= 0 && i < m->filesystems.n; i++) {
                 char why[128];
                 if (manager_relocation_refusal(m, &m->filesystems.items[i], why, sizeof why))
-                        r = append_row(reply, "ps", m->filesystems.items[i].mount, why);
+                        r = bus_append_row(reply, "ps", m->filesystems.items[i].mount, why);
         }
         if (r < 0)
                 return r;
@@ -908,15 +671,16 @@ static int property_get_active_launches(sd_bus *bus, const char *path, const cha
 static int append_filesystems(sd_bus_message *reply, const FilesystemList *l, bool why) {
         int r;
 
-        r = open_rows(reply, why ? "psss" : "pss");
+        r = bus_open_rows(reply, why ? "psss" : "pss");
         for (size_t i = 0; r >= 0 && i < l->n; i++) {
                 const Filesystem *fs = &l->items[i];
                 char dev[32];
                 snprintf(dev, sizeof dev, "%u:%u", major(fs->dev), minor(fs->dev));
                 if (why)
-                        r = append_row(reply, "psss", fs->mount, dev, fs->fstype, unwatched_to_string(fs->unwatched));
+                        r = bus_append_row(reply, "psss", fs->mount, dev, fs->fstype,
+                                           unwatched_to_string(fs->unwatched));
                 else
-                        r = append_row(reply, "pss", fs->mount, dev, fs->fstype);
+                        r = bus_append_row(reply, "pss", fs->mount, dev, fs->fstype);
         }
         if (r < 0)
                 return r;
