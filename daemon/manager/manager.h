@@ -110,11 +110,12 @@ int manager_save_session(Manager *m, Session *s, uint64_t end_usec, int64_t *ret
 
 /* manager-bus.c */
 int manager_bus_add_objects(Manager *m, sd_bus *bus);
+
+/* manager-signals.c */
 /* Emits PropertiesChanged for the properties whose value changed since the last call. Called wherever
  * they may change: after a session, at a window's end, when runs start and end, at each idle check,
  * when mounts change, after methods that change the queue or the counts. */
 void manager_properties_announce(Manager *m);
-
 void manager_emit_session_recorded(Manager *m, int64_t session_id, ProfileKind kind, unsigned n_files);
 void manager_emit_progress_signal(Manager *m, uint64_t id, uint64_t files_done, uint64_t files_total,
                                   uint64_t bytes_done, uint64_t bytes_total);
