@@ -12,7 +12,8 @@
 
 typedef struct Manager Manager;
 
-/* Only root may see file paths: 0 for root (or CAP_SYS_ADMIN), else AccessDenied saying it may not `what`. */
+/* Only root may see file paths: 0 for root (or CAP_SYS_ADMIN), else AccessDenied saying it may not
+ * `what`. */
 int bus_check_root(sd_bus_message *message, const char *what, sd_bus_error *error);
 /* A database error r as SEEKLESS_ERROR_DATABASE ("Failed to `what`: ..."); -ENOMEM as it is. */
 int bus_reply_db_error(sd_bus_error *error, int r, const char *what);

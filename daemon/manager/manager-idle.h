@@ -19,7 +19,8 @@ typedef struct ManagerIdle {
         /* an administrator's `optimize --when-idle`, until its run starts (in memory only) */
         uint64_t request_realtime_usec; /* when it was queued; 0 = nothing queued */
         char **request_mounts;          /* NULL = every watched filesystem */
-        /* MaxQualityLossPercent=: the last layout check (a FIEMAP of every profile file, so at most hourly) */
+        /* MaxQualityLossPercent=: the last layout check (a FIEMAP of every profile file, so at most
+         * hourly) */
         uint64_t quality_checked_usec;  /* CLOCK_MONOTONIC; 0 = not since the daemon started */
         uint64_t quality_last_run;      /* the last run (realtime) the check is against */
         char *quality_worst_profile;    /* the profile that degraded most, NULL if none did */

@@ -11,7 +11,7 @@ typedef struct Manager Manager;
 
 /* Page-cache recording's state (manager-pages.c). */
 typedef struct ManagerPages {
-        PageReader *reader;             /* page-cache events; NULL: none (whole files, as fanotify sees them) */
+        PageReader *reader;     /* page-cache events; NULL: none (whole files, as fanotify sees them) */
         sd_event_source *source;
         sd_event_source *defer;         /* gives pending to the sessions a slice at a time */
         PageCacheEvent *pending;        /* taken from the reader: [pending_next, n_pending) wait */

@@ -383,8 +383,9 @@ void manager_drain_forks(Manager *m) {
         if (!m->recording.launches && m->recording.pidmap.n_forks > 4096)
                 pidmap_forget_forks(&m->recording.pidmap);
         r = proc_events_drain(sd_event_source_get_io_fd(m->recording.fork_source),
-                              &(const ProcEventHandlers) { .fork = on_fork, .thread = on_thread, .uid = on_uid,
-                                                           .lost = on_events_lost }, m);
+                              &(const ProcEventHandlers) {
+                                        .fork = on_fork, .thread = on_thread, .uid = on_uid,
+                                        .lost = on_events_lost }, m);
         if (r < 0)
                 log_debug_errno(r, "Failed to read process events, ignoring: %m");
 }
@@ -505,7 +506,8 @@ void manager_take_open_events(Manager *m, const void *buf, size_t n, uint64_t no
                 named = fanotify_event_dir_name(&ev, &dir, &name) > 0;
                 if (m->recording.boot &&
                     boot_share_add_file(&m->recording.boot_share, m->recording.boot,
-                                        manager_boot_user(m, e->pid), &key, now, named ? &dir : NULL, name) > 0)
+                                        manager_boot_user(m, e->pid), &key, now, named ? &dir : NULL,
+                                        name) > 0)
                         manager_want_resolve(m);
                 if (m->recording.launches) {
                         s = pidmap_lookup(&m->recording.pidmap, m->recording.launches, e->pid);

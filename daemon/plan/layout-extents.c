@@ -38,8 +38,8 @@ static int open_mount_of(const FilesystemList *l, uint64_t fsid) {
         return fd < 0 ? -errno : fd;
 }
 
-int layout_extents_get(Db *db, const char *profile, const FilesystemList *filesystems, const atomic_bool *cancel,
-                       LayoutExtents *ret) {
+int layout_extents_get(Db *db, const char *profile, const FilesystemList *filesystems,
+                       const atomic_bool *cancel, LayoutExtents *ret) {
         _cleanup_(layout_extents_done) LayoutExtents l = {};
         _cleanup_free_ DbProfileRange *ranges = NULL;
         DbProfileFile *f = NULL;
@@ -74,7 +74,8 @@ int layout_extents_get(Db *db, const char *profile, const FilesystemList *filesy
                 if (db_extents_before_get(db, f[i].file.id, &ph, &len, &k) < 0)
                         continue;
                 for (size_t e = 0; r >= 0 && e < k; e++)
-                        r = layout_add(&l.before, &l.n_before, &l.allocated_before, (uint32_t) i, ph[e], len[e]);
+                        r = layout_add(&l.before, &l.n_before, &l.allocated_before, (uint32_t) i, ph[e],
+                                       len[e]);
         }
         for (size_t i = 0; r >= 0 && i < n; i++) {
                 _cleanup_close_ int mfd = open_mount_of(filesystems, f[i].file.key.fsid), fd = -EBADF;

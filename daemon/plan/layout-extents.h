@@ -29,5 +29,5 @@ void layout_extents_done(LayoutExtents *l);
 /* The extents of profile's files. -ENOENT: no such profile; -ECANCELED once *cancel turned true; another
  * negative errno from the database. Files that are gone or unreachable have no extents now; files without
  * "before" extents none before. */
-int layout_extents_get(Db *db, const char *profile, const FilesystemList *filesystems, const atomic_bool *cancel,
-                       LayoutExtents *ret);
+int layout_extents_get(Db *db, const char *profile, const FilesystemList *filesystems,
+                       const atomic_bool *cancel, LayoutExtents *ret);
