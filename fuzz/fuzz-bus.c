@@ -3,8 +3,8 @@
  * vtable is served on one end of a socketpair (a private, direct D-Bus connection, in this process) and a
  * client on the other end sends each call, so that the arguments reach the handlers exactly as sd-bus
  * hands them over, after its own checks of the message (signature, UTF-8), which no fuzzed byte can skip
- * on a real bus either. The caller is root (the same uid), so the handlers go past check_root() and parse
- * everything. Behind them: a database with a boot profile, two programs' profiles, a finished and an
+ * on a real bus either. The caller is root (the same uid), so the handlers go past bus_check_root() and
+ * parse everything. Behind them: a database with a boot profile, two programs' profiles, a finished and an
  * interrupted run (made through the daemon's own functions at start, restored after every input), one
  * watched filesystem (the scratch directory: no profile file is on it, so planning and optimizing move
  * nothing), the plan worker and the event loop.
@@ -354,7 +354,7 @@ finish:
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         const char *p = (const char *) data, *end = p + size;
 
-        m->busy_since_usec = now_usec(CLOCK_MONOTONIC);
+        m->idle.busy_since_usec = now_usec(CLOCK_MONOTONIC);
         for (unsigned i = 0; p < end && i < CALLS_MAX; i++) {
                 const char *nl = memchr(p, '\n', (size_t) (end - p));
 
@@ -362,7 +362,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 p = nl ? nl + 1 : end;
         }
         /* an optimization could only start on the scratch directory, which holds no profile file */
-        FUZZ_ASSERT(!m->optimizer && !m->optimize_preparing);
+        FUZZ_ASSERT(!m->runs.optimizer && !m->runs.preparing);
         (void) manager_idle_drop(m);
         restore_db();
         FUZZ_ASSERT(manager_refresh_counts(m) >= 0);

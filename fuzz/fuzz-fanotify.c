@@ -18,7 +18,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
         fuzz_log_setup();
         fuzz_path(proc_dir, sizeof proc_dir, "proc");   /* never made: lookups in it fail */
         FUZZ_ASSERT(manager_new(&m) == 0);
-        pidmap_init(&m->pidmap, proc_dir);
+        pidmap_init(&m->recording.pidmap, proc_dir);
         return 0;
 }
 
@@ -40,12 +40,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         FUZZ_ASSERT(buf);
         memcpy(buf, data, size);
 
-        FUZZ_ASSERT(session_new(PROFILE_BOOT, "boot", 0, USEC_PER_SEC, &m->boot) == 0);
-        m->launches = launch("/usr/bin/a", 100, launch("/usr/bin/b", 200, NULL));
-        m->launches->next->cgroup = strdup("/user.slice/user-1000.slice/app-b.scope");
-        FUZZ_ASSERT(m->launches->next->cgroup);
-        pidmap_note_fork(&m->pidmap, 101, 100);
-        m->events_received = m->overflows = 0;
+        FUZZ_ASSERT(session_new(PROFILE_BOOT, "boot", 0, USEC_PER_SEC, &m->recording.boot) == 0);
+        m->recording.launches = launch("/usr/bin/a", 100, launch("/usr/bin/b", 200, NULL));
+        m->recording.launches->next->cgroup = strdup("/user.slice/user-1000.slice/app-b.scope");
+        FUZZ_ASSERT(m->recording.launches->next->cgroup);
+        pidmap_note_fork(&m->recording.pidmap, 101, 100);
+        m->recording.events_received = m->recording.overflows = 0;
 
         manager_take_open_events(m, buf, size, 1);
 
@@ -59,23 +59,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
         if (fuzz_verbose())
                 fprintf(stderr, "%zu records, %" PRIu64 " events, %" PRIu64 " overflows; files: boot %zu, launches %zu and %zu\n",
-                        records, m->events_received, m->overflows, m->boot->n_files, m->launches->n_files,
-                        m->launches->next->n_files);
-        FUZZ_ASSERT(m->events_received <= records && m->overflows <= m->events_received);
-        FUZZ_ASSERT(m->boot->n_files <= m->events_received);
-        FUZZ_ASSERT(m->boot->incomplete == (m->overflows > 0));
-        for (Session *s = m->launches; s; s = s->next)
-                FUZZ_ASSERT(s->n_files <= m->boot->n_files && s->incomplete == (m->overflows > 0));
-        for (size_t i = 0; i < m->boot->n_files; i++)
-                FUZZ_ASSERT(m->boot->files[i].key.handle_len <= FID_HANDLE_MAX);
+                        records, m->recording.events_received, m->recording.overflows,
+                        m->recording.boot->n_files, m->recording.launches->n_files,
+                        m->recording.launches->next->n_files);
+        FUZZ_ASSERT(m->recording.events_received <= records &&
+                    m->recording.overflows <= m->recording.events_received);
+        FUZZ_ASSERT(m->recording.boot->n_files <= m->recording.events_received);
+        FUZZ_ASSERT(m->recording.boot->incomplete == (m->recording.overflows > 0));
+        for (Session *s = m->recording.launches; s; s = s->next)
+                FUZZ_ASSERT(s->n_files <= m->recording.boot->n_files &&
+                            s->incomplete == (m->recording.overflows > 0));
+        for (size_t i = 0; i < m->recording.boot->n_files; i++)
+                FUZZ_ASSERT(m->recording.boot->files[i].key.handle_len <= FID_HANDLE_MAX);
 
-        m->boot = session_free(m->boot);
-        while (m->launches) {
-                Session *n = m->launches->next;
-                session_free(m->launches);
-                m->launches = n;
+        m->recording.boot = session_free(m->recording.boot);
+        while (m->recording.launches) {
+                Session *n = m->recording.launches->next;
+                session_free(m->recording.launches);
+                m->recording.launches = n;
         }
-        pidmap_flush(&m->pidmap);
-        pidmap_forget_forks(&m->pidmap);
+        pidmap_flush(&m->recording.pidmap);
+        pidmap_forget_forks(&m->recording.pidmap);
         return 0;
 }

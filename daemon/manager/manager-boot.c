@@ -3,7 +3,7 @@
  * it, so a single Subscribe can fail or come too early; hence both: the StartupFinished signal (only sent
  * to subscribed clients; Subscribe is retried) and, while the boot session is open, a cheap poll of
  * FinishTimestampMonotonic every BOOT_POLL_USEC (0 until the boot finished). Whichever sees it first wins
- * (manager_boot_finished() acts once). Without systemd on the bus the boot window is simply
+ * (boot_finished() acts once). Without systemd on the bus the boot window is simply
  * BootWindowSec= from daemon start. */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -17,11 +17,20 @@
 #define SD_IFACE "org.freedesktop.systemd1.Manager"
 #define BOOT_POLL_USEC (2 * USEC_PER_SEC)
 
+/* Whichever of the signal and the poll sees the boot's end first. */
+static void boot_finished(Manager *m, uint64_t finish_usec) {
+        if (!m->recording.boot || m->boot_watch.finish_known)
+                return;
+        m->boot_watch.finish_known = true;
+        m->boot_watch.poll_source = sd_event_source_disable_unref(m->boot_watch.poll_source);
+        manager_boot_finished(m, finish_usec);
+}
+
 static int on_startup_finished(sd_bus_message *message, void *userdata, sd_bus_error *ret_error) {
         Manager *m = userdata;
 
         log_debug("systemd reports startup finished");
-        manager_boot_finished(m, now_usec(CLOCK_MONOTONIC));
+        boot_finished(m, now_usec(CLOCK_MONOTONIC));
         return 0;
 }
 
@@ -33,7 +42,7 @@ static int on_finish_timestamp(sd_bus_message *reply, void *userdata, sd_bus_err
 
         if (e) {
                 /* early in the boot PID 1 may not be on the bus yet: the poll asks again (said once) */
-                if (m->boot_poll_failures++ == 0)
+                if (m->boot_watch.poll_failures++ == 0)
                         log_debug("Reading systemd's FinishTimestampMonotonic failed, asking every 2 s: %s",
                                   e->message ?: e->name);
                 return 0;
@@ -45,7 +54,7 @@ static int on_finish_timestamp(sd_bus_message *reply, void *userdata, sd_bus_err
         }
         if (ts > 0) {
                 log_debug("systemd's FinishTimestampMonotonic is %" PRIu64, ts);
-                manager_boot_finished(m, ts);
+                boot_finished(m, ts);
         }
         return 0;
 }
@@ -78,16 +87,16 @@ static int on_subscribed(sd_bus_message *reply, void *userdata, sd_bus_error *re
 
         /* a failure is retried by the poll; reading the timestamp logs that once */
         if (!e || sd_bus_error_has_name(e, "org.freedesktop.systemd1.AlreadySubscribed"))
-                ((Manager *) userdata)->boot_subscribed = true;
+                ((Manager *) userdata)->boot_watch.subscribed = true;
         return 0;
 }
 
 static int ask_systemd(Manager *m) {
         int r = 0;
 
-        if (!m->bus || !m->boot || m->boot_finish_known)
+        if (!m->bus || !m->recording.boot || m->boot_watch.finish_known)
                 return 0;
-        if (!m->boot_subscribed)
+        if (!m->boot_watch.subscribed)
                 r = call_systemd(m, SD_IFACE, "Subscribe", on_subscribed, NULL);
         if (r >= 0)
                 r = call_systemd(m, "org.freedesktop.DBus.Properties", "Get", on_finish_timestamp, "ss", SD_IFACE,
@@ -99,8 +108,8 @@ static int on_boot_poll(sd_event_source *s, uint64_t usec, void *userdata) {
         Manager *m = userdata;
         int r;
 
-        if (!m->boot || m->boot_finish_known) {
-                m->boot_poll_source = sd_event_source_disable_unref(m->boot_poll_source);
+        if (!m->recording.boot || m->boot_watch.finish_known) {
+                m->boot_watch.poll_source = sd_event_source_disable_unref(m->boot_watch.poll_source);
                 return 0;
         }
         r = ask_systemd(m);
@@ -115,23 +124,28 @@ static int on_boot_poll(sd_event_source *s, uint64_t usec, void *userdata) {
 int manager_watch_boot(Manager *m) {
         int r;
 
-        if (!m->boot || m->boot_finish_known)
+        if (!m->recording.boot || m->boot_watch.finish_known)
                 return 0;
         /* match first, then Subscribe, then read the timestamp: no window in which the signal is missed */
-        m->startup_finished_slot = sd_bus_slot_unref(m->startup_finished_slot);
-        m->boot_subscribed = false;
-        r = sd_bus_match_signal_async(m->bus, &m->startup_finished_slot, SD_DEST, SD_PATH, SD_IFACE,
+        m->boot_watch.startup_finished_slot = sd_bus_slot_unref(m->boot_watch.startup_finished_slot);
+        m->boot_watch.subscribed = false;
+        r = sd_bus_match_signal_async(m->bus, &m->boot_watch.startup_finished_slot, SD_DEST, SD_PATH, SD_IFACE,
                                       "StartupFinished", on_startup_finished, NULL, m);
         if (r < 0)
                 return r;
         r = ask_systemd(m);
         if (r < 0)
                 return r;
-        if (!m->boot_poll_source) {
-                r = sd_event_add_time_relative(m->event, &m->boot_poll_source, CLOCK_MONOTONIC, BOOT_POLL_USEC, 0,
+        if (!m->boot_watch.poll_source) {
+                r = sd_event_add_time_relative(m->event, &m->boot_watch.poll_source, CLOCK_MONOTONIC, BOOT_POLL_USEC, 0,
                                                on_boot_poll, m);
                 if (r < 0)
                         return r;
         }
         return 0;
+}
+
+void manager_boot_watch_done(Manager *m) {
+        m->boot_watch.startup_finished_slot = sd_bus_slot_unref(m->boot_watch.startup_finished_slot);
+        m->boot_watch.poll_source = sd_event_source_disable_unref(m->boot_watch.poll_source);
 }

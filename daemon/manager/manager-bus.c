@@ -1,14 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The org.seekless.Seekless1.Manager interface: one vtable, its handlers and property getters.
- * The contract is dbus/org.seekless.Seekless1.xml. */
+/* The org.seekless.Seekless1.Manager interface: one vtable, its handlers and property getters; the
+ * marshalling they share is manager-bus-message.c's. The contract is dbus/org.seekless.Seekless1.xml. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 
 #include "config.h"
@@ -16,114 +13,9 @@
 #include "common/bus-names.h"
 #include "common/escape.h"
 #include "common/log.h"
-#include "fs/fid-util.h"
-#include "fs/fiemap.h"
-#include "plan/hot-ranges.h"
+#include "plan/layout-extents.h"
 #include "manager/manager.h"
-
-/* File paths are private: only root may see or change them. The D-Bus policy lets anyone call us so that
- * the refusal is a typed error from here, with a message saying why. */
-static int check_root(sd_bus_message *message, const char *what, sd_bus_error *error) {
-        int r;
-
-        /* sd-bus's own privilege test, as used for privileged vtable methods: the caller runs with our
-         * UID (root) or holds CAP_SYS_ADMIN. */
-        r = sd_bus_query_sender_privilege(message, -1);
-        if (r < 0)
-                return log_debug_errno(r, "Failed to check caller privileges: %m");
-        if (r == 0)
-                return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
-                                         "Only root may %s: file paths are private.", what);
-        return 0;
-}
-
-static int reply_db_error(sd_bus_error *error, int r, const char *what) {
-        if (r == -ENOMEM)
-                return r;
-        return sd_bus_error_setf(error, SEEKLESS_ERROR_DATABASE, "Failed to %s: %s", what, strerror(-r));
-}
-
-/* Paths and profile names cross the bus escaped (escape.h, documented in the XML): lossless for any bytes,
- * and always the valid UTF-8 a D-Bus string must be. */
-static int append_path(sd_bus_message *reply, const char *path) {
-        _cleanup_free_ char *e = path_escape(path);
-
-        if (!e)
-                return -ENOMEM;
-        return sd_bus_message_append_basic(reply, 's', e);
-}
-
-/* The rows of list replies are described by their fields, one letter each: the D-Bus type, or 'p' for a
- * path or profile name, sent escaped as an 's' (append_path()). */
-#define ROW_FIELDS_MAX 16
-
-/* "(...)": the D-Bus signature of a row. */
-static int row_signature(const char *fields, char ret[static ROW_FIELDS_MAX + 3]) {
-        size_t n = strlen(fields);
-
-        if (n > ROW_FIELDS_MAX)
-                return -EINVAL;
-        ret[0] = '(';
-        for (size_t i = 0; i < n; i++)
-                ret[i + 1] = fields[i] == 'p' ? 's' : fields[i];
-        ret[n + 1] = ')';
-        ret[n + 2] = 0;
-        return 0;
-}
-
-/* Opens the array of rows; sd_bus_message_close_container() or send_rows() closes it. */
-static int open_rows(sd_bus_message *reply, const char *fields) {
-        char signature[ROW_FIELDS_MAX + 3];
-        int r;
-
-        r = row_signature(fields, signature);
-        if (r < 0)
-                return r;
-        return sd_bus_message_open_container(reply, 'a', signature);
-}
-
-/* One row. The arguments are what sd_bus_message_append() takes for each letter: const char * for s and
- * p, int for b, uint32_t for u, uint64_t for t, double for d. */
-static int append_row(sd_bus_message *reply, const char *fields, ...) {
-        char signature[ROW_FIELDS_MAX + 3];
-        va_list ap;
-        int r;
-
-        r = row_signature(fields, signature);
-        if (r < 0)
-                return r;
-        signature[strlen(fields) + 1] = 0;      /* the struct's contents: without the parentheses */
-        r = sd_bus_message_open_container(reply, 'r', signature + 1);
-        va_start(ap, fields);
-        for (const char *f = fields; r >= 0 && *f; f++) {
-                union { int b; uint32_t u; uint64_t t; double d; } v;
-                const void *value = &v;
-
-                switch (*f) {
-                case 'p': r = append_path(reply, va_arg(ap, const char *)); continue;
-                case 's': value = va_arg(ap, const char *); break;
-                case 'b': v.b = va_arg(ap, int); break;
-                case 'u': v.u = va_arg(ap, uint32_t); break;
-                case 't': v.t = va_arg(ap, uint64_t); break;
-                case 'd': v.d = va_arg(ap, double); break;
-                default: r = -EINVAL; continue;
-                }
-                r = sd_bus_message_append_basic(reply, *f, value);
-        }
-        va_end(ap);
-        if (r < 0)
-                return r;
-        return sd_bus_message_close_container(reply);
-}
-
-/* Closes the array of rows and sends the reply, or returns the error r met building it. */
-static int send_rows(sd_bus_message *reply, int r) {
-        if (r >= 0)
-                r = sd_bus_message_close_container(reply);
-        if (r < 0)
-                return r;
-        return sd_bus_send(NULL, reply, NULL);
-}
+#include "manager/manager-bus-message.h"
 
 static int method_list_profiles(sd_bus_message *message, void *userdata, sd_bus_error *error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
@@ -132,56 +24,21 @@ static int method_list_profiles(sd_bus_message *message, void *userdata, sd_bus_
         size_t n = 0;
         int r;
 
-        r = check_root(message, "list profiles", error);
+        r = bus_check_root(message, "list profiles", error);
         if (r != 0)
                 return r;
         r = db_list_profiles(m->db, &p, &n);
         if (r < 0)
-                return reply_db_error(error, r, "list profiles");
+                return bus_reply_db_error(error, r, "list profiles");
         r = sd_bus_message_new_method_return(message, &reply);
         if (r >= 0)
-                r = open_rows(reply, "psuutt");
+                r = bus_open_rows(reply, "psuutt");
         for (size_t i = 0; r >= 0 && i < n; i++)
-                r = append_row(reply, "psuutt", p[i].name, profile_kind_to_string(p[i].kind), p[i].n_sessions,
-                               p[i].n_files, p[i].bytes, p[i].updated_realtime_usec);
-        r = send_rows(reply, r);
+                r = bus_append_row(reply, "psuutt", p[i].name, profile_kind_to_string(p[i].kind),
+                                   p[i].n_sessions, p[i].n_files, p[i].bytes, p[i].updated_realtime_usec);
+        r = bus_send_rows(reply, r);
         db_profile_infos_free(p, n);
         return r;
-}
-
-/* A profile name as received (escaped) into the bytes it stands for. */
-static int unescape_name(const char *shown, char **ret, sd_bus_error *error) {
-        int r;
-
-        if (isempty(shown) || (!streq(shown, "boot") && shown[0] != '/'))
-                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
-                                         "Invalid profile name '%s': expected \"boot\" or an absolute path.", shown);
-        r = path_unescape(shown, ret);
-        if (r == -EINVAL)
-                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
-                                         "Invalid profile name '%s': a backslash must start \\\\ or \\xNN.", shown);
-        return r;
-}
-
-/* The common start of the methods taking a profile name: check the caller, read the name, unescape it.
- * *ret_shown is the name as received (for messages), *ret the bytes it stands for. Returns 0 to go on, or
- * what the handler should return. */
-static int read_profile_name(sd_bus_message *message, const char *what, const char **ret_shown, char **ret,
-                             sd_bus_error *error) {
-        const char *shown;
-        int r;
-
-        r = check_root(message, what, error);
-        if (r != 0)
-                return r;
-        r = sd_bus_message_read(message, "s", &shown);
-        if (r < 0)
-                return r;
-        r = unescape_name(shown, ret, error);
-        if (r != 0)
-                return r;
-        *ret_shown = shown;
-        return 0;
 }
 
 /* GetProfile, and GetProfileRanges with the profile's ranges as a third argument. */
@@ -196,7 +53,7 @@ static int get_profile(sd_bus_message *message, Manager *m, bool ranges, sd_bus_
         size_t n = 0, n_rg = 0;
         int r;
 
-        r = read_profile_name(message, "show profiles", &shown, &name, error);
+        r = bus_read_profile_name(message, "show profiles", &shown, &name, error);
         if (r != 0)
                 return r;
         r = db_get_profile(m->db, name, &kind, &f, &n);
@@ -208,25 +65,25 @@ static int get_profile(sd_bus_message *message, Manager *m, bool ranges, sd_bus_
         if (r == -ENOENT)
                 return sd_bus_error_setf(error, SEEKLESS_ERROR_NO_SUCH_PROFILE, "No profile named '%s'.", shown);
         if (r < 0)
-                return reply_db_error(error, r, "read profile");
+                return bus_reply_db_error(error, r, "read profile");
         profile_refresh_paths(f, n, &o);
 
         r = sd_bus_message_new_method_return(message, &reply);
         if (r >= 0)
                 r = sd_bus_message_append(reply, "s", profile_kind_to_string(kind));
         if (r >= 0)
-                r = open_rows(reply, "ptud");
+                r = bus_open_rows(reply, "ptud");
         for (size_t i = 0; r >= 0 && i < n; i++)
-                r = append_row(reply, "ptud", f[i].file.path, f[i].file.size, f[i].seen, f[i].score);
+                r = bus_append_row(reply, "ptud", f[i].file.path, f[i].file.size, f[i].seen, f[i].score);
         if (ranges) {
                 if (r >= 0)
                         r = sd_bus_message_close_container(reply);
                 if (r >= 0)
-                        r = open_rows(reply, "utt");
+                        r = bus_open_rows(reply, "utt");
                 for (size_t i = 0; r >= 0 && i < n_rg; i++)
-                        r = append_row(reply, "utt", (uint32_t) rg[i].file, rg[i].offset, rg[i].length);
+                        r = bus_append_row(reply, "utt", (uint32_t) rg[i].file, rg[i].offset, rg[i].length);
         }
-        r = send_rows(reply, r);
+        r = bus_send_rows(reply, r);
         db_profile_files_free(f, n);
         return r;
 }
@@ -248,24 +105,24 @@ static int method_get_profile_metadata(sd_bus_message *message, void *userdata, 
         size_t n = 0;
         int r;
 
-        r = read_profile_name(message, "show profiles", &shown, &name, error);
+        r = bus_read_profile_name(message, "show profiles", &shown, &name, error);
         if (r != 0)
                 return r;
         r = db_get_profile_metadata(m->db, name, &meta, &n);
         if (r == -ENOENT)
                 return sd_bus_error_setf(error, SEEKLESS_ERROR_NO_SUCH_PROFILE, "No profile named '%s'.", shown);
         if (r < 0)
-                return reply_db_error(error, r, "read profile");
+                return bus_reply_db_error(error, r, "read profile");
 
         r = sd_bus_message_new_method_return(message, &reply);
         if (r >= 0)
-                r = open_rows(reply, "ptt");
+                r = bus_open_rows(reply, "ptt");
         for (size_t i = 0; r >= 0 && i < n; i++) {
                 const Filesystem *fs = filesystem_list_find_fsid(&m->filesystems, meta[i].fsid);
 
-                r = append_row(reply, "ptt", fs ? fs->mount : "", meta[i].offset, meta[i].length);
+                r = bus_append_row(reply, "ptt", fs ? fs->mount : "", meta[i].offset, meta[i].length);
         }
-        return send_rows(reply, r);
+        return bus_send_rows(reply, r);
 }
 
 static int method_list_sessions(sd_bus_message *message, void *userdata, sd_bus_error *error) {
@@ -275,20 +132,20 @@ static int method_list_sessions(sd_bus_message *message, void *userdata, sd_bus_
         size_t n = 0;
         int r;
 
-        r = check_root(message, "list sessions", error);
+        r = bus_check_root(message, "list sessions", error);
         if (r != 0)
                 return r;
         r = db_list_sessions(m->db, &s, &n);
         if (r < 0)
-                return reply_db_error(error, r, "list sessions");
+                return bus_reply_db_error(error, r, "list sessions");
         r = sd_bus_message_new_method_return(message, &reply);
         if (r >= 0)
-                r = open_rows(reply, "tpssttub");
+                r = bus_open_rows(reply, "tpssttub");
         for (size_t i = 0; r >= 0 && i < n; i++)
-                r = append_row(reply, "tpssttub", (uint64_t) s[i].id, s[i].profile, profile_kind_to_string(s[i].kind),
-                               s[i].boot_id, s[i].started_realtime_usec, s[i].duration_usec, s[i].n_files,
-                               (int) s[i].complete);
-        r = send_rows(reply, r);
+                r = bus_append_row(reply, "tpssttub", (uint64_t) s[i].id, s[i].profile,
+                                   profile_kind_to_string(s[i].kind), s[i].boot_id, s[i].started_realtime_usec,
+                                   s[i].duration_usec, s[i].n_files, (int) s[i].complete);
+        r = bus_send_rows(reply, r);
         db_session_infos_free(s, n);
         return r;
 }
@@ -299,14 +156,14 @@ static int method_forget_profile(sd_bus_message *message, void *userdata, sd_bus
         const char *shown;
         int r;
 
-        r = read_profile_name(message, "forget profiles", &shown, &name, error);
+        r = bus_read_profile_name(message, "forget profiles", &shown, &name, error);
         if (r != 0)
                 return r;
         r = db_forget_profile(m->db, name);
         if (r == -ENOENT)
                 return sd_bus_error_setf(error, SEEKLESS_ERROR_NO_SUCH_PROFILE, "No profile named '%s'.", shown);
         if (r < 0)
-                return reply_db_error(error, r, "forget profile");
+                return bus_reply_db_error(error, r, "forget profile");
         log_info("Forgot profile %s", name);
         (void) manager_refresh_counts(m);
         manager_space_check(m);
@@ -318,67 +175,16 @@ static int method_forget_all(sd_bus_message *message, void *userdata, sd_bus_err
         unsigned n = 0;
         int r;
 
-        r = check_root(message, "forget profiles", error);
+        r = bus_check_root(message, "forget profiles", error);
         if (r != 0)
                 return r;
         r = db_forget_all(m->db, &n);
         if (r < 0)
-                return reply_db_error(error, r, "forget profiles");
+                return bus_reply_db_error(error, r, "forget profiles");
         log_info("Forgot all %u profiles", n);
         (void) manager_refresh_counts(m);
         manager_space_check(m);
         return sd_bus_reply_method_return(message, "u", n);
-}
-
-/* More mount points than any machine has watched ext4 filesystems; a longer list is refused unread. */
-#define MOUNTS_MAX 256
-
-/* Reads the "as" of mount points (an empty list: all), linearly and at most MOUNTS_MAX of them: escaped
- * paths (escape.h), normalised ("/mnt/img/" is "/mnt/img"), a mount point given twice counted once. Call it
- * after check_root(): nothing of an unprivileged caller's message is parsed. */
-static int read_mounts(sd_bus_message *message, char ***ret, sd_bus_error *error) {
-        _cleanup_strv_free_ char **l = NULL;
-        const char *s;
-        size_t n = 0;
-        int r;
-
-        r = sd_bus_message_enter_container(message, 'a', "s");
-        if (r < 0)
-                return r;
-        l = calloc(MOUNTS_MAX + 1, sizeof(char *));
-        if (!l)
-                return -ENOMEM;
-        for (size_t given = 0; (r = sd_bus_message_read_basic(message, 's', &s)) > 0; given++) {
-                _cleanup_free_ char *path = NULL;
-
-                if (given == MOUNTS_MAX)
-                        return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
-                                                 "Too many mount points: at most %u.", MOUNTS_MAX);
-                if (s[0] != '/')
-                        return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
-                                                 "Invalid mount point '%s': expected an absolute path.", s);
-                r = path_unescape(s, &path);
-                if (r == -ENOMEM)
-                        return r;
-                if (r < 0)
-                        return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
-                                                 "Invalid mount point '%s': a backslash must start \\\\ or \\xNN.", s);
-                if (mount_path_normalize(path) < 0)
-                        return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
-                                                 "Invalid mount point '%s': \"..\" is not resolved here.", s);
-                if (strv_contains(l, path))
-                        continue;
-                l[n++] = TAKE_PTR(path);
-        }
-        if (r < 0)
-                return r;
-        r = sd_bus_message_exit_container(message);
-        if (r < 0)
-                return r;
-        if (n == 0)
-                l = (strv_free(l), NULL);
-        *ret = TAKE_PTR(l);
-        return 0;
 }
 
 static int plan_error(sd_bus_error *error, int r) {
@@ -389,68 +195,20 @@ static int plan_error(sd_bus_error *error, int r) {
                                          "Not a watched read-write ext4 filesystem (see seeklessctl status).");
         if (r == -EBUSY)
                 return sd_bus_error_setf(error, SEEKLESS_ERROR_BUSY, "An optimization is already running.");
-        return reply_db_error(error, r, "plan");
+        return bus_reply_db_error(error, r, "plan");
 }
 
-/* A method call answered later, from the loop, once the worker is done: the call (referenced) and what
- * its handler read. */
-typedef struct BusCall {
-        Manager *m;
-        sd_bus_message *message;
-        char **mounts;
-        char *name, *shown;
-} BusCall;
-
-static BusCall *bus_call_free(BusCall *c) {
-        if (!c)
-                return NULL;
-        sd_bus_message_unref(c->message);
-        strv_free(c->mounts);
-        free(c->name);
-        free(c->shown);
-        free(c);
-        return NULL;
-}
-DEFINE_TRIVIAL_CLEANUP_FUNC(BusCall *, bus_call_free);
-
-static int bus_call_new(Manager *m, sd_bus_message *message, BusCall **ret) {
-        BusCall *c = calloc(1, sizeof *c);
-
-        if (!c)
-                return -ENOMEM;
-        c->m = m;
-        c->message = sd_bus_message_ref(message);
-        *ret = c;
-        return 0;
-}
-
-/* What sd-bus sends for a handler that returned r with error (set or not), sent now. A call cut short by
- * the daemon stopping gets a plain failure. */
-static void bus_call_reply_error(BusCall *c, int r, sd_bus_error *error) {
-        if (r == -ECANCELED && !sd_bus_error_is_set(error))
-                (void) sd_bus_error_set(error, SD_BUS_ERROR_FAILED, "seeklessd is stopping.");
-        r = sd_bus_reply_method_errno(c->message, r, error);
-        if (r < 0)
-                log_debug_errno(r, "Failed to send an error reply, ignoring: %m");
-}
-
-/* The end of a deferred call: the reply built by the handler's second half (r >= 0: sent already). */
-static void bus_call_finish(BusCall *c, int r, sd_bus_error *error) {
-        if (r < 0)
-                bus_call_reply_error(c, r, error);
-        bus_call_free(c);
-}
-
-/* A layout quality in a row: its fields, and its values for append_row(). */
+/* A layout quality in a row: its fields, and its values for bus_append_row(). */
 #define QUALITY_FIELDS "ttttd"
 #define QUALITY_VALUES(q) (q).files, (q).extents, (q).discontinuities, (q).span, (q).modeled_read_ms
 
 static int append_skipped(sd_bus_message *reply, const Plan *p) {
         int r;
 
-        r = open_rows(reply, "ppb");
+        r = bus_open_rows(reply, "ppb");
         for (size_t i = 0; r >= 0 && i < p->n_skipped; i++)
-                r = append_row(reply, "ppb", p->skipped[i].path, p->skipped[i].reason, (int) p->skipped[i].retry);
+                r = bus_append_row(reply, "ppb", p->skipped[i].path, p->skipped[i].reason,
+                                   (int) p->skipped[i].retry);
         if (r < 0)
                 return r;
         return sd_bus_message_close_container(reply);
@@ -462,29 +220,30 @@ static int reply_plan(sd_bus_message *message, char *const *mounts, const Plan *
 
         r = sd_bus_message_new_method_return(message, &reply);
         if (r >= 0)
-                r = open_rows(reply, "pbtt");
+                r = bus_open_rows(reply, "pbtt");
         for (size_t i = 0; r >= 0 && i < p->n_fs; i++)
                 if (!mounts || p->fs[i].n_files > 0 || strv_contains(mounts, p->fs[i].mount))
-                        r = append_row(reply, "pbtt", p->fs[i].mount, (int) p->fs[i].in_place,
-                                       (uint64_t) p->fs[i].n_files, p->fs[i].bytes);
+                        r = bus_append_row(reply, "pbtt", p->fs[i].mount, (int) p->fs[i].in_place,
+                                           (uint64_t) p->fs[i].n_files, p->fs[i].bytes);
         if (r >= 0)
                 r = sd_bus_message_close_container(reply);
         if (r >= 0)
-                r = open_rows(reply, "pppt");
+                r = bus_open_rows(reply, "pppt");
         for (size_t i = 0; r >= 0 && i < p->n_fs; i++)
                 for (size_t k = 0; r >= 0 && k < p->fs[i].n_files; k++)
-                        r = append_row(reply, "pppt", p->fs[i].mount, p->fs[i].files[k].path,
-                                       p->fs[i].files[k].profile, plan_file_bytes(&p->fs[i].files[k]));
+                        r = bus_append_row(reply, "pppt", p->fs[i].mount, p->fs[i].files[k].path,
+                                           p->fs[i].files[k].profile, plan_file_bytes(&p->fs[i].files[k]));
         if (r >= 0)
                 r = sd_bus_message_close_container(reply);
         if (r >= 0)
                 r = append_skipped(reply, p);
         if (r >= 0)
-                r = open_rows(reply, "p" QUALITY_FIELDS QUALITY_FIELDS);
+                r = bus_open_rows(reply, "p" QUALITY_FIELDS QUALITY_FIELDS);
         for (size_t i = 0; r >= 0 && i < p->n_profiles; i++)
-                r = append_row(reply, "p" QUALITY_FIELDS QUALITY_FIELDS, p->profiles[i].name,
-                               QUALITY_VALUES(p->profiles[i].before), QUALITY_VALUES(p->profiles[i].expected));
-        return send_rows(reply, r);
+                r = bus_append_row(reply, "p" QUALITY_FIELDS QUALITY_FIELDS, p->profiles[i].name,
+                                   QUALITY_VALUES(p->profiles[i].before),
+                                   QUALITY_VALUES(p->profiles[i].expected));
+        return bus_send_rows(reply, r);
 }
 
 static void on_plan_built(int r, Plan *plan, void *userdata) {
@@ -504,13 +263,13 @@ static int method_plan(sd_bus_message *message, void *userdata, sd_bus_error *er
         Manager *m = userdata;
         int r;
 
-        r = check_root(message, "plan", error);
+        r = bus_check_root(message, "plan", error);
         if (r != 0)
                 return r;
         r = bus_call_new(m, message, &c);
         if (r < 0)
                 return r;
-        r = read_mounts(message, &c->mounts, error);
+        r = bus_read_mounts(message, &c->mounts, error);
         if (r != 0)
                 return r;
         r = manager_plan(m, c->mounts, false, on_plan_built, c);
@@ -531,14 +290,14 @@ static void on_optimize_started(Manager *m, int r, uint64_t id, Plan *p, void *u
                 return;
         }
         /* done now what a queued request would have done later */
-        if (m->request_realtime_usec != 0) {
+        if (m->idle.request_realtime_usec != 0) {
                 log_info("Optimize supersedes the queued optimization");
                 (void) manager_idle_drop(m);
         }
         manager_properties_announce(m);
-        if (m->optimizer) {
-                files = m->optimizer->files_total;
-                bytes = m->optimizer->bytes_total;
+        if (m->runs.optimizer) {
+                files = m->runs.optimizer->files_total;
+                bytes = m->runs.optimizer->bytes_total;
         }
         r = sd_bus_message_new_method_return(c->message, &reply);
         if (r >= 0)
@@ -556,13 +315,13 @@ static int method_optimize(sd_bus_message *message, void *userdata, sd_bus_error
         Manager *m = userdata;
         int r;
 
-        r = check_root(message, "optimize", error);
+        r = bus_check_root(message, "optimize", error);
         if (r != 0)
                 return r;
         r = bus_call_new(m, message, &c);
         if (r < 0)
                 return r;
-        r = read_mounts(message, &c->mounts, error);
+        r = bus_read_mounts(message, &c->mounts, error);
         if (r != 0)
                 return r;
         r = manager_optimize(m, c->mounts, on_optimize_started, c);
@@ -579,7 +338,7 @@ static void on_queued_started(Manager *m, int r, uint64_t id, void *userdata) {
         if (r < 0)
                 r = plan_error(&error, r);
         else
-                r = sd_bus_reply_method_return(c->message, "bts", 0, id, m->idle_status);
+                r = sd_bus_reply_method_return(c->message, "bts", 0, id, m->idle.status);
         bus_call_finish(c, r, &error);
 }
 
@@ -590,10 +349,10 @@ static int method_optimize_when_idle(sd_bus_message *message, void *userdata, sd
         uint64_t id = 0;
         int r;
 
-        r = check_root(message, "optimize", error);
+        r = bus_check_root(message, "optimize", error);
         if (r != 0)
                 return r;
-        r = read_mounts(message, &mounts, error);
+        r = bus_read_mounts(message, &mounts, error);
         if (r != 0)
                 return r;
         /* checked now: the admin is there to read the error, later nobody is */
@@ -617,14 +376,14 @@ static int method_optimize_when_idle(sd_bus_message *message, void *userdata, sd
                 TAKE_PTR(c);
                 return 1;
         }
-        return sd_bus_reply_method_return(message, "bts", (int) (r == 0), id, m->idle_status);
+        return sd_bus_reply_method_return(message, "bts", (int) (r == 0), id, m->idle.status);
 }
 
 static int method_cancel_queued(sd_bus_message *message, void *userdata, sd_bus_error *error) {
         Manager *m = userdata;
         int r;
 
-        r = check_root(message, "cancel", error);
+        r = bus_check_root(message, "cancel", error);
         if (r != 0)
                 return r;
         bool dropped = manager_idle_drop(m);
@@ -636,17 +395,17 @@ static int method_cancel(sd_bus_message *message, void *userdata, sd_bus_error *
         Manager *m = userdata;
         int r;
 
-        r = check_root(message, "cancel", error);
+        r = bus_check_root(message, "cancel", error);
         if (r != 0)
                 return r;
-        if (m->optimizer) {
-                log_info("Cancelling optimization %" PRIu64, m->optimizer->id);
+        if (m->runs.optimizer) {
+                log_info("Cancelling optimization %" PRIu64, m->runs.optimizer->id);
                 /* also an idle-policy pause under way: the run must not resume later */
-                optimizer_cancel(m->optimizer);
-        } else if (m->optimize_preparing)
+                optimizer_cancel(m->runs.optimizer);
+        } else if (m->runs.preparing)
                 /* being planned: cancelled as soon as it starts */
-                m->optimize_cancel_pending = true;
-        return sd_bus_reply_method_return(message, "b", (int) (m->optimizer || m->optimize_preparing));
+                m->runs.cancel_pending = true;
+        return sd_bus_reply_method_return(message, "b", (int) (m->runs.optimizer || m->runs.preparing));
 }
 
 static int method_get_run_skipped(sd_bus_message *message, void *userdata, sd_bus_error *error) {
@@ -656,25 +415,25 @@ static int method_get_run_skipped(sd_bus_message *message, void *userdata, sd_bu
         uint64_t id;
         int r;
 
-        r = check_root(message, "list skipped files", error);
+        r = bus_check_root(message, "list skipped files", error);
         if (r != 0)
                 return r;
         r = sd_bus_message_read(message, "t", &id);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < FINISHED_RUNS_KEPT && !f; i++)
-                if (id != 0 && m->finished[i].id == id)
-                        f = &m->finished[i];
+                if (id != 0 && m->runs.finished[i].id == id)
+                        f = &m->runs.finished[i];
         if (!f)
                 return sd_bus_error_setf(error, SEEKLESS_ERROR_NO_SUCH_RUN,
                                          "No finished run %" PRIu64 " (the last %u runs since the daemon started are kept).",
                                          id, FINISHED_RUNS_KEPT);
         r = sd_bus_message_new_method_return(message, &reply);
         if (r >= 0)
-                r = open_rows(reply, "pp");
+                r = bus_open_rows(reply, "pp");
         for (size_t i = 0; r >= 0 && i < f->n_skipped; i++)
-                r = append_row(reply, "pp", f->skipped[i].path, f->skipped[i].reason);
-        return send_rows(reply, r);
+                r = bus_append_row(reply, "pp", f->skipped[i].path, f->skipped[i].reason);
+        return bus_send_rows(reply, r);
 }
 
 static void on_report_planned(int r, Plan *plan, void *userdata) {
@@ -689,16 +448,16 @@ static void on_report_planned(int r, Plan *plan, void *userdata) {
         }
         r = sd_bus_message_new_method_return(c->message, &reply);
         if (r >= 0)
-                r = open_rows(reply, "p" QUALITY_FIELDS "ttttdt");
+                r = bus_open_rows(reply, "p" QUALITY_FIELDS "ttttdt");
         for (size_t i = 0; r >= 0 && i < plan->n_profiles; i++) {
                 DbQuality b = {};
                 if (c->name && !streq(c->name, plan->profiles[i].name))
                         continue;
                 found = true;
                 (void) db_quality_get(c->m->db, plan->profiles[i].name, QUALITY_BEFORE, &b);
-                r = append_row(reply, "p" QUALITY_FIELDS "ttttdt", plan->profiles[i].name,
-                               QUALITY_VALUES(plan->profiles[i].before), b.files, b.extents, b.discontinuities,
-                               b.span, b.modeled_ms, b.taken);
+                r = bus_append_row(reply, "p" QUALITY_FIELDS "ttttdt", plan->profiles[i].name,
+                                   QUALITY_VALUES(plan->profiles[i].before), b.files, b.extents,
+                                   b.discontinuities, b.span, b.modeled_ms, b.taken);
         }
         if (r >= 0)
                 r = sd_bus_message_close_container(reply);
@@ -716,7 +475,7 @@ static int method_report(sd_bus_message *message, void *userdata, sd_bus_error *
         const char *shown;
         int r;
 
-        r = check_root(message, "report", error);
+        r = bus_check_root(message, "report", error);
         if (r != 0)
                 return r;
         r = sd_bus_message_read(message, "s", &shown);
@@ -726,7 +485,7 @@ static int method_report(sd_bus_message *message, void *userdata, sd_bus_error *
         if (r < 0)
                 return r;
         if (!isempty(shown)) {
-                r = unescape_name(shown, &c->name, error);
+                r = bus_unescape_name(shown, &c->name, error);
                 if (r != 0)
                         return r;
                 c->shown = strdup(shown);
@@ -740,19 +499,12 @@ static int method_report(sd_bus_message *message, void *userdata, sd_bus_error *
         return 1;
 }
 
-/* GetLayout's data, gathered on the worker: the profile's files, where each was before the last run (from
- * the database) and where it is now (FIEMAP). */
-typedef struct LayoutExtent {
-        uint32_t index;
-        uint64_t physical, length;
-} LayoutExtent;
-
+/* GetLayout's data, gathered on the worker (layout-extents.h): the profile's files, where each was before
+ * the last run and where it is now. */
 typedef struct LayoutCall {
         BusCall *call;
         FilesystemList filesystems;
-        uint64_t device;
-        LayoutExtent *before, *now;
-        size_t n_before, n_now, alloc_before, alloc_now;
+        LayoutExtents extents;
 } LayoutCall;
 
 static LayoutCall *layout_call_free(LayoutCall *l) {
@@ -760,107 +512,17 @@ static LayoutCall *layout_call_free(LayoutCall *l) {
                 return NULL;
         bus_call_free(l->call);
         filesystem_list_clear(&l->filesystems);
-        free(l->before);
-        free(l->now);
+        layout_extents_done(&l->extents);
         free(l);
         return NULL;
 }
 DEFINE_TRIVIAL_CLEANUP_FUNC(LayoutCall *, layout_call_free);
 
-static int layout_add(LayoutExtent **l, size_t *n, size_t *alloc, uint32_t index, uint64_t physical,
-                      uint64_t length) {
-        if (*n == *alloc) {
-                size_t k = *alloc ? *alloc * 2 : 256;
-                LayoutExtent *q = reallocarray(*l, k, sizeof *q);
-                if (!q)
-                        return -ENOMEM;
-                *l = q;
-                *alloc = k;
-        }
-        (*l)[(*n)++] = (LayoutExtent) { index, physical, length };
-        return 0;
-}
-
-static int open_mount_of(const FilesystemList *l, uint64_t fsid) {
-        const Filesystem *fs = filesystem_list_find_fsid(l, fsid);
-        int fd;
-
-        if (!fs)
-                return -ENODEV;
-        fd = open(fs->mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        return fd < 0 ? -errno : fd;
-}
-
 /* On the worker thread, with its connection. */
 static int layout_work(Db *db, const atomic_bool *cancel, void *userdata) {
         LayoutCall *l = userdata;
-        _cleanup_free_ DbProfileRange *ranges = NULL;
-        DbProfileFile *f = NULL;
-        size_t n = 0, n_ranges = 0;
-        int r;
 
-        r = db_get_profile(db, l->call->name, NULL, &f, &n);
-        if (r < 0)
-                return r;
-        /* now: the profile's hot ranges only (a file read whole is one range) */
-        r = db_get_profile_ranges(db, l->call->name, f, n, &ranges, &n_ranges);
-        if (r == -ENOENT)
-                r = hot_ranges_whole(f, n, &ranges, &n_ranges);
-        if (r < 0) {
-                db_profile_files_free(f, n);
-                return r;
-        }
-        /* device size: the block device of the first file's filesystem, else what statfs counts of it */
-        for (size_t i = 0; i < n && l->device == 0; i++) {
-                const Filesystem *fs = filesystem_list_find_fsid(&l->filesystems, f[i].file.key.fsid);
-                _cleanup_close_ int mfd = -EBADF;
-                struct statfs sfs;
-                if (!fs || block_device_bytes(fs->dev, &l->device) >= 0)
-                        continue;
-                mfd = open_mount_of(&l->filesystems, f[i].file.key.fsid);
-                if (mfd >= 0 && fstatfs(mfd, &sfs) >= 0)
-                        l->device = (uint64_t) sfs.f_blocks * (uint64_t) sfs.f_bsize;
-        }
-        for (size_t i = 0; r >= 0 && i < n; i++) {
-                _cleanup_free_ uint64_t *ph = NULL, *len = NULL;
-                size_t k = 0;
-                if (db_extents_before_get(db, f[i].file.id, &ph, &len, &k) < 0)
-                        continue;
-                for (size_t e = 0; r >= 0 && e < k; e++)
-                        r = layout_add(&l->before, &l->n_before, &l->alloc_before, (uint32_t) i, ph[e], len[e]);
-        }
-        for (size_t i = 0; r >= 0 && i < n; i++) {
-                _cleanup_close_ int mfd = open_mount_of(&l->filesystems, f[i].file.key.fsid), fd = -EBADF;
-                _cleanup_free_ Extent *ext = NULL;
-                size_t k = 0;
-                if (atomic_load(cancel))
-                        r = -ECANCELED;
-                if (r < 0 || mfd < 0)
-                        continue;
-                struct stat st;
-                fd = file_key_open(mfd, &f[i].file.key, O_RDONLY | O_NONBLOCK);
-                if (fd < 0 || fstat(fd, &st) < 0 || fiemap_get(fd, &ext, &k) < 0)
-                        continue;
-                for (size_t h = 0; r >= 0 && h < n_ranges; h++) {
-                        /* whole blocks, as FIEMAP reports them: a range that ends at the file's end takes its
-                         * last block whole */
-                        uint64_t blk = st.st_blksize > 0 ? (uint64_t) st.st_blksize : 4096;
-                        uint64_t lo = ranges[h].offset / blk * blk, hi = ranges[h].offset + ranges[h].length;
-                        _cleanup_free_ Extent *hot = NULL;
-                        size_t n_hot = 0;
-
-                        if (ranges[h].file != i)
-                                continue;
-                        hi = hi > UINT64_MAX - blk ? UINT64_MAX : (hi + blk - 1) / blk * blk;
-                        r = hot_ranges_clip_extents(ext, k, lo, hi - lo, &hot, &n_hot);
-                        for (size_t e = 0; r >= 0 && e < n_hot; e++)
-                                if (layout_extent_has_blocks(&hot[e]))
-                                        r = layout_add(&l->now, &l->n_now, &l->alloc_now, (uint32_t) i,
-                                                       hot[e].physical, hot[e].length);
-                }
-        }
-        db_profile_files_free(f, n);
-        return r;
+        return layout_extents_get(db, l->call->name, &l->filesystems, cancel, &l->extents);
 }
 
 static int append_layout(sd_bus_message *reply, const LayoutExtent *l, size_t n) {
@@ -882,15 +544,15 @@ static void on_layout_done(int r, void *userdata) {
         if (r == -ENOENT)
                 r = sd_bus_error_setf(&error, SEEKLESS_ERROR_NO_SUCH_PROFILE, "No profile named '%s'.", l->call->shown);
         else if (r < 0 && r != -ECANCELED)
-                r = reply_db_error(&error, r, "read profile");
+                r = bus_reply_db_error(&error, r, "read profile");
         if (r >= 0)
                 r = sd_bus_message_new_method_return(l->call->message, &reply);
         if (r >= 0)
-                r = sd_bus_message_append(reply, "t", l->device);
+                r = sd_bus_message_append(reply, "t", l->extents.device);
         if (r >= 0)
-                r = append_layout(reply, l->before, l->n_before);
+                r = append_layout(reply, l->extents.before, l->extents.n_before);
         if (r >= 0)
-                r = append_layout(reply, l->now, l->n_now);
+                r = append_layout(reply, l->extents.now, l->extents.n_now);
         if (r >= 0)
                 r = sd_bus_send(NULL, reply, NULL);
         if (r < 0)
@@ -910,7 +572,7 @@ static int method_get_layout(sd_bus_message *message, void *userdata, sd_bus_err
         r = bus_call_new(m, message, &l->call);
         if (r < 0)
                 return r;
-        r = read_profile_name(message, "show layouts", &shown, &l->call->name, error);
+        r = bus_read_profile_name(message, "show layouts", &shown, &l->call->name, error);
         if (r != 0)
                 return r;
         l->call->shown = strdup(shown);
@@ -929,7 +591,7 @@ static int method_get_layout(sd_bus_message *message, void *userdata, sd_bus_err
 static int property_get_idle_status(sd_bus *bus, const char *path, const char *interface, const char *property,
                                     sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         Manager *m = userdata;
-        return sd_bus_message_append(reply, "s", m->idle_status);
+        return sd_bus_message_append(reply, "s", m->idle.status);
 }
 
 static int property_get_queued_optimization(sd_bus *bus, const char *path, const char *interface,
@@ -940,11 +602,11 @@ static int property_get_queued_optimization(sd_bus *bus, const char *path, const
 
         r = sd_bus_message_open_container(reply, 'r', "tas");
         if (r >= 0)
-                r = sd_bus_message_append(reply, "t", m->request_realtime_usec);
+                r = sd_bus_message_append(reply, "t", m->idle.request_realtime_usec);
         if (r >= 0)
                 r = sd_bus_message_open_container(reply, 'a', "s");
-        for (size_t i = 0; r >= 0 && m->request_mounts && m->request_mounts[i]; i++)
-                r = append_path(reply, m->request_mounts[i]);
+        for (size_t i = 0; r >= 0 && m->idle.request_mounts && m->idle.request_mounts[i]; i++)
+                r = bus_append_path(reply, m->idle.request_mounts[i]);
         if (r >= 0)
                 r = sd_bus_message_close_container(reply);
         if (r < 0)
@@ -957,11 +619,11 @@ static int property_get_relocation_off(sd_bus *bus, const char *path, const char
         Manager *m = userdata;
         int r;
 
-        r = open_rows(reply, "ps");
+        r = bus_open_rows(reply, "ps");
         for (size_t i = 0; r >= 0 && i < m->filesystems.n; i++) {
                 char why[128];
                 if (manager_relocation_refusal(m, &m->filesystems.items[i], why, sizeof why))
-                        r = append_row(reply, "ps", m->filesystems.items[i].mount, why);
+                        r = bus_append_row(reply, "ps", m->filesystems.items[i].mount, why);
         }
         if (r < 0)
                 return r;
@@ -971,13 +633,13 @@ static int property_get_relocation_off(sd_bus *bus, const char *path, const char
 static int property_get_optimizing(sd_bus *bus, const char *path, const char *interface, const char *property,
                                    sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         Manager *m = userdata;
-        return sd_bus_message_append(reply, "b", (int) !!m->optimizer);
+        return sd_bus_message_append(reply, "b", (int) !!m->runs.optimizer);
 }
 
 static int property_get_optimization_id(sd_bus *bus, const char *path, const char *interface, const char *property,
                                         sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         Manager *m = userdata;
-        return sd_bus_message_append(reply, "t", m->optimizer ? m->optimizer->id : (uint64_t) 0);
+        return sd_bus_message_append(reply, "t", m->runs.optimizer ? m->runs.optimizer->id : (uint64_t) 0);
 }
 
 static int property_get_status(sd_bus *bus, const char *path, const char *interface, const char *property,
@@ -992,7 +654,7 @@ static int property_get_status(sd_bus *bus, const char *path, const char *interf
 static int property_get_boot_recording(sd_bus *bus, const char *path, const char *interface, const char *property,
                                        sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         Manager *m = userdata;
-        return sd_bus_message_append(reply, "b", (int) !!m->boot);
+        return sd_bus_message_append(reply, "b", (int) !!m->recording.boot);
 }
 
 static int property_get_active_launches(sd_bus *bus, const char *path, const char *interface, const char *property,
@@ -1000,7 +662,7 @@ static int property_get_active_launches(sd_bus *bus, const char *path, const cha
         Manager *m = userdata;
         unsigned n = 0;
 
-        for (Session *s = m->launches; s; s = s->next)
+        for (Session *s = m->recording.launches; s; s = s->next)
                 n++;
         return sd_bus_message_append(reply, "u", n);
 }
@@ -1009,15 +671,16 @@ static int property_get_active_launches(sd_bus *bus, const char *path, const cha
 static int append_filesystems(sd_bus_message *reply, const FilesystemList *l, bool why) {
         int r;
 
-        r = open_rows(reply, why ? "psss" : "pss");
+        r = bus_open_rows(reply, why ? "psss" : "pss");
         for (size_t i = 0; r >= 0 && i < l->n; i++) {
                 const Filesystem *fs = &l->items[i];
                 char dev[32];
                 snprintf(dev, sizeof dev, "%u:%u", major(fs->dev), minor(fs->dev));
                 if (why)
-                        r = append_row(reply, "psss", fs->mount, dev, fs->fstype, unwatched_to_string(fs->unwatched));
+                        r = bus_append_row(reply, "psss", fs->mount, dev, fs->fstype,
+                                           unwatched_to_string(fs->unwatched));
                 else
-                        r = append_row(reply, "pss", fs->mount, dev, fs->fstype);
+                        r = bus_append_row(reply, "pss", fs->mount, dev, fs->fstype);
         }
         if (r < 0)
                 return r;
@@ -1069,8 +732,8 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_PROPERTY("Sessions", "u", NULL, offsetof(Manager, n_sessions), SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("Files", "u", NULL, offsetof(Manager, n_files), SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("Filesystems", "a(sss)", property_get_filesystems, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-        SD_BUS_PROPERTY("EventsReceived", "t", NULL, offsetof(Manager, events_received), 0),
-        SD_BUS_PROPERTY("Overflows", "t", NULL, offsetof(Manager, overflows), 0),
+        SD_BUS_PROPERTY("EventsReceived", "t", NULL, offsetof(Manager, recording.events_received), 0),
+        SD_BUS_PROPERTY("Overflows", "t", NULL, offsetof(Manager, recording.overflows), 0),
         SD_BUS_PROPERTY("DatabaseSize", "t", property_get_database_size, 0, 0),
         SD_BUS_PROPERTY("Optimizing", "b", property_get_optimizing, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("OptimizationId", "t", property_get_optimization_id, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
@@ -1126,154 +789,6 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_SIGNAL_WITH_ARGS("SessionRecorded", SD_BUS_ARGS("t", session, "s", kind, "u", files), 0),
         SD_BUS_VTABLE_END
 };
-
-void manager_emit_session_recorded(Manager *m, int64_t session_id, ProfileKind kind, unsigned n_files) {
-        int r;
-
-        if (!m->bus)
-                return;
-        /* no profile name: signals reach every user; root asks ListSessions for the session's profile */
-        r = sd_bus_emit_signal(m->bus, SEEKLESS_BUS_PATH, SEEKLESS_BUS_INTERFACE, "SessionRecorded", "tsu",
-                               (uint64_t) session_id, profile_kind_to_string(kind), n_files);
-        if (r < 0)
-                log_debug_errno(r, "Failed to emit SessionRecorded, ignoring: %m");
-}
-
-void manager_emit_progress_signal(Manager *m, uint64_t id, uint64_t files_done, uint64_t files_total,
-                                  uint64_t bytes_done, uint64_t bytes_total) {
-        int r;
-
-        if (!m->bus)
-                return;
-        r = sd_bus_emit_signal(m->bus, SEEKLESS_BUS_PATH, SEEKLESS_BUS_INTERFACE, "Progress", "ttttt", id,
-                               files_done, files_total, bytes_done, bytes_total);
-        if (r < 0)
-                log_debug_errno(r, "Failed to emit Progress, ignoring: %m");
-}
-
-void manager_emit_run_finished(Manager *m, uint64_t id, RunState state, uint64_t moved_files,
-                               uint64_t moved_bytes, size_t n_skipped) {
-        int r;
-
-        if (!m->bus)
-                return;
-        /* the number of skipped files only: their paths are for root, through GetRunSkipped */
-        r = sd_bus_emit_signal(m->bus, SEEKLESS_BUS_PATH, SEEKLESS_BUS_INTERFACE, "RunFinished", "tsttu", id,
-                               run_state_to_string(state), moved_files, moved_bytes, (uint32_t) MIN(n_skipped, (size_t) UINT32_MAX));
-        if (r < 0)
-                log_warning_errno(r, "Failed to emit RunFinished, ignoring: %m");
-}
-
-/* Each announced property's value as text, to tell a change. */
-static char *property_text(Manager *m, AnnouncedProperty p) {
-        _cleanup_free_ char *l = NULL;
-        char *s = NULL;
-        unsigned n = 0;
-
-        switch (p) {
-        case PROP_STATUS:
-                return manager_status_text(m);
-        case PROP_BOOT_RECORDING:
-                return strdup(m->boot ? "1" : "0");
-        case PROP_ACTIVE_LAUNCHES:
-                for (Session *x = m->launches; x; x = x->next)
-                        n++;
-                return asprintf(&s, "%u", n) < 0 ? NULL : s;
-        case PROP_PROFILES:
-                return asprintf(&s, "%u", m->n_profiles) < 0 ? NULL : s;
-        case PROP_SESSIONS:
-                return asprintf(&s, "%u", m->n_sessions) < 0 ? NULL : s;
-        case PROP_FILES:
-                return asprintf(&s, "%u", m->n_files) < 0 ? NULL : s;
-        case PROP_OPTIMIZING:
-                return strdup(m->optimizer ? "1" : "0");
-        case PROP_OPTIMIZATION_ID:
-                return asprintf(&s, "%" PRIu64, m->optimizer ? m->optimizer->id : (uint64_t) 0) < 0 ? NULL : s;
-        case PROP_IDLE_STATUS:
-                return strdup(m->idle_status);
-        case PROP_FILESYSTEMS:
-        case PROP_RELOCATION_OFF:
-                l = strdup("");
-                for (size_t i = 0; l && i < m->filesystems.n; i++) {
-                        const Filesystem *fs = &m->filesystems.items[i];
-                        char why[128] = "";
-
-                        if (p == PROP_RELOCATION_OFF && !manager_relocation_refusal(m, fs, why, sizeof why))
-                                continue;
-                        if (asprintf(&s, "%s%s\n%u:%u\n%s\n%s\n", l, fs->mount, major(fs->dev), minor(fs->dev),
-                                     fs->fstype, why) < 0)
-                                return NULL;
-                        free(l);
-                        l = TAKE_PTR(s);
-                }
-                return TAKE_PTR(l);
-        case PROP_UNWATCHED_FILESYSTEMS:
-                l = strdup("");
-                for (size_t i = 0; l && i < m->unwatched.n; i++) {
-                        const Filesystem *fs = &m->unwatched.items[i];
-
-                        if (asprintf(&s, "%s%s\n%u:%u\n%s\n%s\n", l, fs->mount, major(fs->dev), minor(fs->dev),
-                                     fs->fstype, unwatched_to_string(fs->unwatched)) < 0)
-                                return NULL;
-                        free(l);
-                        l = TAKE_PTR(s);
-                }
-                return TAKE_PTR(l);
-        case PROP_QUEUED_OPTIMIZATION:
-                if (asprintf(&l, "%" PRIu64, m->request_realtime_usec) < 0)
-                        return NULL;
-                for (size_t i = 0; m->request_mounts && m->request_mounts[i]; i++) {
-                        if (asprintf(&s, "%s\n%s", l, m->request_mounts[i]) < 0)
-                                return NULL;
-                        free(l);
-                        l = TAKE_PTR(s);
-                }
-                return TAKE_PTR(l);
-        default:
-                return NULL;
-        }
-}
-
-static const char *const announced_property_table[_PROP_MAX] = {
-        [PROP_STATUS] = "Status",
-        [PROP_BOOT_RECORDING] = "BootRecording",
-        [PROP_ACTIVE_LAUNCHES] = "ActiveLaunches",
-        [PROP_PROFILES] = "Profiles",
-        [PROP_SESSIONS] = "Sessions",
-        [PROP_FILES] = "Files",
-        [PROP_FILESYSTEMS] = "Filesystems",
-        [PROP_OPTIMIZING] = "Optimizing",
-        [PROP_OPTIMIZATION_ID] = "OptimizationId",
-        [PROP_IDLE_STATUS] = "IdleStatus",
-        [PROP_RELOCATION_OFF] = "RelocationOff",
-        [PROP_QUEUED_OPTIMIZATION] = "QueuedOptimization",
-        [PROP_UNWATCHED_FILESYSTEMS] = "UnwatchedFilesystems",
-};
-
-DEFINE_STRING_TABLE_TO_STRING(announced_property, AnnouncedProperty, static)
-
-void manager_properties_announce(Manager *m) {
-        const char *changed[_PROP_MAX + 1] = {};
-        size_t n = 0;
-        int r;
-
-        for (AnnouncedProperty p = 0; p < _PROP_MAX; p++) {
-                _cleanup_free_ char *now = property_text(m, p);
-
-                if (!now || (m->announced[p] && streq(now, m->announced[p])))
-                        continue;
-                /* the first look only sets the baseline: clients read the properties when they start */
-                if (m->announced[p])
-                        changed[n++] = announced_property_to_string(p);
-                free(m->announced[p]);
-                m->announced[p] = TAKE_PTR(now);
-        }
-        if (n == 0 || !m->bus)
-                return;
-        r = sd_bus_emit_properties_changed_strv(m->bus, SEEKLESS_BUS_PATH, SEEKLESS_BUS_INTERFACE, (char **) changed);
-        if (r < 0)
-                log_debug_errno(r, "Failed to emit PropertiesChanged, ignoring: %m");
-}
 
 int manager_bus_add_objects(Manager *m, sd_bus *bus) {
         return sd_bus_add_object_vtable(bus, NULL, SEEKLESS_BUS_PATH, SEEKLESS_BUS_INTERFACE, manager_vtable, m);

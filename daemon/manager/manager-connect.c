@@ -16,9 +16,9 @@
 static int on_bus_retry(sd_event_source *s, uint64_t usec, void *userdata) {
         Manager *m = userdata;
 
-        m->bus_retry_source = sd_event_source_disable_unref(m->bus_retry_source);
+        m->bus_retry.source = sd_event_source_disable_unref(m->bus_retry.source);
         if (m->bus && !sd_bus_is_open(m->bus)) {
-                m->startup_finished_slot = sd_bus_slot_unref(m->startup_finished_slot);
+                m->boot_watch.startup_finished_slot = sd_bus_slot_unref(m->boot_watch.startup_finished_slot);
                 m->bus = sd_bus_flush_close_unref(m->bus);
         }
         if (!m->bus)
@@ -29,9 +29,9 @@ static int on_bus_retry(sd_event_source *s, uint64_t usec, void *userdata) {
 static void schedule_retry(Manager *m) {
         int r;
 
-        if (m->bus_retry_source)
+        if (m->bus_retry.source)
                 return;
-        r = sd_event_add_time_relative(m->event, &m->bus_retry_source, CLOCK_MONOTONIC, BUS_RETRY_USEC, 0,
+        r = sd_event_add_time_relative(m->event, &m->bus_retry.source, CLOCK_MONOTONIC, BUS_RETRY_USEC, 0,
                                        on_bus_retry, m);
         if (r < 0)
                 log_error_errno(r, "Failed to schedule a bus reconnect, the bus stays unavailable: %m");
@@ -43,7 +43,7 @@ static int on_bus_message(sd_bus_message *message, void *userdata, sd_bus_error 
 
         if (sd_bus_message_is_signal(message, "org.freedesktop.DBus.Local", "Disconnected")) {
                 log_warning("Lost the system bus connection; recording goes on, reconnecting");
-                m->bus_waiting_logged = true;
+                m->bus_retry.waiting_logged = true;
                 schedule_retry(m);
         }
         return 0;
@@ -67,7 +67,7 @@ static int on_name_reply(sd_bus_message *reply, void *userdata, sd_bus_error *re
                 return sd_event_exit(m->event, -EEXIST);
         }
         log_info("Connected to the system bus as %s", SEEKLESS_BUS_NAME);
-        m->bus_waiting_logged = false;
+        m->bus_retry.waiting_logged = false;
         return 0;
 }
 
@@ -78,10 +78,10 @@ int manager_connect_bus(Manager *m) {
         r = sd_bus_open_system(&bus);
         if (r == -ENOENT || r == -ECONNREFUSED || r == -ECONNRESET || r == -EAGAIN) {
                 /* early in the boot: no dbus-daemon and no dbus.socket yet */
-                if (!m->bus_waiting_logged)
+                if (!m->bus_retry.waiting_logged)
                         log_info("System bus not available yet (%s); recording anyway, connecting when it appears",
                                  strerror(-r));
-                m->bus_waiting_logged = true;
+                m->bus_retry.waiting_logged = true;
                 schedule_retry(m);
                 return 0;
         }
@@ -106,4 +106,8 @@ int manager_connect_bus(Manager *m) {
         if (r < 0)
                 log_warning_errno(r, "Failed to ask systemd about boot progress, using BootWindowSec=: %m");
         return 0;
+}
+
+void manager_bus_retry_done(Manager *m) {
+        m->bus_retry.source = sd_event_source_disable_unref(m->bus_retry.source);
 }

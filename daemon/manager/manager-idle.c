@@ -23,23 +23,6 @@
 #define IDLE_CHECK_USEC (10 * USEC_PER_SEC)
 #define IDLE_CHECK_RUNNING_USEC (1 * USEC_PER_SEC)
 
-const char *manager_relocation_refusal(Manager *m, const Filesystem *fs, char *buf, size_t n) {
-        IdleConfig ic;
-        bool rot = true;
-        int r;
-
-        /* a read-write filesystem seen here only through a read-only mount: recorded, never written */
-        if (fs->read_only) {
-                snprintf(buf, n, "mounted read-only");
-                return buf;
-        }
-        idle_config_from_config(&ic, &m->config);
-        r = block_device_rotational("/sys", fs->dev, &rot);
-        if (idle_device_allowed(&ic, r < 0 ? r : (int) rot, buf, n))
-                return NULL;
-        return buf;
-}
-
 static bool graphical_sessions(void) {
         _cleanup_strv_free_ char **sessions = NULL;
         int n = sd_get_sessions(&sessions);
@@ -58,7 +41,7 @@ static int on_logind_idle(sd_bus_message *reply, void *userdata, sd_bus_error *r
         int b = 0;
 
         if (!sd_bus_message_get_error(reply) && sd_bus_message_read(reply, "v", "b", &b) >= 0)
-                m->logind_idle = b;
+                m->idle.logind_idle = b;
         return 0;
 }
 
@@ -76,7 +59,7 @@ static void ask_logind(Manager *m) {
 }
 
 static uint64_t last_run_realtime(Manager *m) {
-        uint64_t last = m->last_noop_realtime_usec;
+        uint64_t last = m->idle.last_noop_realtime_usec;
 
         for (size_t i = 0; i < m->filesystems.n; i++) {
                 DbRunInfo r = {};
@@ -114,7 +97,7 @@ static bool run_paused(Manager *m) {
         size_t n = 0;
         bool found = false;
 
-        if (m->optimizer || db_runs_unfinished(m->db, &runs, &n) < 0)
+        if (m->runs.optimizer || db_runs_unfinished(m->db, &runs, &n) < 0)
                 return false;
         for (size_t i = 0; i < n; i++)
                 if (filesystem_list_find_fsid(&m->filesystems, runs[i].fsid))
@@ -124,8 +107,8 @@ static bool run_paused(Manager *m) {
 }
 
 static void quality_forget(Manager *m) {
-        m->quality_worst_profile = mfree(m->quality_worst_profile);
-        m->quality_worst_percent = 0;
+        m->idle.quality_worst_profile = mfree(m->idle.quality_worst_profile);
+        m->idle.quality_worst_percent = 0;
 }
 
 static void gather(Manager *m, IdleInputs *in) {
@@ -137,7 +120,7 @@ static void gather(Manager *m, IdleInputs *in) {
                 .n_cpus = n_cpus > 0 ? (unsigned) n_cpus : 1,
                 .now_usec = now_usec(CLOCK_MONOTONIC),
                 .now_realtime_usec = now_usec(CLOCK_REALTIME),
-                .busy_since_usec = m->busy_since_usec,
+                .busy_since_usec = m->idle.busy_since_usec,
         };
         (void) power_on_ac("/sys/class/power_supply", &in->on_ac);
         (void) psi_read_some_avg10("/proc/pressure/io", &in->io_some_avg10);
@@ -147,21 +130,21 @@ static void gather(Manager *m, IdleInputs *in) {
         in->graphical_sessions = graphical_sessions();
         if (in->graphical_sessions)
                 ask_logind(m);
-        in->seats_idle = m->logind_idle;
+        in->seats_idle = m->idle.logind_idle;
         in->last_run_realtime_usec = last_run_realtime(m);
         in->profiles_changed = profiles_changed_since(m, in->last_run_realtime_usec);
-        in->requested = m->request_realtime_usec != 0;
+        in->requested = m->idle.request_realtime_usec != 0;
         in->run_paused = run_paused(m);
 
         /* A run ended (or found nothing to move) since the last layout check: its "after" snapshot is the
          * layout now, so there is nothing to compare for a while. */
-        if (in->last_run_realtime_usec != m->quality_last_run) {
-                m->quality_last_run = in->last_run_realtime_usec;
-                m->quality_checked_usec = in->now_usec;
+        if (in->last_run_realtime_usec != m->idle.quality_last_run) {
+                m->idle.quality_last_run = in->last_run_realtime_usec;
+                m->idle.quality_checked_usec = in->now_usec;
                 quality_forget(m);
         }
-        in->worst_profile = m->quality_worst_profile;
-        in->worst_loss_percent = m->quality_worst_percent;
+        in->worst_profile = m->idle.quality_worst_profile;
+        in->worst_loss_percent = m->idle.quality_worst_percent;
 }
 
 /* Reads the machine's state into in; a busy machine restarts the IdleSec= clock. */
@@ -171,7 +154,7 @@ static bool observe(Manager *m, const IdleConfig *ic, IdleInputs *in, char *busy
         gather(m, in);
         is_busy = idle_inputs_busy(ic, in, busy, busy_size);
         if (is_busy) {
-                m->busy_since_usec = in->now_usec;
+                m->idle.busy_since_usec = in->now_usec;
                 in->busy_since_usec = in->now_usec;
         }
         return is_busy;
@@ -183,9 +166,10 @@ static bool observe(Manager *m, const IdleConfig *ic, IdleInputs *in, char *busy
  * the last run ended. Planning reads the extents of every profile file, so this runs only when the
  * interval is all that keeps a run from starting (the machine is idle then), and at most hourly. */
 static bool quality_check_due(Manager *m, const IdleConfig *ic, const IdleInputs *in) {
-        if (ic->max_quality_loss_percent <= 0 || m->boot)
+        if (ic->max_quality_loss_percent <= 0 || m->recording.boot)
                 return false;
-        if (m->quality_checked_usec != 0 && in->now_usec - m->quality_checked_usec < QUALITY_CHECK_USEC)
+        if (m->idle.quality_checked_usec != 0 &&
+            in->now_usec - m->idle.quality_checked_usec < QUALITY_CHECK_USEC)
                 return false;
         return idle_only_interval_blocks(ic, in);
 }
@@ -195,7 +179,7 @@ static void schedule_next(Manager *m, uint64_t usec);
 static void on_quality_checked(int r, Plan *plan, void *userdata) {
         Manager *m = userdata;
 
-        m->quality_checking = false;
+        m->idle.quality_checking = false;
         if (r == -ECANCELED)
                 return;   /* stopping */
         if (r < 0)
@@ -208,18 +192,18 @@ static void on_quality_checked(int r, Plan *plan, void *userdata) {
                 if (db_quality_get(m->db, plan->profiles[i].name, QUALITY_AFTER, &after) < 0)
                         continue;   /* never optimized: a new profile counts as a changed one */
                 loss = idle_quality_loss_percent(after.modeled_ms, plan->profiles[i].before.modeled_read_ms);
-                if (loss <= m->quality_worst_percent)
+                if (loss <= m->idle.quality_worst_percent)
                         continue;
                 name = strdup(plan->profiles[i].name);
                 if (!name)
                         break;
-                free(m->quality_worst_profile);
-                m->quality_worst_profile = name;
-                m->quality_worst_percent = loss;
+                free(m->idle.quality_worst_profile);
+                m->idle.quality_worst_profile = name;
+                m->idle.quality_worst_percent = loss;
         }
-        if (r >= 0 && m->quality_worst_profile)
+        if (r >= 0 && m->idle.quality_worst_profile)
                 log_info("Idle: layout check: '%s' reads %.1f%% slower (modeled) than after the last run",
-                         m->quality_worst_profile, m->quality_worst_percent);
+                         m->idle.quality_worst_profile, m->idle.quality_worst_percent);
         else if (r >= 0)
                 log_info("Idle: layout check: no profile reads slower (modeled) than after the last run");
         /* the decision it held back, now */
@@ -230,7 +214,7 @@ static void on_quality_checked(int r, Plan *plan, void *userdata) {
 static bool check_quality(Manager *m) {
         int r;
 
-        m->quality_checked_usec = now_usec(CLOCK_MONOTONIC);
+        m->idle.quality_checked_usec = now_usec(CLOCK_MONOTONIC);
         quality_forget(m);
 
         r = manager_plan(m, NULL, false, on_quality_checked, m);
@@ -238,21 +222,21 @@ static bool check_quality(Manager *m) {
                 log_warning_errno(r, "Idle: failed to check the layout quality, ignoring: %m");
                 return false;
         }
-        m->quality_checking = true;
+        m->idle.quality_checking = true;
         return true;
 }
 
 /* The decision about starting a run now, with the layout check when it is due. why gets the reason.
  * *ret_pending: the check is under way, nothing is decided (it decides when it is done). */
 static bool may_start(Manager *m, const IdleConfig *ic, IdleInputs *in, char *why, size_t n, bool *ret_pending) {
-        *ret_pending = m->quality_checking || (quality_check_due(m, ic, in) && check_quality(m));
+        *ret_pending = m->idle.quality_checking || (quality_check_due(m, ic, in) && check_quality(m));
         if (*ret_pending)
                 return false;
-        in->worst_profile = m->quality_worst_profile;
-        in->worst_loss_percent = m->quality_worst_percent;
+        in->worst_profile = m->idle.quality_worst_profile;
+        in->worst_loss_percent = m->idle.quality_worst_percent;
         if (idle_decide(ic, in, why, n) != IDLE_GO)
                 return false;
-        if (m->boot) {
+        if (m->recording.boot) {
                 snprintf(why, n, "the boot is being recorded");
                 return false;
         }
@@ -277,11 +261,11 @@ _printf_(2, 3)
 static void set_running(Manager *m, const char *format, ...) {
         va_list ap;
 
-        m->auto_run = true;
+        m->idle.auto_run = true;
         va_start(ap, format);
-        (void) vsnprintf(m->auto_run_why, sizeof m->auto_run_why, format, ap);
+        (void) vsnprintf(m->idle.auto_run_why, sizeof m->idle.auto_run_why, format, ap);
         va_end(ap);
-        snprintf(m->idle_status, sizeof m->idle_status, "optimizing (%s)", m->auto_run_why);
+        snprintf(m->idle.status, sizeof m->idle.status, "optimizing (%s)", m->idle.auto_run_why);
 }
 
 static void on_idle_started(Manager *m, int r, uint64_t id, Plan *plan, void *userdata) {
@@ -291,12 +275,12 @@ static void on_idle_started(Manager *m, int r, uint64_t id, Plan *plan, void *us
                 return;   /* stopping */
         if (r < 0) {
                 log_warning_errno(r, "Idle: failed to start an optimization: %m");
-                m->last_noop_realtime_usec = now_usec(CLOCK_REALTIME);
+                m->idle.last_noop_realtime_usec = now_usec(CLOCK_REALTIME);
                 return;
         }
         if (id == 0) {
                 /* nothing to move: don't plan again before MinIntervalHours= or new profiles */
-                m->last_noop_realtime_usec = now_usec(CLOCK_REALTIME);
+                m->idle.last_noop_realtime_usec = now_usec(CLOCK_REALTIME);
                 return;
         }
         if (lifted) {
@@ -331,7 +315,7 @@ static void start_when_idle(Manager *m, const char *why) {
         if (r < 0) {
                 free(what);
                 log_warning_errno(r, "Idle: failed to start an optimization: %m");
-                m->last_noop_realtime_usec = now_usec(CLOCK_REALTIME);
+                m->idle.last_noop_realtime_usec = now_usec(CLOCK_REALTIME);
         }
 }
 
@@ -348,9 +332,9 @@ static const char *mounts_text(char *const *mounts, char *buf, size_t n) {
 }
 
 static void request_clear(Manager *m) {
-        m->request_realtime_usec = 0;
-        strv_free(m->request_mounts);
-        m->request_mounts = NULL;
+        m->idle.request_realtime_usec = 0;
+        strv_free(m->idle.request_mounts);
+        m->idle.request_mounts = NULL;
 }
 
 typedef struct RequestCall {
@@ -369,7 +353,7 @@ static void on_request_started(Manager *m, int r, uint64_t id, Plan *plan, void 
                 set_running(m, "queued by an administrator, started when idle");
                 log_info("Idle: started the queued optimization %" PRIu64, id);
         }
-        if (m->optimizer)
+        if (m->runs.optimizer)
                 schedule_next(m, IDLE_CHECK_RUNNING_USEC);
         if (c->done)
                 c->done(m, r, id, c->userdata);
@@ -378,7 +362,7 @@ static void on_request_started(Manager *m, int r, uint64_t id, Plan *plan, void 
 /* The queued request's turn: run it as an administrator's optimize would, but pausable. done (may be NULL)
  * is called once it started. */
 static int start_request(Manager *m, ManagerQueueDone done, void *userdata) {
-        _cleanup_strv_free_ char **mounts = TAKE_PTR(m->request_mounts);
+        _cleanup_strv_free_ char **mounts = TAKE_PTR(m->idle.request_mounts);
         RequestCall *c;
         int r;
 
@@ -395,10 +379,10 @@ static int start_request(Manager *m, ManagerQueueDone done, void *userdata) {
 }
 
 static void schedule_next(Manager *m, uint64_t usec) {
-        if (!m->idle_source)
+        if (!m->idle.source)
                 return;
-        (void) sd_event_source_set_time_relative(m->idle_source, usec);
-        (void) sd_event_source_set_enabled(m->idle_source, SD_EVENT_ONESHOT);
+        (void) sd_event_source_set_time_relative(m->idle.source, usec);
+        (void) sd_event_source_set_enabled(m->idle.source, SD_EVENT_ONESHOT);
 }
 
 static void idle_tick(Manager *m) {
@@ -411,28 +395,30 @@ static void idle_tick(Manager *m) {
         is_busy = observe(m, &ic, &in, busy, sizeof busy);
 
         /* being planned, or its "after" snapshot being taken: nothing to pause or start */
-        if (m->optimize_preparing || m->run_finishing)
+        if (m->runs.preparing || m->runs.finishing)
                 return;
-        if (m->optimizer) {
-                if (!m->auto_run)
-                        snprintf(m->idle_status, sizeof m->idle_status, "optimizing (started by an administrator)");
-                else if (is_busy && !optimizer_pausing(m->optimizer)) {
+        if (m->runs.optimizer) {
+                if (!m->idle.auto_run)
+                        snprintf(m->idle.status, sizeof m->idle.status,
+                                 "optimizing (started by an administrator)");
+                else if (is_busy && !optimizer_pausing(m->runs.optimizer)) {
                         /* pause: stop between files, leave the run to be resumed when idle again */
                         log_info("Idle: pausing the optimization: %s", busy);
-                        optimizer_pause(m->optimizer);
-                        snprintf(m->idle_status, sizeof m->idle_status, "pausing: %s", busy);
-                } else if (!optimizer_pausing(m->optimizer))
-                        snprintf(m->idle_status, sizeof m->idle_status, "optimizing (%s)", m->auto_run_why);
+                        optimizer_pause(m->runs.optimizer);
+                        snprintf(m->idle.status, sizeof m->idle.status, "pausing: %s", busy);
+                } else if (!optimizer_pausing(m->runs.optimizer))
+                        snprintf(m->idle.status, sizeof m->idle.status, "optimizing (%s)",
+                                 m->idle.auto_run_why);
                 return;
         }
 
-        m->auto_run = false;
+        m->idle.auto_run = false;
         if (!may_start(m, &ic, &in, why, sizeof why, &pending)) {
                 if (!pending)
-                        snprintf(m->idle_status, sizeof m->idle_status, "waiting: %s", why);
+                        snprintf(m->idle.status, sizeof m->idle.status, "waiting: %s", why);
                 return;
         }
-        snprintf(m->idle_status, sizeof m->idle_status, "idle: %s", why);
+        snprintf(m->idle.status, sizeof m->idle.status, "idle: %s", why);
         if (in.requested)
                 (void) start_request(m, NULL, NULL);
         else
@@ -443,7 +429,7 @@ static int on_idle_check(sd_event_source *s, uint64_t usec, void *userdata) {
         Manager *m = userdata;
 
         idle_tick(m);
-        schedule_next(m, m->optimizer && m->auto_run ? IDLE_CHECK_RUNNING_USEC : IDLE_CHECK_USEC);
+        schedule_next(m, m->runs.optimizer && m->idle.auto_run ? IDLE_CHECK_RUNNING_USEC : IDLE_CHECK_USEC);
         manager_properties_announce(m);
         return 0;
 }
@@ -455,23 +441,23 @@ int manager_idle_queue(Manager *m, char **mounts, ManagerQueueDone done, void *u
         bool pending;
         int r;
 
-        strv_free(m->request_mounts);
-        m->request_mounts = mounts;
-        m->request_realtime_usec = now_usec(CLOCK_REALTIME);
+        strv_free(m->idle.request_mounts);
+        m->idle.request_mounts = mounts;
+        m->idle.request_realtime_usec = now_usec(CLOCK_REALTIME);
         log_info("Queued an optimization of %s for when the machine is idle",
-                 mounts_text(m->request_mounts, text, sizeof text));
+                 mounts_text(m->idle.request_mounts, text, sizeof text));
 
-        if (m->optimizer || m->optimize_preparing)
+        if (m->runs.optimizer || m->runs.preparing)
                 return 0;   /* after this one, when idle; status says what runs now */
 
         idle_config_from_config(&ic, &m->config);
         (void) observe(m, &ic, &in, busy, sizeof busy);
         if (!may_start(m, &ic, &in, why, sizeof why, &pending)) {
                 if (!pending)
-                        snprintf(m->idle_status, sizeof m->idle_status, "waiting: %s", why);
+                        snprintf(m->idle.status, sizeof m->idle.status, "waiting: %s", why);
                 return 0;
         }
-        snprintf(m->idle_status, sizeof m->idle_status, "idle: %s", why);
+        snprintf(m->idle.status, sizeof m->idle.status, "idle: %s", why);
         r = start_request(m, done, userdata);
         if (r < 0)
                 return r;
@@ -483,13 +469,13 @@ bool manager_idle_drop(Manager *m) {
         size_t n = 0;
         bool dropped = false;
 
-        if (m->request_realtime_usec != 0) {
+        if (m->idle.request_realtime_usec != 0) {
                 request_clear(m);
                 log_info("Dropped the queued optimization");
                 dropped = true;
         }
         /* Paused runs would resume by themselves. While a run is going there are none: Cancel stops it. */
-        if (!m->optimizer && db_runs_unfinished(m->db, &runs, &n) >= 0) {
+        if (!m->runs.optimizer && db_runs_unfinished(m->db, &runs, &n) >= 0) {
                 for (size_t i = 0; i < n; i++) {
                         (void) db_run_finish(m->db, runs[i].id, RUN_CANCELLED, runs[i].donor_runs,
                                              runs[i].moved_files, runs[i].moved_bytes);
@@ -506,21 +492,21 @@ bool manager_idle_drop(Manager *m) {
 int manager_idle_start(Manager *m) {
         int r;
 
-        m->busy_since_usec = now_usec(CLOCK_MONOTONIC);
+        m->idle.busy_since_usec = now_usec(CLOCK_MONOTONIC);
         /* the first layout check may come as soon as only MinIntervalHours= holds a run back */
-        m->quality_last_run = last_run_realtime(m);
-        m->quality_checked_usec = 0;
-        snprintf(m->idle_status, sizeof m->idle_status, "starting");
-        r = sd_event_add_time_relative(m->event, &m->idle_source, CLOCK_MONOTONIC, IDLE_CHECK_RUNNING_USEC, 0,
+        m->idle.quality_last_run = last_run_realtime(m);
+        m->idle.quality_checked_usec = 0;
+        snprintf(m->idle.status, sizeof m->idle.status, "starting");
+        r = sd_event_add_time_relative(m->event, &m->idle.source, CLOCK_MONOTONIC, IDLE_CHECK_RUNNING_USEC, 0,
                                        on_idle_check, m);
         if (r < 0)
                 return r;
         /* below the recorder's sources: reading fanotify always comes first */
-        return sd_event_source_set_priority(m->idle_source, SD_EVENT_PRIORITY_IDLE);
+        return sd_event_source_set_priority(m->idle.source, SD_EVENT_PRIORITY_IDLE);
 }
 
 void manager_idle_done(Manager *m) {
-        m->idle_source = sd_event_source_disable_unref(m->idle_source);
+        m->idle.source = sd_event_source_disable_unref(m->idle.source);
         request_clear(m);
         quality_forget(m);
 }

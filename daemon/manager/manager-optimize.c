@@ -5,6 +5,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -14,6 +15,7 @@
 #include "relocate/item-files.h"
 #include "common/log.h"
 #include "relocate/exec-gate.h"
+#include "policy/idle.h"
 #include "manager/manager.h"
 #include "relocate/run.h"
 
@@ -34,6 +36,23 @@ const char *manager_unwatched_mount(Manager *m, char *const *mounts) {
                         return mounts[i];
         }
         return NULL;
+}
+
+const char *manager_relocation_refusal(Manager *m, const Filesystem *fs, char *buf, size_t n) {
+        IdleConfig ic;
+        bool rot = true;
+        int r;
+
+        /* a read-write filesystem seen here only through a read-only mount: recorded, never written */
+        if (fs->read_only) {
+                snprintf(buf, n, "mounted read-only");
+                return buf;
+        }
+        idle_config_from_config(&ic, &m->config);
+        r = block_device_rotational("/sys", fs->dev, &rot);
+        if (idle_device_allowed(&ic, r < 0 ? r : (int) rot, buf, n))
+                return NULL;
+        return buf;
 }
 
 /* What a plan of mounts reads besides the database, taken now: the worker builds it while the loop goes on
@@ -216,21 +235,21 @@ static int start_optimizer(Manager *m, OptJob *jobs, size_t n_jobs) {
                 return -ENOMEM;
         }
         /* the mover holds the execs of the files it moves through our exec thread */
-        m->exec_gate = exec_gate_of(m->recorder);
-        recorder_gate_begin(m->recorder);
+        m->runs.exec_gate = exec_gate_of(m->recording.recorder);
+        recorder_gate_begin(m->recording.recorder);
         r = optimizer_start(&(OptimizerOptions) {
                         .event = m->event,
                         .db = m->db,
                         .rate_limit_bps = (uint64_t) m->config.rate_limit_mibps << 20,
                         .make_room = m->config.make_room,
                         .state_file = state_file,
-                        .exec_gate = &m->exec_gate,
+                        .exec_gate = &m->runs.exec_gate,
                         .progress = on_optimizer_progress,
                         .finished = on_optimizer_finished,
                         .userdata = m,
-                }, jobs, n_jobs, &m->optimizer);
+                }, jobs, n_jobs, &m->runs.optimizer);
         if (r < 0)
-                recorder_gate_end(m->recorder);
+                recorder_gate_end(m->recording.recorder);
         return r;
 }
 
@@ -348,12 +367,12 @@ static int optimize_start(Manager *m, const Plan *plan, uint64_t *ret_id) {
                 }
         }
         for (size_t i = 0; i < plan->n_skipped; i++)
-                (void) optimizer_add_skip(m->optimizer, plan->skipped[i].path, plan->skipped[i].reason);
-        log_info("Optimization %" PRIu64 " started: %" PRIu64 " files, %.1f MiB", m->optimizer->id,
-                 m->optimizer->files_total, m->optimizer->bytes_total / 1048576.0);
-        (void) sd_notifyf(false, "STATUS=Optimizing: %" PRIu64 " files, %.1f MiB", m->optimizer->files_total,
-                          m->optimizer->bytes_total / 1048576.0);
-        *ret_id = m->optimizer->id;
+                (void) optimizer_add_skip(m->runs.optimizer, plan->skipped[i].path, plan->skipped[i].reason);
+        log_info("Optimization %" PRIu64 " started: %" PRIu64 " files, %.1f MiB", m->runs.optimizer->id,
+                 m->runs.optimizer->files_total, m->runs.optimizer->bytes_total / 1048576.0);
+        (void) sd_notifyf(false, "STATUS=Optimizing: %" PRIu64 " files, %.1f MiB",
+                          m->runs.optimizer->files_total, m->runs.optimizer->bytes_total / 1048576.0);
+        *ret_id = m->runs.optimizer->id;
         return 0;
 }
 
@@ -368,15 +387,15 @@ static void on_optimize_planned(int r, Plan *plan, void *userdata) {
         Manager *m = c->m;
         uint64_t id = 0;
 
-        m->optimize_preparing = false;
+        m->runs.preparing = false;
         if (r >= 0)
                 r = optimize_start(m, plan, &id);
-        if (m->optimize_cancel_pending && m->optimizer) {
+        if (m->runs.cancel_pending && m->runs.optimizer) {
                 /* a Cancel came while it was being planned: as if it had come right after the start */
-                log_info("Cancelling optimization %" PRIu64, m->optimizer->id);
-                optimizer_cancel(m->optimizer);
+                log_info("Cancelling optimization %" PRIu64, m->runs.optimizer->id);
+                optimizer_cancel(m->runs.optimizer);
         }
-        m->optimize_cancel_pending = false;
+        m->runs.cancel_pending = false;
         c->done(m, r, id, plan, c->userdata);
         free(c);
 }
@@ -385,7 +404,7 @@ int manager_optimize(Manager *m, char *const *mounts, ManagerOptimizeDone done, 
         OptimizeCall *c;
         int r;
 
-        if (m->optimizer || m->optimize_preparing)
+        if (m->runs.optimizer || m->runs.preparing)
                 return -EBUSY;
         c = calloc(1, sizeof *c);
         if (!c)
@@ -396,8 +415,8 @@ int manager_optimize(Manager *m, char *const *mounts, ManagerOptimizeDone done, 
                 free(c);
                 return r;
         }
-        m->optimize_preparing = true;
-        m->optimize_cancel_pending = false;
+        m->runs.preparing = true;
+        m->runs.cancel_pending = false;
         return 0;
 }
 
@@ -483,22 +502,22 @@ fail:
 
 
 void manager_keep_finished_run(Manager *m, uint64_t id, PlanSkip **skipped, size_t *n_skipped) {
-        FinishedRun *f = &m->finished[m->finished_next];
+        FinishedRun *f = &m->runs.finished[m->runs.finished_next];
 
         plan_skips_free(f->skipped, f->n_skipped);
         *f = (FinishedRun) { .id = id, .skipped = TAKE_PTR(*skipped), .n_skipped = *n_skipped };
         *n_skipped = 0;
-        m->finished_next = (m->finished_next + 1) % FINISHED_RUNS_KEPT;
+        m->runs.finished_next = (m->runs.finished_next + 1) % FINISHED_RUNS_KEPT;
 }
 
 /* The end of a run, once its "after" snapshot is stored (or could not be taken): RunFinished, and the
  * optimizer goes. */
 static void finish_run(Manager *m) {
-        Optimizer *o = m->optimizer;
+        Optimizer *o = m->runs.optimizer;
         RunState state = o->failed ? RUN_FAILED : o->cancelled ? RUN_CANCELLED : RUN_DONE;
 
-        m->optimizer = NULL;
-        m->run_finishing = false;
+        m->runs.optimizer = NULL;
+        m->runs.finishing = false;
         log_info("Optimization %" PRIu64 " %s: %" PRIu64 " files, %.1f MiB moved, %zu not moved", o->id,
                  run_state_to_string(state), o->moved_files, o->moved_bytes / 1048576.0, o->n_skipped);
         size_t n_skipped = o->n_skipped;
@@ -520,22 +539,28 @@ static void on_after_snapshot(int r, Plan *after, void *userdata) {
 static void on_optimizer_finished(Optimizer *o, void *userdata) {
         Manager *m = userdata;
 
-        assert(o == m->optimizer);
-        recorder_gate_end(m->recorder);
-        RecorderStats rs = recorder_get_stats(m->recorder);
+        assert(o == m->runs.optimizer);
+        recorder_gate_end(m->recording.recorder);
+        RecorderStats rs = recorder_get_stats(m->recording.recorder);
         if (rs.execs_held > 0)
                 log_info("Execs that waited for the move of their file so far: %" PRIu64 " (%" PRIu64
                          " let go after %" PRIu64 " ms all the same)", rs.execs_held, rs.execs_hold_late,
                          RECORDER_HOLD_WAIT_USEC / USEC_PER_MSEC);
         if (optimizer_pausing(o)) {
-                m->optimizer = NULL;
+                m->runs.optimizer = NULL;
                 optimizer_free(o);
                 return;
         }
         /* The snapshot walks every profile file: on the worker. The run counts as going on (Optimizing,
          * Busy) until it is stored, so that whoever sees it end finds the "after" quality there. A
          * shutdown waits for it a while. */
-        m->run_finishing = true;
+        m->runs.finishing = true;
         if (manager_plan(m, NULL, true, on_after_snapshot, m) < 0)
                 finish_run(m);
+}
+
+void manager_runs_done(Manager *m) {
+        m->runs.optimizer = optimizer_free(m->runs.optimizer);
+        for (size_t i = 0; i < FINISHED_RUNS_KEPT; i++)
+                plan_skips_free(m->runs.finished[i].skipped, m->runs.finished[i].n_skipped);
 }

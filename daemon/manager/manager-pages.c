@@ -40,8 +40,9 @@ static int session_file_of(Manager *m, Session *s, bool user, const PageCacheEve
         r = mfd < 0 ? mfd : page_file_key(mfd, e->ino, s->start_realtime_usec, &key);
         if (r > 0) {
                 /* a file fanotify reported already keeps its place; else it takes the page's */
-                r = s == m->boot ? boot_share_add_file(&m->boot_share, s, user, &key, t, NULL, NULL) :
-                                   session_add(s, &key, t);
+                r = s == m->recording.boot ?
+                        boot_share_add_file(&m->recording.boot_share, s, user, &key, t, NULL, NULL) :
+                        session_add(s, &key, t);
                 if (r > 0)
                         manager_want_resolve(m);
                 i = session_index(s, &key);
@@ -50,7 +51,7 @@ static int session_file_of(Manager *m, Session *s, bool user, const PageCacheEve
                 else if (user && !s->full)
                         file = SESSION_INODE_USERS_FULL;
         } else if (r < 0)
-                m->pages_unresolved++;
+                m->pages.unresolved++;
         r = session_inode_put(s, e->dev, e->ino, file);
         if (r < 0 && r != -EOVERFLOW)   /* -EOVERFLOW: not cached (no 32-bit inode number) */
                 return r;
@@ -61,7 +62,7 @@ static int session_file_of(Manager *m, Session *s, bool user, const PageCacheEve
 /* user: as for session_file_of() */
 static void session_take_page(Manager *m, Session *s, bool user, const PageCacheEvent *e, uint64_t t,
                               MountFds *fds) {
-        bool boot = s == m->boot;
+        bool boot = s == m->recording.boot;
         uint32_t file;
 
         /* still in the buffer from before this session began (the event stays on between windows only
@@ -73,15 +74,15 @@ static void session_take_page(Manager *m, Session *s, bool user, const PageCache
         if (e->ino == 0) {
                 const Filesystem *fs = filesystem_list_find_dev(&m->filesystems, e->dev);
 
-                if (fs && (boot ? boot_share_add_metadata(&m->boot_share, s, user, fs->fsid, e->index,
-                                                          e->n_pages, t) :
+                if (fs && (boot ? boot_share_add_metadata(&m->recording.boot_share, s, user, fs->fsid,
+                                                          e->index, e->n_pages, t) :
                                   session_add_metadata(s, fs->fsid, e->index, e->n_pages, t)) < 0)
                         s->incomplete = true;
                 return;
         }
         if (session_file_of(m, s, user, e, t, fds, &file) < 0 || file == SESSION_INODE_LEFT_OUT)
                 return;
-        if ((boot ? boot_share_add_pages(&m->boot_share, s, user, file, e->index, e->n_pages, t) :
+        if ((boot ? boot_share_add_pages(&m->recording.boot_share, s, user, file, e->index, e->n_pages, t) :
                     session_add_pages(s, file, e->index, e->n_pages, t)) < 0)
                 s->incomplete = true;
 }
@@ -100,12 +101,12 @@ static void manager_pages_lost(Manager *m, uint64_t lost) {
                 return;
         log_warning("%" PRIu64 " page-cache event(s) lost (the buffer was full): sessions open now are marked incomplete",
                     lost);
-        m->pages_lost += lost;
-        if (m->boot) {
-                m->boot->incomplete = true;
-                m->boot->lost_pages += lost;
+        m->pages.lost += lost;
+        if (m->recording.boot) {
+                m->recording.boot->incomplete = true;
+                m->recording.boot->lost_pages += lost;
         }
-        for (Session *s = m->launches; s; s = s->next) {
+        for (Session *s = m->recording.launches; s; s = s->next) {
                 s->incomplete = true;
                 s->lost_pages += lost;
         }
@@ -120,33 +121,33 @@ static size_t manager_pages_work(Manager *m, uint64_t stop_usec) {
 
         /* forks and execs queued since the events were taken: attributing them needs no less */
         manager_drain_forks(m);
-        for (i = m->pages_pending_next; i < m->n_pages_pending; i++) {
-                const PageCacheEvent *e = &m->pages_pending[i];
+        for (i = m->pages.pending_next; i < m->pages.n_pending; i++) {
+                const PageCacheEvent *e = &m->pages.pending[i];
                 uint64_t t = e->timestamp_nsec / NSEC_PER_USEC;
                 pid_t tgid;
 
-                if ((i - m->pages_pending_next) % PAGES_CLOCK_EVERY == PAGES_CLOCK_EVERY - 1 &&
+                if ((i - m->pages.pending_next) % PAGES_CLOCK_EVERY == PAGES_CLOCK_EVERY - 1 &&
                     now_usec(CLOCK_MONOTONIC) >= stop_usec)
                         break;
-                m->pages_received++;
-                if (!m->boot && !m->launches)
+                m->pages.received++;
+                if (!m->recording.boot && !m->recording.launches)
                         continue;
-                tgid = pidmap_tgid(&m->pidmap, e->tid);
+                tgid = pidmap_tgid(&m->recording.pidmap, e->tid);
                 if (tgid == self)       /* our own reads (the mover, the resolver) */
                         continue;
-                if (m->boot)
-                        session_take_page(m, m->boot, manager_boot_user(m, tgid), e, t, &fds);
-                if (m->launches) {
-                        Session *s = pidmap_lookup(&m->pidmap, m->launches, tgid);
+                if (m->recording.boot)
+                        session_take_page(m, m->recording.boot, manager_boot_user(m, tgid), e, t, &fds);
+                if (m->recording.launches) {
+                        Session *s = pidmap_lookup(&m->recording.pidmap, m->recording.launches, tgid);
                         if (s)
                                 session_take_page(m, s, false, e, t, &fds);
                 }
         }
-        m->pages_pending_next = i;
-        if (i < m->n_pages_pending)
-                return m->n_pages_pending - i;
-        m->pages_pending = mfree(m->pages_pending);
-        m->n_pages_pending = m->pages_pending_next = 0;
+        m->pages.pending_next = i;
+        if (i < m->pages.n_pending)
+                return m->pages.n_pending - i;
+        m->pages.pending = mfree(m->pages.pending);
+        m->pages.n_pending = m->pages.pending_next = 0;
         return 0;
 }
 
@@ -155,11 +156,11 @@ static size_t manager_pages_work(Manager *m, uint64_t stop_usec) {
 static void manager_pages_take(Manager *m) {
         uint64_t lost = 0;
 
-        if (m->n_pages_pending > 0)
+        if (m->pages.n_pending > 0)
                 return;
-        if (page_reader_take(m->pages, &m->pages_pending, &m->n_pages_pending, &lost) < 0)
+        if (page_reader_take(m->pages.reader, &m->pages.pending, &m->pages.n_pending, &lost) < 0)
                 return;
-        m->pages_pending_next = 0;
+        m->pages.pending_next = 0;
         manager_pages_lost(m, lost);
 }
 
@@ -169,8 +170,8 @@ static void manager_pages_step(Manager *m) {
 
         manager_pages_take(m);
         left = manager_pages_work(m, now_usec(CLOCK_MONOTONIC) + PAGES_SLICE_USEC);
-        (void) sd_event_source_set_enabled(m->pages_defer, left > 0 ? SD_EVENT_ON : SD_EVENT_OFF);
-        (void) sd_event_source_set_enabled(m->pages_source, left > 0 ? SD_EVENT_OFF : SD_EVENT_ON);
+        (void) sd_event_source_set_enabled(m->pages.defer, left > 0 ? SD_EVENT_ON : SD_EVENT_OFF);
+        (void) sd_event_source_set_enabled(m->pages.source, left > 0 ? SD_EVENT_OFF : SD_EVENT_ON);
 }
 
 static int on_pages(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
@@ -187,16 +188,16 @@ size_t manager_pages_drain(Manager *m) {
         uint64_t stop = now_usec(CLOCK_MONOTONIC) + PAGES_DRAIN_USEC;
         size_t left;
 
-        if (!m->pages)
+        if (!m->pages.reader)
                 return 0;
         left = manager_pages_work(m, stop);
-        if (left == 0 && page_reader_enabled(m->pages)) {
-                (void) page_reader_drain(m->pages);
+        if (left == 0 && page_reader_enabled(m->pages.reader)) {
+                (void) page_reader_drain(m->pages.reader);
                 manager_pages_take(m);
                 left = manager_pages_work(m, stop);
         }
-        (void) sd_event_source_set_enabled(m->pages_defer, left > 0 ? SD_EVENT_ON : SD_EVENT_OFF);
-        (void) sd_event_source_set_enabled(m->pages_source, left > 0 ? SD_EVENT_OFF : SD_EVENT_ON);
+        (void) sd_event_source_set_enabled(m->pages.defer, left > 0 ? SD_EVENT_ON : SD_EVENT_OFF);
+        (void) sd_event_source_set_enabled(m->pages.source, left > 0 ? SD_EVENT_OFF : SD_EVENT_ON);
         return left;
 }
 
@@ -206,21 +207,21 @@ void manager_pages_set_filesystems(Manager *m) {
         int r, metadata = 0;
         dev_t bdev;
 
-        if (!m->pages)
+        if (!m->pages.reader)
                 return;
         devs = calloc(n + 1, sizeof *devs);
         if (!devs)
                 return;
         for (size_t i = 0; i < n; i++)
                 devs[i] = m->filesystems.items[i].dev;
-        r = page_reader_set_devices(m->pages, devs, n, &metadata);
+        r = page_reader_set_devices(m->pages.reader, devs, n, &metadata);
         if (r < 0)
                 log_warning_errno(r, "Failed to set the page-cache event's filter, page events may be missed: %m");
-        if (n == 0 || metadata == m->pages_metadata)
+        if (n == 0 || metadata == m->pages.metadata)
                 return;
         /* once per change: learned, or why not (tried again at the next change of the filesystems) */
-        m->pages_metadata = metadata;
-        if (metadata > 0 && page_reader_bdev(m->pages, &bdev) >= 0)
+        m->pages.metadata = metadata;
+        if (metadata > 0 && page_reader_bdev(m->pages.reader, &bdev) >= 0)
                 log_debug("Block devices' own pages are those of device %u:%u in page events", major(bdev),
                           minor(bdev));
         else if (metadata < 0)
@@ -238,35 +239,35 @@ int manager_pages_start(Manager *m) {
         };
         int r;
 
-        r = page_reader_new(&o, &m->pages);
+        r = page_reader_new(&o, &m->pages.reader);
         if (r < 0) {
                 log_info_errno(r, "No page-cache events (%s, tracepoint filemap:mm_filemap_add_to_page_cache): recording whole files only: %m",
                                m->tracefs ?: "/sys/kernel/tracing");
                 return 0;
         }
         manager_pages_set_filesystems(m);
-        r = sd_event_add_io(m->event, &m->pages_source, page_reader_fd(m->pages), EPOLLIN, on_pages, m);
+        r = sd_event_add_io(m->event, &m->pages.source, page_reader_fd(m->pages.reader), EPOLLIN, on_pages, m);
         if (r >= 0)
-                r = sd_event_add_defer(m->event, &m->pages_defer, on_pages_defer, m);
+                r = sd_event_add_defer(m->event, &m->pages.defer, on_pages_defer, m);
         if (r >= 0)
-                r = sd_event_source_set_enabled(m->pages_defer, SD_EVENT_OFF);
+                r = sd_event_source_set_enabled(m->pages.defer, SD_EVENT_OFF);
         if (r < 0) {
-                m->pages_source = sd_event_source_disable_unref(m->pages_source);
-                m->pages_defer = sd_event_source_disable_unref(m->pages_defer);
-                m->pages = page_reader_free(m->pages);
+                m->pages.source = sd_event_source_disable_unref(m->pages.source);
+                m->pages.defer = sd_event_source_disable_unref(m->pages.defer);
+                m->pages.reader = page_reader_free(m->pages.reader);
                 return log_error_errno(r, "Failed to watch the page-cache reader: %m");
         }
-        recorder_set_pages(m->recorder, m->pages);
+        recorder_set_pages(m->recording.recorder, m->pages.reader);
         log_info("Recording page-cache events in %s", m->tracefs ?: "/sys/kernel/tracing");
         return 0;
 }
 
 void manager_pages_stop(Manager *m) {
-        m->pages_source = sd_event_source_disable_unref(m->pages_source);
-        m->pages_defer = sd_event_source_disable_unref(m->pages_defer);
-        m->pages_pending = mfree(m->pages_pending);
-        m->n_pages_pending = m->pages_pending_next = 0;
-        if (m->recorder)
-                recorder_set_pages(m->recorder, NULL);
-        m->pages = page_reader_free(m->pages);
+        m->pages.source = sd_event_source_disable_unref(m->pages.source);
+        m->pages.defer = sd_event_source_disable_unref(m->pages.defer);
+        m->pages.pending = mfree(m->pages.pending);
+        m->pages.n_pending = m->pages.pending_next = 0;
+        if (m->recording.recorder)
+                recorder_set_pages(m->recording.recorder, NULL);
+        m->pages.reader = page_reader_free(m->pages.reader);
 }

@@ -88,15 +88,15 @@ finish:
 static size_t pending_try(Manager *m, unsigned busy_msec) {
         size_t done = 0;
 
-        while (done < m->n_pending) {
-                PendingSession *p = &m->pending[done];
+        while (done < m->pending.n_sessions) {
+                PendingSession *p = &m->pending.sessions[done];
                 uint64_t waited = (now_usec(CLOCK_MONOTONIC) - p->since_usec) / USEC_PER_SEC;
                 bool stored = !p->session;
                 int r;
 
                 r = pending_store(m, p, busy_msec);
                 if (!p->session) {      /* stored (or failed otherwise) even if its merge still waits */
-                        m->pending_bytes -= MIN(m->pending_bytes, p->bytes);
+                        m->pending.bytes -= MIN(m->pending.bytes, p->bytes);
                         p->bytes = 0;
                 }
                 if (r == -EBUSY)
@@ -109,11 +109,12 @@ static size_t pending_try(Manager *m, unsigned busy_msec) {
                 pending_done(p);
                 done++;
         }
-        memmove(m->pending, m->pending + done, (m->n_pending - done) * sizeof *m->pending);
-        m->n_pending -= done;
+        memmove(m->pending.sessions, m->pending.sessions + done,
+                (m->pending.n_sessions - done) * sizeof *m->pending.sessions);
+        m->pending.n_sessions -= done;
         if (done > 0)
                 manager_notify_status(m);
-        return m->n_pending;
+        return m->pending.n_sessions;
 }
 
 static int on_retry(sd_event_source *source, uint64_t usec, void *userdata) {
@@ -130,36 +131,36 @@ static void pending_arm(Manager *m) {
 
         if (!m->event)
                 return;
-        if (!m->pending_source) {
-                r = sd_event_add_time_relative(m->event, &m->pending_source, CLOCK_MONOTONIC, RETRY_USEC, 0,
+        if (!m->pending.source) {
+                r = sd_event_add_time_relative(m->event, &m->pending.source, CLOCK_MONOTONIC, RETRY_USEC, 0,
                                                on_retry, m);
                 if (r < 0)
                         log_warning_errno(r, "Failed to add the timer for sessions waiting for the database, "
                                           "they are stored with the next session or at exit: %m");
                 return;
         }
-        if (sd_event_source_get_enabled(m->pending_source, NULL) > 0)
+        if (sd_event_source_get_enabled(m->pending.source, NULL) > 0)
                 return;
-        if (sd_event_source_set_time_relative(m->pending_source, RETRY_USEC) >= 0)
-                (void) sd_event_source_set_enabled(m->pending_source, SD_EVENT_ONESHOT);
+        if (sd_event_source_set_time_relative(m->pending.source, RETRY_USEC) >= 0)
+                (void) sd_event_source_set_enabled(m->pending.source, SD_EVENT_ONESHOT);
 }
 
 /* Keeps p (taken over) waiting, if there is room. */
 static void pending_add(Manager *m, PendingSession *p) {
         PendingSession *n;
 
-        if (m->n_pending >= PENDING_MAX || m->pending_bytes + p->bytes > PENDING_MAX_BYTES ||
-            !(n = reallocarray(m->pending, m->n_pending + 1, sizeof *n))) {
+        if (m->pending.n_sessions >= PENDING_MAX || m->pending.bytes + p->bytes > PENDING_MAX_BYTES ||
+            !(n = reallocarray(m->pending.sessions, m->pending.n_sessions + 1, sizeof *n))) {
                 log_error("Dropped the %s session of %s (%zu files): %zu sessions (%zu KiB) wait for the "
                           "locked database already (at most %u, %u MiB)", profile_kind_to_string(p->kind),
-                          p->profile, p->n_files, m->n_pending, m->pending_bytes / 1024, PENDING_MAX,
+                          p->profile, p->n_files, m->pending.n_sessions, m->pending.bytes / 1024, PENDING_MAX,
                           PENDING_MAX_BYTES >> 20);
                 pending_done(p);
                 return;
         }
-        m->pending = n;
-        m->pending_bytes += p->bytes;
-        m->pending[m->n_pending++] = *p;
+        m->pending.sessions = n;
+        m->pending.bytes += p->bytes;
+        m->pending.sessions[m->pending.n_sessions++] = *p;
         *p = (PendingSession) {};
         pending_arm(m);
         manager_notify_status(m);
@@ -174,7 +175,7 @@ void manager_store_session(Manager *m, Session *s, uint64_t end_usec) {
                 .end_usec = end_usec,
                 .since_usec = now_usec(CLOCK_MONOTONIC),
         };
-        bool behind = m->n_pending > 0;
+        bool behind = m->pending.n_sessions > 0;
 
         if (!p.profile) {
                 log_error("Out of memory: dropped the %s session of %s (%zu files)",
@@ -191,8 +192,8 @@ void manager_store_session(Manager *m, Session *s, uint64_t end_usec) {
                 p.bytes = session_memory(p.session);
                 if (behind)
                         log_info("The %s session of %s (%zu files) waits for the database behind %zu other%s",
-                                 profile_kind_to_string(p.kind), p.profile, p.n_files, m->n_pending,
-                                 m->n_pending == 1 ? "" : "s");
+                                 profile_kind_to_string(p.kind), p.profile, p.n_files, m->pending.n_sessions,
+                                 m->pending.n_sessions == 1 ? "" : "s");
                 else
                         log_warning("The database is locked (another process holds its write lock): the %s "
                                     "session of %s (%zu files) is kept in memory and stored once it is free",
@@ -206,8 +207,8 @@ void manager_store_session(Manager *m, Session *s, uint64_t end_usec) {
 unsigned manager_pending_count(Manager *m, const char *profile) {
         unsigned n = 0;
 
-        for (size_t i = 0; i < m->n_pending; i++)
-                if (m->pending[i].session && streq(m->pending[i].profile, profile))
+        for (size_t i = 0; i < m->pending.n_sessions; i++)
+                if (m->pending.sessions[i].session && streq(m->pending.sessions[i].profile, profile))
                         n++;
         return n;
 }
@@ -215,10 +216,10 @@ unsigned manager_pending_count(Manager *m, const char *profile) {
 void manager_pending_flush(Manager *m) {
         uint64_t deadline = now_usec(CLOCK_MONOTONIC) + SHUTDOWN_WAIT_MSEC * USEC_PER_MSEC;
 
-        if (m->n_pending == 0)
+        if (m->pending.n_sessions == 0)
                 return;
         log_info("Waiting up to %u s for the database to store %zu session%s kept in memory",
-                 SHUTDOWN_WAIT_MSEC / 1000, m->n_pending, m->n_pending == 1 ? "" : "s");
+                 SHUTDOWN_WAIT_MSEC / 1000, m->pending.n_sessions, m->pending.n_sessions == 1 ? "" : "s");
         for (;;) {
                 uint64_t now = now_usec(CLOCK_MONOTONIC);
 
@@ -226,8 +227,8 @@ void manager_pending_flush(Manager *m) {
                     pending_try(m, (unsigned) MAX((deadline - now) / USEC_PER_MSEC, (uint64_t) 1)) == 0)
                         break;
         }
-        for (size_t i = 0; i < m->n_pending; i++) {
-                const PendingSession *p = &m->pending[i];
+        for (size_t i = 0; i < m->pending.n_sessions; i++) {
+                const PendingSession *p = &m->pending.sessions[i];
 
                 if (p->session)
                         log_error("Lost the %s session of %s (%zu files): the database stayed locked %u s into "
@@ -241,9 +242,9 @@ void manager_pending_flush(Manager *m) {
 }
 
 void manager_pending_free(Manager *m) {
-        for (size_t i = 0; i < m->n_pending; i++)
-                pending_done(&m->pending[i]);
-        m->pending = mfree(m->pending);
-        m->n_pending = m->pending_bytes = 0;
-        m->pending_source = sd_event_source_disable_unref(m->pending_source);
+        for (size_t i = 0; i < m->pending.n_sessions; i++)
+                pending_done(&m->pending.sessions[i]);
+        m->pending.sessions = mfree(m->pending.sessions);
+        m->pending.n_sessions = m->pending.bytes = 0;
+        m->pending.source = sd_event_source_disable_unref(m->pending.source);
 }

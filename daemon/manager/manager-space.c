@@ -20,10 +20,10 @@
 static int space_schedule(Manager *m, uint64_t usec) {
         int r;
 
-        r = sd_event_source_set_time_relative(m->space_source, usec);
+        r = sd_event_source_set_time_relative(m->space.source, usec);
         if (r < 0)
                 return r;
-        return sd_event_source_set_enabled(m->space_source, SD_EVENT_ONESHOT);
+        return sd_event_source_set_enabled(m->space.source, SD_EVENT_ONESHOT);
 }
 
 static int on_space(sd_event_source *s, uint64_t usec, void *userdata) {
@@ -33,33 +33,33 @@ static int on_space(sd_event_source *s, uint64_t usec, void *userdata) {
 
         if (!m->db)
                 return 0;
-        if (m->space_vacuum) {
+        if (m->space.vacuum) {
                 DbSpace before = {};
 
                 (void) db_space(m->db, &before);
                 left = db_vacuum_step(m->db, SPACE_STEP_PAGES);
                 if (left < 0) {
                         log_warning_errno((int) left, "Failed to hand free database pages back, keeping them: %m");
-                        m->space_vacuum = false;
+                        m->space.vacuum = false;
                         return 0;
                 }
                 if (!before.incremental)
                         log_info("Database converted to hand free pages back (auto_vacuum=incremental)");
-                m->space_freed += before.free_pages > (uint64_t) left ?
+                m->space.freed += before.free_pages > (uint64_t) left ?
                         (before.free_pages - (uint64_t) left) * before.page_size : 0;
                 if (left > 0)
                         return space_schedule(m, 0);
-                m->space_vacuum = false;
-                m->space_tries = 0;
+                m->space.vacuum = false;
+                m->space.tries = 0;
         }
         r = db_checkpoint_truncate(m->db);
-        if (r == -EBUSY && ++m->space_tries < SPACE_CHECKPOINT_TRIES)
+        if (r == -EBUSY && ++m->space.tries < SPACE_CHECKPOINT_TRIES)
                 return space_schedule(m, SPACE_RETRY_USEC);
         if (r < 0)
                 log_warning_errno(r, "Failed to truncate the database's WAL, leaving it: %m");
-        if (m->space_freed > 0)
-                log_info("Handed %" PRIu64 " KiB of free database pages back to the filesystem", m->space_freed / 1024);
-        m->space_freed = 0;
+        if (m->space.freed > 0)
+                log_info("Handed %" PRIu64 " KiB of free database pages back to the filesystem", m->space.freed / 1024);
+        m->space.freed = 0;
         return 0;
 }
 
@@ -67,24 +67,24 @@ void manager_space_check(Manager *m) {
         DbSpace sp;
         int r;
 
-        if (!m->db || m->space_vacuum || db_space(m->db, &sp) < 0)
+        if (!m->db || m->space.vacuum || db_space(m->db, &sp) < 0)
                 return;
         if (sp.free_pages * sp.page_size < SPACE_MIN_FREE_BYTES || sp.free_pages * 4 < sp.pages)
                 return;
-        if (!m->space_source) {
-                r = sd_event_add_time_relative(m->event, &m->space_source, CLOCK_MONOTONIC, 0, 0, on_space, m);
+        if (!m->space.source) {
+                r = sd_event_add_time_relative(m->event, &m->space.source, CLOCK_MONOTONIC, 0, 0, on_space, m);
                 if (r >= 0)
-                        r = sd_event_source_set_priority(m->space_source, SD_EVENT_PRIORITY_IDLE);
+                        r = sd_event_source_set_priority(m->space.source, SD_EVENT_PRIORITY_IDLE);
                 if (r < 0) {
-                        m->space_source = sd_event_source_disable_unref(m->space_source);
+                        m->space.source = sd_event_source_disable_unref(m->space.source);
                         return (void) log_warning_errno(r, "Failed to schedule handing free database pages back: %m");
                 }
         } else if (space_schedule(m, 0) < 0)
                 return;
-        m->space_vacuum = true;
-        m->space_tries = 0;
+        m->space.vacuum = true;
+        m->space.tries = 0;
 }
 
 void manager_space_done(Manager *m) {
-        m->space_source = sd_event_source_disable_unref(m->space_source);
+        m->space.source = sd_event_source_disable_unref(m->space.source);
 }

@@ -1,33 +1,20 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The Manager's life: its start (the database, the filesystems, the recorder and the page reader, the
+ * bus), its configuration reloads, its stop and free; storing an ended session and the counts the bus
+ * shows. What each part does runs in its own manager-*.c: recording in manager-record.c, the bus in
+ * manager-bus.c, runs in manager-optimize.c, the idle policy in manager-idle.c. */
 #include <errno.h>
-#include <poll.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <systemd/sd-daemon.h>
-#include <time.h>
-#include <unistd.h>
 
-#include "record/boot-collect.h"
-#include "record/boot-seed.h"
-#include "record/fid-event.h"
-#include "fs/fid-util.h"
 #include "common/log.h"
 #include "manager/manager.h"
-#include "fs/mount-fds.h"
-#include "record/proc-events.h"
-#include "fs/resident.h"
 #include "profile/profile.h"
-
-#define OPEN_BUFFER_SIZE (64 * 1024)
-/* Read at most this many buffers per wakeup, so the bus and timers are never starved during a storm. */
-#define OPEN_READS_PER_DISPATCH 16
 
 int manager_new(Manager **ret) {
         Manager *m = calloc(1, sizeof *m);
@@ -35,7 +22,7 @@ int manager_new(Manager **ret) {
         if (!m)
                 return -ENOMEM;
         config_set_defaults(&m->config);
-        pidmap_init(&m->pidmap, "/proc");
+        pidmap_init(&m->recording.pidmap, "/proc");
         *ret = m;
         return 0;
 }
@@ -45,45 +32,24 @@ Manager *manager_free(Manager *m) {
                 return NULL;
         /* first: what it still has to say goes to the bus and the database */
         plan_worker_free(m->plan_worker);
-        optimizer_free(m->optimizer);
+        manager_runs_done(m);
         for (size_t i = 0; i < _PROP_MAX; i++)
                 free(m->announced[i]);
-        for (size_t i = 0; i < FINISHED_RUNS_KEPT; i++)
-                plan_skips_free(m->finished[i].skipped, m->finished[i].n_skipped);
-        session_free(m->boot);
-        boot_share_done(&m->boot_share);
-        while (m->launches) {
-                Session *n = m->launches->next;
-                session_free(m->launches);
-                m->launches = n;
-        }
         manager_pending_free(m);
-        pidmap_done(&m->pidmap);
-        sd_event_source_disable_unref(m->open_source);
-        sd_event_source_disable_unref(m->exec_source);
-        sd_event_source_disable_unref(m->fork_source);
         sd_event_source_disable_unref(m->mountinfo_source);
-        sd_event_source_disable_unref(m->timer_source);
-        sd_event_source_disable_unref(m->resolve_source);
         sd_event_source_disable_unref(m->exit_source);
         manager_idle_done(m);
         manager_space_done(m);
-        sd_bus_slot_unref(m->startup_finished_slot);
-        sd_event_source_disable_unref(m->bus_retry_source);
-        sd_event_source_disable_unref(m->boot_poll_source);
-        /* the exec thread switches the page events: it goes first */
-        m->recorder = recorder_free(m->recorder);
+        manager_boot_watch_done(m);
+        manager_bus_retry_done(m);
+        /* the recorder's exec thread switches the page events: it goes first */
+        manager_record_done(m);
         manager_pages_stop(m);
         filesystem_list_clear(&m->filesystems);
         filesystem_list_clear(&m->unwatched);
         sd_bus_flush_close_unref(m->bus);
         db_free(m->db);
         sd_event_unref(m->event);
-        for (size_t i = 0; i < m->n_launch_counts; i++)
-                free(m->launch_paths[i]);
-        free(m->launch_paths);
-        free(m->launch_counts);
-        db_boot_counts_free(m->boot_counts, m->n_boot_counts);
         free(m->config_path);
         free(m->config_dropins);
         free(m->state_dir);
@@ -148,40 +114,15 @@ ProfileOptions manager_profile_options(Manager *m) {
         };
 }
 
-/* The sessions of this boot per profile, for MaxLaunchesPerBoot=: read again whenever sessions were stored
- * or deleted (the callers of manager_refresh_counts()), so that an exec never waits for the database. */
-static void boot_counts_reload(Manager *m) {
-        DbBootCount *c = NULL;
-        size_t n = 0;
-        int r;
-
-        r = db_count_sessions_in_boot_all(m->db, m->boot_id, &c, &n);
-        if (r < 0) {
-                log_warning_errno(r, "Failed to count this boot's sessions, keeping the counts known: %m");
-                return;
-        }
-        db_boot_counts_free(m->boot_counts, m->n_boot_counts);
-        m->boot_counts = c;
-        m->n_boot_counts = n;
-}
-
-static unsigned boot_count_get(Manager *m, const char *profile) {
-        for (size_t i = 0; i < m->n_boot_counts; i++)
-                if (streq(m->boot_counts[i].profile, profile))
-                        return m->boot_counts[i].n;
-        return 0;
-}
 
 int manager_refresh_counts(Manager *m) {
         int r;
 
-        boot_counts_reload(m);
+        manager_boot_counts_reload(m);
         r = db_counts(m->db, &m->n_profiles, &m->n_sessions, &m->n_files);
         manager_properties_announce(m);
         return r;
 }
-
-static void launch_count_bump(Manager *m, const char *path);
 
 /* MaxProfiles= and MaxProfilesPerUser=, after a session of `profile` was stored. Returns whether the
  * profile itself was evicted (a user's, with every other place taken by the system's). */
@@ -283,7 +224,7 @@ int manager_save_session(Manager *m, Session *s, uint64_t end_usec, int64_t *ret
                          profile_kind_to_string(s->kind), s->profile, s->max_ranges, SESSION_MAX_FILE_RANGES,
                          s->skipped_pages, s->skipped_pages == 1 ? "" : "s");
         if (s->kind == PROFILE_APP)
-                launch_count_bump(m, s->profile);
+                manager_launch_count_bump(m, s->profile);
         /* nothing to merge when the profile itself went */
         r = manager_evict_profiles(m, s->profile) ? 0 : 1;
         (void) manager_refresh_counts(m);
@@ -292,485 +233,6 @@ int manager_save_session(Manager *m, Session *s, uint64_t end_usec, int64_t *ret
         return r;
 }
 
-static void manager_update_marks(Manager *m) {
-        if (m->launches)
-                return;
-        pidmap_forget_forks(&m->pidmap);
-        if (m->boot)
-                return;
-        if (recorder_disarm(m->recorder, m->exec_seq_seen) > 0) {
-                RecorderStats rs = recorder_get_stats(m->recorder);
-
-                log_debug("No window open: watching execs only (so far %" PRIu64 " exec(s) waited for every "
-                          "filesystem to be armed, %" PRIu64 " of them let go unarmed after %" PRIu64 " ms)",
-                          rs.execs_armed, rs.execs_arm_late, RECORDER_ARM_WAIT_USEC / USEC_PER_MSEC);
-        }
-}
-
-static int manager_schedule(Manager *m);
-
-bool manager_boot_user(Manager *m, pid_t tgid) {
-        return m->boot && m->boot_share.on && !uid_is_system(pidmap_uid(&m->pidmap, tgid));
-}
-
-/* A user's file's hot bytes as the profile will count them (profile_resolve_session()): the pages the
- * session saw read, unless it has none or more of it is cached than that; then the whole file. */
-typedef struct UserFileBytes {
-        MountFds fds;
-        uint64_t walk_budget;   /* file_resident_pages()'s, for the whole session */
-} UserFileBytes;
-
-static void user_file_bytes_done(UserFileBytes *u) {
-        mount_fds_done(&u->fds);
-}
-
-static uint64_t boot_user_file_bytes(const Session *s, size_t file, uint64_t seen_pages, void *userdata) {
-        UserFileBytes *u = userdata;
-        MountFds *fds = &u->fds;
-        const FileKey *key = &s->files[file].key;
-        _cleanup_close_ int pfd = -EBADF, fd = -EBADF;
-        int mfd = mount_fds_get(fds, key->fsid);
-        uint64_t resident;
-        struct stat st;
-
-        if (mfd < 0)
-                return 0;       /* not reachable: left out when the session is stored */
-        pfd = file_key_open(mfd, key, O_PATH);
-        if (pfd < 0 || fstat(pfd, &st) < 0 || !S_ISREG(st.st_mode))
-                return 0;       /* gone, or not a regular file: left out too */
-        if (!s->pages || seen_pages == 0)
-                return (uint64_t) st.st_size;
-        fd = file_key_open(mfd, key, O_RDONLY | O_NONBLOCK);
-        if (fd >= 0 && file_resident_pages(fd, (uint64_t) st.st_size, &u->walk_budget, &resident) >= 0 &&
-            resident <= seen_pages)
-                return seen_pages * (uint64_t) sysconf(_SC_PAGESIZE);
-        return (uint64_t) st.st_size;
-}
-
-/* The boot session's window closed: users' reads within their share, after the system's (boot-share.h). */
-static void manager_boot_share_finish(Manager *m, Session *s) {
-        _cleanup_(user_file_bytes_done) UserFileBytes u = {
-                .fds = { .open = open_mount, .userdata = m },
-                .walk_budget = RESIDENT_WALK_PAGES,
-        };
-        BootShare *b = &m->boot_share;
-        size_t n_users = b->n_user_files;
-        int r;
-
-        pidmap_track_uids(&m->pidmap, false);
-        if (!b->on)
-                return;
-        r = boot_share_finish(b, s, boot_user_file_bytes, &u);
-        if (r < 0)
-                log_warning_errno(r, "Failed to put the boot session's files read by users' processes after "
-                                  "the system's: %m");
-        if (n_users > 0 || boot_share_left_out(b))
-                log_info("The boot session holds %zu file%s read by users' processes, after the system's "
-                         "(BootUserShare=%g%%: %zu files, %" PRIu64 " MiB, %zu metadata ranges); left out: %" PRIu64
-                         " read%s of further files, %" PRIu64 " file%s over its hot bytes, %" PRIu64 " page%s, %"
-                         PRIu64 " metadata event%s", b->n_user_files, b->n_user_files == 1 ? "" : "s",
-                         m->config.boot_user_share, b->max_files,
-                         b->max_pages * (uint64_t) sysconf(_SC_PAGESIZE) >> 20, b->max_meta, b->left_reads,
-                         b->left_reads == 1 ? "" : "s", b->left_hot_files, b->left_hot_files == 1 ? "" : "s",
-                         b->left_pages,
-                         b->left_pages == 1 ? "" : "s", b->left_meta, b->left_meta == 1 ? "" : "s");
-        if (boot_share_left_out(b))
-                s->incomplete = true;
-        boot_share_done(b);
-}
-
-static void manager_end_session(Manager *m, Session *s) {
-        if (s == m->boot)
-                m->boot = NULL;
-        else
-                for (Session **p = &m->launches; *p; p = &(*p)->next)
-                        if (*p == s) {
-                                *p = s->next;
-                                break;
-                        }
-        pidmap_flush(&m->pidmap);
-        /* what only recording used goes before storing makes its own copies */
-        session_seal(s);
-        if (s->kind == PROFILE_BOOT)
-                manager_boot_share_finish(m, s);
-        manager_store_session(m, s, now_usec(CLOCK_MONOTONIC));
-}
-
-static int on_open_events(sd_event_source *source, int fd, uint32_t revents, void *userdata);
-
-/* Reads made inside a window may still wait in the fanotify queue (a busy or stopped daemon): take them
- * before a window closes or the daemon stops, so they count for it. Bounded: a reader that never stops
- * must not keep the window open. Then the pages read so far, bounded too: returns how many page events
- * still wait. */
-static size_t manager_drain_queues(Manager *m) {
-        if (m->recorder)
-                for (unsigned i = 0; i < 64; i++) {
-                        struct pollfd p = { .fd = m->recorder->open_fd, .events = POLLIN };
-                        if (poll(&p, 1, 0) <= 0 || !(p.revents & POLLIN))
-                                break;
-                        (void) on_open_events(NULL, m->recorder->open_fd, EPOLLIN, m);
-                }
-        return manager_pages_drain(m);
-}
-
-/* A window closes with page events still waiting to be given to the sessions: some may be its own. */
-static void session_pages_left(Session *s, size_t left) {
-        if (left == 0)
-                return;
-        s->incomplete = true;
-        s->lost_pages += left;
-}
-
-static int on_timer(sd_event_source *source, uint64_t usec, void *userdata) {
-        Manager *m = userdata;
-        uint64_t now = now_usec(CLOCK_MONOTONIC);
-        size_t left = manager_drain_queues(m);
-
-        if (m->boot && m->boot->deadline_usec <= now) {
-                session_pages_left(m->boot, left);
-                manager_end_session(m, m->boot);
-        }
-        for (Session *s = m->launches, *n; s; s = n) {
-                n = s->next;
-                if (s->deadline_usec <= now) {
-                        session_pages_left(s, left);
-                        manager_end_session(m, s);
-                }
-        }
-        manager_update_marks(m);
-        manager_notify_status(m);
-        return manager_schedule(m);
-}
-
-static int manager_schedule(Manager *m) {
-        uint64_t next = UINT64_MAX;
-        int r;
-
-        if (m->boot)
-                next = m->boot->deadline_usec;
-        for (Session *s = m->launches; s; s = s->next)
-                next = MIN(next, s->deadline_usec);
-
-        if (next == UINT64_MAX)
-                return m->timer_source ? sd_event_source_set_enabled(m->timer_source, SD_EVENT_OFF) : 0;
-        if (!m->timer_source) {
-                r = sd_event_add_time(m->event, &m->timer_source, CLOCK_MONOTONIC, next, 0, on_timer, m);
-                if (r < 0)
-                        return log_error_errno(r, "Failed to add session timer: %m");
-                return 0;
-        }
-        r = sd_event_source_set_time(m->timer_source, next);
-        if (r < 0)
-                return r;
-        return sd_event_source_set_enabled(m->timer_source, SD_EVENT_ONESHOT);
-}
-
-static unsigned launch_count_get(Manager *m, const char *path) {
-        for (size_t i = 0; i < m->n_launch_counts; i++)
-                if (streq(m->launch_paths[i], path))
-                        return m->launch_counts[i];
-        return 0;
-}
-
-static void launch_count_bump(Manager *m, const char *path) {
-        char **np;
-        unsigned *nc;
-
-        for (size_t i = 0; i < m->n_launch_counts; i++)
-                if (streq(m->launch_paths[i], path)) {
-                        m->launch_counts[i]++;
-                        return;
-                }
-        np = reallocarray(m->launch_paths, m->n_launch_counts + 1, sizeof *np);
-        if (!np)
-                return;
-        m->launch_paths = np;
-        nc = reallocarray(m->launch_counts, m->n_launch_counts + 1, sizeof *nc);
-        if (!nc)
-                return;
-        m->launch_counts = nc;
-        np[m->n_launch_counts] = strdup(path);
-        if (!np[m->n_launch_counts])
-                return;
-        nc[m->n_launch_counts++] = 1;
-}
-
-static unsigned active_launches_of(Manager *m, const char *profile) {
-        unsigned n = 0;
-
-        for (Session *s = m->launches; s; s = s->next)
-                if (streq(s->profile, profile))
-                        n++;
-        return n;
-}
-
-static void manager_handle_exec(Manager *m, const ExecRecord *rec) {
-        _cleanup_(session_freep) Session *s = NULL;
-        _cleanup_free_ char *path = NULL, *cgroup = NULL;
-        Session *owner;
-        FileKey key;
-        unsigned n;
-        int r;
-
-        key = rec->key;
-        if (m->boot) {
-                if (rec->uid != UID_INVALID)
-                        pidmap_note_uid(&m->pidmap, rec->pid, rec->uid);
-                (void) boot_share_add_file(&m->boot_share, m->boot,
-                                           m->boot_share.on && !uid_is_system(rec->uid), &key,
-                                           rec->timestamp_usec, NULL, NULL);
-        }
-
-        /* An exec inside a launch (a wrapper script exec'ing the real binary, the ELF interpreter, a
-         * helper the program runs) is part of that launch, not a launch of its own. */
-        owner = pidmap_lookup(&m->pidmap, m->launches, rec->pid);
-        if (owner) {
-                (void) session_add(owner, &key, rec->timestamp_usec);
-                return;
-        }
-        if (m->config.max_launches_per_boot == 0 || !rec->path[0])
-                return;
-        path = strdup(rec->path);
-        if (!path)
-                return;
-        /* The database keeps only KeepLaunches= sessions; what this daemon started counts too. */
-        n = MAX(boot_count_get(m, path), launch_count_get(m, path)) + active_launches_of(m, path) +
-                manager_pending_count(m, path);
-        if (n >= m->config.max_launches_per_boot) {
-                log_debug("%s: already %u launches recorded this boot (MaxLaunchesPerBoot=%u)", path, n,
-                          m->config.max_launches_per_boot);
-                return;
-        }
-
-        r = session_new(PROFILE_APP, path, rec->timestamp_usec, m->config.launch_window_usec, &s);
-        if (r < 0)
-                return (void) log_error_errno(r, "Failed to start launch session: %m");
-        s->root_pid = rec->pid;
-        s->uid = rec->uid;
-        s->pages = m->pages != NULL;
-        s->max_files = m->config.max_session_files;
-        s->max_ranges = session_max_ranges(s->kind, s->max_files);
-        /* On desktops an app-*.scope/.service made for this launch holds its D-Bus-activated helpers too;
-         * but a scope shared with others (a terminal's, with all its tabs) would swallow unrelated
-         * programs: use the cgroup only if the new process is alone in it. */
-        if (proc_get_cgroup("/proc", rec->pid, &cgroup) >= 0 && cgroup_app_unit(cgroup) &&
-            cgroup_population("/sys/fs/cgroup", cgroup) == 1)
-                s->cgroup = TAKE_PTR(cgroup);
-        r = session_add(s, &key, rec->timestamp_usec);
-        if (r < 0)
-                return;
-        log_debug("Recording launch of %s (pid %i, uid %i%s%s)", path, (int) rec->pid, (int) rec->uid,
-                  s->cgroup ? ", cgroup " : "", s->cgroup ?: "");
-        s->next = m->launches;
-        m->launches = TAKE_PTR(s);
-        pidmap_flush(&m->pidmap);
-        (void) manager_schedule(m);
-}
-
-static void manager_drain_execs(Manager *m) {
-        ExecRecord rec;
-
-        while (read(m->recorder->pipe_fd[0], &rec, sizeof rec) == (ssize_t) sizeof rec) {
-                manager_handle_exec(m, &rec);
-                m->exec_seq_seen = rec.seq;
-        }
-}
-
-static void on_fork(pid_t child, pid_t parent, void *userdata) {
-        Manager *m = userdata;
-
-        pidmap_note_fork(&m->pidmap, child, parent);
-}
-
-/* Execs first: a fork only matters if its parent's launch is known. */
-static void on_thread(pid_t tid, pid_t tgid, void *userdata) {
-        Manager *m = userdata;
-
-        if (m->pages)
-                pidmap_note_thread(&m->pidmap, tid, tgid);
-}
-
-static void on_uid(pid_t tgid, uid_t ruid, void *userdata) {
-        Manager *m = userdata;
-
-        pidmap_note_uid(&m->pidmap, tgid, ruid);
-}
-
-static void on_events_lost(void *userdata) {
-        Manager *m = userdata;
-
-        /* a fork or uid change may be among them: what was noted is read from /proc again */
-        if (m->pidmap.track_uids) {
-                pidmap_track_uids(&m->pidmap, false);
-                pidmap_track_uids(&m->pidmap, true);
-        }
-}
-
-void manager_drain_forks(Manager *m) {
-        int r;
-
-        manager_drain_execs(m);
-        if (!m->fork_source)
-                return;
-        /* Forks are always noted (a launch may be queued but not yet seen); without launches the table
-         * is emptied once it grows, so a fork storm outside windows costs a bounded amount. */
-        if (!m->launches && m->pidmap.n_forks > 4096)
-                pidmap_forget_forks(&m->pidmap);
-        r = proc_events_drain(sd_event_source_get_io_fd(m->fork_source), &(const ProcEventHandlers) {
-                        .fork = on_fork, .thread = on_thread, .uid = on_uid, .lost = on_events_lost }, m);
-        if (r < 0)
-                log_debug_errno(r, "Failed to read process events, ignoring: %m");
-}
-
-static int on_forks(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
-        manager_drain_forks(userdata);
-        return 0;
-}
-
-static int on_exec(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
-        Manager *m = userdata;
-
-        manager_drain_execs(m);
-        manager_update_marks(m);
-        return 0;
-}
-
-/* Naming new session files, off the event path. A file handle opened after the file's dentry was evicted
- * can't be named any more ("disconnected"), so files are named shortly after their first read rather than
- * when the session ends; and while only the boot session records, each gets an evictable inode ignore
- * mark, since its further reads are of no use (every process reads libc). This runs at idle priority, a
- * chunk at a time, so reading the fanotify queue always comes first and a burst of new files never makes
- * the queue overflow. */
-#define RESOLVE_CHUNK 256
-
-static bool session_resolve_some(Manager *m, Session *s, MountFds *fds, size_t *budget) {
-        for (; s->n_resolved < s->n_files && *budget > 0; s->n_resolved++, (*budget)--) {
-                SessionFile *sf = &s->files[s->n_resolved];
-                _cleanup_close_ int pfd = -EBADF, fd = -EBADF;
-                int mfd = mount_fds_get(fds, sf->key.fsid);
-                struct stat st;
-                char proc[64];
-
-                if (mfd < 0)
-                        continue;
-                pfd = file_key_open(mfd, &sf->key, O_PATH);
-                if (pfd < 0 || fstat(pfd, &st) < 0 || !S_ISREG(st.st_mode))
-                        continue;
-                if (!sf->path && st.st_nlink > 0) {     /* the boot collector's files come named */
-                        _cleanup_free_ char *path = NULL;
-
-                        (void) fd_get_verified_path(pfd, &path);
-                        /* its dentry evicted already (a burst read faster than we name, memory pressure) */
-                        if (!path && sf->where)
-                                (void) file_key_name_in_dir(mfd, &sf->where->dir, sf->where->name, &st, &path);
-                        if (path)
-                                (void) session_set_path(s, s->n_resolved, path);
-                }
-                if (sf->path)
-                        sf->where = mfree(sf->where);
-                /* a user's file: a system process's read may still make it the system's (boot-share.h) */
-                if (s->kind != PROFILE_BOOT || m->launches || m->ignore_failures >= 16 ||
-                    boot_share_user_file(&m->boot_share, s->n_resolved))
-                        continue;
-                /* a real (not O_PATH) fd for fanotify_mark; regular files only, so opening is harmless */
-                snprintf(proc, sizeof proc, "/proc/self/fd/%i", pfd);
-                fd = open(proc, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-                if (fd >= 0 && recorder_ignore_file(m->recorder, fd, m->exec_seq_seen) < 0 &&
-                    ++m->ignore_failures == 16)
-                        log_warning("Failed to place ignore marks, every read is reported from now on");
-        }
-        return s->n_resolved < s->n_files;
-}
-
-static int on_resolve(sd_event_source *source, void *userdata) {
-        Manager *m = userdata;
-        _cleanup_(mount_fds_done) MountFds fds = { .open = open_mount, .userdata = m };
-        size_t budget = RESOLVE_CHUNK;
-        bool more = false;
-
-        if (m->boot)
-                more = session_resolve_some(m, m->boot, &fds, &budget) || more;
-        for (Session *s = m->launches; s; s = s->next)
-                more = session_resolve_some(m, s, &fds, &budget) || more;
-        if (!more)
-                (void) sd_event_source_set_enabled(source, SD_EVENT_OFF);
-        return 0;
-}
-
-void manager_want_resolve(Manager *m) {
-        if (!m->resolve_source)
-                return;
-        if (sd_event_source_set_enabled(m->resolve_source, SD_EVENT_ON) < 0)
-                log_debug("Failed to enable the resolver, files are named when their session ends");
-}
-
-static void mark_incomplete(Manager *m) {
-        if (m->boot)
-                m->boot->incomplete = true;
-        for (Session *s = m->launches; s; s = s->next)
-                s->incomplete = true;
-}
-
-/* One buffer read from the open group (see manager.h). */
-void manager_take_open_events(Manager *m, const void *buf, size_t n, uint64_t now) {
-        pid_t self = getpid();
-        FanotifyEvent ev;
-
-        for (size_t off = 0; fanotify_event_next(buf, n, &off, &ev);) {
-                const struct fanotify_event_metadata *e = &ev.meta;
-                FileKey key, dir;
-                const char *name = NULL;
-                bool named;
-                Session *s;
-
-                m->events_received++;
-                if (e->mask & FAN_Q_OVERFLOW) {
-                        m->overflows++;
-                        log_warning("fanotify queue overflowed: events were lost, sessions open now are marked incomplete");
-                        mark_incomplete(m);
-                        continue;
-                }
-                if (e->pid == self)
-                        continue;
-                if (fanotify_event_file_key(&ev, &key) <= 0)
-                        continue;
-                named = fanotify_event_dir_name(&ev, &dir, &name) > 0;
-                if (m->boot && boot_share_add_file(&m->boot_share, m->boot, manager_boot_user(m, e->pid), &key,
-                                                   now, named ? &dir : NULL, name) > 0)
-                        manager_want_resolve(m);
-                if (m->launches) {
-                        s = pidmap_lookup(&m->pidmap, m->launches, e->pid);
-                        if (s && session_add_where(s, &key, now, named ? &dir : NULL, name) > 0)
-                                manager_want_resolve(m);
-                }
-        }
-}
-
-static int on_open_events(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
-        static union {
-                struct fanotify_event_metadata m;
-                char buf[OPEN_BUFFER_SIZE];
-        } u;
-        Manager *m = userdata;
-
-        for (unsigned i = 0; i < OPEN_READS_PER_DISPATCH; i++) {
-                ssize_t n = read(fd, u.buf, sizeof u.buf);
-
-                if (n < 0) {
-                        if (errno != EAGAIN && errno != EINTR)
-                                log_warning_errno(-errno, "Failed to read fanotify events, ignoring: %m");
-                        break;
-                }
-                /* Execs are queued by the exec thread before the exec'd program runs, and forks are
-                 * announced before the child runs, so for every read in this buffer the exec and fork
-                 * records it depends on are already waiting: take those first. */
-                manager_drain_forks(m);
-                manager_take_open_events(m, u.buf, (size_t) n, now_usec(CLOCK_MONOTONIC));
-                if ((size_t) n < sizeof u.buf - 4096)
-                        break;
-        }
-        return 0;
-}
 
 static int manager_scan_filesystems(Manager *m) {
         FilesystemList l = {}, u = {};
@@ -797,7 +259,7 @@ static int manager_scan_filesystems(Manager *m) {
         m->filesystems = l;
         filesystem_list_clear(&m->unwatched);
         m->unwatched = u;
-        r = recorder_set_filesystems(m->recorder, &m->filesystems);
+        r = recorder_set_filesystems(m->recording.recorder, &m->filesystems);
         if (r > 0)
                 log_warning("Failed to place fanotify marks on %i filesystem(s)", r);
         manager_pages_set_filesystems(m);
@@ -855,96 +317,6 @@ static int manager_open_db(Manager *m) {
         return 0;
 }
 
-/* The boot collector (a generator, see boot-collect.h) watched the boot from before PID 1 loaded its units:
- * stop it and put what it saw at the head of the boot session. */
-static void manager_take_collected(Manager *m) {
-        int r;
-
-        r = boot_collect_stop(m->run_dir, 2 * USEC_PER_SEC);
-        if (r < 0)
-                log_warning_errno(r, "Failed to stop the boot collector: %m");
-        if (!m->boot)
-                return;
-        r = boot_collect_take(m->run_dir, m->boot, &m->filesystems, now_usec(CLOCK_MONOTONIC));
-        if (r == -EBADMSG)
-                log_warning("%s/" BOOT_COLLECT_KEYS_FILE " is not a complete boot collector file, ignored", m->run_dir);
-        else if (r < 0)
-                log_warning_errno(r, "Failed to read the boot collector's files, ignored: %m");
-        else if (r > 0)
-                log_info("Boot session starts with %i file%s the boot read before seeklessd started", r,
-                         r == 1 ? "" : "s");
-}
-
-static int manager_start_boot_session(Manager *m) {
-        unsigned n = 0;
-        int r;
-
-        r = db_count_sessions_in_boot(m->db, "boot", m->boot_id, &n);
-        if (r < 0)
-                return log_error_errno(r, "Failed to look up boot sessions: %m");
-        if (n > 0) {
-                log_info("This boot (%s) is already recorded; not recording it again", m->boot_id);
-                manager_take_collected(m);
-                return 0;
-        }
-        r = session_new(PROFILE_BOOT, "boot", now_usec(CLOCK_MONOTONIC), m->config.boot_window_usec, &m->boot);
-        if (r < 0)
-                return log_error_errno(r, "Failed to start boot session: %m");
-        m->boot->max_files = m->config.max_session_files;
-        m->boot->max_ranges = session_max_ranges(PROFILE_BOOT, m->boot->max_files);
-        m->boot->pages = m->pages != NULL;
-        boot_share_init(&m->boot_share, m->config.boot_user_share, m->config.max_session_files,
-                        (uint64_t) m->config.max_hot_set_mib << 20);
-        pidmap_track_uids(&m->pidmap, m->boot_share.on);
-        r = recorder_arm(m->recorder);
-        if (r < 0)
-                log_warning_errno(r, "Failed to arm fanotify on every filesystem, recording what we can: %m");
-        /* Before the first event is read, what was read before we watched comes first: PID 1's program and
-         * libraries (loaded before anything could watch), then the collector's record, then what the other
-         * running processes map. */
-        r = boot_seed_from_maps(m->boot, &m->filesystems, "/proc", 1, now_usec(CLOCK_MONOTONIC));
-        manager_take_collected(m);
-        if (r >= 0) {
-                int k = boot_seed_from_maps(m->boot, &m->filesystems, "/proc", 0, now_usec(CLOCK_MONOTONIC));
-                r = k < 0 ? k : r + k;
-        }
-        if (r < 0)
-                log_warning_errno(r, "Failed to list the files running processes map: %m");
-        else if (r > 0)
-                log_info("Boot session adds %i file%s mapped by processes started before seeklessd", r,
-                         r == 1 ? "" : "s");
-        if (m->boot->n_files > 0)
-                manager_want_resolve(m);
-        return manager_schedule(m);
-}
-
-void manager_boot_finished(Manager *m, uint64_t finish_usec) {
-        uint64_t now = now_usec(CLOCK_MONOTONIC), end;
-
-        if (!m->boot || m->boot_finish_known)
-                return;
-        m->boot_finish_known = true;
-        m->boot_poll_source = sd_event_source_disable_unref(m->boot_poll_source);
-        end = MIN(finish_usec + m->config.boot_tail_usec, m->boot->deadline_usec);
-        /* Started after the boot had finished (installed or started by hand then, or restarted after a
-         * crash): none of the boot was watched, and BootTailSec= is the tail of a boot watched from its
-         * start, not a window of its own. What the collector holds then is not the boot's either: a
-         * daemon-reload (the one an install makes) runs the generators again. */
-        if (finish_usec < m->boot->start_usec) {
-                log_info("Boot had finished before seeklessd started: no boot session this time");
-                m->boot = session_free(m->boot);
-                boot_share_done(&m->boot_share);
-                pidmap_track_uids(&m->pidmap, false);
-                manager_update_marks(m);
-        } else if (end <= now)
-                manager_end_session(m, m->boot);
-        else {
-                log_info("Boot finished; recording %" PRIu64 " s more", (end - now) / USEC_PER_SEC);
-                m->boot->deadline_usec = end;
-        }
-        (void) manager_schedule(m);
-        manager_notify_status(m);
-}
 
 static int read_boot_id(char ret[static 33]) {
         _cleanup_fclose_ FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
@@ -1002,11 +374,11 @@ int manager_start(Manager *m) {
                 return log_error_errno(r, "Failed to add the exit handler: %m");
         (void) sd_event_source_set_priority(m->exit_source, SD_EVENT_PRIORITY_IMPORTANT);
 
-        r = recorder_new(m->config.max_launches_per_boot > 0, &m->recorder);
+        r = recorder_new(m->config.max_launches_per_boot > 0, &m->recording.recorder);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up fanotify (needs CAP_SYS_ADMIN and a kernel with fanotify permission events): %m");
         /* The thread that answers exec permission events must exist before the first exec mark does. */
-        r = recorder_start(m->recorder);
+        r = recorder_start(m->recording.recorder);
         if (r < 0)
                 return log_error_errno(r, "Failed to start exec watcher thread: %m");
         r = manager_scan_filesystems(m);
@@ -1020,34 +392,9 @@ int manager_start(Manager *m) {
         if (r < 0)
                 return r;
 
-        r = sd_event_add_io(m->event, &m->open_source, m->recorder->open_fd, EPOLLIN, on_open_events, m);
+        r = manager_record_start(m);
         if (r < 0)
-                return log_error_errno(r, "Failed to watch fanotify: %m");
-        r = sd_event_add_io(m->event, &m->exec_source, m->recorder->pipe_fd[0], EPOLLIN, on_exec, m);
-        if (r < 0)
-                return log_error_errno(r, "Failed to watch exec queue: %m");
-        /* handle execs before opens so a new launch exists before its opens are attributed */
-        (void) sd_event_source_set_priority(m->exec_source, SD_EVENT_PRIORITY_IMPORTANT);
-
-        r = proc_events_open();
-        if (r < 0)
-                log_warning_errno(r, "Failed to subscribe to process events, children that exit quickly may be missed from launches: %m");
-        else {
-                int pfd = r;
-                r = sd_event_add_io(m->event, &m->fork_source, pfd, EPOLLIN, on_forks, m);
-                if (r < 0) {
-                        safe_close(pfd);
-                        return log_error_errno(r, "Failed to watch process events: %m");
-                }
-                (void) sd_event_source_set_io_fd_own(m->fork_source, true);
-                (void) sd_event_source_set_priority(m->fork_source, SD_EVENT_PRIORITY_IMPORTANT);
-        }
-
-        r = sd_event_add_defer(m->event, &m->resolve_source, on_resolve, m);
-        if (r < 0)
-                return log_error_errno(r, "Failed to add the resolver: %m");
-        (void) sd_event_source_set_priority(m->resolve_source, SD_EVENT_PRIORITY_IDLE);
-        (void) sd_event_source_set_enabled(m->resolve_source, SD_EVENT_OFF);
+                return r;
 
         mfd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
         if (mfd < 0)
@@ -1084,23 +431,12 @@ int manager_start(Manager *m) {
 }
 
 void manager_flush(Manager *m) {
-        size_t left = manager_drain_queues(m);
-
-        if (m->boot) {
-                m->boot->incomplete = true;
-                session_pages_left(m->boot, left);
-                manager_end_session(m, m->boot);
-        }
-        while (m->launches) {
-                m->launches->incomplete = true;
-                session_pages_left(m->launches, left);
-                manager_end_session(m, m->launches);
-        }
+        manager_record_flush(m);
         /* and the sessions the database could not take yet */
         manager_pending_flush(m);
         /* after the sessions are safe: the mover may need a moment to stop */
-        if (m->optimizer && !m->run_finishing)
-                optimizer_shutdown(m->optimizer);
+        if (m->runs.optimizer && !m->runs.finishing)
+                optimizer_shutdown(m->runs.optimizer);
         /* already done when the loop ran to its end (on_loop_exit) */
         stop_plans(m);
 }
@@ -1111,16 +447,19 @@ char *manager_status_text(Manager *m) {
         char *s = NULL;
         char boot[128] = "", pending[96] = "";
 
-        for (Session *l = m->launches; l; l = l->next)
+        for (Session *l = m->recording.launches; l; l = l->next)
                 n++;
-        if (m->boot)
+        if (m->recording.boot) {
+                uint64_t deadline = m->recording.boot->deadline_usec;
+
                 snprintf(boot, sizeof boot, "recording boot (%" PRIu64 " s left), ",
-                         m->boot->deadline_usec > now ? (m->boot->deadline_usec - now + USEC_PER_SEC - 1) / USEC_PER_SEC : 0);
-        if (m->n_pending > 0)
+                         deadline > now ? (deadline - now + USEC_PER_SEC - 1) / USEC_PER_SEC : 0);
+        }
+        if (m->pending.n_sessions > 0)
                 snprintf(pending, sizeof pending, ", %zu session%s waiting for the database (locked)",
-                         m->n_pending, m->n_pending == 1 ? "" : "s");
+                         m->pending.n_sessions, m->pending.n_sessions == 1 ? "" : "s");
         if (asprintf(&s, "%s%s%u launch%s being recorded, watching %zu filesystem%s%s", boot,
-                     m->boot || n ? "" : "idle: ", n, n == 1 ? "" : "es", m->filesystems.n,
+                     m->recording.boot || n ? "" : "idle: ", n, n == 1 ? "" : "es", m->filesystems.n,
                      m->filesystems.n == 1 ? "" : "s", pending) < 0)
                 return NULL;
         return s;

@@ -19,32 +19,15 @@
 #include "record/recorder.h"
 #include "record/session.h"
 #include "common/time-util.h"
-
-/* A run that ended, and the files it did not move (taken over from its Optimizer). */
-#define FINISHED_RUNS_KEPT 4
-typedef struct FinishedRun {
-        uint64_t id;                    /* 0: empty slot */
-        PlanSkip *skipped;
-        size_t n_skipped;
-} FinishedRun;
-
-/* The properties that emit PropertiesChanged (manager_properties_announce()). */
-typedef enum AnnouncedProperty {
-        PROP_STATUS,
-        PROP_BOOT_RECORDING,
-        PROP_ACTIVE_LAUNCHES,
-        PROP_PROFILES,
-        PROP_SESSIONS,
-        PROP_FILES,
-        PROP_FILESYSTEMS,
-        PROP_OPTIMIZING,
-        PROP_OPTIMIZATION_ID,
-        PROP_IDLE_STATUS,
-        PROP_RELOCATION_OFF,
-        PROP_QUEUED_OPTIMIZATION,
-        PROP_UNWATCHED_FILESYSTEMS,
-        _PROP_MAX,
-} AnnouncedProperty;
+#include "manager/manager-boot.h"
+#include "manager/manager-connect.h"
+#include "manager/manager-idle.h"
+#include "manager/manager-optimize.h"
+#include "manager/manager-pages.h"
+#include "manager/manager-pending.h"
+#include "manager/manager-record.h"
+#include "manager/manager-signals.h"
+#include "manager/manager-space.h"
 
 typedef struct Manager {
         sd_event *event;
@@ -63,81 +46,21 @@ typedef struct Manager {
 
         FilesystemList filesystems;
         FilesystemList unwatched;       /* the other filesystems on a device, each with why not */
-        Recorder *recorder;
-        PageReader *pages;              /* page-cache events; NULL: none (whole files, as fanotify sees them) */
-        sd_event_source *pages_source;
-        sd_event_source *pages_defer;   /* gives pages_pending to the sessions a slice at a time */
-        PageCacheEvent *pages_pending;  /* taken from the reader: [pages_pending_next, n_pages_pending) wait */
-        size_t n_pages_pending, pages_pending_next;
-        uint64_t pages_received, pages_lost, pages_unresolved;
-        int pages_metadata;             /* the last pagecache_learn_bdev() result told, 0: none yet */
-        sd_event_source *open_source, *exec_source, *fork_source, *mountinfo_source, *timer_source;
-        sd_event_source *resolve_source;        /* idle priority: names new session files in small chunks */
-        sd_bus_slot *startup_finished_slot;
-        sd_event_source *boot_poll_source;      /* asks systemd for FinishTimestampMonotonic until it is set */
-        bool boot_finish_known, boot_subscribed;
-        unsigned boot_poll_failures;
-        sd_event_source *bus_retry_source;      /* the system bus is not there (yet): try again soon */
-        bool bus_waiting_logged;
-
-        Session *boot;                  /* the boot session while its window is open */
-        BootShare boot_share;           /* its share for users' processes (BootUserShare=) */
-        Session *launches;              /* open launch sessions */
-        PidMap pidmap;
-        uint64_t exec_seq_seen;
-        Optimizer *optimizer;           /* the optimization in progress, if any */
-        MoverExecGate exec_gate;        /* its mover's, holding execs through the recorder */
+        sd_event_source *mountinfo_source;
         /* plans, reports, layouts and the "after" snapshots: walks of every profile file, on a thread */
         PlanWorker *plan_worker;
         sd_event_source *exit_source;   /* stops it while the bus is still there */
-        bool optimize_preparing;        /* an optimization is being planned (no second one: Busy) */
-        bool optimize_cancel_pending;   /* Cancel came meanwhile: cancel it as soon as it starts */
-        bool run_finishing;             /* optimizer's run ended, its "after" snapshot is being taken */
-        /* the files the last runs did not move, for GetRunSkipped: RunFinished, which every user may
-         * receive, carries only their number */
-        FinishedRun finished[FINISHED_RUNS_KEPT];
-        size_t finished_next;
 
-        /* idle policy (manager-idle.c) */
-        sd_event_source *idle_source;
-        uint64_t busy_since_usec;       /* CLOCK_MONOTONIC: the last time the machine was busy */
-        uint64_t last_noop_realtime_usec; /* an idle check found nothing to move */
-        bool auto_run;                  /* the running optimization was started by the idle policy */
-        bool logind_idle;               /* logind's IdleHint, when there are graphical sessions */
-        char idle_status[512];          /* why a run would (not) start now, for status */
-        char auto_run_why[384];         /* why the idle policy started the running optimization */
-        char **refused_mounts;          /* filesystems relocation is off for, and why (pairs) */
-        /* an administrator's `optimize --when-idle`, until its run starts (in memory only) */
-        uint64_t request_realtime_usec; /* when it was queued; 0 = nothing queued */
-        char **request_mounts;          /* NULL = every watched filesystem */
-        /* MaxQualityLossPercent=: the last layout check (a FIEMAP of every profile file, so at most hourly) */
-        uint64_t quality_checked_usec;  /* CLOCK_MONOTONIC; 0 = not since the daemon started */
-        uint64_t quality_last_run;      /* the last run (realtime) the check is against */
-        char *quality_worst_profile;    /* the profile that degraded most, NULL if none did */
-        double quality_worst_percent;
-        bool quality_checking;          /* the check is on the worker: the decision waits for it */
+        /* each part's own state, declared next to the file that owns it */
+        ManagerRecording recording;     /* manager-record.c */
+        ManagerPages pages;             /* manager-pages.c */
+        ManagerPending pending;         /* manager-pending.c */
+        ManagerRuns runs;               /* manager-optimize.c */
+        ManagerIdle idle;               /* manager-idle.c */
+        ManagerSpace space;             /* manager-space.c */
+        ManagerBootWatch boot_watch;    /* manager-boot.c */
+        ManagerBusRetry bus_retry;      /* manager-connect.c */
 
-        /* sessions ended while another process held the database's write lock, oldest first, and the time
-         * they wait, in memory, for it (manager-pending.c) */
-        struct PendingSession *pending;
-        size_t n_pending, pending_bytes;
-        sd_event_source *pending_source;
-        /* the database's free pages handed back (manager-space.c) */
-        sd_event_source *space_source;
-        bool space_vacuum;              /* steps to go; then the WAL is truncated */
-        unsigned space_tries;           /* WAL truncations refused (a reader) so far */
-        uint64_t space_freed;           /* bytes handed back by these steps */
-
-        /* launches stored this boot, per executable: the database keeps only KeepLaunches= of them */
-        char **launch_paths;
-        unsigned *launch_counts;
-        size_t n_launch_counts;
-        /* sessions of this boot in the database, per profile (manager_refresh_counts() reads them) */
-        DbBootCount *boot_counts;
-        size_t n_boot_counts;
-
-        uint64_t events_received, overflows;
-        unsigned ignore_failures;
         unsigned n_profiles, n_sessions, n_files;
         char *announced[_PROP_MAX];     /* each property's value when last announced, as text */
 } Manager;
@@ -152,9 +75,6 @@ int manager_start(Manager *m);
 /* End every open session (as incomplete) and store it: used on SIGTERM. */
 void manager_flush(Manager *m);
 
-/* Boot end as learned from systemd (manager-boot.c). finish_usec is CLOCK_MONOTONIC. */
-void manager_boot_finished(Manager *m, uint64_t finish_usec);
-
 int manager_refresh_counts(Manager *m);
 /* profile.c's options from the configuration, with the watched filesystems and the Manager's log. */
 ProfileOptions manager_profile_options(Manager *m);
@@ -165,91 +85,11 @@ void manager_notify_status(Manager *m);
  * time each is read: a window or a run under way keeps what it started with. */
 int manager_reload_config(Manager *m);
 int manager_open_mount_fd(Manager *m, uint64_t fsid);
-/* One buffer read from the fanotify group that reports reads (buf[0..n), as read() filled it): each file
- * read goes to the boot session and to the launch its process belongs to; an overflow marks the open
- * sessions incomplete. now is CLOCK_MONOTONIC. */
-void manager_take_open_events(Manager *m, const void *buf, size_t n, uint64_t now);
 
 /* manager.c, for manager-pending.c: resolves and stores an ended session (its window closed at end_usec,
  * CLOCK_MONOTONIC); 1 and its id when its profile is to be merged, 0 when not, -EBUSY (not logged) when the
  * database's write lock stayed taken, another negative errno (logged) when it failed. */
 int manager_save_session(Manager *m, Session *s, uint64_t end_usec, int64_t *ret_id);
 
-/* manager-pending.c: an ended session (sealed, taken over) stored and its profile merged, now, or when the
- * database's write lock is free again if another process holds it (kept in memory meanwhile, in order,
- * bounded: see there). */
-void manager_store_session(Manager *m, Session *s, uint64_t end_usec);
-/* Sessions of that profile waiting for the database. */
-unsigned manager_pending_count(Manager *m, const char *profile);
-/* At exit: what waits is stored, the lock waited for a bounded time; what stays is logged as lost. */
-void manager_pending_flush(Manager *m);
-void manager_pending_free(Manager *m);
-
-/* manager-pages.c: page-cache recording (none, logged once, without tracefs or the event) */
-int manager_pages_start(Manager *m);
-void manager_pages_stop(Manager *m);
-void manager_pages_set_filesystems(Manager *m);
-/* Takes what the kernel buffered now, before windows close, and gives it to the sessions, for at most a
- * quarter of a second: returns how many events still wait (they count as lost for a window closing now). */
-size_t manager_pages_drain(Manager *m);
-/* manager-space.c: after deletes, hand the database's free pages back at idle (if they are many) */
-void manager_space_check(Manager *m);
-void manager_space_done(Manager *m);
-/* manager.c, for manager-pages.c */
-/* Whether a read by process tgid counts for the boot session's share of users (a user's real uid). */
-bool manager_boot_user(Manager *m, pid_t tgid);
-void manager_drain_forks(Manager *m);
-void manager_want_resolve(Manager *m);
-
 /* manager-bus.c */
 int manager_bus_add_objects(Manager *m, sd_bus *bus);
-/* Emits PropertiesChanged for the properties whose value changed since the last call. Called wherever
- * they may change: after a session, at a window's end, when runs start and end, at each idle check,
- * when mounts change, after methods that change the queue or the counts. */
-void manager_properties_announce(Manager *m);
-
-/* manager-connect.c: connect to the system bus without ever waiting for it. Early in the boot the bus
- * does not exist yet; recording goes on meanwhile and the connection is retried every second (also after
- * the bus went away). Fails only for errors that retrying cannot mend. */
-int manager_connect_bus(Manager *m);
-void manager_emit_session_recorded(Manager *m, int64_t session_id, ProfileKind kind, unsigned n_files);
-void manager_emit_progress_signal(Manager *m, uint64_t id, uint64_t files_done, uint64_t files_total,
-                                  uint64_t bytes_done, uint64_t bytes_total);
-void manager_emit_run_finished(Manager *m, uint64_t id, RunState state, uint64_t moved_files,
-                               uint64_t moved_bytes, size_t n_skipped);
-/* Keeps the skipped files of a run that ended (taken over: *skipped is NULL after), dropping the oldest. */
-void manager_keep_finished_run(Manager *m, uint64_t id, PlanSkip **skipped, size_t *n_skipped);
-
-/* manager-optimize.c */
-PlanConfig manager_plan_config(Manager *m);
-/* Plan mounts (NULL: all) on the plan worker; done runs on the loop. -ENODEV at once for a mount that is
- * not watched. finish_on_stop: see plan_worker_submit(). */
-int manager_plan(Manager *m, char *const *mounts, bool finish_on_stop, PlanBuiltFunc done, void *userdata);
-/* The first of mounts that is not a watched filesystem, NULL if all are. */
-const char *manager_unwatched_mount(Manager *m, char *const *mounts);
-/* How an optimization's start went: r < 0 failed, else id is its run (0: nothing to move); plan (skips) as
- * PlanBuiltFunc's. */
-typedef void (*ManagerOptimizeDone)(Manager *m, int r, uint64_t id, Plan *plan, void *userdata);
-/* Plan and start an optimization; done is called once it started (or failed). Fails at once (done not
- * called) with -EBUSY while one is running or being planned, -ENODEV for a mount not watched. */
-int manager_optimize(Manager *m, char *const *mounts, ManagerOptimizeDone done, void *userdata);
-int manager_resume_runs(Manager *m);
-
-/* manager-idle.c */
-int manager_idle_start(Manager *m);
-void manager_idle_done(Manager *m);
-/* How a queued request that is being dealt with at once went: r < 0 (the request is dropped then), else
- * id the run started, 0 when there was nothing to move. */
-typedef void (*ManagerQueueDone)(Manager *m, int r, uint64_t id, void *userdata);
-/* Queue an administrator's run of mounts (taken over; NULL = every watched filesystem) for when the machine
- * is idle, replacing one already queued, and decide at once. Returns 0 if it stays queued, 1 if it is being
- * dealt with at once (done is called when it started), or a negative errno (the request is dropped then). */
-int manager_idle_queue(Manager *m, char **mounts, ManagerQueueDone done, void *userdata);
-/* Drop the queued request and close paused runs, so that nothing the administrator started or queued
- * starts or resumes by itself. Returns whether there was anything to drop. */
-bool manager_idle_drop(Manager *m);
-/* NULL, or why relocation is off on this filesystem (non-rotational device). */
-const char *manager_relocation_refusal(Manager *m, const Filesystem *fs, char *buf, size_t n);
-
-/* manager-boot.c */
-int manager_watch_boot(Manager *m);
