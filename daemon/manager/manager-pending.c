@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/alloc-util.h"
 #include "common/log.h"
 #include "manager/manager.h"
 
@@ -147,10 +148,8 @@ static void pending_arm(Manager *m) {
 
 /* Keeps p (taken over) waiting, if there is room. */
 static void pending_add(Manager *m, PendingSession *p) {
-        PendingSession *n;
-
         if (m->pending.n_sessions >= PENDING_MAX || m->pending.bytes + p->bytes > PENDING_MAX_BYTES ||
-            !(n = reallocarray(m->pending.sessions, m->pending.n_sessions + 1, sizeof *n))) {
+            GREEDY_REALLOC(m->pending.sessions, m->pending.allocated, m->pending.n_sessions + 1) < 0) {
                 log_error("Dropped the %s session of %s (%zu files): %zu sessions (%zu KiB) wait for the "
                           "locked database already (at most %u, %u MiB)", profile_kind_to_string(p->kind),
                           p->profile, p->n_files, m->pending.n_sessions, m->pending.bytes / 1024, PENDING_MAX,
@@ -158,7 +157,6 @@ static void pending_add(Manager *m, PendingSession *p) {
                 pending_done(p);
                 return;
         }
-        m->pending.sessions = n;
         m->pending.bytes += p->bytes;
         m->pending.sessions[m->pending.n_sessions++] = *p;
         *p = (PendingSession) {};
@@ -245,6 +243,6 @@ void manager_pending_free(Manager *m) {
         for (size_t i = 0; i < m->pending.n_sessions; i++)
                 pending_done(&m->pending.sessions[i]);
         m->pending.sessions = mfree(m->pending.sessions);
-        m->pending.n_sessions = m->pending.bytes = 0;
+        m->pending.n_sessions = m->pending.allocated = m->pending.bytes = 0;
         m->pending.source = sd_event_source_disable_unref(m->pending.source);
 }

@@ -13,7 +13,7 @@ typedef struct Manager Manager;
  * wait, in memory, for it (manager-pending.c). */
 typedef struct ManagerPending {
         struct PendingSession *sessions;
-        size_t n_sessions, bytes;
+        size_t n_sessions, allocated, bytes;
         sd_event_source *source;
 } ManagerPending;
 
