@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/alloc-util.h"
 #include "common/log.h"
 #include "fs/fid-util.h"
 #include "fs/mount-fds.h"
@@ -231,34 +232,34 @@ static int manager_schedule(Manager *m) {
         return sd_event_source_set_enabled(m->recording.timer_source, SD_EVENT_ONESHOT);
 }
 
+typedef struct LaunchCount {
+        char *path;
+        unsigned n;
+} LaunchCount;
+
 static unsigned launch_count_get(Manager *m, const char *path) {
         for (size_t i = 0; i < m->recording.n_launch_counts; i++)
-                if (streq(m->recording.launch_paths[i], path))
-                        return m->recording.launch_counts[i];
+                if (streq(m->recording.launch_counts[i].path, path))
+                        return m->recording.launch_counts[i].n;
         return 0;
 }
 
-void manager_launch_count_bump(Manager *m, const char *path) {
-        char **np;
-        unsigned *nc;
 
-        for (size_t i = 0; i < m->recording.n_launch_counts; i++)
-                if (streq(m->recording.launch_paths[i], path)) {
-                        m->recording.launch_counts[i]++;
+void manager_launch_count_bump(Manager *m, const char *path) {
+        ManagerRecording *rec = &m->recording;
+        char *p;
+
+        for (size_t i = 0; i < rec->n_launch_counts; i++)
+                if (streq(rec->launch_counts[i].path, path)) {
+                        rec->launch_counts[i].n++;
                         return;
                 }
-        np = reallocarray(m->recording.launch_paths, m->recording.n_launch_counts + 1, sizeof *np);
-        if (!np)
+        p = strdup(path);
+        if (!p || GREEDY_REALLOC(rec->launch_counts, rec->allocated_launch_counts, rec->n_launch_counts + 1) < 0) {
+                free(p);
                 return;
-        m->recording.launch_paths = np;
-        nc = reallocarray(m->recording.launch_counts, m->recording.n_launch_counts + 1, sizeof *nc);
-        if (!nc)
-                return;
-        m->recording.launch_counts = nc;
-        np[m->recording.n_launch_counts] = strdup(path);
-        if (!np[m->recording.n_launch_counts])
-                return;
-        nc[m->recording.n_launch_counts++] = 1;
+        }
+        rec->launch_counts[rec->n_launch_counts++] = (LaunchCount) { .path = p, .n = 1 };
 }
 
 static unsigned active_launches_of(Manager *m, const char *profile) {
@@ -701,8 +702,7 @@ void manager_record_done(Manager *m) {
         sd_event_source_disable_unref(m->recording.resolve_source);
         m->recording.recorder = recorder_free(m->recording.recorder);
         for (size_t i = 0; i < m->recording.n_launch_counts; i++)
-                free(m->recording.launch_paths[i]);
-        free(m->recording.launch_paths);
+                free(m->recording.launch_counts[i].path);
         free(m->recording.launch_counts);
         db_boot_counts_free(m->recording.boot_counts, m->recording.n_boot_counts);
 }

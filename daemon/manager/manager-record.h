@@ -26,9 +26,8 @@ typedef struct ManagerRecording {
         PidMap pidmap;
         uint64_t exec_seq_seen;
         /* launches stored this boot, per executable: the database keeps only KeepLaunches= of them */
-        char **launch_paths;
-        unsigned *launch_counts;
-        size_t n_launch_counts;
+        struct LaunchCount *launch_counts;
+        size_t n_launch_counts, allocated_launch_counts;
         /* sessions of this boot in the database, per profile (manager_refresh_counts() reads them) */
         DbBootCount *boot_counts;
         size_t n_boot_counts;
