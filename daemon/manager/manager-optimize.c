@@ -19,7 +19,7 @@
 #include "manager/manager.h"
 #include "relocate/run.h"
 
-PlanConfig manager_plan_config(Manager *m) {
+static PlanConfig manager_plan_config(Manager *m) {
         return (PlanConfig) {
                 .max_hot_set_bytes = (uint64_t) m->config.max_hot_set_mib << 20,
                 .max_file_bytes = (uint64_t) m->config.max_file_mib << 20,

@@ -33,7 +33,6 @@ typedef struct ManagerRuns {
         size_t finished_next;
 } ManagerRuns;
 
-PlanConfig manager_plan_config(Manager *m);
 /* Plan mounts (NULL: all) on the plan worker; done runs on the loop. -ENODEV at once for a mount that is
  * not watched. finish_on_stop: see plan_worker_submit(). */
 int manager_plan(Manager *m, char *const *mounts, bool finish_on_stop, PlanBuiltFunc done, void *userdata);
