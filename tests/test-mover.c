@@ -29,7 +29,7 @@
 #include "relocate/mover.h"
 #include "relocate/optimizer.h"
 #include "relocate/run.h"
-#include "test-scratch.h"
+#include "test-loop-fs.h"
 #include "test-util.h"
 #include "test-wal-syncs.h"
 
@@ -37,62 +37,13 @@
 #define MiB (UINT64_C(1024) * 1024)
 #define BS 4096
 
-typedef struct Fs {
-        char img[512], mnt[512], dev[64], sysfs[128];
-        bool mounted;
-        int mount_fd;
-} Fs;
-
-static char tmpdir[256];
 static char state_file[512];
-static Fs fs_main = { .mount_fd = -1 }, fs_small = { .mount_fd = -1 }, fs_place = { .mount_fd = -1 },
-          fs_target = { .mount_fd = -1 }, fs_seg = { .mount_fd = -1 }, fs_room = { .mount_fd = -1 },
-          fs_bud = { .mount_fd = -1 }, fs_busy = { .mount_fd = -1 },
-          fs_bud2 = { .mount_fd = -1 }, fs_near = { .mount_fd = -1 }, fs_range = { .mount_fd = -1 },
-          fs_order = { .mount_fd = -1 }, fs_resume = { .mount_fd = -1 }, fs_scope = { .mount_fd = -1 },
-          fs_groups = { .mount_fd = -1 }, fs_spots = { .mount_fd = -1 },
-          fs_spots_tight = { .mount_fd = -1 }, fs_ckpt = { .mount_fd = -1 }, fs_unit = { .mount_fd = -1 },
-          fs_unit_tight = { .mount_fd = -1 }, fs_commit = { .mount_fd = -1 };
+static LoopFs fs_main, fs_small, fs_place, fs_target, fs_seg, fs_room, fs_bud, fs_busy, fs_bud2, fs_near,
+        fs_range, fs_order, fs_resume, fs_scope, fs_groups, fs_spots, fs_spots_tight, fs_ckpt, fs_unit,
+        fs_unit_tight, fs_commit;
 static pid_t child = -1;
 
 /* ---------------------------------------------------------------------------------------------------- */
-
-_printf_(1, 2) static int run(const char *fmt, ...) {
-        char cmd[2048];
-        va_list ap;
-        int r;
-
-        va_start(ap, fmt);
-        vsnprintf(cmd, sizeof cmd, fmt, ap);
-        va_end(ap);
-        r = system(cmd);
-        if (r < 0 || !WIFEXITED(r))
-                return -1;
-        return WEXITSTATUS(r);
-}
-
-static void fs_teardown(Fs *fs) {
-        if (fs->mount_fd >= 0)
-                fs->mount_fd = safe_close(fs->mount_fd);
-        if (fs->mounted) {
-                sync();
-                for (int i = 0; i < 20 && umount(fs->mnt) < 0; i++)
-                        usleep(100 * 1000);
-                if (umount2(fs->mnt, MNT_DETACH) < 0 && errno != EINVAL)
-                        fprintf(stderr, "cleanup: umount %s: %m\n", fs->mnt);
-                fs->mounted = false;
-        }
-        if (fs->dev[0]) {
-                if (run("losetup -d '%s'", fs->dev) != 0)
-                        fprintf(stderr, "cleanup: losetup -d %s failed\n", fs->dev);
-                fs->dev[0] = 0;
-        }
-}
-
-static Fs *const all_fs[] = { &fs_main, &fs_small, &fs_place, &fs_target, &fs_seg, &fs_room,
-                              &fs_bud, &fs_busy, &fs_bud2, &fs_near, &fs_range, &fs_order, &fs_resume,
-                              &fs_scope, &fs_groups, &fs_spots,
-                              &fs_spots_tight, &fs_ckpt, &fs_unit, &fs_unit_tight, &fs_commit };
 
 static void writers_close(void);
 
@@ -103,43 +54,14 @@ static void cleanup(void) {
                 waitpid(child, NULL, 0);
                 child = -1;
         }
-        for (size_t i = 0; i < ELEMENTSOF(all_fs); i++)
-                fs_teardown(all_fs[i]);
-        if (tmpdir[0]) {
-                run("rm -rf '%s'", tmpdir);
-                tmpdir[0] = 0;
-        }
 }
 
 /* A scratch ext4 of size_mb MiB, made with mkfs.ext4 -b 4096 and mkfs_args (e.g. "-g 8192"). */
-static void fs_setup_with(Fs *fs, const char *name, unsigned size_mb, const char *mkfs_args) {
-        char cmd[1024], *nl;
-        FILE *p;
-
-        snprintf(fs->img, sizeof fs->img, "%s/%s.img", tmpdir, name);
-        snprintf(fs->mnt, sizeof fs->mnt, "%s/%s", tmpdir, name);
-        ASSERT_EQ(mkdir(fs->mnt, 0755), 0);
-        ASSERT_EQ(run("truncate -s %uM '%s' && mkfs.ext4 -q -F -b 4096 %s '%s'", size_mb, fs->img, mkfs_args,
-                      fs->img), 0);
-        snprintf(cmd, sizeof cmd, "losetup --find --show '%s'", fs->img);
-        p = popen(cmd, "r");
-        ASSERT_TRUE(p);
-        if (!fgets(fs->dev, sizeof fs->dev, p))
-                fs->dev[0] = 0;
-        pclose(p);
-        nl = strchr(fs->dev, '\n');
-        if (nl)
-                *nl = 0;
-        ASSERT_TRUE(strncmp(fs->dev, "/dev/loop", 9) == 0);
-        ASSERT_EQ(mount(fs->dev, fs->mnt, "ext4", 0, NULL), 0);
-        fs->mounted = true;
-        snprintf(fs->sysfs, sizeof fs->sysfs, "/sys/fs/ext4/%s", fs->dev + 5);
-        fs->mount_fd = open(fs->mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        ASSERT_TRUE(fs->mount_fd >= 0);
-        printf("  %s: %u MiB on %s at %s\n", name, size_mb, fs->dev, fs->mnt);
+static void fs_setup_with(LoopFs *fs, const char *name, unsigned size_mb, const char *mkfs_args) {
+        loop_fs_setup(fs, "test-mover", name, size_mb, mkfs_args);
 }
 
-static void fs_setup(Fs *fs, const char *name, unsigned size_mb) {
+static void fs_setup(LoopFs *fs, const char *name, unsigned size_mb) {
         fs_setup_with(fs, name, size_mb, "");
 }
 
@@ -305,7 +227,7 @@ static void progress(void *userdata, size_t index, const MoveOutcome *o) {
                result_name(o->result), o->reason, (unsigned long long) o->bytes);
 }
 
-static MoverOptions options(Fs *fs, const MoveItem *items) {
+static MoverOptions options(LoopFs *fs, const MoveItem *items) {
         return (MoverOptions) {
                 .mount_fd = fs->mount_fd,
                 .sysfs_dir = fs->sysfs,
@@ -327,21 +249,21 @@ static void expect(const MoveOutcome *o, MoveResult res, const char *reason) {
                 ASSERT_STREQ(o->reason, reason);
 }
 
-static char *path_in(const Fs *fs, const char *name) {
+static char *path_in(const LoopFs *fs, const char *name) {
         char *p;
         ASSERT_TRUE(asprintf(&p, "%s/%s", fs->mnt, name) > 0);
         return p;
 }
 
 /* An ext4 tunable of fs (/sys/fs/ext4/<dev>/<name>). */
-static uint64_t fs_tunable(const Fs *fs, const char *name) {
+static uint64_t fs_tunable(const LoopFs *fs, const char *name) {
         char p[300];
         snprintf(p, sizeof p, "%s/%s", fs->sysfs, name);
         return read_uint_file(p);
 }
 
 /* Files <prefix>0 .. <prefix>n-1 on fs (paths[] to free), written interleaved in 16 KiB pieces. */
-static void make_files(const Fs *fs, const char *prefix, char **paths, const uint64_t *sizes, size_t n) {
+static void make_files(const LoopFs *fs, const char *prefix, char **paths, const uint64_t *sizes, size_t n) {
         for (size_t i = 0; i < n; i++) {
                 char name[32];
                 snprintf(name, sizeof name, "%s%zu", prefix, i);
@@ -350,7 +272,7 @@ static void make_files(const Fs *fs, const char *prefix, char **paths, const uin
         write_interleaved(paths, sizes, n, 16 * KiB);
 }
 
-static void stream_req_unchanged(const Fs *fs, uint64_t orig) {
+static void stream_req_unchanged(const LoopFs *fs, uint64_t orig) {
         char p[256];
         snprintf(p, sizeof p, "%s/mb_stream_req", fs->sysfs);
         ASSERT_EQ(read_uint_file(p), orig);
@@ -358,13 +280,13 @@ static void stream_req_unchanged(const Fs *fs, uint64_t orig) {
 }
 
 /* The filesystems the first tests share, made when one of them first needs it. */
-static Fs *main_fs(void) {
+static LoopFs *main_fs(void) {
         if (!fs_main.mounted)
                 fs_setup(&fs_main, "main", 256);
         return &fs_main;
 }
 
-static Fs *small_fs(void) {
+static LoopFs *small_fs(void) {
         if (!fs_small.mounted)
                 fs_setup(&fs_small, "small", 16);
         return &fs_small;
@@ -544,7 +466,7 @@ TEST(errors) {
         }
         write_interleaved(paths, sizes, N, 4096);
         unlink(paths[EXEC]);
-        ASSERT_EQ(run("cp /bin/sleep '%s' && chmod 755 '%s'", paths[EXEC], paths[EXEC]), 0);
+        ASSERT_EQ(loop_fs_sh("cp /bin/sleep '%s' && chmod 755 '%s'", paths[EXEC], paths[EXEC]), 0);
         sum_ok = fnv_file(paths[OK]);
         sum_writer = fnv_file(paths[WRITER]);
         for (size_t i = 0; i < N; i++)
@@ -826,19 +748,13 @@ TEST(small_fs) {
         free(filler);
 }
 
-static void fsck(Fs *fs) {
-        fs_teardown(fs);
-        ASSERT_EQ(run("e2fsck -fn '%s' >/dev/null 2>&1", fs->img), 0);
-        printf("  e2fsck -fn %s: clean\n", fs->img);
-}
-
 /* Where the donor lands: by default ext4 puts a large allocation where the last large one ended (the
  * stream goal); the mover steers it to the lowest free range that holds it. Big files written one after
  * the other and deleted move the stream goal past 500 MiB while the start is free. The donor here (1.1 MiB)
  * is shorter than a group preallocation: it must still land there, not in a preallocation (fails without
  * the lengthening in donor_create_targeted(): it landed at 131 MiB, next to the pilot). */
 TEST(placement) {
-        Fs *fs = &fs_place;
+        LoopFs *fs = &fs_place;
         char *paths[4], *big[4];
         uint64_t sizes[4] = { 300 * KiB, 200 * KiB, 500 * KiB, 100 * KiB }, sums[4], phys, steered = 0, plain = 0,
                  lowest = 0;
@@ -911,12 +827,12 @@ TEST(placement) {
         ASSERT_TRUE(steered >= lowest && steered < lowest + 64 * KiB);
         ASSERT_TRUE(plain > steered);
         stream_req_unchanged(fs, orig_stream);
-        fsck(fs);
+        loop_fs_fsck(fs);
 }
 
 /* Where ext4 puts an O_TMPFILE of `bytes` by itself, with mb_stream_req as it is or raised (the donor's
  * allocation before it was aimed): physical byte address of its first block. Closed (and committed) again. */
-static uint64_t probe_allocation(Fs *fs, uint64_t bytes, bool raised) {
+static uint64_t probe_allocation(LoopFs *fs, uint64_t bytes, bool raised) {
         char sp[300], orig[32];
         uint64_t phys;
         int fd;
@@ -945,7 +861,7 @@ static uint64_t probe_allocation(Fs *fs, uint64_t bytes, bool raised) {
 
 /* Fill what ordinary users may use of fs with files of size a and b in turn (the last one smaller, in
  * 64 KiB steps), fallocated: names in fill[], sizes in fill_size[]. Returns how many. */
-static size_t fill_up(Fs *fs, char **fill, uint64_t *fill_size, size_t max, uint64_t a, uint64_t b) {
+static size_t fill_up(LoopFs *fs, char **fill, uint64_t *fill_size, size_t max, uint64_t a, uint64_t b) {
         struct statfs sfs;
         size_t n = 0;
 
@@ -977,7 +893,7 @@ static size_t fill_up(Fs *fs, char **fill, uint64_t *fill_size, size_t max, uint
  * 40 MiB file and the highest 8 MiB file above it are deleted. Both gaps hold the 3 MiB donor; the lower
  * one is the target. */
 TEST(target) {
-        Fs *fs = &fs_target;
+        LoopFs *fs = &fs_target;
         enum { NF = 3, MAXFILL = 64 };
         char *paths[NF], *fill[MAXFILL];
         uint64_t sizes[NF] = { 1024 * KiB, 512 * KiB, 1536 * KiB }, sums[NF], phys, low = 0, high = 0;
@@ -1048,7 +964,7 @@ TEST(target) {
         stream_req_unchanged(fs, orig_stream);
         for (size_t i = 0; i < nfill; i++)
                 free(fill[i]);
-        fsck(fs);
+        loop_fs_fsck(fs);
 }
 
 /* A donor in pieces: the free space low on the disk is in 3 MiB holes (the filesystem is filled with
@@ -1057,7 +973,7 @@ TEST(target) {
  * in one piece: a file that does not fit in the rest of a hole starts at the next one. A hole is longer
  * than a locality group preallocation (mb_group_prealloc, 2 MiB here), as pieces must be. */
 TEST(segments) {
-        Fs *fs = &fs_seg;
+        LoopFs *fs = &fs_seg;
         enum { NF = 6, MAXFILL = 512, NHOLE = 4 };
         const uint64_t HOLE = 3 * MiB;
         char *paths[NF], *fill[MAXFILL];
@@ -1139,13 +1055,13 @@ TEST(segments) {
                 free(paths[i]);
         for (size_t i = 0; i < nfill; i++)
                 free(fill[i]);
-        fsck(fs);
+        loop_fs_fsck(fs);
 }
 
 /* Fill fs (root's reserve too: we run as root) with 1 MiB files of distinct data (names in fill[]), written
  * one after the other, so that they lie in disk order, in the directory dir of fs (NULL: its root). Returns
  * how many. */
-static size_t fill_with_data(Fs *fs, const char *dir, char **fill, size_t max) {
+static size_t fill_with_data(LoopFs *fs, const char *dir, char **fill, size_t max) {
         uint64_t seed = 0x2545f4914f6cdd1dULL;
         uint8_t *buf = malloc(MiB);
         struct statfs sfs;
@@ -1193,7 +1109,7 @@ typedef int (*DropFn)(uint64_t mib);
  * (reserved_clusters) lifted meanwhile, then what the 1 MiB files leave taken by 4 KiB ones (rest/) */
 static bool aged_fill_rest;
 
-static void set_reserved_clusters(const Fs *fs, uint64_t v) {
+static void set_reserved_clusters(const LoopFs *fs, uint64_t v) {
         char p[300];
         FILE *f;
 
@@ -1204,7 +1120,7 @@ static void set_reserved_clusters(const Fs *fs, uint64_t v) {
         ASSERT_EQ(fclose(f), 0);
 }
 
-static size_t fill_rest(Fs *fs) {
+static size_t fill_rest(LoopFs *fs) {
         char *dir = path_in(fs, "rest");
         size_t n = 0;
 
@@ -1235,7 +1151,7 @@ static size_t fill_rest(Fs *fs) {
         return n;
 }
 
-static size_t make_aged(Fs *fs, const char *dir, char **fill, size_t max, DropFn drop, bool *alive, uint64_t *sum,
+static size_t make_aged(LoopFs *fs, const char *dir, char **fill, size_t max, DropFn drop, bool *alive, uint64_t *sum,
                         uint64_t *gap_lo, uint64_t *gap_hi) {
         uint64_t phys, resv = fs_tunable(fs, "reserved_clusters");
         size_t n, kept = 0, rest = 0;
@@ -1289,7 +1205,7 @@ static Extent *extents_of(const char *path, size_t *n) {
 /* Move the NF files of sizes[] (paths[], sums[]) with o; then each must be intact and in one extent, the
  * first at *first (or anywhere when UINT64_MAX), the others back to back in order; the files of the aged
  * filesystem must be intact, none of them inside the files' span. Returns where the first one went. */
-static uint64_t move_and_check(Fs *fs, MoverOptions *o, char **paths, const uint64_t *sizes, const uint64_t *sums,
+static uint64_t move_and_check(LoopFs *fs, MoverOptions *o, char **paths, const uint64_t *sizes, const uint64_t *sums,
                                MoveItem *items, MoveOutcome *out, size_t nf, MoverStats *st, char **fill,
                                size_t nfill, const bool *alive, const uint64_t *fill_sum) {
         uint64_t phys, first = 0, next = 0;
@@ -1393,7 +1309,7 @@ static int drop_buddies_retry(uint64_t mib) {
  * filesystem with block groups of 128 MiB: in group 4 or 5): top-level directories are spread over the
  * flex groups (Orlov), so directories are made until one lands there; it is renamed to `name` (its inode
  * stays), the others removed. Files made in it get inodes of that group too. */
-static void make_high_dir(Fs *fs, const char *name) {
+static void make_high_dir(LoopFs *fs, const char *name) {
         struct statfs sfs;
         char *d[64], *target = path_in(fs, name);
         bool found = false;
@@ -1426,9 +1342,9 @@ static void make_high_dir(Fs *fs, const char *name) {
 
 /* The aged scenarios' filesystem size (MiB; 0: 768), and what is done to it once aged (NULL: nothing) */
 static unsigned aged_mb;
-static void (*aged_prepare)(Fs *fs);
+static void (*aged_prepare)(LoopFs *fs);
 
-static void aged_scenario_with(Fs *fs, const char *name, const char *mkfs_args, const char *fill_dir,
+static void aged_scenario_with(LoopFs *fs, const char *name, const char *mkfs_args, const char *fill_dir,
                                const uint64_t *sizes, size_t nf, DropFn drop, bool make_room, bool busy, uint64_t near,
                                MoverStats *st, uint64_t *first, uint64_t *lowest, uint64_t *gap_lo, uint64_t *gap_hi) {
         char *paths[AGED_MAXNF], *fill[AGED_MAXFILL];
@@ -1460,7 +1376,7 @@ static void aged_scenario_with(Fs *fs, const char *name, const char *mkfs_args, 
         /* making room: sha256 of every file on the filesystem too (the files to move and the ones that may be
          * moved out), checked again after the move, read from the disk */
         if (make_room)
-                ASSERT_EQ(run("cd '%s' && find . -type f -print0 | sort -z | xargs -0 sha256sum > '%s.sha256'",
+                ASSERT_EQ(loop_fs_sh("cd '%s' && find . -type f -print0 | sort -z | xargs -0 sha256sum > '%s.sha256'",
                               fs->mnt, fs->img), 0);
         o = options(fs, items);
         o.make_room = make_room;
@@ -1470,16 +1386,16 @@ static void aged_scenario_with(Fs *fs, const char *name, const char *mkfs_args, 
         *first = move_and_check(fs, &o, paths, sizes, sums, items, out, nf, st, fill, nfill, alive, fill_sum);
         writers_close();
         if (make_room)
-                ASSERT_EQ(run("cd '%s' && sha256sum --quiet -c '%s.sha256'", fs->mnt, fs->img), 0);
+                ASSERT_EQ(loop_fs_sh("cd '%s' && sha256sum --quiet -c '%s.sha256'", fs->mnt, fs->img), 0);
         stream_req_unchanged(fs, orig_stream);
         for (size_t i = 0; i < nf; i++)
                 free(paths[i]);
         for (size_t i = 0; i < nfill; i++)
                 free(fill[i]);
-        fsck(fs);
+        loop_fs_fsck(fs);
 }
 
-static void aged_scenario(Fs *fs, const char *name, DropFn drop, bool make_room, bool busy, uint64_t near,
+static void aged_scenario(LoopFs *fs, const char *name, DropFn drop, bool make_room, bool busy, uint64_t near,
                           MoverStats *st, uint64_t *first, uint64_t *lowest, uint64_t *gap_lo, uint64_t *gap_hi) {
         aged_scenario_with(fs, name, "", NULL, aged_sizes, AGED_NF, drop, make_room, busy, near, st, first, lowest, gap_lo,
                            gap_hi);
@@ -1547,7 +1463,7 @@ static int drop_unit(uint64_t mib) {
  * unit and the donor's 16 spare blocks. Else no reserve. */
 static bool unit_tight;
 
-static void unit_prepare(Fs *fs) {
+static void unit_prepare(LoopFs *fs) {
         struct statfs sfs;
 
         set_reserved_clusters(fs, 0);
@@ -1568,7 +1484,7 @@ enum { UNIT_NF = 7 };
  * once cleared: the filesystem full to the last block (the files to move, 1 MiB files, then 4 KiB ones),
  * but for group 8, which takes the 32 MiB of files moved out of the window, and the MiB at 300. The donor
  * must be made in the window, the files back to back in one run there; checked as room_groups. */
-static void unit_scenario(Fs *fs, const char *name, const uint64_t *sizes, MoverStats *st) {
+static void unit_scenario(LoopFs *fs, const char *name, const uint64_t *sizes, MoverStats *st) {
         uint64_t first, lowest, gap_lo, gap_hi, group = 32 * MiB;
 
         aged_mb = 320;
@@ -1689,7 +1605,7 @@ static const uint64_t spots_sizes[SPOTS_NF] = { 6 * MiB, 4 * MiB, 5 * MiB, 3 * M
  * they were, e2fsck clean. Fails when the donor's pieces are taken as one segment across the spots (files
  * moved only in part), when they are planned through the spots (the donor is not made in the window) and
  * when a segment after a spot starts one block early, inside it (a block left outside the window). */
-static void spots_scenario(Fs *fs, const char *name, uint64_t headroom_mib, uint64_t avail_mib) {
+static void spots_scenario(LoopFs *fs, const char *name, uint64_t headroom_mib, uint64_t avail_mib) {
         const uint64_t group = 32 * MiB, window = 2 * group;
         char *paths[SPOTS_NF], *fill[SPOTS_MAXFILL];
         uint64_t sums[SPOTS_NF], fill_sum[SPOTS_MAXFILL], hot_end = 0, gap_lo, gap_hi;
@@ -1741,7 +1657,7 @@ static void spots_scenario(Fs *fs, const char *name, uint64_t headroom_mib, uint
                 sums[i] = fnv_file(paths[i]);
                 make_item(paths[i], (int64_t) i, &items[i]);
         }
-        ASSERT_EQ(run("cd '%s' && find . -type f -print0 | sort -z | xargs -0 sha256sum > '%s.sha256'", fs->mnt,
+        ASSERT_EQ(loop_fs_sh("cd '%s' && find . -type f -print0 | sort -z | xargs -0 sha256sum > '%s.sha256'", fs->mnt,
                       fs->img), 0);
         if (avail_mib > 0) {
                 /* nearly full: ext4's own reserve set so that ordinary users may allocate avail_mib */
@@ -1845,7 +1761,7 @@ static void spots_scenario(Fs *fs, const char *name, uint64_t headroom_mib, uint
         ASSERT_EQ(st.room_files, n_out);
         ASSERT_TRUE(inside > 0);        /* the path: spots in the window */
         ASSERT_TRUE(between > 0);       /* the donor made around them */
-        ASSERT_EQ(run("cd '%s' && sha256sum --quiet -c '%s.sha256'", fs->mnt, fs->img), 0);
+        ASSERT_EQ(loop_fs_sh("cd '%s' && sha256sum --quiet -c '%s.sha256'", fs->mnt, fs->img), 0);
         stream_req_unchanged(fs, orig_stream);
         for (size_t i = 0; i < SPOTS_NF; i++) {
                 free(hot[i]);
@@ -1853,7 +1769,7 @@ static void spots_scenario(Fs *fs, const char *name, uint64_t headroom_mib, uint
         }
         for (size_t i = 0; i < nfill; i++)
                 free(fill[i]);
-        fsck(fs);
+        loop_fs_fsck(fs);
 }
 
 TEST(room_spots) {
@@ -1986,7 +1902,7 @@ static void expect_all(const MoveOutcome *out, size_t n, MoveResult res, const c
  * dropping the caches) and e2fsck finds nothing. A second run of the same item finds it in place and moves
  * nothing. Fails when orig_start ignores the range's offset. */
 TEST(range) {
-        Fs *fs = &fs_range;
+        LoopFs *fs = &fs_range;
         char *paths[1];
         const uint64_t sizes[1] = { 100 * MiB }, first = 1000, end = 2000, nb = 100 * MiB / BS;
         char sum_before[65], sum_after[65];
@@ -2061,13 +1977,13 @@ TEST(range) {
         free(before);
         free(after);
         free(paths[0]);
-        fsck(fs);
+        loop_fs_fsck(fs);
 }
 
 /* Two files read interleaved, A 0-40 KiB, B 0-40 KiB, A 40-80 KiB: their ranges land in that order, back
  * to back; a second run finds them in place. Their data stays intact. */
 TEST(range_order) {
-        Fs *fs = &fs_order;
+        LoopFs *fs = &fs_order;
         char *paths[3];
         const uint64_t sizes[3] = { 80 * KiB, 40 * KiB, 400 * KiB };
         char sums[2][65], now[65];
@@ -2128,7 +2044,7 @@ TEST(range_order) {
         free(b);
         for (size_t i = 0; i < 3; i++)
                 free(paths[i]);
-        fsck(fs);
+        loop_fs_fsck(fs);
 }
 
 
@@ -2156,7 +2072,7 @@ static void resume_progress(void *userdata, size_t index, const MoveOutcome *o) 
  * daemon builds them, run_item_of()) moves exactly those: B1 and A2 back to back, A1 where the first run
  * put it. */
 TEST(range_resume) {
-        Fs *fs = &fs_resume;
+        LoopFs *fs = &fs_resume;
         char *paths[3], db_path[600], sums[2][65], now[65];
         const uint64_t sizes[3] = { 80 * KiB, 40 * KiB, 400 * KiB };
         DbSessionFile sf[2];
@@ -2181,7 +2097,7 @@ TEST(range_resume) {
         sha256_of(paths[0], sums[0]);
         sha256_of(paths[1], sums[1]);
 
-        snprintf(db_path, sizeof db_path, "%s/resume.db", tmpdir);
+        snprintf(db_path, sizeof db_path, "%s/resume.db", loop_fs_dir);
         ASSERT_OK(db_open(db_path, &db));
         for (size_t i = 0; i < 2; i++) {
                 MoveItem it;
@@ -2266,7 +2182,7 @@ TEST(range_resume) {
         free(b);
         for (size_t i = 0; i < 3; i++)
                 free(paths[i]);
-        fsck(fs);
+        loop_fs_fsck(fs);
 }
 
 /* The optimizer's checkpoints: each on the disk before the mover touches the next file. Every WAL sync
@@ -2298,7 +2214,7 @@ static void ckpt_finished(Optimizer *o, void *userdata) {
 }
 
 TEST(optimizer_checkpoints) {
-        Fs *fs = &fs_ckpt;
+        LoopFs *fs = &fs_ckpt;
         uint64_t sizes[CKPT_NF], sums[CKPT_NF];
         DbSessionFile sf[CKPT_NF];
         DbMergeInput in = {};
@@ -2321,7 +2237,7 @@ TEST(optimizer_checkpoints) {
         }
         write_interleaved(ckpt_paths, sizes, CKPT_NF, 4 * KiB);
         count_wal_syncs();
-        snprintf(db_path, sizeof db_path, "%s/ckpt.db", tmpdir);
+        snprintf(db_path, sizeof db_path, "%s/ckpt.db", loop_fs_dir);
         ASSERT_OK(db_open(db_path, &db));
         ASSERT_TRUE(job = calloc(1, sizeof *job));
         ASSERT_TRUE(job->items = calloc(CKPT_NF, sizeof *job->items));
@@ -2385,7 +2301,7 @@ TEST(optimizer_checkpoints) {
                 ASSERT_TRUE(phys != ckpt_first[i]);
                 free(ckpt_paths[i]);
         }
-        fsck(fs);
+        loop_fs_fsck(fs);
 }
 
 /* ---------------------------------------------------------------------------------------------------- */
@@ -2430,7 +2346,7 @@ static void commit_progress(void *userdata, size_t index, const MoveOutcome *o) 
 }
 
 TEST(commit) {
-        Fs *fs = &fs_commit;
+        LoopFs *fs = &fs_commit;
         char *paths[COMMIT_NF];
         uint64_t sizes[COMMIT_NF], sums[COMMIT_NF], phys;
         MoveItem items[COMMIT_NF];
@@ -2497,7 +2413,7 @@ TEST(commit) {
                COMMIT_NF);
         for (size_t i = 0; i < COMMIT_NF; i++)
                 free(paths[i]);
-        fsck(fs);
+        loop_fs_fsck(fs);
 }
 
 
@@ -2522,7 +2438,7 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "needs root (loop devices, mount)\n");
                 return EXIT_TEST_SKIP;
         }
-        if (run("command -v mkfs.ext4 losetup e2fsck >/dev/null") != 0)
+        if (loop_fs_sh("command -v mkfs.ext4 losetup e2fsck >/dev/null") != 0)
                 return EXIT_TEST_SKIP;
         for (int a = 1; a < argc; a++) {
                 bool known = false;
@@ -2534,15 +2450,8 @@ int main(int argc, char **argv) {
                 }
         }
         setvbuf(stdout, NULL, _IOLBF, 0);
-        snprintf(tmpdir, sizeof tmpdir, "%s/test-mover.XXXXXX", test_scratch_root());
-        if (!mkdtemp(tmpdir)) {
-                tmpdir[0] = 0;
-                return EXIT_FAILURE;
-        }
+        snprintf(state_file, sizeof state_file, "%s/mover.state", loop_fs_scratch("test-mover"));
         atexit(cleanup);
-        if (test_claim_dir(tmpdir) < 0 || test_guard_dir(tmpdir) < 0)
-                return EXIT_FAILURE;
-        snprintf(state_file, sizeof state_file, "%s/mover.state", tmpdir);
 
         for (size_t i = 0; i < TEST_ELEMENTSOF(tests); i++) {
                 bool want = argc < 2;
@@ -2556,9 +2465,9 @@ int main(int argc, char **argv) {
                 printf("  (%s: %.1f s)\n", tests[i].name, now_sec() - t);
         }
         if (fs_main.mounted)
-                fsck(&fs_main);
+                loop_fs_fsck(&fs_main);
         if (fs_small.mounted)
-                fsck(&fs_small);
+                loop_fs_fsck(&fs_small);
         printf("test-mover: OK\n");
         return 0;
 }
