@@ -29,15 +29,9 @@
 #include "relocate/mover.h"
 #include "relocate/optimizer.h"
 #include "relocate/run.h"
-#include "test-loop-fs.h"
-#include "test-util.h"
+#include "test-mover-util.h"
 #include "test-wal-syncs.h"
 
-#define KiB (UINT64_C(1024))
-#define MiB (UINT64_C(1024) * 1024)
-#define BS 4096
-
-static char state_file[512];
 static LoopFs fs_main, fs_small, fs_place, fs_target, fs_seg, fs_room, fs_bud, fs_busy, fs_bud2, fs_near,
         fs_range, fs_order, fs_resume, fs_scope, fs_groups, fs_spots, fs_spots_tight, fs_ckpt, fs_unit,
         fs_unit_tight, fs_commit;
@@ -56,15 +50,6 @@ static void cleanup(void) {
         }
 }
 
-/* A scratch ext4 of size_mb MiB, made with mkfs.ext4 -b 4096 and mkfs_args (e.g. "-g 8192"). */
-static void fs_setup_with(LoopFs *fs, const char *name, unsigned size_mb, const char *mkfs_args) {
-        loop_fs_setup(fs, "test-mover", name, size_mb, mkfs_args);
-}
-
-static void fs_setup(LoopFs *fs, const char *name, unsigned size_mb) {
-        fs_setup_with(fs, name, size_mb, "");
-}
-
 /* The page cache of one clean, unmapped file dropped (after sync()): it is read from the disk again. */
 static void drop_file_cache(const char *path) {
         int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -72,114 +57,6 @@ static void drop_file_cache(const char *path) {
         ASSERT_TRUE(fd >= 0);
         ASSERT_EQ(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
         close(fd);
-}
-
-static void drop_caches(void) {
-        int fd;
-
-        sync();
-        fd = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
-        ASSERT_TRUE(fd >= 0);
-        ASSERT_EQ(write(fd, "3", 1), 1);
-        close(fd);
-}
-
-/* FNV-1a over the file's 8-byte words (the tail byte by byte): any changed byte changes it. */
-static uint64_t fnv_file(const char *path) {
-        uint64_t h = 1469598103934665603ULL, w;
-        uint8_t buf[65536];
-        size_t have = 0;
-        ssize_t n;
-        int fd;
-
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        ASSERT_TRUE(fd >= 0);
-        do {
-                n = read(fd, buf + have, sizeof buf - have);
-                ASSERT_TRUE(n >= 0);
-                have += (size_t) n;
-                if (have < sizeof buf && n > 0)
-                        continue;       /* a short read: fill the buffer first, so words do not depend on it */
-                size_t i = 0;
-                for (; i + 8 <= have; i += 8) {
-                        memcpy(&w, buf + i, 8);
-                        h = (h ^ w) * 1099511628211ULL;
-                }
-                for (; i < have; i++)
-                        h = (h ^ buf[i]) * 1099511628211ULL;
-                have = 0;
-        } while (n > 0);
-        close(fd);
-        return h;
-}
-
-static uint64_t read_uint_file(const char *path) {
-        char buf[64] = {};
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        ASSERT_TRUE(fd >= 0);
-        ASSERT_TRUE(read(fd, buf, sizeof buf - 1) > 0);
-        close(fd);
-        return strtoull(buf, NULL, 10);
-}
-
-static void write_str_file(const char *path, const char *s) {
-        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-        ASSERT_TRUE(fd >= 0);
-        ASSERT_EQ(write(fd, s, strlen(s)), (ssize_t) strlen(s));
-        close(fd);
-}
-
-/* Write the files round-robin in `chunk` pieces with fsync after each, so each ends up fragmented. */
-static void write_interleaved(char **paths, const uint64_t *sizes, size_t n, size_t chunk) {
-        int fds[64];
-        uint64_t off[64] = {}, seed = 0x9e3779b97f4a7c15ULL;
-        uint8_t *buf = malloc(chunk);
-        bool more = true;
-
-        ASSERT_TRUE(n <= 64 && buf);
-        for (size_t i = 0; i < n; i++) {
-                fds[i] = open(paths[i], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-                ASSERT_TRUE(fds[i] >= 0);
-        }
-        while (more) {
-                more = false;
-                for (size_t i = 0; i < n; i++) {
-                        size_t l;
-
-                        if (off[i] >= sizes[i])
-                                continue;
-                        l = (size_t) MIN((uint64_t) chunk, sizes[i] - off[i]);
-                        for (size_t j = 0; j < l; j++) {
-                                seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
-                                buf[j] = (uint8_t) (seed >> 56);
-                        }
-                        ASSERT_EQ(pwrite(fds[i], buf, l, (off_t) off[i]), (ssize_t) l);
-                        ASSERT_EQ(fsync(fds[i]), 0);
-                        off[i] += l;
-                        more = more || off[i] < sizes[i];
-                }
-        }
-        for (size_t i = 0; i < n; i++)
-                close(fds[i]);
-        free(buf);
-}
-
-static size_t count_extents(const char *path, uint64_t *first_phys) {
-        Extent *e = NULL;
-        size_t n = 0;
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-        ASSERT_TRUE(fd >= 0);
-        ASSERT_OK(fiemap_get(fd, &e, &n));
-        close(fd);
-        *first_phys = n > 0 ? e[0].physical : 0;
-        /* merge physically adjacent ones, as the layout code does */
-        size_t runs = n > 0;
-        for (size_t i = 1; i < n; i++)
-                if (e[i].physical != e[i - 1].physical + e[i - 1].length)
-                        runs++;
-        free(e);
-        return runs;
 }
 
 /* Bytes the file has allocated (FIEMAP), holes not counted. */
@@ -196,87 +73,6 @@ static uint64_t allocated_bytes(const char *path) {
                 sum += e[i].length;
         free(e);
         return sum;
-}
-
-static void make_item(const char *path, int64_t id, MoveItem *ret) {
-        struct stat st;
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-        ASSERT_TRUE(fd >= 0);
-        ASSERT_EQ(fstat(fd, &st), 0);
-        *ret = (MoveItem) {
-                .file_id = id,
-                .path = path,
-                .size = (uint64_t) st.st_size,
-                .mtime_ns = (int64_t) st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec,
-        };
-        ASSERT_OK(file_key_from_fd(fd, &ret->key));
-        close(fd);
-}
-
-static const char *result_name(MoveResult r) {
-        static const char *const names[] = { "DONE", "IN_PLACE", "SKIPPED", "RETRY" };
-        return r < _MOVE_RESULT_MAX ? names[r] : "?";
-}
-
-static void progress(void *userdata, size_t index, const MoveOutcome *o) {
-        const MoveItem *items = userdata;
-        const char *slash = strrchr(items[index].path, '/');
-
-        printf("    [%zu] %-14s %-8s %-40s %8llu bytes\n", index, slash ? slash + 1 : items[index].path,
-               result_name(o->result), o->reason, (unsigned long long) o->bytes);
-}
-
-static MoverOptions options(LoopFs *fs, const MoveItem *items) {
-        return (MoverOptions) {
-                .mount_fd = fs->mount_fd,
-                .sysfs_dir = fs->sysfs,
-                .state_file = state_file,
-                .progress = progress,
-                .userdata = (void *) items,
-        };
-}
-
-static double now_sec(void) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
-}
-
-static void expect(const MoveOutcome *o, MoveResult res, const char *reason) {
-        ASSERT_STREQ(result_name(o->result), result_name(res));
-        if (reason)
-                ASSERT_STREQ(o->reason, reason);
-}
-
-static char *path_in(const LoopFs *fs, const char *name) {
-        char *p;
-        ASSERT_TRUE(asprintf(&p, "%s/%s", fs->mnt, name) > 0);
-        return p;
-}
-
-/* An ext4 tunable of fs (/sys/fs/ext4/<dev>/<name>). */
-static uint64_t fs_tunable(const LoopFs *fs, const char *name) {
-        char p[300];
-        snprintf(p, sizeof p, "%s/%s", fs->sysfs, name);
-        return read_uint_file(p);
-}
-
-/* Files <prefix>0 .. <prefix>n-1 on fs (paths[] to free), written interleaved in 16 KiB pieces. */
-static void make_files(const LoopFs *fs, const char *prefix, char **paths, const uint64_t *sizes, size_t n) {
-        for (size_t i = 0; i < n; i++) {
-                char name[32];
-                snprintf(name, sizeof name, "%s%zu", prefix, i);
-                paths[i] = path_in(fs, name);
-        }
-        write_interleaved(paths, sizes, n, 16 * KiB);
-}
-
-static void stream_req_unchanged(const LoopFs *fs, uint64_t orig) {
-        char p[256];
-        snprintf(p, sizeof p, "%s/mb_stream_req", fs->sysfs);
-        ASSERT_EQ(read_uint_file(p), orig);
-        ASSERT_TRUE(access(state_file, F_OK) < 0 && errno == ENOENT);
 }
 
 /* The filesystems the first tests share, made when one of them first needs it. */
@@ -548,23 +344,6 @@ static void *cancel_thread(void *p) {
         usleep(a->delay_ms * 1000);
         atomic_store(a->flag, true);
         return NULL;
-}
-
-/* Every other piece of [from, to) of the file punched out and written again (the same data): the new
- * blocks cannot continue the ones before (taken), so that part of the file ends up in many runs. */
-static void rewrite_pieces(const char *path, uint64_t from, uint64_t to, uint64_t piece) {
-        uint8_t *buf = malloc(piece);
-        int fd = open(path, O_RDWR | O_CLOEXEC);
-
-        ASSERT_TRUE(buf && fd >= 0);
-        for (uint64_t o = from; o + piece <= to; o += 2 * piece) {
-                ASSERT_EQ(pread(fd, buf, piece, (off_t) o), (ssize_t) piece);
-                ASSERT_EQ(fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t) o, (off_t) piece), 0);
-                ASSERT_EQ(pwrite(fd, buf, piece, (off_t) o), (ssize_t) piece);
-                ASSERT_EQ(fsync(fd), 0);
-        }
-        close(fd);
-        free(buf);
 }
 
 TEST(big_file) {
@@ -2417,10 +2196,7 @@ TEST(commit) {
 }
 
 
-static const struct {
-        const char *name;
-        void (*fn)(void);
-} tests[] = {
+static const MoverTest tests[] = {
 #define T(n) { #n, test_##n }
         T(layout), T(count_runs_range), T(errors), T(cancel_before_start), T(big_file), T(small_fs),
         T(placement), T(target), T(segments), T(room), T(room_busy), T(room_groups), T(room_scope), T(room_spots),
@@ -2431,43 +2207,14 @@ static const struct {
 #undef T
 };
 
-/* usage: test-mover [TEST...]: the named tests (meson runs one at a time, so that a slow one is named
- * and the others still run), or all of them in order */
-int main(int argc, char **argv) {
-        if (geteuid() != 0) {
-                fprintf(stderr, "needs root (loop devices, mount)\n");
-                return EXIT_TEST_SKIP;
-        }
-        if (loop_fs_sh("command -v mkfs.ext4 losetup e2fsck >/dev/null") != 0)
-                return EXIT_TEST_SKIP;
-        for (int a = 1; a < argc; a++) {
-                bool known = false;
-                for (size_t i = 0; i < TEST_ELEMENTSOF(tests); i++)
-                        known = known || streq(argv[a], tests[i].name);
-                if (!known) {
-                        fprintf(stderr, "unknown test: %s\n", argv[a]);
-                        return EXIT_FAILURE;
-                }
-        }
-        setvbuf(stdout, NULL, _IOLBF, 0);
-        snprintf(state_file, sizeof state_file, "%s/mover.state", loop_fs_scratch("test-mover"));
-        atexit(cleanup);
-
-        for (size_t i = 0; i < TEST_ELEMENTSOF(tests); i++) {
-                bool want = argc < 2;
-                for (int a = 1; a < argc; a++)
-                        want = want || streq(argv[a], tests[i].name);
-                if (!want)
-                        continue;
-                fprintf(stderr, "-- %s\n", tests[i].name);
-                double t = now_sec();
-                tests[i].fn();
-                printf("  (%s: %.1f s)\n", tests[i].name, now_sec() - t);
-        }
+/* the shared filesystems, checked once every test that used them ran */
+static void finish(void) {
         if (fs_main.mounted)
                 loop_fs_fsck(&fs_main);
         if (fs_small.mounted)
                 loop_fs_fsck(&fs_small);
-        printf("test-mover: OK\n");
-        return 0;
+}
+
+int main(int argc, char **argv) {
+        return mover_tests_main(argc, argv, tests, ELEMENTSOF(tests), cleanup, finish);
 }
