@@ -244,9 +244,6 @@ static inline void writers_close(void) {
         n_writers = 0;
 }
 
-/* One scenario on its own 768 MiB filesystem (block groups of 128 MiB, the first of the flex group is
- * group 0): the 12 MiB of files of aged_sizes moved with make_room on or off (with the files of block
- * group 1 held open for writing during the move if busy), the donor wanted near `near` (bytes, 0: none). */
 /* The directory `name` in the root of fs, its inode in the last third of the inode numbers (of a 768 MiB
  * filesystem with block groups of 128 MiB: in group 4 or 5): top-level directories are spread over the
  * flex groups (Orlov), so directories are made until one lands there; it is renamed to `name` (its inode
@@ -286,6 +283,9 @@ static inline void make_high_dir(LoopFs *fs, const char *name) {
 static unsigned aged_mb;
 static void (*aged_prepare)(LoopFs *fs);
 
+/* One scenario on its own 768 MiB filesystem (block groups of 128 MiB, the first of the flex group is
+ * group 0): the 12 MiB of files of aged_sizes moved with make_room on or off (with the files of block
+ * group 1 held open for writing during the move if busy), the donor wanted near `near` (bytes, 0: none). */
 static inline void aged_scenario_with(LoopFs *fs, const char *name, const char *mkfs_args,
                                       const char *fill_dir, const uint64_t *sizes, size_t nf, DropFn drop,
                                       bool make_room, bool busy, uint64_t near, MoverStats *st,
