@@ -25,7 +25,7 @@
 # that holds no metadata: 1, 3, 5, 7 and 9 have backup superblocks) is cut up: the first 4 MiB of each
 # group keep their files, 56 MiB are freed (of which ordinary users may use 40: ext4 keeps 16 MiB,
 # reserved_clusters), the rest of the filesystem stays full; the files moved out of that window then have
-# nowhere to go but into its holes (test-mover room_spots on a bare filesystem). With either, every room
+# nowhere to go but into its holes (test-mover-room room_spots on a bare filesystem). With either, every room
 # run (and its reference) says from which block groups fill files were moved out (FIEMAP) and how many of
 # them lie in those groups again (spots of the window). DROP=files: before each sha256 check only the
 # image's files leave the page cache (each one's, with dd iflag=nocache), not the whole machine's (echo 3 >
@@ -92,7 +92,7 @@ extents_of_list() { local f; while read -r f; do echo "$f"; file_extents "$f"; d
 
 # A base: aged files (plus, for "aged", a 12 MiB program written in fragments) read by bin/prog in a seeded
 # order; for "room", the rest of the filesystem filled with 1 MiB files and every other MiB of 128-640 MiB
-# and 660-700 MiB freed again (the only free range that holds the donor lies far out; tests/test-mover.c
+# and 660-700 MiB freed again (the only free range that holds the donor lies far out; tests/test-mover-room.c
 # "room" does the same on a bare filesystem; ROOM_GROUPS=spots frees another pattern, see above). Then the
 # references: uninterrupted runs on copies.
 make_base() {   # KIND SEED

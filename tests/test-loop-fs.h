@@ -24,6 +24,7 @@
 
 typedef struct LoopFs {
         char img[512], mnt[512], dev[64];
+        char sysfs[128];                /* its ext4 tunables: /sys/fs/ext4/loopN */
         bool mounted;
         int mount_fd;                   /* the mount's root directory */
         const char *options;            /* mount options (ext4's data string), NULL: none */
@@ -58,11 +59,15 @@ static inline void loop_fs_unmount(LoopFs *fs) {
         fs->mounted = false;
 }
 
+/* Unmounted and detached; its image stays until exit. */
 static inline void loop_fs_teardown(LoopFs *fs) {
         loop_fs_unmount(fs);
         if (fs->dev[0] && loop_fs_sh("losetup -d '%s'", fs->dev) != 0)
                 fprintf(stderr, "cleanup: losetup -d %s failed\n", fs->dev);
         fs->dev[0] = 0;
+        for (size_t i = 0; i < LOOP_FS_MAX; i++)
+                if (loop_fs_all[i] == fs)
+                        loop_fs_all[i] = NULL;
 }
 
 static inline void loop_fs_cleanup(void) {
@@ -122,13 +127,14 @@ static inline void loop_fs_setup(LoopFs *fs, const char *prog, const char *name,
         if (nl)
                 *nl = 0;
         ASSERT_TRUE(strncmp(fs->dev, "/dev/loop", 9) == 0);
+        snprintf(fs->sysfs, sizeof fs->sysfs, "/sys/fs/ext4/%s", fs->dev + 5);
         loop_fs_mount(fs);
         printf("  %s: %u MiB on %s at %s\n", name, size_mb, fs->dev, fs->mnt);
 }
 
-/* Unmounted, e2fsck -fn must find it clean. */
+/* Unmounted and detached, e2fsck -fn must find its image clean. */
 static inline void loop_fs_fsck(LoopFs *fs) {
-        loop_fs_unmount(fs);
-        ASSERT_EQ(loop_fs_sh("e2fsck -fn '%s' >/dev/null 2>&1", fs->dev), 0);
-        printf("  e2fsck -fn %s: clean\n", fs->dev);
+        loop_fs_teardown(fs);
+        ASSERT_EQ(loop_fs_sh("e2fsck -fn '%s' >/dev/null 2>&1", fs->img), 0);
+        printf("  e2fsck -fn %s: clean\n", fs->img);
 }

@@ -27,7 +27,7 @@
 
 #include "common/macro.h"
 #include "record/pagecache.h"
-#include "test-scratch.h"
+#include "test-loop-fs.h"
 #include "test-util.h"
 #include "common/time-util.h"
 
@@ -36,21 +36,8 @@
 #define BIG_PAGES 25600                 /* 100 MiB */
 #define SMALL_PAGES 16
 
-static char tmpdir[256], img[512], mnt[512], dev[64];
-static bool mounted;
+static LoopFs fs;
 static dev_t fs_dev;
-
-_printf_(1, 2) static int run(const char *fmt, ...) {
-        char cmd[2048];
-        va_list ap;
-        int r;
-
-        va_start(ap, fmt);
-        vsnprintf(cmd, sizeof cmd, fmt, ap);
-        va_end(ap);
-        r = system(cmd);
-        return r < 0 || !WIFEXITED(r) ? -1 : WEXITSTATUS(r);
-}
 
 /* The first number printed by a command (debugfs), or -1. */
 _printf_(1, 2) static long long run_number(const char *fmt, ...) {
@@ -73,22 +60,6 @@ _printf_(1, 2) static long long run_number(const char *fmt, ...) {
                         }
         pclose(p);
         return v;
-}
-
-static void cleanup(void) {
-        if (mounted) {
-                for (int i = 0; i < 20 && umount(mnt) < 0; i++)
-                        usleep(100 * 1000);
-                if (umount2(mnt, MNT_DETACH) < 0 && errno != EINVAL)
-                        fprintf(stderr, "cleanup: umount %s: %m\n", mnt);
-                mounted = false;
-        }
-        if (dev[0] && run("losetup -d '%s'", dev) != 0)
-                fprintf(stderr, "cleanup: losetup -d %s failed\n", dev);
-        dev[0] = 0;
-        if (tmpdir[0])
-                (void) run("rm -rf '%s'", tmpdir);
-        tmpdir[0] = 0;
 }
 
 static void write_file(const char *path, size_t pages) {
@@ -116,47 +87,33 @@ static void drop_cache(const char *path) {
 static void do_mount(void) {
         struct stat st;
 
-        ASSERT_EQ(mount(dev, mnt, "ext4", 0, NULL), 0);
-        mounted = true;
-        ASSERT_EQ(stat(mnt, &st), 0);
+        loop_fs_mount(&fs);
+        ASSERT_EQ(stat(fs.mnt, &st), 0);
         fs_dev = st.st_dev;
 }
 
 static void fs_setup(void) {
-        char cmd[1024], *nl;
-        FILE *p;
+        struct stat st;
 
-        snprintf(img, sizeof img, "%s/pagecache.img", tmpdir);
-        snprintf(mnt, sizeof mnt, "%s/mnt", tmpdir);
-        ASSERT_EQ(mkdir(mnt, 0755), 0);
-        ASSERT_EQ(run("truncate -s 256M '%s' && mkfs.ext4 -q -F -b 4096 '%s'", img, img), 0);
-        snprintf(cmd, sizeof cmd, "losetup --find --show '%s'", img);
-        p = popen(cmd, "r");
-        ASSERT_TRUE(p);
-        if (!fgets(dev, sizeof dev, p))
-                dev[0] = 0;
-        pclose(p);
-        nl = strchr(dev, '\n');
-        if (nl)
-                *nl = 0;
-        ASSERT_TRUE(strncmp(dev, "/dev/loop", 9) == 0);
-        do_mount();
-        write_file(test_path(mnt, "big"), BIG_PAGES);
-        write_file(test_path(mnt, "small"), SMALL_PAGES);
-        ASSERT_EQ(mkdir(test_path(mnt, "dir"), 0755), 0);
+        loop_fs_setup(&fs, "seekless-test-pagecache", "pagecache", 256, NULL);
+        ASSERT_EQ(stat(fs.mnt, &st), 0);
+        fs_dev = st.st_dev;
+        write_file(test_path(fs.mnt, "big"), BIG_PAGES);
+        write_file(test_path(fs.mnt, "small"), SMALL_PAGES);
+        ASSERT_EQ(mkdir(test_path(fs.mnt, "dir"), 0755), 0);
         for (int i = 0; i < 100; i++) {
                 char name[32];
                 snprintf(name, sizeof name, "dir/f%d", i);
-                write_file(test_path(mnt, name), 1);
+                write_file(test_path(fs.mnt, name), 1);
         }
-        ASSERT_EQ(run("cp /bin/true '%s/true'", mnt), 0);
+        ASSERT_EQ(loop_fs_sh("cp /bin/true '%s/true'", fs.mnt), 0);
         sync();
 }
 
 static uint64_t inode_of(const char *name) {
         struct stat st;
 
-        ASSERT_EQ(stat(test_path(mnt, name), &st), 0);
+        ASSERT_EQ(stat(test_path(fs.mnt, name), &st), 0);
         return st.st_ino;
 }
 
@@ -213,7 +170,7 @@ static pid_t touch_mapped_pausing(const char *name, size_t first, size_t last, s
 
         ASSERT_TRUE(pid >= 0);
         if (pid == 0) {
-                int fd = open(test_path(mnt, name), O_RDONLY | O_CLOEXEC);
+                int fd = open(test_path(fs.mnt, name), O_RDONLY | O_CLOEXEC);
                 struct stat st;
                 volatile unsigned char sum = 0;
                 unsigned char *m;
@@ -254,7 +211,7 @@ static pid_t read_whole(const char *name) {
         ASSERT_TRUE(pid >= 0);
         if (pid == 0) {
                 char buf[4096];
-                int fd = open(test_path(mnt, name), O_RDONLY | O_CLOEXEC);
+                int fd = open(test_path(fs.mnt, name), O_RDONLY | O_CLOEXEC);
                 ssize_t k;
 
                 if (fd < 0)
@@ -294,7 +251,7 @@ TEST(mmap_random) {
         Seen s;
         pid_t pid;
 
-        drop_cache(test_path(mnt, "big"));
+        drop_cache(test_path(fs.mnt, "big"));
         p = start(&s, 0, false);
         before = now_usec(CLOCK_MONOTONIC) * 1000;
         pid = touch_mapped_pausing("big", 1000, 1999, 1500);
@@ -330,15 +287,15 @@ TEST(read_and_exec) {
         size_t n;
         pid_t reader, exe;
 
-        drop_cache(test_path(mnt, "small"));
-        drop_cache(test_path(mnt, "true"));
+        drop_cache(test_path(fs.mnt, "small"));
+        drop_cache(test_path(fs.mnt, "true"));
         p = start(&s, 0, false);
         reader = read_whole("small");
         child_wait(reader);
         exe = fork();
         ASSERT_TRUE(exe >= 0);
         if (exe == 0) {
-                execl(test_path(mnt, "true"), "true", (char *) NULL);
+                execl(test_path(fs.mnt, "true"), "true", (char *) NULL);
                 _exit(1);
         }
         child_wait(exe);
@@ -348,7 +305,7 @@ TEST(read_and_exec) {
         ASSERT_EQ(lo, 0);
         ASSERT_EQ(hi, SMALL_PAGES - 1);
         /* exec: the binary's pages, from its first, by the exec'ing process (the same pid after exec) */
-        ASSERT_EQ(stat(test_path(mnt, "true"), &st), 0);
+        ASSERT_EQ(stat(test_path(fs.mnt, "true"), &st), 0);
         n = pages_of(&s, st.st_ino, exe, &lo, &hi);
         printf("exec: %zu of %lld pages of the binary, %" PRIu64 "-%" PRIu64 "\n", n,
                (long long) (st.st_size + 4095) / 4096, lo, hi);
@@ -366,7 +323,7 @@ TEST(silent) {
         pid_t pid;
 
         /* off: nothing */
-        drop_cache(test_path(mnt, "big"));
+        drop_cache(test_path(fs.mnt, "big"));
         p = start(&s, 0, false);
         ASSERT_OK(pagecache_enable(p, false));
         child_wait(touch_mapped("big", 0, 99));
@@ -400,15 +357,16 @@ TEST(metadata) {
         bool dir_seen = false, itable_seen = false;
         Seen s;
 
-        dir_block = run_number("debugfs -R 'bmap /dir 0' '%s' 2>/dev/null", dev);
+        dir_block = run_number("debugfs -R 'bmap /dir 0' '%s' 2>/dev/null", fs.dev);
         itable_block = run_number("debugfs -R 'imap /dir/f50' '%s' 2>/dev/null | sed -n 's/.*located at block //p'",
-                                  dev);
+                                  fs.dev);
         ASSERT_TRUE(dir_block > 0 && itable_block > 0);
-        ASSERT_EQ(umount(mnt), 0);
-        mounted = false;
+        fs.mount_fd = safe_close(fs.mount_fd);
+        ASSERT_EQ(umount(fs.mnt), 0);
+        fs.mounted = false;
         p = start(&s, 0, true);         /* fs_dev is the loop device's number: it stays */
         do_mount();
-        ASSERT_EQ(run("ls -l '%s/dir' >/dev/null", mnt), 0);
+        ASSERT_EQ(loop_fs_sh("ls -l '%s/dir' >/dev/null", fs.mnt), 0);
         ASSERT_OK(pagecache_read(p));
         for (size_t i = 0; i < s.n; i++) {
                 if (s.e[i].dev != fs_dev || s.e[i].ino != 0)
@@ -447,7 +405,7 @@ TEST(metadata_forged) {
                 printf("skipped: no inofs helper (libfuse3) or no /dev/fuse\n");
                 return;
         }
-        snprintf(fuse, sizeof fuse, "%s/fuse", tmpdir);
+        snprintf(fuse, sizeof fuse, "%s/fuse", loop_fs_dir);
         snprintf(file, sizeof file, "%s/f", fuse);
         snprintf(ino, sizeof ino, "%" PRIu64, kdev);
         snprintf(size, sizeof size, "%d", (FORGED_FIRST + 1024) * 4096);
@@ -477,8 +435,8 @@ TEST(metadata_forged) {
         }
         close(fd);
         /* and a page of the device itself, read by us: the device's own */
-        drop_cache(dev);
-        fd = open(dev, O_RDONLY | O_CLOEXEC);
+        drop_cache(fs.dev);
+        fd = open(fs.dev, O_RDONLY | O_CLOEXEC);
         ASSERT_TRUE(fd >= 0);
         {
                 char c;
@@ -519,7 +477,7 @@ TEST(lost) {
         Seen s;
         pid_t pid;
 
-        drop_cache(test_path(mnt, "big"));
+        drop_cache(test_path(fs.mnt, "big"));
         p = start(&s, 64, false);
         pid = touch_mapped("big", 0, 19999);
         child_wait(pid);
@@ -603,7 +561,7 @@ TEST(lazy_unmount) {
         PageCache *p;
         Seen s;
 
-        snprintf(second, sizeof second, "%s/tracefs", tmpdir);
+        snprintf(second, sizeof second, "%s/tracefs", loop_fs_dir);
         ASSERT_EQ(mkdir(second, 0700), 0);
         ASSERT_EQ(mount("tracefs", second, "tracefs", 0, NULL), 0);
         {
@@ -634,7 +592,7 @@ int main(void) {
                 fprintf(stderr, "needs root (tracefs, loop devices, mount)\n");
                 return EXIT_TEST_SKIP;
         }
-        if (run("command -v mkfs.ext4 losetup debugfs >/dev/null") != 0 || sysconf(_SC_PAGESIZE) != 4096)
+        if (loop_fs_sh("command -v mkfs.ext4 losetup debugfs >/dev/null") != 0 || sysconf(_SC_PAGESIZE) != 4096)
                 return EXIT_TEST_SKIP;
         setvbuf(stdout, NULL, _IOLBF, 0);
         /* our mounts (tracefs if needed, the image) stay in a namespace of our own */
@@ -648,14 +606,6 @@ int main(void) {
                 fprintf(stderr, "no filemap:mm_filemap_add_to_page_cache tracepoint\n");
                 return EXIT_TEST_SKIP;
         }
-        snprintf(tmpdir, sizeof tmpdir, "%s/seekless-test-pagecache.XXXXXX", test_scratch_root());
-        if (!mkdtemp(tmpdir)) {
-                tmpdir[0] = 0;
-                return EXIT_FAILURE;
-        }
-        atexit(cleanup);
-        if (test_claim_dir(tmpdir) < 0 || test_guard_dir(tmpdir) < 0)
-                return EXIT_FAILURE;
         (void) pagecache_reap(TRACEFS, PREFIX);
         fs_setup();
 

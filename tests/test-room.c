@@ -10,19 +10,16 @@
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <linux/fsmap.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/ioctl.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <sys/wait.h>
 
 #include "fs/fiemap.h"
 #include "common/macro.h"
 #include "relocate/room.h"
-#include "test-scratch.h"
+#include "test-loop-fs.h"
 #include "test-util.h"
 
 #define MiB (UINT64_C(1) << 20)
@@ -34,9 +31,7 @@
 #define N_FILES 72
 #define FILE_SIZE (4 * MiB)
 
-static char tmpdir[256], img[512], mnt[512], dev[64];
-static bool mounted;
-static int mount_fd = -EBADF;
+static LoopFs fs;
 static dev_t fs_dev;
 static uint64_t blocks_count;
 
@@ -49,60 +44,13 @@ typedef struct File {
 } File;
 static File files[N_FILES];
 
-_printf_(1, 2) static int run(const char *fmt, ...) {
-        char cmd[2048];
-        va_list ap;
-        int r;
-
-        va_start(ap, fmt);
-        vsnprintf(cmd, sizeof cmd, fmt, ap);
-        va_end(ap);
-        r = system(cmd);
-        return r < 0 || !WIFEXITED(r) ? -1 : WEXITSTATUS(r);
-}
-
-static void cleanup(void) {
-        mount_fd = safe_close(mount_fd);
-        if (mounted) {
-                for (int i = 0; i < 20 && umount(mnt) < 0; i++)
-                        usleep(100 * 1000);
-                if (umount2(mnt, MNT_DETACH) < 0 && errno != EINVAL)
-                        fprintf(stderr, "cleanup: umount %s: %m\n", mnt);
-                mounted = false;
-        }
-        if (dev[0] && run("losetup -d '%s'", dev) != 0)
-                fprintf(stderr, "cleanup: losetup -d %s failed\n", dev);
-        dev[0] = 0;
-        if (tmpdir[0])
-                (void) run("rm -rf '%s'", tmpdir);
-        tmpdir[0] = 0;
-}
-
 static void fs_setup(void) {
-        char cmd[1024], *nl;
+        char mkfs_args[64];
         struct stat st;
-        FILE *p;
 
-        snprintf(img, sizeof img, "%s/room.img", tmpdir);
-        snprintf(mnt, sizeof mnt, "%s/mnt", tmpdir);
-        ASSERT_EQ(mkdir(mnt, 0755), 0);
-        ASSERT_EQ(run("truncate -s %uM '%s' && mkfs.ext4 -q -F -b 4096 -g %llu -G %d '%s'", FS_MIB, img,
-                      (unsigned long long) BLOCKS_PER_GROUP, FLEX, img), 0);
-        snprintf(cmd, sizeof cmd, "losetup --find --show '%s'", img);
-        p = popen(cmd, "r");
-        ASSERT_TRUE(p);
-        if (!fgets(dev, sizeof dev, p))
-                dev[0] = 0;
-        pclose(p);
-        nl = strchr(dev, '\n');
-        if (nl)
-                *nl = 0;
-        ASSERT_TRUE(strncmp(dev, "/dev/loop", 9) == 0);
-        ASSERT_EQ(mount(dev, mnt, "ext4", 0, NULL), 0);
-        mounted = true;
-        mount_fd = open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        ASSERT_TRUE(mount_fd >= 0);
-        ASSERT_EQ(fstat(mount_fd, &st), 0);
+        snprintf(mkfs_args, sizeof mkfs_args, "-g %llu -G %d", (unsigned long long) BLOCKS_PER_GROUP, FLEX);
+        loop_fs_setup(&fs, "seekless-test-room", "room", FS_MIB, mkfs_args);
+        ASSERT_EQ(fstat(fs.mount_fd, &st), 0);
         fs_dev = st.st_dev;
         blocks_count = (uint64_t) FS_MIB * MiB / BS;
 }
@@ -123,7 +71,7 @@ static void fsmap(uint64_t start, uint64_t len, uint64_t *ret_meta, uint64_t *re
                                           .fmr_offset = UINT64_MAX };
         for (;;) {
                 h->fmh_count = N;
-                ASSERT_EQ(ioctl(mount_fd, FS_IOC_GETFSMAP, h), 0);
+                ASSERT_EQ(ioctl(fs.mount_fd, FS_IOC_GETFSMAP, h), 0);
                 for (uint32_t i = 0; i < h->fmh_entries; i++) {
                         const struct fsmap *r = &h->fmh_recs[i];
                         uint64_t a = MAX(r->fmr_physical, lo), b = MIN(r->fmr_physical + r->fmr_length, hi);
@@ -189,7 +137,7 @@ static void make_files(void) {
         for (size_t i = 0; i < N_FILES; i++) {
                 struct stat st;
 
-                snprintf(files[i].path, sizeof files[i].path, "%s/f%02zu", mnt, i);
+                snprintf(files[i].path, sizeof files[i].path, "%s/f%02zu", fs.mnt, i);
                 fds[i] = open(files[i].path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
                 ASSERT_TRUE(fds[i] >= 0);
                 ASSERT_EQ(fstat(fds[i], &st), 0);
@@ -265,15 +213,15 @@ static void check_plan(const RoomPlan *p, uint64_t need, uint64_t below, uint64_
 TEST(errors) {
         RoomPlan p;
 
-        ASSERT_ERROR(plan(dev, fs_dev, 0, blocks_count, MIN_CHUNK, UINT64_MAX, NULL, 0, &p), EINVAL);
-        ASSERT_ERROR(plan(dev, makedev(1, 3), 1024, blocks_count, MIN_CHUNK, UINT64_MAX, NULL, 0, &p), ENODEV);
-        ASSERT_ERROR(plan(img, fs_dev, 1024, blocks_count, MIN_CHUNK, UINT64_MAX, NULL, 0, &p), ENODEV);
+        ASSERT_ERROR(plan(fs.dev, fs_dev, 0, blocks_count, MIN_CHUNK, UINT64_MAX, NULL, 0, &p), EINVAL);
+        ASSERT_ERROR(plan(fs.dev, makedev(1, 3), 1024, blocks_count, MIN_CHUNK, UINT64_MAX, NULL, 0, &p), ENODEV);
+        ASSERT_ERROR(plan(fs.img, fs_dev, 1024, blocks_count, MIN_CHUNK, UINT64_MAX, NULL, 0, &p), ENODEV);
         /* group 0 is the first of its flex group: nothing below its end qualifies */
-        ASSERT_ERROR(plan(dev, fs_dev, 1024, BLOCKS_PER_GROUP, MIN_CHUNK, UINT64_MAX, NULL, 0, &p), ENOSPC);
+        ASSERT_ERROR(plan(fs.dev, fs_dev, 1024, BLOCKS_PER_GROUP, MIN_CHUNK, UINT64_MAX, NULL, 0, &p), ENOSPC);
         /* no buddy is longer than the largest one */
-        ASSERT_ERROR(plan(dev, fs_dev, 1024, blocks_count, 8192, UINT64_MAX, NULL, 0, &p), ENOSPC);
+        ASSERT_ERROR(plan(fs.dev, fs_dev, 1024, blocks_count, 8192, UINT64_MAX, NULL, 0, &p), ENOSPC);
         /* more than a block group */
-        ASSERT_ERROR(plan(dev, fs_dev, BLOCKS_PER_GROUP + 1, blocks_count, MIN_CHUNK, UINT64_MAX, NULL, 0, &p),
+        ASSERT_ERROR(plan(fs.dev, fs_dev, BLOCKS_PER_GROUP + 1, blocks_count, MIN_CHUNK, UINT64_MAX, NULL, 0, &p),
                      ENOSPC);
         ASSERT_EQ(p.n_inodes, 0);
         ASSERT_TRUE(!p.inodes);
@@ -283,7 +231,7 @@ TEST(empty) {
         _cleanup_(room_plan_done) RoomPlan p = {};
         uint64_t meta, used;
 
-        ASSERT_OK(plan(dev, fs_dev, 1024, blocks_count, MIN_CHUNK, 0, NULL, 0, &p));
+        ASSERT_OK(plan(fs.dev, fs_dev, 1024, blocks_count, MIN_CHUNK, 0, NULL, 0, &p));
         check_plan(&p, 1024, blocks_count, 0);
         ASSERT_EQ(p.n_inodes, 0);
         /* the lowest: group 1 (group 0 is the first of the flex group), past its backup superblock */
@@ -301,20 +249,20 @@ TEST(filled) {
         int r;
 
         make_files();
-        ASSERT_OK(plan(dev, fs_dev, need, blocks_count, MIN_CHUNK, UINT64_MAX, NULL, 0, &filled));
+        ASSERT_OK(plan(fs.dev, fs_dev, need, blocks_count, MIN_CHUNK, UINT64_MAX, NULL, 0, &filled));
         check_plan(&filled, need, blocks_count, UINT64_MAX);
         ASSERT_TRUE(filled.n_inodes > 0);
 
         /* below: a window wholly below it */
-        ASSERT_OK(plan(dev, fs_dev, need, filled.start + filled.blocks, MIN_CHUNK, UINT64_MAX, NULL, 0, &p));
+        ASSERT_OK(plan(fs.dev, fs_dev, need, filled.start + filled.blocks, MIN_CHUNK, UINT64_MAX, NULL, 0, &p));
         check_plan(&p, need, filled.start + filled.blocks, UINT64_MAX);
         ASSERT_EQ(p.start, filled.start);
         room_plan_done(&p);
-        ASSERT_ERROR(plan(dev, fs_dev, need, filled.start + filled.blocks - 1, MIN_CHUNK, UINT64_MAX, NULL, 0,
+        ASSERT_ERROR(plan(fs.dev, fs_dev, need, filled.start + filled.blocks - 1, MIN_CHUNK, UINT64_MAX, NULL, 0,
                                &p), ENOSPC);
 
         /* the files of keep stay where they are: another window */
-        ASSERT_OK(plan(dev, fs_dev, need, blocks_count, MIN_CHUNK, UINT64_MAX, &filled.inodes[0], 1, &p));
+        ASSERT_OK(plan(fs.dev, fs_dev, need, blocks_count, MIN_CHUNK, UINT64_MAX, &filled.inodes[0], 1, &p));
         check_plan(&p, need, blocks_count, UINT64_MAX);
         ASSERT_TRUE(!listed(&p, filled.inodes[0]));
         ASSERT_EQ(file_blocks_in(file_of(filled.inodes[0]), p.start, p.blocks, NULL), 0);
@@ -329,7 +277,7 @@ TEST(filled) {
                 ASSERT_EQ(ioctl(fd, FS_IOC_GETFLAGS, &flags), 0);
                 flags |= FS_IMMUTABLE_FL;
                 ASSERT_EQ(ioctl(fd, FS_IOC_SETFLAGS, &flags), 0);
-                r = plan(dev, fs_dev, need, blocks_count, MIN_CHUNK, UINT64_MAX, NULL, 0, &p);
+                r = plan(fs.dev, fs_dev, need, blocks_count, MIN_CHUNK, UINT64_MAX, NULL, 0, &p);
                 flags &= ~FS_IMMUTABLE_FL;
                 ASSERT_EQ(ioctl(fd, FS_IOC_SETFLAGS, &flags), 0);
                 ASSERT_OK(r);
@@ -348,7 +296,7 @@ TEST(filled) {
                 ASSERT_EQ(fsync(fd), 0);
                 f->ext = mfree(f->ext);
                 ASSERT_OK(fiemap_get(fd, &f->ext, &f->n_ext));
-                ASSERT_OK(plan(dev, fs_dev, need, blocks_count, MIN_CHUNK, UINT64_MAX, NULL, 0, &p));
+                ASSERT_OK(plan(fs.dev, fs_dev, need, blocks_count, MIN_CHUNK, UINT64_MAX, NULL, 0, &p));
                 check_plan(&p, need, blocks_count, UINT64_MAX);
                 ASSERT_EQ(file_blocks_in(f, p.start, p.blocks, NULL), 0);
                 room_plan_done(&p);
@@ -359,12 +307,12 @@ TEST(filled) {
         }
 
         /* max_move_blocks: at most that much to move */
-        ASSERT_OK(plan(dev, fs_dev, need, blocks_count, MIN_CHUNK, 0, NULL, 0, &p));
+        ASSERT_OK(plan(fs.dev, fs_dev, need, blocks_count, MIN_CHUNK, 0, NULL, 0, &p));
         check_plan(&p, need, blocks_count, 0);
         ASSERT_EQ(p.n_inodes, 0);
         ASSERT_TRUE(p.start > filled.start);
         room_plan_done(&p);
-        r = plan(dev, fs_dev, need, blocks_count, MIN_CHUNK, filled.move_blocks - 1, NULL, 0, &q);
+        r = plan(fs.dev, fs_dev, need, blocks_count, MIN_CHUNK, filled.move_blocks - 1, NULL, 0, &q);
         ASSERT_TRUE(r == -ENOSPC || r == 0);
         if (r == 0) {
                 check_plan(&q, need, blocks_count, filled.move_blocks - 1);
@@ -382,7 +330,7 @@ TEST(filled) {
         ASSERT_EQ(meta, 0);
         ASSERT_EQ(used, 0);
         /* and then the lowest window, with nothing to move */
-        ASSERT_OK(plan(dev, fs_dev, need, blocks_count, MIN_CHUNK, UINT64_MAX, NULL, 0, &p));
+        ASSERT_OK(plan(fs.dev, fs_dev, need, blocks_count, MIN_CHUNK, UINT64_MAX, NULL, 0, &p));
         check_plan(&p, need, blocks_count, UINT64_MAX);
         ASSERT_EQ(p.start, filled.start);
         ASSERT_EQ(p.n_inodes, 0);
@@ -396,14 +344,14 @@ TEST(pilot) {
         _cleanup_(room_plan_done) RoomPlan p = {};
         uint64_t need = 2048;
 
-        ASSERT_OK(plan(dev, fs_dev, need, blocks_count, MIN_CHUNK, UINT64_MAX, NULL, 0, &p));
+        ASSERT_OK(plan(fs.dev, fs_dev, need, blocks_count, MIN_CHUNK, UINT64_MAX, NULL, 0, &p));
         check_plan(&p, need, blocks_count, UINT64_MAX);
         ASSERT_EQ(p.blocks, need);
         for (unsigned k = 0; k < 2; k++) {
                 _cleanup_(room_plan_done) RoomPlan q = {};
                 uint64_t pilot = k == 0 ? p.start : p.start + p.blocks - 1;
 
-                ASSERT_OK(room_plan(dev, fs_dev, need, blocks_count, MIN_CHUNK, UINT64_MAX, NULL, 0, pilot, &q));
+                ASSERT_OK(room_plan(fs.dev, fs_dev, need, blocks_count, MIN_CHUNK, UINT64_MAX, NULL, 0, pilot, &q));
                 check_plan(&q, need, blocks_count, UINT64_MAX);
                 printf("  the pilot at block %llu: %s\n", (unsigned long long) pilot,
                        pilot >= q.start && pilot < q.start + q.blocks ? "in the window" : "outside the window");
@@ -417,17 +365,9 @@ int main(void) {
                 fprintf(stderr, "needs root (loop devices, mount)\n");
                 return EXIT_TEST_SKIP;
         }
-        if (run("command -v mkfs.ext4 losetup >/dev/null") != 0 || sysconf(_SC_PAGESIZE) != (long) BS)
+        if (loop_fs_sh("command -v mkfs.ext4 losetup >/dev/null") != 0 || sysconf(_SC_PAGESIZE) != (long) BS)
                 return EXIT_TEST_SKIP;
         setvbuf(stdout, NULL, _IOLBF, 0);
-        snprintf(tmpdir, sizeof tmpdir, "%s/seekless-test-room.XXXXXX", test_scratch_root());
-        if (!mkdtemp(tmpdir)) {
-                tmpdir[0] = 0;
-                return EXIT_FAILURE;
-        }
-        atexit(cleanup);
-        if (test_claim_dir(tmpdir) < 0 || test_guard_dir(tmpdir) < 0)
-                return EXIT_FAILURE;
         fs_setup();
 
         RUN(errors);
