@@ -29,7 +29,7 @@ static char state_file[512];
 
 /* A scratch ext4 of size_mb MiB, made with mkfs.ext4 -b 4096 and mkfs_args (e.g. "-g 8192"). */
 static inline void fs_setup_with(LoopFs *fs, const char *name, unsigned size_mb, const char *mkfs_args) {
-        loop_fs_setup(fs, "test-mover", name, size_mb, mkfs_args);
+        loop_fs_setup(fs, "test-mover", name, size_mb, mkfs_args, NULL);
 }
 
 static inline void fs_setup(LoopFs *fs, const char *name, unsigned size_mb) {

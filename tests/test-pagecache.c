@@ -95,7 +95,7 @@ static void do_mount(void) {
 static void fs_setup(void) {
         struct stat st;
 
-        loop_fs_setup(&fs, "seekless-test-pagecache", "pagecache", 256, NULL);
+        loop_fs_setup(&fs, "seekless-test-pagecache", "pagecache", 256, NULL, NULL);
         ASSERT_EQ(stat(fs.mnt, &st), 0);
         fs_dev = st.st_dev;
         write_file(test_path(fs.mnt, "big"), BIG_PAGES);

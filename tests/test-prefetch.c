@@ -37,7 +37,7 @@ static void setup_once(void) {
                 return;
         /* no lazy init, no prefetch of block bitmaps: after each mount ext4's thread for them reads and
          * writes the device in the background, which the metadata test would count as the pass's reads */
-        loop_fs_setup(&fs, "test-prefetch", "pf", 128, "-E lazy_itable_init=0,lazy_journal_init=0",
+        loop_fs_setup(&fs, "seekless-test-prefetch", "pf", 128, "-E lazy_itable_init=0,lazy_journal_init=0",
                       "no_prefetch_block_bitmaps");
         bdev_fd = open(fs.dev, O_RDONLY | O_CLOEXEC);
         ASSERT_TRUE(bdev_fd >= 0);
@@ -405,7 +405,7 @@ TEST(profile) {
 
 /* Reads of the block device so far (its stat file, field 1). */
 static uint64_t device_reads(void) {
-        char path[128], buf[256];
+        char path[300], buf[256];
         unsigned long long reads = 0;
         FILE *f;
 

@@ -49,7 +49,7 @@ static void fs_setup(void) {
         struct stat st;
 
         snprintf(mkfs_args, sizeof mkfs_args, "-g %llu -G %d", (unsigned long long) BLOCKS_PER_GROUP, FLEX);
-        loop_fs_setup(&fs, "seekless-test-room", "room", FS_MIB, mkfs_args);
+        loop_fs_setup(&fs, "seekless-test-room", "room", FS_MIB, mkfs_args, NULL);
         ASSERT_EQ(fstat(fs.mount_fd, &st), 0);
         fs_dev = st.st_dev;
         blocks_count = (uint64_t) FS_MIB * MiB / BS;
