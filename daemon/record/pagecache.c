@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "common/alloc-util.h"
+#include "fs/block-device.h"
 #include "record/pagecache.h"
 #include "record/trace-page.h"
 
@@ -353,41 +354,6 @@ int pagecache_enable(PageCache *p, bool on) {
                 return r;
         p->enabled = on;
         return 0;
-}
-
-/* The block device's node, from the name devtmpfs gave it (sysfs's uevent), checked to be that device. */
-static int block_device_open(dev_t dev) {
-        _cleanup_fclose_ FILE *f = NULL;
-        _cleanup_free_ char *line = NULL;
-        _cleanup_close_ int fd = -EBADF;
-        char path[128];
-        size_t sz = 0;
-        struct stat st;
-
-        snprintf(path, sizeof path, "/sys/dev/block/%u:%u/uevent", major(dev), minor(dev));
-        f = fopen(path, "re");
-        if (!f)
-                return -errno;
-        while (getline(&line, &sz, f) > 0) {
-                const char *name;
-
-                if (!startswith(line, "DEVNAME="))
-                        continue;
-                name = line + strlen("DEVNAME=");
-                line[strcspn(line, "\n")] = 0;
-                if (!*name || strstr(name, "..") ||
-                    (size_t) snprintf(path, sizeof path, "/dev/%s", name) >= sizeof path)
-                        return -EBADMSG;
-                fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-                if (fd < 0)
-                        return -errno;
-                if (fstat(fd, &st) < 0)
-                        return -errno;
-                if (!S_ISBLK(st.st_mode) || st.st_rdev != dev)
-                        return -ENODEV;
-                return TAKE_FD(fd);
-        }
-        return -ENOENT;
 }
 
 /* Reads a page at the end of the device with the event on and filtered to this thread's reads of that
