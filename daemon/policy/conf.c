@@ -68,6 +68,12 @@ static const ConfigItem config_items[] = {
         { "Idle", "MaxLoadPerCPU",        CONFIG_DOUBLE,   offsetof(Config, max_load_per_cpu),      0, 0, 0.0, 1000.0 },
         { "Idle", "MaxQualityLossPercent", CONFIG_PERCENT, offsetof(Config, max_quality_loss_percent), 0, 0, 0.0, 10000.0 },
         { "Idle", "OptimizeNonRotational", CONFIG_BOOL,    offsetof(Config, optimize_non_rotational), 0, 1 },
+        { "Prefetch", "Prefetch",         CONFIG_BOOL,     offsetof(Config, prefetch),              0, 1 },
+        { "Prefetch", "PrefetchMaxMiB",   CONFIG_UNSIGNED, offsetof(Config, prefetch_max_mib),      1, 1048576 },
+        { "Prefetch", "PrefetchMinAvailableMiB", CONFIG_UNSIGNED, offsetof(Config, prefetch_min_available_mib), 0, 1048576 },
+        { "Prefetch", "PrefetchMaxMemoryPressure", CONFIG_PERCENT, offsetof(Config, prefetch_max_memory_pressure), 0, 0, 0.0, 100.0 },
+        { "Prefetch", "PrefetchBudgetSec", CONFIG_SEC,     offsetof(Config, prefetch_budget_usec),  1, 10 * 60 * USEC_PER_SEC },
+        { "Prefetch", "PrefetchNonRotational", CONFIG_BOOL, offsetof(Config, prefetch_non_rotational), 0, 1 },
 };
 
 /* Sections we know; keys in any other section are skipped silently after one warning for the header. */
@@ -75,6 +81,7 @@ static const char *const config_sections[] = {
         "Record",
         "Optimize",
         "Idle",
+        "Prefetch",
 };
 
 void config_set_defaults(Config *c) {
@@ -103,6 +110,12 @@ void config_set_defaults(Config *c) {
                 .max_quality_loss_percent = 25.0,
                 .optimize_non_rotational = false,
                 .make_room = true,
+                .prefetch = true,
+                .prefetch_max_mib = 512,
+                .prefetch_min_available_mib = 256,
+                .prefetch_max_memory_pressure = 10.0,
+                .prefetch_budget_usec = 10 * USEC_PER_SEC,
+                .prefetch_non_rotational = false,
         };
 }
 

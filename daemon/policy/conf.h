@@ -36,6 +36,14 @@ typedef struct Config {
         double max_load_per_cpu;        /* MaxLoadPerCPU=, default 0.5 */
         double max_quality_loss_percent; /* MaxQualityLossPercent=, default 25, 0 = off */
         bool optimize_non_rotational;   /* OptimizeNonRotational=, default no */
+
+        /* [Prefetch] */
+        bool prefetch;                  /* Prefetch=, default yes */
+        unsigned prefetch_max_mib;      /* PrefetchMaxMiB=, default 512: read ahead per plan at most */
+        unsigned prefetch_min_available_mib; /* PrefetchMinAvailableMiB=, default 256: MemAvailable floor */
+        double prefetch_max_memory_pressure; /* PrefetchMaxMemoryPressure=, percent, default 10 */
+        uint64_t prefetch_budget_usec;  /* PrefetchBudgetSec=, default 10 s: to issue a plan */
+        bool prefetch_non_rotational;   /* PrefetchNonRotational=, default no */
 } Config;
 
 void config_set_defaults(Config *c);
