@@ -48,6 +48,7 @@ static int help(void) {
                "  report NAME --svg=FILE\n"
                "                       Draw the profile's layout before and after the last\n"
                "                       optimization into an SVG picture\n"
+               "  prefetch NAME        Read a profile's files and metadata into memory now\n"
                "\n"
                "Options:\n"
                "  -h --help            Show this help\n"
@@ -178,6 +179,7 @@ static int run(int argc, char *argv[]) {
                 { "optimize", VERB_ANY, VERB_ANY, 0,     verb_optimize },
                 { "cancel",   VERB_ANY, 1, 0,            verb_cancel   },
                 { "report",   VERB_ANY, 2, 0,            verb_report   },
+                { "prefetch", 2,        2, 0,            verb_prefetch },
                 {}
         };
         int r;

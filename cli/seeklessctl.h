@@ -38,6 +38,7 @@ int verb_plan(int argc, char *argv[], void *userdata);
 int verb_optimize(int argc, char *argv[], void *userdata);
 int verb_cancel(int argc, char *argv[], void *userdata);
 int verb_report(int argc, char *argv[], void *userdata);
+int verb_prefetch(int argc, char *argv[], void *userdata);
 
 /* seeklessctl-bus.c */
 int acquire_bus(sd_bus **ret);

@@ -15,6 +15,7 @@
 #define SEEKLESS_ERROR_BUSY "org.seekless.Seekless1.Error.Busy"
 #define SEEKLESS_ERROR_NOT_WATCHED "org.seekless.Seekless1.Error.NotWatched"
 #define SEEKLESS_ERROR_NO_SUCH_RUN "org.seekless.Seekless1.Error.NoSuchRun"
+#define SEEKLESS_ERROR_PREFETCH_OFF "org.seekless.Seekless1.Error.PrefetchOff"
 
 extern const sd_bus_error_map seekless_bus_error_map[];
 

@@ -10,7 +10,7 @@ __seeklessctl_profiles() {
 
 _seeklessctl() {
         local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
-        local verbs='status profiles show sessions forget plan optimize cancel report'
+        local verbs='status profiles show sessions forget plan optimize cancel report prefetch'
         local opts='-h --help --version --json= --no-legend -a --all --dry-run --no-block --when-idle --svg='
         local verb='' i w
         for ((i = 1; i < COMP_CWORD; i++)); do
@@ -42,7 +42,7 @@ _seeklessctl() {
 
         case $verb in
                 '') COMPREPLY=($(compgen -W "$verbs" -- "$cur")) ;;
-                show|forget|report) COMPREPLY=($(compgen -W "$(__seeklessctl_profiles "${COMP_WORDS[0]}")" -- "$cur")) ;;
+                show|forget|report|prefetch) COMPREPLY=($(compgen -W "$(__seeklessctl_profiles "${COMP_WORDS[0]}")" -- "$cur")) ;;
                 plan|optimize) COMPREPLY=($(compgen -W "$(findmnt -rn -t ext4 -o TARGET 2>/dev/null)" -- "$cur")) ;;
         esac
         return 0

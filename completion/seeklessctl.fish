@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # fish completion for seeklessctl(1): verbs and options.
-set -l verbs status profiles show sessions forget plan optimize cancel report
+set -l verbs status profiles show sessions forget plan optimize cancel report prefetch
 complete -c seeklessctl -f
 complete -c seeklessctl -n "not __fish_seen_subcommand_from $verbs" -a status -d "Show the daemon's state"
 complete -c seeklessctl -n "not __fish_seen_subcommand_from $verbs" -a profiles -d 'List recorded profiles'
@@ -11,6 +11,7 @@ complete -c seeklessctl -n "not __fish_seen_subcommand_from $verbs" -a plan -d '
 complete -c seeklessctl -n "not __fish_seen_subcommand_from $verbs" -a optimize -d "Lay profiles' files out contiguously"
 complete -c seeklessctl -n "not __fish_seen_subcommand_from $verbs" -a cancel -d 'Stop the running optimization'
 complete -c seeklessctl -n "not __fish_seen_subcommand_from $verbs" -a report -d 'Show the layout quality of profiles'
+complete -c seeklessctl -n "not __fish_seen_subcommand_from $verbs" -a prefetch -d "Read a profile's files and metadata into memory"
 complete -c seeklessctl -s h -l help -d 'Show help'
 complete -c seeklessctl -l version -d 'Show package version'
 complete -c seeklessctl -l json -x -a 'pretty short off' -d 'JSON output'

@@ -16,6 +16,7 @@
 #include "plan/layout-extents.h"
 #include "manager/manager.h"
 #include "manager/manager-bus-message.h"
+#include "manager/manager-prefetch.h"
 
 static int method_list_profiles(sd_bus_message *message, void *userdata, sd_bus_error *error) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
@@ -781,6 +782,8 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_METHOD_WITH_ARGS("GetLayout", SD_BUS_ARGS("s", name),
                                 SD_BUS_RESULT("t", device, "a(utt)", before, "a(utt)", now),
                                 method_get_layout, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Prefetch", SD_BUS_ARGS("s", name), SD_BUS_RESULT("a(ssttttu)", filesystems),
+                                manager_method_prefetch, SD_BUS_VTABLE_UNPRIVILEGED),
 
         SD_BUS_SIGNAL_WITH_ARGS("Progress", SD_BUS_ARGS("t", id, "t", files_done, "t", files_total,
                                                         "t", bytes_done, "t", bytes_total), 0),

@@ -91,7 +91,9 @@ static PrefetchEnd should_end(Run *run) {
 
 /* One range in calls of at most a chunk, what is cached skipped. Returns PREFETCH_END_DONE to go on. */
 static PrefetchEnd issue_range(Run *run, int fd, const PrefetchRange *r, uint64_t chunk) {
-        uint64_t off = r->offset / run->page * run->page, end = r->offset + r->length;
+        /* whole pages: what the kernel reads, and what the budget counts */
+        uint64_t off = r->offset / run->page * run->page,
+                 end = (r->offset + r->length + run->page - 1) / run->page * run->page;
 
         while (off < end) {
                 uint64_t len = MIN(chunk - off % chunk, end - off), cached = 0;

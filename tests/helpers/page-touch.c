@@ -7,6 +7,8 @@
  *   random:FILE:FIRST:N        the same with MADV_RANDOM, touching pages FIRST..FIRST+N-1 only
  *   fadv:FILE:OFFSET:LENGTH    open, POSIX_FADV_RANDOM, pread() LENGTH bytes at OFFSET, close
  *   drop:FILE                  fdatasync and POSIX_FADV_DONTNEED: the file's pages leave the page cache
+ *   cached:FILE                print how many of the file's pages are in the page cache (mincore() of a
+ *                              read-only shared mapping: faults nothing in)
  *   strided:FILE:N:STRIDE      one byte of each of N pages STRIDE pages apart, from the last (page
  *                              (N - 1) * STRIDE) down to page 0, with POSIX_FADV_RANDOM (one page each,
  *                              no readahead), dropping them every 4096 reads (POSIX_FADV_DONTNEED): N page
@@ -177,6 +179,34 @@ static int step(char *s) {
                 if (fd < 0 || fdatasync(fd) < 0 || posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) != 0)
                         return fail("drop", file);
                 close(fd);
+                return 0;
+        }
+        if (strcmp(kind, "cached") == 0) {
+                long page = sysconf(_SC_PAGESIZE);
+                unsigned long n, count = 0;
+                unsigned char *vec;
+                struct stat st;
+                void *p;
+
+                fd = open(file, O_RDONLY | O_CLOEXEC);
+                if (fd < 0 || fstat(fd, &st) < 0)
+                        return fail("open", file);
+                n = ((unsigned long) st.st_size + (unsigned long) page - 1) / (unsigned long) page;
+                if (n == 0) {
+                        close(fd);
+                        printf("0\n");
+                        return 0;
+                }
+                p = mmap(NULL, (size_t) st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+                close(fd);
+                vec = malloc(n);
+                if (p == MAP_FAILED || !vec || mincore(p, (size_t) st.st_size, vec) < 0)
+                        return fail("mincore", file);
+                for (unsigned long i = 0; i < n; i++)
+                        count += vec[i] & 1;
+                free(vec);
+                munmap(p, (size_t) st.st_size);
+                printf("%lu\n", count);
                 return 0;
         }
         return fail("unknown step", kind);
