@@ -4,10 +4,10 @@
 #include <linux/fs.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "common/macro.h"
+#include "common/time-util.h"
 #include "fs/fid-util.h"
 #include "fs/resident.h"
 #include "prefetch/prefetch.h"
@@ -35,13 +35,6 @@ typedef struct Run {
         uint8_t *stale;                 /* files found stale during the run (the plan's are skipped too) */
         uint64_t page, since_ask;
 } Run;
-
-static uint64_t now_usec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
-}
 
 uint64_t prefetch_chunk_bytes(int bdev_fd) {
         long sectors = 0;
@@ -77,7 +70,7 @@ static PrefetchEnd should_end(Run *run) {
 
         if (o->cancel && atomic_load(o->cancel))
                 return PREFETCH_END_CANCELLED;
-        if (o->deadline_usec > 0 && now_usec() >= o->deadline_usec)
+        if (o->deadline_usec > 0 && now_usec(CLOCK_MONOTONIC) >= o->deadline_usec)
                 return PREFETCH_END_DEADLINE;
         if (o->max_bytes > 0 && run->st->bytes_asked >= o->max_bytes)
                 return PREFETCH_END_CAP;

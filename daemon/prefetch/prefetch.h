@@ -37,7 +37,8 @@ typedef struct PrefetchOptions {
         int bdev_fd;                    /* its block device, opened O_RDONLY; < 0: metadata left out */
         uint64_t chunk_bytes;           /* at most this much a call: the device's read-ahead
                                          * (prefetch_chunk_bytes()); 0: PREFETCH_CHUNK_DEFAULT */
-        uint64_t max_bytes;             /* ask for at most this much (not counting what is cached); 0: all */
+        uint64_t max_bytes;             /* ask for at most this much (whole pages, not counting what is
+                                         * cached); 0: all */
         uint64_t deadline_usec;         /* CLOCK_MONOTONIC; 0: none */
         atomic_bool *cancel;            /* set from another thread: stops before the next call */
         bool (*should_stop)(void *userdata);
@@ -45,7 +46,7 @@ typedef struct PrefetchOptions {
 } PrefetchOptions;
 
 typedef struct PrefetchStats {
-        uint64_t bytes_asked;           /* given to the kernel to read */
+        uint64_t bytes_asked;           /* given to the kernel to read (whole pages) */
         uint64_t bytes_cached;          /* already in the page cache: not asked for */
         uint64_t metadata_asked;        /* of bytes_asked, on the block device */
         uint64_t calls;                 /* readahead calls made */
