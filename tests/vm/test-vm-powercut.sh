@@ -177,7 +177,9 @@ one_run() {             # BASE_DIR DELAY
         data_disk "$DATA" cut
         VM_APPEND=$APPEND0 VM_CUT_ON='^POWERCUT-ARM' VM_CUT_DELAY=$2 VM_CUT_HOOK=cut_hook \
                 VM_TIMEOUT=${VM_TIMEOUT:-1200} vm_boot "$1" "$DATA" "$log" || rc=$?
-        exec {VM_LOCK_FD}>&- && VM_LOCK_FD=     # another VM test may boot between runs
+        # another VM test may boot between runs, unless this run's overlay is on the shared WORK_DIR's image,
+        # which the host reads below and another test's build would rewrite (RUNS=1)
+        [ "$1" = "$W" ] || { exec {VM_LOCK_FD}>&- && VM_LOCK_FD=; }
         guest_log "$log" > "$d.guest"
         vm_out "$DATA" out.boot1.log 2>/dev/null | sed 's/^/  boot 1: /' > "$d.boot1" || true
         if [ "$rc" != 0 ] || [ "$(vm_out "$DATA" rc 2>/dev/null)" != 0 ] || ! grep -q "vm_boot: power cut 1:" "$log"; then
@@ -293,13 +295,14 @@ else
         data_disk "$VM_TMP/data.setup.img" setup
         rc=0
         VM_TIMEOUT=${VM_TIMEOUT:-1200} vm_boot "$W" "$VM_TMP/data.setup.img" "$VM_TMP/console.setup.log" || rc=$?
-        exec {VM_LOCK_FD}>&- && VM_LOCK_FD=
         guest_log "$VM_TMP/console.setup.log"
         [ "$rc" = 0 ] && [ "$(vm_out "$VM_TMP/data.setup.img" rc 2>/dev/null)" = 0 ] || fail "the setup boot failed"
         BASE=$VM_TMP/base
         mkdir -p "$BASE"
         ln -s "$W/kernel" "$BASE/kernel"
+        # the overlay reads the shared image: copied while no other test may rebuild it
         qemu-img convert -O raw "$VM_OVERLAY" "$BASE/disk.img"
+        exec {VM_LOCK_FD}>&- && VM_LOCK_FD=
         e2fsck -fn "$BASE/disk.img" > "$VM_TMP/base-fsck.out" 2>&1 || { cat "$VM_TMP/base-fsck.out"; fail "the base image is not clean"; }
 fi
 base_tree "$BASE/disk.img"

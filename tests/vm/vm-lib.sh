@@ -66,7 +66,19 @@ vm_skip_unless_able() { # exit 77 (meson's "skipped") without root or the tools
         done
 }
 
+# One test script's VMs at a time on this machine, from its image's build to its exit: two TCG guests on 2
+# cores would each take twice as long and run into their timeouts, and a second suite's build of the same
+# WORK_DIR/disk.img would rewrite the base image under the first one's running guest (its overlay's backing
+# file). Taken at the first build or boot, held until the script exits.
+_vm_lock() {
+        if [ -z "${VM_LOCK_FD:-}" ]; then
+                exec {VM_LOCK_FD}>/var/tmp/seekless-vm-boot.lock
+                flock "$VM_LOCK_FD"
+        fi
+}
+
 vm_image() {            # WORK_DIR: build or refresh WORK_DIR/disk.img from $SOURCE_ROOT (VM_NO_BUILD=1 reuses it)
+        _vm_lock
         if [ "${VM_NO_BUILD:-0}" != 1 ] || [ ! -e "$1/disk.img" ]; then
                 "$VM_LIB_DIR/build-image.sh" "${SOURCE_ROOT:-$VM_LIB_DIR/../..}" "$1"
         fi
@@ -134,12 +146,7 @@ vm_boot() {             # WORK_DIR DATA_IMG LOG [QEMU_ARGS...]
         for f in "$base" "$w/kernel/vmlinux" "$w/kernel/initrd.img"; do
                 [ -e "$f" ] || { echo "vm_boot: $f missing (run tests/vm/build-image.sh)" >&2; return 1; }
         done
-        # one VM at a time on this machine: two TCG guests on 2 cores would each take twice as long and
-        # run into their timeouts (the lock goes when this script exits)
-        if [ -z "${VM_LOCK_FD:-}" ]; then
-                exec {VM_LOCK_FD}>/var/tmp/seekless-vm-boot.lock
-                flock "$VM_LOCK_FD"
-        fi
+        _vm_lock
         n=$((VM_NBOOT += 1))
         VM_OVERLAY=$VM_TMP/root.$n.qcow2
         qemu-img create -q -f qcow2 -b "$base" -F raw "$VM_OVERLAY"
