@@ -14,15 +14,6 @@
 #include "relocate/donor.h"
 #include "test-mover-util.h"
 
-/* The page cache of one clean, unmapped file dropped (after sync()): it is read from the disk again. */
-static inline void drop_file_cache(const char *path) {
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-        ASSERT_TRUE(fd >= 0);
-        ASSERT_EQ(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
-        close(fd);
-}
-
 /* Fill fs (root's reserve too: we run as root) with 1 MiB files of distinct data (names in fill[]), written
  * one after the other, so that they lie in disk order, in the directory dir of fs (NULL: its root). Returns
  * how many. */

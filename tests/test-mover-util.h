@@ -46,6 +46,15 @@ static inline void drop_caches(void) {
         close(fd);
 }
 
+/* The page cache of one clean, unmapped file dropped (after sync()): it is read from the disk again. */
+static inline void drop_file_cache(const char *path) {
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_EQ(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+        close(fd);
+}
+
 /* FNV-1a over the file's 8-byte words (the tail byte by byte): any changed byte changes it. */
 static inline uint64_t fnv_file(const char *path) {
         uint64_t h = 1469598103934665603ULL, w;
