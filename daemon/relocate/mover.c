@@ -227,7 +227,9 @@ static int open_item(Mover *m, const MoveItem *it, MoveOutcome *out, int *ret_ro
                         set_outcome(out, MOVE_SKIPPED, MOVE_REASON_GONE, "gone or replaced since recording");
                 else if (ro == -EWOULDBLOCK)
                         set_outcome(out, MOVE_RETRY, MOVE_REASON_BUSY, "leased by another process");
-                else if (fs_failed(-ro)) {
+                else if (fs_failed(-ro) && (ro == -EROFS || syncfs(m->o->mount_fd) < 0)) {
+                        /* the filesystem failed (a shut-down ext4 refuses every open and its sync), not
+                         * this file alone (an unreadable inode block): the batch stops */
                         set_outcome(out, MOVE_RETRY, MOVE_REASON_IO_ERROR, "cannot open: %s", strerror(-ro));
                         m->stats->io_error = ro;
                 } else
@@ -703,6 +705,8 @@ static int make_room(const MoverOptions *o, const MoveItem *items, size_t n, uin
                         .rate_limit_bps = o->rate_limit_bps,
                         .cancel = o->cancel,
                         .exec_gate = o->exec_gate,
+                        /* no checkpoint tells of these moves: the journal commits them in its time */
+                        .lazy_commit = true,
                 };
 
                 r = mover_run(&sub, e.items, e.n, e.outcomes, &sub_st);
