@@ -73,7 +73,11 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 # yet still holds its files, and an unmount right after the kill finds the filesystem busy.
 stop_extra_pids() {
         local p
-        for p in "${EXTRA_PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null || true; done
+        for p in "${EXTRA_PIDS[@]}"; do
+                kill "$p" 2>/dev/null
+                wait_pid_gone "$p" 10 || kill -KILL "$p" 2>/dev/null
+                wait "$p" 2>/dev/null || true   # reaped, if it is a child of ours
+        done
         EXTRA_PIDS=()
 }
 pass() { echo "ok: $*"; }
