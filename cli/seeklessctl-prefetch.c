@@ -27,8 +27,14 @@ static const TableColumn prefetch_columns[] = {
         {}
 };
 
+typedef struct PrefetchRows {
+        Table *table;
+        unsigned failed;
+} PrefetchRows;
+
 static int read_prefetch_row(sd_bus_message *m, void *userdata) {
-        Table *t = userdata;
+        PrefetchRows *rows = userdata;
+        Table *t = rows->table;
         const char *mount, *state;
         uint64_t asked, metadata, cached, calls;
         uint32_t stale;
@@ -37,6 +43,8 @@ static int read_prefetch_row(sd_bus_message *m, void *userdata) {
         r = sd_bus_message_read(m, "(ssttttu)", &mount, &state, &asked, &metadata, &cached, &calls, &stale);
         if (r < 0)
                 return r;
+        if (startswith(state, "failed"))
+                rows->failed++;
         if (table_add_string(t, mount) < 0 || table_add_string(t, state) < 0 || table_add_bytes(t, asked) < 0 ||
             table_add_bytes(t, metadata) < 0 || table_add_bytes(t, cached) < 0 || table_add_uint(t, calls) < 0 ||
             table_add_uint(t, stale) < 0)
@@ -50,6 +58,7 @@ int verb_prefetch(int argc, char *argv[], void *userdata) {
         _cleanup_(table_freep) Table *t = NULL;
         _cleanup_(doc_freep) DocNode *d = NULL;
         _cleanup_free_ char *what = NULL, *name = NULL;
+        PrefetchRows rows = {};
         int r;
 
         r = acquire_bus(&bus);
@@ -68,10 +77,17 @@ int verb_prefetch(int argc, char *argv[], void *userdata) {
         d = doc_new();
         if (!t || !d)
                 return log_oom();
-        r = bus_read_array(reply, false, "(ssttttu)", read_prefetch_row, t);
+        rows.table = t;
+        r = bus_read_array(reply, false, "(ssttttu)", read_prefetch_row, &rows);
         if (r < 0)
                 return log_parse_error(r);
         (void) doc_add_string(d, NULL, "profile", name);
         (void) doc_add_table(d, NULL, "filesystems", t, DOC_TABLE_GRID);
-        return print_doc(d);
+        r = print_doc(d);
+        if (r >= 0 && rows.failed > 0) {
+                log_error("The prefetch failed on %u filesystem%s; see seeklessd's log.", rows.failed,
+                          rows.failed == 1 ? "" : "s");
+                r = -EIO;       /* exit status 1; stdout already says which */
+        }
+        return r;
 }

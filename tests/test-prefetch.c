@@ -164,7 +164,7 @@ TEST(plan_order) {
                              .n_metadata = 1 };
 
         /* disk: one ascending sweep, the data cut to extents (16 KiB pieces, scattered), nothing lost */
-        ASSERT_OK(prefetch_plan_build(fs.mount_fd, &in, PREFETCH_ORDER_DISK, &p));
+        ASSERT_OK(prefetch_plan_build(fs.mount_fd, &in, PREFETCH_ORDER_DISK, NULL, 0, &p));
         printf("  disk order: %zu ranges, %llu data bytes, %llu metadata bytes\n", p->n_ranges,
                (unsigned long long) p->data_bytes, (unsigned long long) p->metadata_bytes);
         ASSERT_EQ(p->data_bytes, 384 * KiB);
@@ -186,7 +186,7 @@ TEST(plan_order) {
         p = prefetch_plan_free(p);
 
         /* metadata first, each part ascending */
-        ASSERT_OK(prefetch_plan_build(fs.mount_fd, &in, PREFETCH_ORDER_METADATA_FIRST, &p));
+        ASSERT_OK(prefetch_plan_build(fs.mount_fd, &in, PREFETCH_ORDER_METADATA_FIRST, NULL, 0, &p));
         ASSERT_EQ(p->ranges[0].kind, PREFETCH_METADATA);
         for (size_t i = 2; i < p->n_ranges; i++) {
                 ASSERT_EQ(p->ranges[i].kind, PREFETCH_DATA);
@@ -195,7 +195,7 @@ TEST(plan_order) {
         p = prefetch_plan_free(p);
 
         /* as recorded: the metadata, then f2's, f0's, f1's pieces in file order */
-        ASSERT_OK(prefetch_plan_build(fs.mount_fd, &in, PREFETCH_ORDER_RECORDED, &p));
+        ASSERT_OK(prefetch_plan_build(fs.mount_fd, &in, PREFETCH_ORDER_RECORDED, NULL, 0, &p));
         ASSERT_EQ(p->ranges[0].kind, PREFETCH_METADATA);
         ASSERT_EQ(p->ranges[1].file, 2);
         ASSERT_EQ(p->ranges[p->n_ranges - 1].file, 1);
@@ -232,7 +232,7 @@ TEST(stale) {
         ASSERT_EQ(rename(tmp, paths[0]), 0);
         ASSERT_EQ(truncate(paths[1], 32 * KiB), 0);
         PrefetchInput in = { .files = files, .n_files = 4, .data = data, .n_data = 4 };
-        ASSERT_OK(prefetch_plan_build(fs.mount_fd, &in, PREFETCH_ORDER_DISK, &p));
+        ASSERT_OK(prefetch_plan_build(fs.mount_fd, &in, PREFETCH_ORDER_DISK, NULL, 0, &p));
         ASSERT_EQ(p->files_stale, 2);
         ASSERT_TRUE(p->stale[0] && p->stale[1] && !p->stale[2] && !p->stale[3]);
         ASSERT_EQ(p->data_bytes, 128 * KiB);
@@ -289,7 +289,7 @@ TEST(run_cold) {
 
         PrefetchInput in = { .files = files, .n_files = 2, .data = data, .n_data = 3, .metadata = meta,
                              .n_metadata = 1 };
-        ASSERT_OK(prefetch_plan_build(fs.mount_fd, &in, PREFETCH_ORDER_DISK, &p));
+        ASSERT_OK(prefetch_plan_build(fs.mount_fd, &in, PREFETCH_ORDER_DISK, NULL, 0, &p));
         ASSERT_OK(prefetch_run(p, &o, &st));
         printf("  cold run: %llu bytes asked (%llu metadata) in %llu calls of at most %llu KiB, %llu cached, "
                "end %s\n", (unsigned long long) st.bytes_asked, (unsigned long long) st.metadata_asked,
@@ -382,7 +382,7 @@ TEST(profile) {
 
         drop(a);
         drop(b);
-        ASSERT_OK(prefetch_plan_build(fs.mount_fd, &pp.input, PREFETCH_ORDER_DISK, &p));
+        ASSERT_OK(prefetch_plan_build(fs.mount_fd, &pp.input, PREFETCH_ORDER_DISK, NULL, 0, &p));
         ASSERT_OK(prefetch_run(p, &(PrefetchOptions) { .mount_fd = fs.mount_fd, .bdev_fd = -1 }, &st));
         ASSERT_EQ(st.bytes_asked, 16 * KiB);
         ASSERT_EQ(cached(b, 0, 32 * KiB), 2);
@@ -519,7 +519,7 @@ TEST(metadata) {
         remount_cold();
         PrefetchInput in = { .metadata = meta, .n_metadata = n_meta };
         PrefetchOptions o = options();
-        ASSERT_OK(prefetch_plan_build(fs.mount_fd, &in, PREFETCH_ORDER_DISK, &p));
+        ASSERT_OK(prefetch_plan_build(fs.mount_fd, &in, PREFETCH_ORDER_DISK, NULL, 0, &p));
         ASSERT_OK(prefetch_run(p, &o, &st));
         printf("  prefetch: %llu bytes of metadata asked in %llu calls, %llu cached already\n",
                (unsigned long long) st.metadata_asked, (unsigned long long) st.calls,
@@ -595,7 +595,7 @@ TEST(guard) {
                 files[0] = file_of(f);
                 drop(f);
                 PrefetchInput in = { .files = files, .n_files = 1, .data = data, .n_data = 1 };
-                ASSERT_OK(prefetch_plan_build(fs.mount_fd, &in, PREFETCH_ORDER_DISK, &p));
+                ASSERT_OK(prefetch_plan_build(fs.mount_fd, &in, PREFETCH_ORDER_DISK, NULL, 0, &p));
                 g = (PrefetchGuard) { .min_available_bytes = 128 * MiB, .meminfo_path = meminfo };
                 o.should_stop = prefetch_guard_should_stop;
                 o.userdata = &g;
@@ -628,7 +628,17 @@ TEST(limits) {
         write_file(f, 16 * MiB);
         files[0] = file_of(f);
         PrefetchInput in = { .files = files, .n_files = 1, .data = data, .n_data = 1 };
-        ASSERT_OK(prefetch_plan_build(fs.mount_fd, &in, PREFETCH_ORDER_DISK, &p));
+
+        /* planning stops too: cancelled before a file is looked at, or past its deadline (nothing planned,
+         * nothing counted stale) */
+        ASSERT_ERROR(prefetch_plan_build(fs.mount_fd, &in, PREFETCH_ORDER_DISK, &cancel, 0, &p), ECANCELED);
+        ASSERT_OK(prefetch_plan_build(fs.mount_fd, &in, PREFETCH_ORDER_DISK, NULL, 1, &p));
+        ASSERT_EQ(p->files_unplanned, 1);
+        ASSERT_EQ(p->files_stale, 0);
+        ASSERT_EQ(p->n_ranges, 0);
+        p = prefetch_plan_free(p);
+
+        ASSERT_OK(prefetch_plan_build(fs.mount_fd, &in, PREFETCH_ORDER_DISK, NULL, 0, &p));
 
         drop(f);
         o = options();

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* A profile's prefetch, for `seeklessctl prefetch` (the D-Bus method Prefetch, whose handler is here too): the guard asked on the loop,
- * the filesystems' mount points and block devices opened there, then on the plan worker (its database
- * connection) for each watched filesystem: the profile's input there, its plan (in disk order on a rotating
- * device, as recorded on another when PrefetchNonRotational=yes), and the run within PrefetchMaxMiB= and
- * PrefetchBudgetSec=, stopped by the guard's memory floor and pressure. The result is logged and handed to
- * the caller on the loop. The daemon's own reads are not recorded (manager-pages.c), so a prefetch never
+/* A profile's prefetch, for `seeklessctl prefetch` (the D-Bus method Prefetch, whose handler is here too):
+ * the guard asked on the loop, the watched filesystems copied (mount point, fsid, device, rotational or
+ * not), then on the plan worker (its database connection), when the job's turn comes, the guard asked again
+ * and for each filesystem: its mount point and block device opened (and closed again after it: a held mount
+ * point would keep an unmount busy), the profile's input there, its plan (in disk order on a rotating
+ * device, as recorded on another when PrefetchNonRotational=yes) and the run, within PrefetchMaxMiB= and
+ * PrefetchBudgetSec= (planning included), stopped by any veto of the guard. The result is logged and handed
+ * to the caller on the loop. The daemon's own reads are not recorded (manager-pages.c), so a prefetch never
  * enters a session. */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,19 +18,24 @@
 #include "common/bus-names.h"
 #include "common/log.h"
 #include "fs/block-device.h"
+#include "fs/mounts.h"
 #include "manager/manager.h"
 #include "manager/manager-bus-message.h"
 #include "manager/manager-prefetch.h"
 #include "policy/idle.h"
 #include "prefetch/prefetch-profile.h"
 
+typedef struct PrefetchFsJob {
+        uint64_t fsid;
+        dev_t dev;
+        bool rotational;
+} PrefetchFsJob;
+
 typedef struct PrefetchJob {
         Manager *m;
         char *off_file;
         PrefetchResult res;
-        uint64_t *fsid;
-        int *mount_fd, *bdev_fd;
-        bool *rotational;
+        PrefetchFsJob *fs;              /* res.n_fs entries */
         PrefetchGuard guard;
         uint64_t max_bytes, budget_usec;
         ManagerPrefetchDone done;
@@ -38,72 +45,95 @@ typedef struct PrefetchJob {
 static void prefetch_job_free(PrefetchJob *j) {
         if (!j)
                 return;
-        for (size_t i = 0; i < j->res.n_fs; i++) {
+        for (size_t i = 0; i < j->res.n_fs; i++)
                 free(j->res.fs[i].mount);
-                if (j->mount_fd)
-                        (void) safe_close(j->mount_fd[i]);
-                if (j->bdev_fd)
-                        (void) safe_close(j->bdev_fd[i]);
-        }
         free(j->res.fs);
         free(j->res.profile);
         free(j->off_file);
-        free(j->fsid);
-        free(j->mount_fd);
-        free(j->bdev_fd);
-        free(j->rotational);
+        free(j->fs);
         free(j);
+}
+
+/* On the worker: one filesystem's part. Returns -ENOENT when there is no such profile, else 0 (what went
+ * wrong is in f). */
+static int prefetch_fs(Db *db, PrefetchJob *j, size_t i, const atomic_bool *cancel, uint64_t deadline) {
+        PrefetchFsResult *f = &j->res.fs[i];
+        _cleanup_close_ int mount_fd = -EBADF, bdev_fd = -EBADF;
+        PrefetchProfile pp = {};
+        PrefetchPlan *plan = NULL;
+        uint64_t fsid;
+        int r;
+
+        r = prefetch_profile_load(db, j->res.profile, j->fs[i].fsid, &pp);
+        if (r == -ENOENT)
+                return r;
+        if (r < 0) {
+                f->r = r;
+                return 0;
+        }
+        if (pp.input.n_data == 0 && pp.input.n_metadata == 0) {
+                f->skipped = "nothing of the profile there";
+                prefetch_profile_done(&pp);
+                return 0;
+        }
+        mount_fd = open(f->mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (mount_fd < 0 || fsid_of_fd(mount_fd, &fsid) < 0 || fsid != j->fs[i].fsid) {
+                f->skipped = "no longer mounted there";
+                prefetch_profile_done(&pp);
+                return 0;
+        }
+        /* without the device, the data only: its metadata is left to the start */
+        bdev_fd = block_device_open(j->fs[i].dev);
+        if (bdev_fd < 0)
+                log_debug_errno(bdev_fd, "Prefetch: cannot open the device of %s, data only: %m", f->mount);
+        r = prefetch_plan_build(mount_fd, &pp.input,
+                                j->fs[i].rotational ? PREFETCH_ORDER_DISK : PREFETCH_ORDER_RECORDED, cancel,
+                                deadline, &plan);
+        prefetch_profile_done(&pp);
+        if (r < 0) {
+                f->r = r;
+                return 0;
+        }
+        r = prefetch_run(plan, &(PrefetchOptions) {
+                                .mount_fd = mount_fd,
+                                .bdev_fd = bdev_fd,
+                                .chunk_bytes = prefetch_chunk_bytes(bdev_fd),
+                                .max_bytes = j->max_bytes,
+                                .deadline_usec = deadline,
+                                .cancel = (atomic_bool *) cancel,
+                                .should_stop = prefetch_guard_should_stop,
+                                .userdata = &j->guard,
+                         }, &f->st);
+        prefetch_plan_free(plan);
+        if (r < 0)
+                f->r = r;
+        return 0;
 }
 
 /* On the worker. */
 static int prefetch_work(Db *db, const atomic_bool *cancel, void *userdata) {
         PrefetchJob *j = userdata;
         uint64_t deadline = now_usec(CLOCK_MONOTONIC) + j->budget_usec;
+        PrefetchVeto v = prefetch_guard_check(&j->guard, NULL, NULL);
         bool any_profile = false;
 
         for (size_t i = 0; i < j->res.n_fs; i++) {
                 PrefetchFsResult *f = &j->res.fs[i];
-                PrefetchProfile pp = {};
-                PrefetchPlan *plan = NULL;
                 int r;
 
                 if (atomic_load(cancel))
                         return -ECANCELED;
                 if (f->skipped)
                         continue;
-                r = prefetch_profile_load(db, j->res.profile, j->fsid[i], &pp);
-                if (r == -ENOENT)
+                if (v != PREFETCH_VETO_NONE) {
+                        /* switched off, or short of memory, while the job waited for its turn */
+                        f->skipped = prefetch_veto_to_string(v);
+                        continue;
+                }
+                r = prefetch_fs(db, j, i, cancel, deadline);
+                if (r < 0)
                         return r;
                 any_profile = true;
-                if (r < 0) {
-                        f->r = r;
-                        continue;
-                }
-                if (pp.input.n_data == 0 && pp.input.n_metadata == 0) {
-                        f->skipped = "nothing of the profile there";
-                        prefetch_profile_done(&pp);
-                        continue;
-                }
-                r = prefetch_plan_build(j->mount_fd[i], &pp.input,
-                                        j->rotational[i] ? PREFETCH_ORDER_DISK : PREFETCH_ORDER_RECORDED, &plan);
-                prefetch_profile_done(&pp);
-                if (r < 0) {
-                        f->r = r;
-                        continue;
-                }
-                r = prefetch_run(plan, &(PrefetchOptions) {
-                                        .mount_fd = j->mount_fd[i],
-                                        .bdev_fd = j->bdev_fd[i],
-                                        .chunk_bytes = prefetch_chunk_bytes(j->bdev_fd[i]),
-                                        .max_bytes = j->max_bytes,
-                                        .deadline_usec = deadline,
-                                        .cancel = (atomic_bool *) cancel,
-                                        .should_stop = prefetch_guard_should_stop,
-                                        .userdata = &j->guard,
-                                 }, &f->st);
-                prefetch_plan_free(plan);
-                if (r < 0)
-                        f->r = r;
         }
         if (!any_profile) {
                 /* every filesystem skipped: whether the profile exists is still the answer's */
@@ -188,17 +218,12 @@ int manager_prefetch(Manager *m, const char *profile, ManagerPrefetchDone done, 
         j->userdata = userdata;
         j->res.profile = strdup(profile);
         j->res.fs = calloc(MAX(n, (size_t) 1), sizeof *j->res.fs);
-        j->fsid = calloc(MAX(n, (size_t) 1), sizeof *j->fsid);
-        j->mount_fd = calloc(MAX(n, (size_t) 1), sizeof *j->mount_fd);
-        j->bdev_fd = calloc(MAX(n, (size_t) 1), sizeof *j->bdev_fd);
-        j->rotational = calloc(MAX(n, (size_t) 1), sizeof *j->rotational);
-        if (!j->res.profile || !j->res.fs || !j->fsid || !j->mount_fd || !j->bdev_fd || !j->rotational) {
+        j->fs = calloc(MAX(n, (size_t) 1), sizeof *j->fs);
+        if (!j->res.profile || !j->res.fs || !j->fs) {
                 prefetch_job_free(j);
                 return -ENOMEM;
         }
         j->res.n_fs = n;
-        for (size_t i = 0; i < n; i++)
-                j->mount_fd[i] = j->bdev_fd[i] = -EBADF;
         for (size_t i = 0; i < n; i++) {
                 const Filesystem *fs = &m->filesystems.items[i];
                 PrefetchFsResult *f = &j->res.fs[i];
@@ -209,24 +234,11 @@ int manager_prefetch(Manager *m, const char *profile, ManagerPrefetchDone done, 
                         prefetch_job_free(j);
                         return -ENOMEM;
                 }
-                j->fsid[i] = fs->fsid;
+                j->fs[i] = (PrefetchFsJob) { .fsid = fs->fsid, .dev = fs->dev };
                 if (block_device_rotational("/sys", fs->dev, &rot) >= 0 && !rot &&
-                    !m->config.prefetch_non_rotational) {
+                    !m->config.prefetch_non_rotational)
                         f->skipped = "non-rotational (PrefetchNonRotational=no)";
-                        continue;
-                }
-                j->rotational[i] = rot;
-                j->mount_fd[i] = manager_open_mount_fd(m, fs->fsid);
-                if (j->mount_fd[i] < 0) {
-                        f->r = j->mount_fd[i];
-                        f->skipped = "its mount point cannot be opened";
-                        continue;
-                }
-                /* without the device, the data only: its metadata is left to the start */
-                j->bdev_fd[i] = block_device_open(fs->dev);
-                if (j->bdev_fd[i] < 0)
-                        log_debug_errno(j->bdev_fd[i], "Prefetch: cannot open the device of %s, data only: %m",
-                                        fs->mount);
+                j->fs[i].rotational = rot;
         }
         r = plan_worker_submit(m->plan_worker, prefetch_work, prefetch_done, j, false);
         if (r < 0) {

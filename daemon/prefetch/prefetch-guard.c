@@ -69,8 +69,5 @@ PrefetchVeto prefetch_guard_check(const PrefetchGuard *g, uint64_t *ret_availabl
 }
 
 bool prefetch_guard_should_stop(void *userdata) {
-        PrefetchGuard g = *(const PrefetchGuard *) userdata;
-
-        g.off_file = NULL;
-        return prefetch_guard_check(&g, NULL, NULL) != PREFETCH_VETO_NONE;
+        return prefetch_guard_check(userdata, NULL, NULL) != PREFETCH_VETO_NONE;
 }

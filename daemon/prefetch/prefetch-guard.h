@@ -34,6 +34,5 @@ typedef struct PrefetchGuard {
  * it could not be read: then no floor applies) and *ret_pressure (-1 when not read) say what was seen. */
 PrefetchVeto prefetch_guard_check(const PrefetchGuard *g, uint64_t *ret_available, double *ret_pressure);
 
-/* PrefetchOptions.should_stop for a const PrefetchGuard *userdata: the memory floor and the pressure (the
- * off file is looked at before a run only). */
+/* PrefetchOptions.should_stop for a const PrefetchGuard *userdata: any veto stops a run under way. */
 bool prefetch_guard_should_stop(void *userdata);

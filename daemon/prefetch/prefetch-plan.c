@@ -9,6 +9,7 @@
 
 #include "common/alloc-util.h"
 #include "common/macro.h"
+#include "common/time-util.h"
 #include "fs/fid-util.h"
 #include "fs/fiemap.h"
 #include "prefetch/prefetch-plan.h"
@@ -105,7 +106,8 @@ static void merge_adjacent(PrefetchPlan *p) {
         p->n_ranges = w;
 }
 
-int prefetch_plan_build(int mount_fd, const PrefetchInput *in, PrefetchOrder order, PrefetchPlan **ret) {
+int prefetch_plan_build(int mount_fd, const PrefetchInput *in, PrefetchOrder order, const atomic_bool *cancel,
+                        uint64_t deadline_usec, PrefetchPlan **ret) {
         PrefetchPlan *p;
         Extent **exts = NULL;
         size_t *n_exts = NULL, allocated = 0;
@@ -160,6 +162,14 @@ int prefetch_plan_build(int mount_fd, const PrefetchInput *in, PrefetchOrder ord
                 if (n_exts[f] == 0)
                         continue;
                 n_exts[f] = 0;
+                if (cancel && atomic_load(cancel)) {
+                        r = -ECANCELED;
+                        goto fail;
+                }
+                if (deadline_usec > 0 && now_usec(CLOCK_MONOTONIC) >= deadline_usec) {
+                        p->files_unplanned++;
+                        continue;       /* no extents: its spans add nothing */
+                }
                 fd = file_key_open(mount_fd, &in->files[f].key, O_RDONLY | O_NONBLOCK);
                 if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
                     (uint64_t) st.st_size < in->files[f].size || fiemap_get(fd, &exts[f], &n_exts[f]) < 0) {

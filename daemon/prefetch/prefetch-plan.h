@@ -9,6 +9,7 @@
  * counted and left out, never an error. Knows nothing of the daemon: prefetch.h issues a plan. */
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -69,12 +70,17 @@ typedef struct PrefetchPlan {
         size_t n_ranges;
         uint64_t data_bytes, metadata_bytes;
         unsigned files_stale;           /* left out: gone, replaced, or shorter than recorded */
+        unsigned files_unplanned;       /* left out: not looked at before the deadline */
         uint8_t *stale;                 /* n_files flags */
 } PrefetchPlan;
 
 /* Builds the plan of in (copied) on the filesystem of mount_fd (a directory fd: files open by handle there).
  * Data ranges are cut to the file's allocated extents (holes take no reading); ranges that touch or overlap,
- * of the same file and next to each other on the device, are merged. Returns 0 or a negative errno (-ENOMEM;
- * a file that cannot be looked at is stale, not a failure). */
-int prefetch_plan_build(int mount_fd, const PrefetchInput *in, PrefetchOrder order, PrefetchPlan **ret);
+ * of the same file and next to each other on the device, are merged. Each file costs an open and a FIEMAP
+ * (a read of its inode and extent blocks when they are not cached): cancel (may be NULL) is asked before
+ * each, and at deadline_usec (CLOCK_MONOTONIC, 0: none) the files not looked at yet are left out of the
+ * plan (not counted stale). Returns 0 or a negative errno (-ENOMEM, -ECANCELED; a file that cannot be
+ * looked at is stale, not a failure). */
+int prefetch_plan_build(int mount_fd, const PrefetchInput *in, PrefetchOrder order, const atomic_bool *cancel,
+                        uint64_t deadline_usec, PrefetchPlan **ret);
 PrefetchPlan *prefetch_plan_free(PrefetchPlan *p);
