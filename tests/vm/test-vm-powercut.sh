@@ -299,8 +299,9 @@ else
         [ "$rc" = 0 ] && [ "$(vm_out "$VM_TMP/data.setup.img" rc 2>/dev/null)" = 0 ] || fail "the setup boot failed"
         BASE=$VM_TMP/base
         mkdir -p "$BASE"
-        ln -s "$W/kernel" "$BASE/kernel"
-        # the overlay reads the shared image: copied while no other test may rebuild it
+        # the overlay reads the shared image, and the kernel is the shared one: copied while no other test
+        # may rebuild them
+        cp -a "$W/kernel" "$BASE/kernel"
         qemu-img convert -O raw "$VM_OVERLAY" "$BASE/disk.img"
         exec {VM_LOCK_FD}>&- && VM_LOCK_FD=
         e2fsck -fn "$BASE/disk.img" > "$VM_TMP/base-fsck.out" 2>&1 || { cat "$VM_TMP/base-fsck.out"; fail "the base image is not clean"; }
