@@ -5,10 +5,10 @@
  * side round after round (their order turned each round), every round on files written anew:
  *   lazy       db_run_file_set(): a commit under the connection's synchronous = NORMAL, each file's move
  *              left to the journal's periodic commit (MoverOptions.lazy_commit; before durable checkpoints)
- *   commit     lazy's checkpoint, each file's move committed (fsync) before it: what the commit costs alone
+ *   commit     lazy's checkpoint, each file's move committed (fsync) after it: what the commit costs alone
  *   nocommit   run_checkpoint(): synchronous = FULL for the commit, the WAL synced; the move left to the
  *              journal (the early pass before moves were committed)
- *   durable    run_checkpoint(), each file's move committed (fsync) before it: what the early pass does,
+ *   durable    run_checkpoint(), each file's move committed (fsync) after it: what the early pass does,
  *              in the mover's thread
  *   walsync    db_run_file_set(), then fdatasync() of the WAL file by hand (the alternative to the pragma),
  *              the move left to the journal

@@ -71,6 +71,7 @@ typedef struct Mover {
         uint64_t t_start;               /* CLOCK_MONOTONIC usec, for the rate limit */
         uint64_t throttled_bytes;
         uint8_t *buf;                   /* PREFETCH_BYTES, NULL: no prefetch */
+        int commit_fd;                  /* the file just moved, committed after its progress call */
 } Mover;
 
 static uint64_t now_usec(void) {
@@ -579,13 +580,18 @@ static Next move_opened_item(Mover *m, const MoveItem *it, uint64_t slice_blocks
 }
 
 /* A moved file's new extents are in the journal's running transaction when MOVE_EXT returns, committed
- * seconds later (doc/kernel.md §1, "When a move is on the disk"): commit them now, before its outcome is
- * told and written as its checkpoint, so that a power cut never leaves a file "done" whose move the
- * journal lost. fsync, not fdatasync: the swap changes no data. */
-static Next commit_move(Mover *m, int ro, MoveOutcome *out) {
-        if (fsync(ro) >= 0)
+ * seconds later (doc/kernel.md §1, "When a move is on the disk"). They are committed right after the
+ * file's progress call, which writes its checkpoint, and before the next file moves: a power cut then
+ * leaves no file moved whose checkpoint says pending (the resumed run would move it a second time), and at
+ * most the last file checkpointed done with its old blocks (it stays where it was, intact). fsync, not
+ * fdatasync: the swap changes no data. Returns NEXT_STOP_IO when the filesystem failed. */
+static Next commit_moved(Mover *m) {
+        _cleanup_close_ int fd = TAKE_FD(m->commit_fd);
+
+        if (fd < 0 || fsync(fd) >= 0 || !fs_failed(errno))
                 return NEXT_CONTINUE;
-        return sync_failed(m, out, "move not committed", errno);
+        m->stats->io_error = -errno;
+        return NEXT_STOP_IO;
 }
 
 static Next move_item(Mover *m, const MoveItem *it, uint64_t slice_blocks, MoveOutcome *out) {
@@ -602,7 +608,7 @@ static Next move_item(Mover *m, const MoveItem *it, uint64_t slice_blocks, MoveO
         if (held)
                 release_execs(m, it);
         if (out->result == MOVE_DONE && next == NEXT_CONTINUE && !m->o->lazy_commit)
-                next = commit_move(m, ro, out);
+                m->commit_fd = TAKE_FD(ro);
         return next;
 }
 
@@ -724,7 +730,7 @@ int mover_run(const MoverOptions *o, const MoveItem *items, size_t n, MoveOutcom
         uint64_t total = 0;
         long page;
         size_t i = 0;
-        Mover m = {};
+        Mover m = { .commit_fd = -EBADF };
         int r;
 
         if (!o || o->mount_fd < 0 || (n > 0 && (!items || !outcomes)))
@@ -862,6 +868,8 @@ int mover_run(const MoverOptions *o, const MoveItem *items, size_t n, MoveOutcom
                 stats.bytes_moved += outcomes[i].bytes;
                 if (o->progress)
                         o->progress(o->userdata, i, &outcomes[i]);
+                if (commit_moved(&m) == NEXT_STOP_IO)
+                        next = NEXT_STOP_IO;
                 if (next == NEXT_STOP_CANCEL) {
                         stats.cancelled = true;
                         i++;

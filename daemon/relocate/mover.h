@@ -112,8 +112,9 @@ typedef struct MoverOptions {
         /* files that can be exec'd are moved only with their execs held (above); NULL: moved like any other
          * (tests of the mover alone) */
         const MoverExecGate *exec_gate;
-        /* a moved file's new layout is committed (fsync) before its progress call, so that what progress
-         * is told survives a power cut; true leaves it to the journal's periodic commit (benchmarks) */
+        /* a moved file's new layout is committed (fsync) after its progress call (which writes its
+         * checkpoint) and before the next file moves, so that a power cut never leaves a moved file
+         * pending; true leaves it to the journal's periodic commit (benchmarks) */
         bool lazy_commit;
         /* called after each file (from the mover's thread) */
         void (*progress)(void *userdata, size_t index, const MoveOutcome *o);
