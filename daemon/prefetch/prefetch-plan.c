@@ -128,7 +128,8 @@ int prefetch_plan_build(int mount_fd, const PrefetchInput *in, PrefetchOrder ord
                 prefetch_plan_free(p);
                 return -ENOMEM;
         }
-        memcpy(p->files, in->files, in->n_files * sizeof *p->files);
+        if (in->n_files > 0)
+                memcpy(p->files, in->files, in->n_files * sizeof *p->files);
 
         for (size_t i = 0; i < in->n_metadata; i++) {
                 const PrefetchSpan *m = &in->metadata[i];
