@@ -188,7 +188,7 @@ int prefetch_plan_build(int mount_fd, const PrefetchInput *in, PrefetchOrder ord
                         goto fail;
         }
 
-        switch (order) {
+        switch (p->n_ranges > 1 ? order : PREFETCH_ORDER_RECORDED) {     /* qsort() wants an array */
         case PREFETCH_ORDER_DISK:
                 qsort(p->ranges, p->n_ranges, sizeof *p->ranges, cmp_physical);
                 break;
