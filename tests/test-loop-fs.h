@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,9 +133,51 @@ static inline void loop_fs_setup(LoopFs *fs, const char *prog, const char *name,
         printf("  %s: %u MiB on %s at %s\n", name, size_mb, fs->dev, fs->mnt);
 }
 
-/* Unmounted and detached, e2fsck -fn must find its image clean. */
+/* Unmounted, e2fsck -fn must find it clean (read through the loop device, which shows what the filesystem
+ * wrote, whether or not the loop driver has written it into the image file yet); then detached. */
 static inline void loop_fs_fsck(LoopFs *fs) {
+        char dev[sizeof fs->dev];
+
+        loop_fs_unmount(fs);
+        snprintf(dev, sizeof dev, "%s", fs->dev);
+        /* what it found, on a failure */
+        ASSERT_EQ(loop_fs_sh("e2fsck -fn '%s' >'%s.fsck' 2>&1 || { cat '%s.fsck'; exit 1; }", dev, fs->img,
+                             fs->img), 0);
         loop_fs_teardown(fs);
-        ASSERT_EQ(loop_fs_sh("e2fsck -fn '%s' >/dev/null 2>&1", fs->img), 0);
-        printf("  e2fsck -fn %s: clean\n", fs->img);
+        printf("  e2fsck -fn %s: clean\n", dev);
+}
+
+/* Write the files round-robin in `chunk` pieces with fsync after each, so each ends up fragmented. */
+static inline void write_interleaved(char **paths, const uint64_t *sizes, size_t n, size_t chunk) {
+        int fds[64];
+        uint64_t off[64] = {}, seed = 0x9e3779b97f4a7c15ULL;
+        uint8_t *buf = malloc(chunk);
+        bool more = true;
+
+        ASSERT_TRUE(n <= 64 && buf);
+        for (size_t i = 0; i < n; i++) {
+                fds[i] = open(paths[i], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+                ASSERT_TRUE(fds[i] >= 0);
+        }
+        while (more) {
+                more = false;
+                for (size_t i = 0; i < n; i++) {
+                        size_t l;
+
+                        if (off[i] >= sizes[i])
+                                continue;
+                        l = (size_t) MIN((uint64_t) chunk, sizes[i] - off[i]);
+                        for (size_t j = 0; j < l; j++) {
+                                seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+                                buf[j] = (uint8_t) (seed >> 56);
+                        }
+                        ASSERT_EQ(pwrite(fds[i], buf, l, (off_t) off[i]), (ssize_t) l);
+                        ASSERT_EQ(fsync(fds[i]), 0);
+                        off[i] += l;
+                        more = more || off[i] < sizes[i];
+                }
+        }
+        for (size_t i = 0; i < n; i++)
+                close(fds[i]);
+        free(buf);
 }

@@ -100,40 +100,6 @@ static inline void write_str_file(const char *path, const char *s) {
         close(fd);
 }
 
-/* Write the files round-robin in `chunk` pieces with fsync after each, so each ends up fragmented. */
-static inline void write_interleaved(char **paths, const uint64_t *sizes, size_t n, size_t chunk) {
-        int fds[64];
-        uint64_t off[64] = {}, seed = 0x9e3779b97f4a7c15ULL;
-        uint8_t *buf = malloc(chunk);
-        bool more = true;
-
-        ASSERT_TRUE(n <= 64 && buf);
-        for (size_t i = 0; i < n; i++) {
-                fds[i] = open(paths[i], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-                ASSERT_TRUE(fds[i] >= 0);
-        }
-        while (more) {
-                more = false;
-                for (size_t i = 0; i < n; i++) {
-                        size_t l;
-
-                        if (off[i] >= sizes[i])
-                                continue;
-                        l = (size_t) MIN((uint64_t) chunk, sizes[i] - off[i]);
-                        for (size_t j = 0; j < l; j++) {
-                                seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
-                                buf[j] = (uint8_t) (seed >> 56);
-                        }
-                        ASSERT_EQ(pwrite(fds[i], buf, l, (off_t) off[i]), (ssize_t) l);
-                        ASSERT_EQ(fsync(fds[i]), 0);
-                        off[i] += l;
-                        more = more || off[i] < sizes[i];
-                }
-        }
-        for (size_t i = 0; i < n; i++)
-                close(fds[i]);
-        free(buf);
-}
 
 static inline size_t count_extents(const char *path, uint64_t *first_phys) {
         Extent *e = NULL;

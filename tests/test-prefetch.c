@@ -50,39 +50,11 @@ static char *path_of(const char *name) {
         return p;
 }
 
-/* Files written round-robin in 16 KiB pieces, each piece synced: scattered over the device. */
-static void write_interleaved(char **paths, const uint64_t *sizes, size_t n) {
-        uint8_t buf[16 * KiB];
-        uint64_t done[8] = {};
-        int fds[8];
-        bool more = true;
-
-        ASSERT_TRUE(n <= 8);
-        for (size_t i = 0; i < sizeof buf; i++)
-                buf[i] = (uint8_t) (i * 7 + 3);
-        for (size_t i = 0; i < n; i++)
-                ASSERT_TRUE((fds[i] = open(paths[i], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) >= 0);
-        while (more) {
-                more = false;
-                for (size_t i = 0; i < n; i++) {
-                        uint64_t l = MIN((uint64_t) sizeof buf, sizes[i] - done[i]);
-
-                        if (l == 0)
-                                continue;
-                        ASSERT_EQ(pwrite(fds[i], buf, l, (off_t) done[i]), (ssize_t) l);
-                        ASSERT_EQ(fsync(fds[i]), 0);
-                        done[i] += l;
-                        more = more || done[i] < sizes[i];
-                }
-        }
-        for (size_t i = 0; i < n; i++)
-                close(fds[i]);
-}
 
 static void write_file(const char *path, uint64_t size) {
         char *p[1] = { (char *) path };
 
-        write_interleaved(p, &size, 1);
+        write_interleaved(p, &size, 1, 16 * KiB);
 }
 
 static PrefetchFile file_of(const char *path) {
@@ -156,7 +128,7 @@ TEST(plan_order) {
         setup_once();
         for (size_t i = 0; i < 3; i++)
                 paths[i] = path_of(names[i]);
-        write_interleaved(paths, sizes, 3);
+        write_interleaved(paths, sizes, 3, 16 * KiB);
         for (size_t i = 0; i < 3; i++)
                 files[i] = file_of(paths[i]);
         meta[0] = (PrefetchSpan) { .offset = first_physical(paths[0], 0), .length = 16 * KiB };
@@ -674,6 +646,9 @@ TEST(limits) {
         ASSERT_EQ(cached(f, 0, 16 * MiB), PREFETCH_ASK_BYTES / PAGE);
         p = prefetch_plan_free(p);
         free(f);
+        /* the device closed first: detached at once, nothing of it left when e2fsck reads the image */
+        close(bdev_fd);
+        bdev_fd = -1;
         loop_fs_fsck(&fs);
 }
 
