@@ -4,7 +4,7 @@
 #
 #   sudo bench/layout.sh [BUILD_DIR]        (default: build/)
 #
-# One run, side by side, from the SAME aged bytes (one aged 1 GiB image built by tests/age-image.sh with a
+# One run, side by side, from the SAME aged bytes (one aged 1 GiB image built by tools/age-image.sh with a
 # seed, then byte-copied per variant):
 #   A aged        the image unchanged;
 #   B seekless    seeklessd (state recorded on the aged image) + Optimize on a copy; timed -> relocation MiB/s;
@@ -173,9 +173,9 @@ MNT=$TMP/mnt
 mkimg "$TMP/aged.img"
 attach "$TMP/aged.img"; LOOP=$ATTACHED
 do_mount "$LOOP" "$MNT"
-log "aging $MNT ($LOOP) with tests/age-image.sh $MNT $SEED $NFILES $MAXKIB"
+log "aging $MNT ($LOOP) with tools/age-image.sh $MNT $SEED $NFILES $MAXKIB"
 t0=$(now)
-bash "$SRC/tests/age-image.sh" "$MNT" "$SEED" "$NFILES" "$MAXKIB" | sed 's/^/  /'
+bash "$SRC/tools/age-image.sh" "$MNT" "$SEED" "$NFILES" "$MAXKIB" | sed 's/^/  /'
 log "  aged in $(elapsed "$t0" "$(now)") s"
 mkdir -p "$MNT/bin"
 cp "$OPEN_FILES" "$MNT/bin/prog"

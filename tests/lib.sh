@@ -207,7 +207,7 @@ boot_recording_over() {
 # seeded random order. Sets $P and $PROFILE_FILES (the files in the order read).
 setup_aged_profile() {
         local seed=${1:-7} n=${2:-40} maxkib=${3:-1024}
-        bash "$SOURCE_ROOT/tests/age-image.sh" "$MNT" "$seed" "$n" "$maxkib" | sed 's/^/  /'
+        bash "$SOURCE_ROOT/tools/age-image.sh" "$MNT" "$seed" "$n" "$maxkib" | sed 's/^/  /'
         mkdir -p "$MNT/bin"
         cp "$OPEN_FILES" "$MNT/bin/prog"
         P=$MNT/bin/prog

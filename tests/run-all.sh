@@ -9,7 +9,7 @@
 #   usage: tests/run-all.sh [BUILD_DIR]     (default: build-ci)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-. tests/deps.sh
+. tools/deps.sh
 . tests/scratch.sh
 install_deps
 

@@ -14,7 +14,7 @@ LaunchWindowSec=3
 MinFileAgeSec=0
 EarlyBudgetSec=30
 EOC
-bash "$SOURCE_ROOT/tests/age-image.sh" "$MNT" 9 20 512 | sed 's/^/  /'
+bash "$SOURCE_ROOT/tools/age-image.sh" "$MNT" 9 20 512 | sed 's/^/  /'
 mkdir -p "$MNT/bin"
 cp "$OPEN_FILES" "$MNT/bin/prog"
 # the sleeper is written in fragments so that moving it is visible

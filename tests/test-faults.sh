@@ -28,7 +28,7 @@
 # repair_kernel_errors), e2fsck -fn clean and no orphan list.
 # Knobs: SCENARIOS (names above), RUNS (repeat the list; the fault moment then varies), SEED, ERRORS (the
 # mount's errors=: continue, ext4's default, or remount-ro; the scenario remount-ro always has the latter).
-. "$(dirname "$0")/campaign-lib.sh"
+. "$(dirname "$0")/campaigns/campaign-lib.sh"
 . "$(dirname "$0")/lib.sh"
 
 FAULTFS=${FAULTFS:-${BUILD_ROOT:-}/tests/faultfs}

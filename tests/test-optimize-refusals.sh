@@ -38,7 +38,7 @@ capbnd=$((16#$(awk '/^CapBnd:/ {print $2}' /proc/"$DAEMON_PID"/status)))
         fail "seeklessd does not run with the unit's bounding set (CapBnd $(printf %x $capbnd))"
 wait_until 30 boot_recording_over || fail "boot window did not close"
 
-bash "$SOURCE_ROOT/tests/age-image.sh" "$MNT" 3 20 512 | sed 's/^/  /'
+bash "$SOURCE_ROOT/tools/age-image.sh" "$MNT" 3 20 512 | sed 's/^/  /'
 chown -R 1000:1000 "$MNT/aged"
 chmod 0444 "$MNT"/aged/f00*        # read-only for everyone, owner not root
 truncate -s 8M "$MNT/aged/sparse"; echo data >> "$MNT/aged/sparse"

@@ -10,7 +10,7 @@ set -euo pipefail
 : "${SOURCE_ROOT:?run through meson test}"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 for c in dpkg-buildpackage dh lintian git; do
-        command -v "$c" >/dev/null || { echo "SKIP: no $c (tests/deps.sh installs it)"; exit 77; }
+        command -v "$c" >/dev/null || { echo "SKIP: no $c (tools/deps.sh installs it)"; exit 77; }
 done
 git -C "$SOURCE_ROOT" rev-parse --git-dir >/dev/null 2>&1 || { echo "SKIP: $SOURCE_ROOT is not a git checkout"; exit 77; }
 . "$SOURCE_ROOT/tests/scratch.sh"
@@ -24,7 +24,7 @@ t0=$SECONDS
 W=${SEEKLESS_VM_WORK_DIR:-/var/tmp/seekless-vm}
 cache=$W/deb
 { mkdir -p "$cache" && [ -w "$cache" ]; } 2>/dev/null || cache=$TMP/deb-cache
-"$SOURCE_ROOT/tests/build-deb.sh" "$SOURCE_ROOT" "$cache" "$TMP" || fail "dpkg-buildpackage -us -uc -b"
+"$SOURCE_ROOT/tools/build-deb.sh" "$SOURCE_ROOT" "$cache" "$TMP" || fail "dpkg-buildpackage -us -uc -b"
 version=$(dpkg-parsechangelog -l "$SOURCE_ROOT/debian/changelog" -S Version)
 arch=$(dpkg --print-architecture)
 deb=$TMP/seekless_${version}_$arch.deb

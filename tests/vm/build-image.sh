@@ -2,7 +2,7 @@
 # Build the seekless test VM in WORK_DIR: a Debian 12 rootfs (cached debootstrap) with the test harness, as a
 # 2 GiB ext4 root image made without loop mounts twice: without seekless (WORK_DIR/disk-bare.img) and with
 # the project's Debian package installed by apt (WORK_DIR/disk.img; the package, built once per state of
-# the sources by tests/build-deb.sh, is kept in WORK_DIR/pkg), and a PVH vmlinux + busybox initramfs
+# the sources by tools/build-deb.sh, is kept in WORK_DIR/pkg), and a PVH vmlinux + busybox initramfs
 # (cached). Prints the time of each step.
 #   usage: build-image.sh [SOURCE_ROOT [WORK_DIR]]   (defaults: this checkout, /var/tmp/seekless-vm)
 #   env:   EXTRA_PKGS=a,b (more guest packages)  KPKG=linux-image-... (pin the kernel)  DISK_SIZE=2G
@@ -29,7 +29,7 @@ step() {                        # step NAME CMD...: run CMD, print how long it t
 R=$W/rootfs
 step rootfs-base "$HERE/mk-rootfs-base.sh" "$W"
 step kernel      "$HERE/mk-kernel.sh" "$W"
-step package     bash -c 'rm -rf "$3" && "$1" "$2" "$4" "$3"' _ "$HERE/../build-deb.sh" "$S" "$W/pkg" "$W/deb"
+step package     bash -c 'rm -rf "$3" && "$1" "$2" "$4" "$3"' _ "$HERE/../../tools/build-deb.sh" "$S" "$W/pkg" "$W/deb"
 step copy-rootfs bash -c 'rm -rf "$1" && cp -a "$2" "$1" && rm -f "$1/.done"' _ "$R" "$W/rootfs-base"
 step prep-rootfs "$HERE/prep-rootfs.sh" "$R"
 # mkfs.ext4 -d fills the image from the directory (no loop device, no mount); mv keeps running VMs' base intact

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Install the project's Debian package (tests/build-deb.sh) into ROOTFS the way a user does, with
+# Install the project's Debian package (tools/build-deb.sh) into ROOTFS the way a user does, with
 # `apt-get install ./seekless_*.deb` run in the chroot, then check that its maintainer scripts enabled every
 # unit it ships: each [Install] WantedBy=/RequiredBy=/Alias= link exists. apt has no package lists here
 # (prep-rootfs.sh), so it can download nothing: what the package needs must already be in the image

@@ -8,7 +8,7 @@ install_deps() {
                     python3
                     # a real program's reads and mappings, to compare with its profile (tests/test-python-set.sh)
                     strace
-                    # the safety campaign with concurrent I/O (tests/campaign-fio.sh)
+                    # the safety campaign with concurrent I/O (tests/campaigns/campaign-fio.sh)
                     fio
                     # the failing disk under tests/test-faults.sh (tests/helpers/faultfs.c)
                     libfuse3-dev

@@ -15,7 +15,7 @@
 # itself uses (bitmaps, inode tables, journal, ...), constant while only files are moved. A donor that
 # leaked (an unnamed O_TMPFILE never freed) is in use and in no directory: it raises that figure.
 
-# By hand, outside meson: BUILD_DIR=build tests/campaign-kill.sh
+# By hand, outside meson: BUILD_DIR=build tests/campaigns/campaign-kill.sh
 if [ -z "${SEEKLESSD:-}" ] && [ -n "${BUILD_DIR:-}" ]; then
         _b=$(cd "$BUILD_DIR" && pwd)
         export SEEKLESSD=$_b/daemon/seeklessd SEEKLESSCTL=$_b/cli/seeklessctl OPEN_FILES=$_b/tests/open-files

@@ -16,11 +16,11 @@
 #     back from disk by a verifying fio read (header and crc32c of every block; a lost write leaves random
 #     data without fio's header) and every appender's tail likewise; sha256 of every
 #     file fio did not write (an appender's old part by its prefix); the writable files the run had to leave
-#     (open for writing) or moved; blocks accounted after a remount (tests/campaign-lib.sh); e2fsck -fn.
+#     (open for writing) or moved; blocks accounted after a remount (tests/campaigns/campaign-lib.sh); e2fsck -fn.
 # FAULT=corrupt (a byte of a readable profile file changed during the run) or FAULT=lostwrite (a block of a
 # written file replaced after fio ended) must make it fail. Knobs: RUNS SEED RATE PER_IMAGE NFILES NPROF.
 . "$(dirname "$0")/campaign-lib.sh"
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
 command -v fio >/dev/null || { echo "SKIP: fio is not installed"; exit 77; }
 RUNS=${RUNS:-3} SEED=${SEED:-1} RATE=${RATE:-2} PER_IMAGE=${PER_IMAGE:-5} FAULT=${FAULT:-}
@@ -52,7 +52,7 @@ make_base() {   # SEED
         attach_mount
         rm -rf "$STATE"; : > "$DAEMON_LOG"
         start_daemon --filesystem="$MNT"; wait_until 30 boot_recording_over || run_fail "boot window did not close"
-        bash "$SOURCE_ROOT/tests/age-image.sh" "$MNT" "$seed" "$NFILES" 1024 | sed 's/^/  /'
+        bash "$SOURCE_ROOT/tools/age-image.sh" "$MNT" "$seed" "$NFILES" 1024 | sed 's/^/  /'
         filefrag "$MNT"/aged/f* | awk '{ print $(NF - 2) }' > "$TMP/extents.before"
         for ((i = 0; i < NFILES; i += 2)); do
                 printf -v f '%s/aged/f%03d' "$MNT" "$i"

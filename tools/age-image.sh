@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Age a mounted ext4 filesystem so that files end up fragmented and scattered, for tests and benchmarks.
 #
-#   tests/age-image.sh MOUNTPOINT SEED [N_FILES] [MAX_KIB]
+#   tools/age-image.sh MOUNTPOINT SEED [N_FILES] [MAX_KIB]
 #
 # Creates MOUNTPOINT/aged/f000 ... f<N_FILES-1> (default 40) of pseudo-random sizes in [4, MAX_KIB] KiB (default
 # 1024), plus filler files in MOUNTPOINT/aged/.filler/ (use the f* glob for the files themselves):

@@ -10,7 +10,7 @@
 # mount point, then for all; after an optimization (report with its "before" figures, plan with the
 # layout in place); an optimization running (RateLimitMiBps=1); one filesystem unmounted; both.
 #
-#   tests/cli-compare.sh BUILD_DIR OUT_DIR LABEL=SEEKLESSCTL [LABEL=SEEKLESSCTL...]
+#   tools/cli-compare.sh BUILD_DIR OUT_DIR LABEL=SEEKLESSCTL [LABEL=SEEKLESSCTL...]
 #
 # BUILD_DIR provides the daemon and the test helpers. Each command's stdout, stderr and exit status go to
 # OUT_DIR/STATE/NNN.LABEL.{out,err,rc} (OUT_DIR/STATE/NNN.cmd says what ran). With two binaries or more,
@@ -19,7 +19,7 @@
 # timer), each other binary's output must be the same to the byte, else the triple is tried again (up to
 # 5 times). Prints what differs and a count; exits 1 if anything differs.
 #
-#   tests/cli-compare.sh --masked OLD_OUT_DIR NEW_OUT_DIR LABEL_OLD LABEL_NEW
+#   tools/cli-compare.sh --masked OLD_OUT_DIR NEW_OUT_DIR LABEL_OLD LABEL_NEW
 #
 # compares two such runs made at different times (two daemons): the same files, with what differs from
 # one daemon to the next masked (times, durations, boot IDs, session and run ids, event counts, database

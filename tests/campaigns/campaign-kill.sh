@@ -31,7 +31,7 @@
 # image's files leave the page cache (each one's, with dd iflag=nocache), not the whole machine's (echo 3 >
 # drop_caches), for a machine where others measure. Both default off.
 . "$(dirname "$0")/campaign-lib.sh"
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 
 RUNS=${RUNS:-5} SEED=${SEED:-1} RATE=${RATE:-8} PER_IMAGE=${PER_IMAGE:-4} FAULT=${FAULT:-}
 read -r -a MODES <<<"${MODES:-plain resume room early}"
@@ -112,7 +112,7 @@ make_base() {   # KIND SEED
         elif [ "$ROOM_GROUPS" = 1 ]; then n=44
         elif [ "$ROOM_GROUPS" = spots ]; then n=60
         else n=16; fi
-        bash "$SOURCE_ROOT/tests/age-image.sh" "$MNT" "$seed" "$n" "$max_kib" | sed 's/^/  /'
+        bash "$SOURCE_ROOT/tools/age-image.sh" "$MNT" "$seed" "$n" "$max_kib" | sed 's/^/  /'
         mkdir -p "$MNT/bin"
         cp "$OPEN_FILES" "$MNT/bin/prog"
         local extra=()

@@ -3,11 +3,11 @@
 # D-Bus system bus, so nothing on this machine is touched), launch a real program stored on the image
 # (Python importing part of its standard library), show the profile seekless recorded, optimize the layout
 # and show the layout quality before and after (checked independently with filefrag and sha256sum).
-#   usage: tests/demo.sh [BUILD_DIR]     (default: build-demo; run as root)
+#   usage: tools/demo.sh [BUILD_DIR]     (default: build-demo; run as root)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-. tests/deps.sh
+. tools/deps.sh
 install_deps
 
 B=${1:-build-demo}
@@ -47,7 +47,7 @@ MNT=$TMP/mnt
 echo "$TMP/fs.img on $LOOP mounted at $MNT"
 
 step "Aging it: interleaved writes and deletions fragment the free space"
-bash tests/age-image.sh "$MNT" 5 80 512 | sed 's/^/  /'
+bash tools/age-image.sh "$MNT" 5 80 512 | sed 's/^/  /'
 # free every other aged file so the program copied next lands in scattered holes
 i=0; for f in "$MNT"/aged/f*; do [ $((i++ % 2)) = 0 ] && rm "$f"; done
 sync
