@@ -10,11 +10,12 @@
 #   start_recording [ARGS...] <<EOF ...  the bus, the daemon with short windows, the boot window over
 #   stop_daemon             (SIGTERM, waits; fails the test if it exits non-zero)
 #   ctl ARGS...             runs seeklessctl
-#   wait_until TIMEOUT CMD  polls CMD until it succeeds
 #   fail MSG / pass MSG
+# On tests/lib-core.sh (waiting, figures, images, JSON lines), which the benchmarks share.
 
 set -euo pipefail
 
+. "$(dirname "${BASH_SOURCE[0]}")/lib-core.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/private-bus.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/scratch.sh"
 
@@ -82,31 +83,12 @@ stop_extra_pids() {
 }
 pass() { echo "ok: $*"; }
 
-wait_pid_gone() {   # PID SECONDS
-        local i
-        for ((i = 0; i < $2 * 10; i++)); do
-                kill -0 "$1" 2>/dev/null || return 0
-                sleep 0.1
-        done
-        return 1
-}
-
-wait_until() {      # SECONDS CMD...
-        local t=$1 i; shift
-        for ((i = 0; i < t * 10; i++)); do
-                "$@" >/dev/null 2>&1 && return 0
-                sleep 0.1
-        done
-        return 1
-}
-
 setup_image() {    # [SIZE [extra mkfs.ext4 options...]]
         local size=${1:-256M}
         shift || true
         IMG=$TMP/fs.img
         MNT=$TMP/mnt
-        truncate -s "$size" "$IMG"
-        mkfs.ext4 -q -F -b 4096 -E lazy_itable_init=0,lazy_journal_init=0 "$@" "$IMG"
+        make_ext4_image "$IMG" "$size" "$@"
         LOOP=$(losetup --find --show "$IMG")
         # a loop device takes "rotational" from what backs it (0 for an image in /dev/shm or on an SSD);
         # the tests model the rotational disk seekless is for, wherever the image lives
@@ -231,9 +213,9 @@ checksum_all() {
 verify_checksums() {
         # Read from the disk: this image's files leave the page cache (dd's nocache, clean pages after the
         # sync), not the machine's: a drop_caches would evict what other tests beside this one have cached.
-        sync
-        (cd "$MNT" && find . -xdev -type f -not -path './lost+found/*' -print0 |
-                xargs -0 -r sh -c 'for f; do dd if="$f" iflag=nocache count=0 status=none; done' sh)
+        local files
+        mapfile -d '' files < <(find "$MNT" -xdev -type f -not -path "$MNT/lost+found/*" -print0)
+        drop_file_pages "${files[@]}"
         (cd "$MNT" && sha256sum --quiet -c "$1") || fail "checksums differ after relocation"
 }
 

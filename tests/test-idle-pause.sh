@@ -64,7 +64,6 @@ moved_between() { diff "$1" "$2" | grep '^>' | head -n 5; }
 # The log since $mark, into $TMP/new.log (grep a file: grep -q on a pipe can fail the pipe under pipefail).
 new_log() { tail -n +"$((mark + 1))" "$DAEMON_LOG" > "$TMP/new.log"; }
 in_new_log() { new_log; grep -Eq "$1" "$TMP/new.log"; }
-now() { date +%s.%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 
 # --- record a launch profile over ~43 MiB of aged files, with the policy held back (IdleSec=1h) ---

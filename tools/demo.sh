@@ -21,15 +21,15 @@ if [ "$(id -u)" != 0 ]; then
         exit 1
 fi
 
+. tests/lib-core.sh
 TMP=$(mktemp -d /tmp/seekless-demo.XXXXXX)
 . tests/scratch.sh && scratch_claim "$TMP"     # a test suite starting meanwhile leaves it alone
-LOOP= BUS_PID= DAEMON_PID=
+BUS_PID= DAEMON_PID=
 cleanup() {
         set +e
         [ -n "$DAEMON_PID" ] && kill "$DAEMON_PID" 2>/dev/null && wait "$DAEMON_PID" 2>/dev/null
         [ -n "$BUS_PID" ] && kill "$BUS_PID" 2>/dev/null
-        mountpoint -q "$TMP/mnt" 2>/dev/null && umount "$TMP/mnt"
-        [ -n "$LOOP" ] && losetup -d "$LOOP"
+        release_mounts_and_loops
         rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -37,13 +37,10 @@ trap cleanup EXIT
 step() { printf '\n==> %s\n' "$*"; }
 
 step "Scratch ext4 image (512 MiB, 4 KiB blocks) on a loop device"
-truncate -s 512M "$TMP/fs.img"
-mkfs.ext4 -q -F -b 4096 "$TMP/fs.img"
-LOOP=$(losetup --find --show "$TMP/fs.img")
-echo 1 > "/sys/block/${LOOP#/dev/}/queue/rotational"   # the disk seekless is for, whatever backs /tmp
-mkdir -p "$TMP/mnt"
-mount "$LOOP" "$TMP/mnt"
-MNT=$TMP/mnt
+make_ext4_image "$TMP/fs.img" 512M
+attach "$TMP/fs.img" 1          # rotational: the disk seekless is for, whatever backs /tmp
+LOOP=$ATTACHED MNT=$TMP/mnt
+do_mount "$LOOP" "$MNT"
 echo "$TMP/fs.img on $LOOP mounted at $MNT"
 
 step "Aging it: interleaved writes and deletions fragment the free space"
@@ -68,19 +65,18 @@ start_private_bus "$TMP/bus" "$ROOT"
 printf '[Record]\nBootWindowSec=3\nLaunchWindowSec=5\n[Optimize]\nMinFileAgeSec=0\n' > "$TMP/seekless.conf"
 "$SEEKLESSD" --config="$TMP/seekless.conf" --state-dir="$TMP/state" --filesystem="$MNT" 2>"$TMP/daemon.log" &
 DAEMON_PID=$!
-for _ in $(seq 100); do "$SEEKLESSCTL" status >/dev/null 2>&1 && break; sleep 0.1; done
+wait_until 10 "$SEEKLESSCTL" status || true
 "$SEEKLESSCTL" status
 echo "(waiting for the boot window to close so the launch is recorded on its own)"
-for _ in $(seq 100); do "$SEEKLESSCTL" --json status | jq -e '.boot_recording | not' >/dev/null && break; sleep 0.1; done
+boot_over() { "$SEEKLESSCTL" --json status | jq -e '.boot_recording | not'; }
+wait_until 10 boot_over || true
 
 step "Launching $MNT/usr/bin/python$PYVER (imports json, email, http.client, sqlite3, decimal)"
 "$MNT/usr/bin/python$PYVER" -c 'import json, email.parser, http.client, sqlite3, decimal; print("  python says hello")'
 P=$MNT/usr/bin/python$PYVER
 echo "(the launch window is 5 s; waiting for the profile)"
-for _ in $(seq 300); do
-        "$SEEKLESSCTL" --json profiles | jq -e --arg p "$P" 'any(.[]; .name == $p)' >/dev/null && break
-        sleep 0.1
-done
+has_profile() { "$SEEKLESSCTL" --json profiles | jq -e --arg p "$1" 'any(.[]; .name == $p)'; }
+wait_until 30 has_profile "$P" || true
 
 step "Profiles"
 "$SEEKLESSCTL" profiles
@@ -115,11 +111,11 @@ step "Before and after (seeklessctl report)"
         echo "  layout picture (access order vs. disk position, before and after): ./seekless-demo-layout.svg"
 
 step "Checked independently"
-sync; echo 3 > /proc/sys/vm/drop_caches
+drop_all_caches
 echo "  filefrag: the profile's files read in order jump $before_frag times before, $(frag) times after"
 (cd "$MNT" && sha256sum --quiet -c "$TMP/sums") && echo "  sha256sum: every file on the image is unchanged"
 kill "$DAEMON_PID"; wait "$DAEMON_PID" 2>/dev/null; DAEMON_PID=
-umount "$MNT"
+do_umount "$MNT"
 e2fsck -fn "$LOOP" >/dev/null 2>&1 && echo "  e2fsck -fn: clean"
 echo
 echo "Done. Everything (image, loop device, bus, daemon) is cleaned up on exit."
