@@ -141,8 +141,10 @@ int db_write_values(Db *db, sqlite3_stmt *st, const DbValue *v, size_t n);
 #define db_query_id(db, st, ret, ...) db_query_id_values(db, st, DB_VALUE_ARRAY(__VA_ARGS__), ret)
 #define db_write(db, st, ...) db_write_values(db, st, DB_VALUE_ARRAY(__VA_ARGS__))
 
-int db_begin(Db *db, bool immediate);
-int db_commit(Db *db);
+/* A transaction: *ret_tx is set to db once it began; declared _cleanup_rollback_, it rolls the transaction
+ * back when it goes out of scope, unless db_commit() committed it (and cleared it). */
+int db_begin(Db *db, bool immediate, Db **ret_tx);
+int db_commit(Db **tx);
 /* The connection runs with synchronous = NORMAL: a commit reaches the disk at the next WAL checkpoint, so a
  * power cut may take the last commits back (never part of one). With `full`, each commit syncs the WAL
  * first, which makes it and every commit before it durable. Outside a transaction. */

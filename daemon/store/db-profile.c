@@ -142,10 +142,9 @@ int db_store_profile_ranges(Db *db, const char *profile, const DbProfileEntry *e
                 if (n == 0 || !bsearch_safe(&ranges[i].file_id, ids, n, sizeof *ids, cmp_int64))
                         return -EINVAL;
 
-        r = db_begin(db, true);
+        r = db_begin(db, true, &tx);
         if (r < 0)
                 return r;
-        tx = db;
 
         r = profile_lookup(db, profile, &profile_id, NULL);
         if (r < 0)
@@ -176,10 +175,9 @@ int db_store_profile_ranges(Db *db, const char *profile, const DbProfileEntry *e
                         return r;
         }
 
-        r = db_commit(db);
+        r = db_commit(&tx);
         if (r < 0)
                 return r;
-        TAKE_PTR(tx);
 
         return 0;
 }
@@ -206,10 +204,9 @@ int db_delete_file(Db *db, int64_t file_id) {
         if (!db)
                 return -EINVAL;
 
-        r = db_begin(db, true);
+        r = db_begin(db, true, &tx);
         if (r < 0)
                 return r;
-        tx = db;
 
         /* Positions of the remaining files keep their order; only the counts need fixing. */
         {
@@ -231,10 +228,9 @@ int db_delete_file(Db *db, int64_t file_id) {
         if (sqlite3_changes(db_sqlite(db)) == 0)
                 return -ENOENT;
 
-        r = db_commit(db);
+        r = db_commit(&tx);
         if (r < 0)
                 return r;
-        TAKE_PTR(tx);
 
         return 0;
 }
@@ -297,10 +293,9 @@ int db_get_profile(Db *db, const char *name, ProfileKind *ret_kind, DbProfileFil
         if (!db || !name || !ret || !ret_n)
                 return -EINVAL;
 
-        r = db_begin(db, false);
+        r = db_begin(db, false, &tx);
         if (r < 0)
                 return r;
-        tx = db;
 
         r = profile_lookup(db, name, &profile_id, &kind);
         if (r < 0)
@@ -334,10 +329,9 @@ int db_get_profile(Db *db, const char *name, ProfileKind *ret_kind, DbProfileFil
                         goto fail;
         }
 
-        r = db_commit(db);
+        r = db_commit(&tx);
         if (r < 0)
                 goto fail;
-        TAKE_PTR(tx);
 
         if (ret_kind)
                 *ret_kind = kind;
@@ -374,10 +368,9 @@ int db_get_profile_metadata(Db *db, const char *name, DbMetaRange **ret, size_t 
 
         if (!db || !name || !ret || !ret_n)
                 return -EINVAL;
-        r = db_begin(db, false);
+        r = db_begin(db, false, &tx);
         if (r < 0)
                 return r;
-        tx = db;
         r = profile_lookup(db, name, &profile_id, NULL);
         if (r < 0)
                 return r;
@@ -392,13 +385,12 @@ int db_get_profile_metadata(Db *db, const char *name, DbMetaRange **ret, size_t 
                 if (r < 0)
                         return r;
         }
-        r = db_commit(db);
+        r = db_commit(&tx);
         if (r < 0) {
                 *ret = mfree(*ret);
                 *ret_n = 0;
                 return r;
         }
-        TAKE_PTR(tx);
         return 0;
 }
 
@@ -435,10 +427,9 @@ int db_get_profile_ranges(Db *db, const char *name, const DbProfileFile *files, 
                 index[i] = (FileIndex) { .id = files[i].file.id, .index = i };
         qsort_safe(index, n_files, sizeof *index, file_index_compare);
 
-        r = db_begin(db, false);
+        r = db_begin(db, false, &tx);
         if (r < 0)
                 return r;
-        tx = db;
 
         r = profile_lookup(db, name, &profile_id, NULL);
         if (r < 0)
@@ -481,10 +472,9 @@ int db_get_profile_ranges(Db *db, const char *name, const DbProfileFile *files, 
                         return r;
         }
 
-        r = db_commit(db);
+        r = db_commit(&tx);
         if (r < 0)
                 return r;
-        TAKE_PTR(tx);
 
         /* Every file has a range: those the stored ranges miss count whole. */
         for (size_t i = 0; i < n_files; i++) {
@@ -522,10 +512,9 @@ int db_forget_profile(Db *db, const char *name) {
         if (!db || !name)
                 return -EINVAL;
 
-        r = db_begin(db, true);
+        r = db_begin(db, true, &tx);
         if (r < 0)
                 return r;
-        tx = db;
 
         r = profile_delete(db, name);
         if (r < 0)
@@ -535,10 +524,9 @@ int db_forget_profile(Db *db, const char *name) {
         if (r < 0)
                 return r;
 
-        r = db_commit(db);
+        r = db_commit(&tx);
         if (r < 0)
                 return r;
-        TAKE_PTR(tx);
 
         return 0;
 }
@@ -660,10 +648,9 @@ int db_evict_profiles(Db *db, const char *profile, unsigned max_profiles, unsign
         if (!db || !profile || !ret || !ret_n || max_profiles == 0 || max_per_user == 0)
                 return -EINVAL;
 
-        r = db_begin(db, true);
+        r = db_begin(db, true, &tx);
         if (r < 0)
                 return r;
-        tx = db;
 
         r = profile_lookup(db, profile, &stored_id, NULL);
         if (r < 0)
@@ -694,10 +681,9 @@ int db_evict_profiles(Db *db, const char *profile, unsigned max_profiles, unsign
                         goto fail;
         }
 
-        r = db_commit(db);
+        r = db_commit(&tx);
         if (r < 0)
                 goto fail;
-        TAKE_PTR(tx);
 
         *ret = list;
         *ret_n = n;
@@ -716,10 +702,9 @@ int db_forget_all(Db *db, unsigned *ret_n_profiles) {
         if (!db)
                 return -EINVAL;
 
-        r = db_begin(db, true);
+        r = db_begin(db, true, &tx);
         if (r < 0)
                 return r;
-        tx = db;
 
         {
                 _cleanup_reset_ sqlite3_stmt *st = db_profile_stmt(db, PROFILE_STMT_PROFILES_DELETE_ALL);
@@ -735,10 +720,9 @@ int db_forget_all(Db *db, unsigned *ret_n_profiles) {
         if (r < 0)
                 return r;
 
-        r = db_commit(db);
+        r = db_commit(&tx);
         if (r < 0)
                 return r;
-        TAKE_PTR(tx);
 
         if (ret_n_profiles)
                 *ret_n_profiles = n;

@@ -113,10 +113,9 @@ static int run_create_tx(Db *db, uint64_t fsid, const char *mount, const int64_t
         int64_t id;
         int r;
 
-        r = db_begin(db, true);
+        r = db_begin(db, true, &tx);
         if (r < 0)
                 return r;
-        tx = db;
         {
                 _cleanup_reset_ sqlite3_stmt *st = db_run_stmt(db, RUN_STMT_RUN_INSERT);
                 struct timespec ts;
@@ -134,10 +133,9 @@ static int run_create_tx(Db *db, uint64_t fsid, const char *mount, const int64_t
                 if (r < 0)
                         return r;
         }
-        r = db_commit(db);
+        r = db_commit(&tx);
         if (r < 0)
                 return r;
-        tx = NULL;
         if (ret_run_id)
                 *ret_run_id = id;
         return 0;
@@ -323,10 +321,9 @@ int db_extents_before_set(Db *db, int64_t file_id, const uint64_t *physical, con
         _cleanup_rollback_ Db *tx = NULL;
         int r;
 
-        r = db_begin(db, true);
+        r = db_begin(db, true, &tx);
         if (r < 0)
                 return r;
-        tx = db;
         {
                 _cleanup_reset_ sqlite3_stmt *st = db_run_stmt(db, RUN_STMT_EXTENTS_DELETE);
                 r = db_write(db, st, DB_I64(file_id));
@@ -339,10 +336,9 @@ int db_extents_before_set(Db *db, int64_t file_id, const uint64_t *physical, con
                 if (r < 0)
                         return r;
         }
-        r = db_commit(db);
+        r = db_commit(&tx);
         if (r < 0)
                 return r;
-        tx = NULL;
         return 0;
 }
 

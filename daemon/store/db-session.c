@@ -157,10 +157,9 @@ int db_add_session(Db *db, const DbSession *s, unsigned keep, int64_t *ret_sessi
         if (!kind)
                 return -EINVAL;
 
-        r = db_begin(db, true);
+        r = db_begin(db, true, &tx);
         if (r < 0)
                 return r;
-        tx = db;
 
         {
                 _cleanup_reset_ sqlite3_stmt *st = db_session_stmt(db, SESSION_STMT_PROFILE_UPSERT);
@@ -222,10 +221,9 @@ int db_add_session(Db *db, const DbSession *s, unsigned keep, int64_t *ret_sessi
                         return r;
         }
 
-        r = db_commit(db);
+        r = db_commit(&tx);
         if (r < 0)
                 return r;
-        TAKE_PTR(tx);
 
         if (ret_session_id)
                 *ret_session_id = session_id;
@@ -411,10 +409,9 @@ int db_load_merge_input(Db *db, const char *profile, unsigned keep, DbMergeInput
                 return -EINVAL;
 
         /* One read transaction, so the sessions and the files are a consistent snapshot. */
-        r = db_begin(db, false);
+        r = db_begin(db, false, &tx);
         if (r < 0)
                 return r;
-        tx = db;
 
         r = profile_lookup(db, profile, &profile_id, NULL);
         if (r < 0)
@@ -428,10 +425,9 @@ int db_load_merge_input(Db *db, const char *profile, unsigned keep, DbMergeInput
         if (r < 0)
                 return r;
 
-        r = db_commit(db);
+        r = db_commit(&tx);
         if (r < 0)
                 return r;
-        TAKE_PTR(tx);
 
         *ret = in;
         in = (DbMergeInput) {};

@@ -2,6 +2,7 @@
 /* The store's connection: opening (the prefetch, the probe of a file that may not be ours), the schema's
  * migrations, the statement tables of db-session.c, db-profile.c and db-run.c prepared once, transactions,
  * binding and stepping, reading rows. Never logs. */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -373,15 +374,28 @@ static int db_exec_stmt(Db *db, Stmt s) {
         return db_step_done(db, st);
 }
 
-int db_begin(Db *db, bool immediate) {
-        return db_exec_stmt(db, immediate ? STMT_BEGIN_IMMEDIATE : STMT_BEGIN);
+int db_begin(Db *db, bool immediate, Db **ret_tx) {
+        int r;
+
+        assert(ret_tx && !*ret_tx);
+        r = db_exec_stmt(db, immediate ? STMT_BEGIN_IMMEDIATE : STMT_BEGIN);
+        if (r < 0)
+                return r;
+        *ret_tx = db;
+        return 0;
 }
 
-int db_commit(Db *db) {
-        return db_exec_stmt(db, STMT_COMMIT);
+int db_commit(Db **tx) {
+        int r;
+
+        r = db_exec_stmt(*tx, STMT_COMMIT);
+        if (r < 0)
+                return r;
+        *tx = NULL;
+        return 0;
 }
 
-/* For _cleanup_: roll back the transaction unless the pointer was taken after COMMIT. */
+/* For _cleanup_: roll back the transaction unless db_commit() cleared the pointer. */
 void db_rollbackp(Db **db) {
         if (!*db || sqlite3_get_autocommit((*db)->sqlite))
                 return;
