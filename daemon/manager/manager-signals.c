@@ -4,6 +4,7 @@
  * values announced are still noted, so that a change is told once it is. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,41 +14,36 @@
 #include "common/log.h"
 #include "manager/manager.h"
 
-void manager_emit_session_recorded(Manager *m, int64_t session_id, ProfileKind kind, unsigned n_files) {
+/* A signal of the Manager's interface; a failure to send it is logged (at LEVEL) and otherwise ignored. */
+static void emit(Manager *m, int level, const char *member, const char *types, ...) {
+        va_list ap;
         int r;
 
         if (!m->bus)
                 return;
-        /* no profile name: signals reach every user; root asks ListSessions for the session's profile */
-        r = sd_bus_emit_signal(m->bus, SEEKLESS_BUS_PATH, SEEKLESS_BUS_INTERFACE, "SessionRecorded", "tsu",
-                               (uint64_t) session_id, profile_kind_to_string(kind), n_files);
+        va_start(ap, types);
+        r = sd_bus_emit_signalv(m->bus, SEEKLESS_BUS_PATH, SEEKLESS_BUS_INTERFACE, member, types, ap);
+        va_end(ap);
         if (r < 0)
-                log_debug_errno(r, "Failed to emit SessionRecorded, ignoring: %m");
+                log_full_errno(level, r, "Failed to emit %s, ignoring: %m", member);
+}
+
+void manager_emit_session_recorded(Manager *m, int64_t session_id, ProfileKind kind, unsigned n_files) {
+        /* no profile name: signals reach every user; root asks ListSessions for the session's profile */
+        emit(m, LOG_DEBUG, "SessionRecorded", "tsu", (uint64_t) session_id, profile_kind_to_string(kind),
+             n_files);
 }
 
 void manager_emit_progress_signal(Manager *m, uint64_t id, uint64_t files_done, uint64_t files_total,
                                   uint64_t bytes_done, uint64_t bytes_total) {
-        int r;
-
-        if (!m->bus)
-                return;
-        r = sd_bus_emit_signal(m->bus, SEEKLESS_BUS_PATH, SEEKLESS_BUS_INTERFACE, "Progress", "ttttt", id,
-                               files_done, files_total, bytes_done, bytes_total);
-        if (r < 0)
-                log_debug_errno(r, "Failed to emit Progress, ignoring: %m");
+        emit(m, LOG_DEBUG, "Progress", "ttttt", id, files_done, files_total, bytes_done, bytes_total);
 }
 
 void manager_emit_run_finished(Manager *m, uint64_t id, RunState state, uint64_t moved_files,
                                uint64_t moved_bytes, size_t n_skipped) {
-        int r;
-
-        if (!m->bus)
-                return;
         /* the number of skipped files only: their paths are for root, through GetRunSkipped */
-        r = sd_bus_emit_signal(m->bus, SEEKLESS_BUS_PATH, SEEKLESS_BUS_INTERFACE, "RunFinished", "tsttu", id,
-                               run_state_to_string(state), moved_files, moved_bytes, (uint32_t) MIN(n_skipped, (size_t) UINT32_MAX));
-        if (r < 0)
-                log_warning_errno(r, "Failed to emit RunFinished, ignoring: %m");
+        emit(m, LOG_WARNING, "RunFinished", "tsttu", id, run_state_to_string(state), moved_files, moved_bytes,
+             (uint32_t) MIN(n_skipped, (size_t) UINT32_MAX));
 }
 
 /* Each announced property's value as text, to tell a change. */
