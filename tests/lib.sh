@@ -210,12 +210,15 @@ setup_aged_profile() {
 checksum_all() {
         (cd "$MNT" && find . -xdev -type f -not -path './lost+found/*' -print0 | sort -z | xargs -0 sha256sum) > "$1"
 }
-verify_checksums() {
-        # Read from the disk: this image's files leave the page cache (dd's nocache, clean pages after the
-        # sync), not the machine's: a drop_caches would evict what other tests beside this one have cached.
+# Every file of the image out of the page cache (after a sync), and nothing else: the next read of them
+# comes from the disk. A drop_caches would evict what other tests beside this one have cached.
+drop_image_pages() {
         local files
         mapfile -d '' files < <(find "$MNT" -xdev -type f -not -path "$MNT/lost+found/*" -print0)
         drop_file_pages "${files[@]}"
+}
+verify_checksums() {
+        drop_image_pages
         (cd "$MNT" && sha256sum --quiet -c "$1") || fail "checksums differ after relocation"
 }
 

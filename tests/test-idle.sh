@@ -22,9 +22,9 @@ no_launch_open() {
 }
 reads_raise_no_events() {
         local before after
-        sync; echo 3 > /proc/sys/vm/drop_caches
+        drop_file_pages "$MNT"/d/*
         before=$(events)
-        for _ in 1 2 3; do cat "$MNT"/d/* > /dev/null; echo 3 > /proc/sys/vm/drop_caches; done
+        for _ in 1 2 3; do cat "$MNT"/d/* > /dev/null; drop_file_pages "$MNT"/d/*; done
         sleep 1
         after=$(events)
         [ "$before" = "$after" ] || fail "$1: reads outside any window raised $((after - before)) events"

@@ -176,7 +176,7 @@ for ((run = 0; run < RUNS; run++)); do
                 f=$(head -n1 "$TMP/written"); dd if=/dev/urandom of="$MNT/$f" bs=4k count=1 conv=notrunc status=none
                 echo "  FAULT: block 0 of $f replaced"
         fi
-        sync; echo 3 > /proc/sys/vm/drop_caches
+        drop_image_pages
         # what the writers wrote, read back from disk and verified; the appenders' tails likewise
         for sec in $(grep -o '^\[w[^]]*\]' "$TMP/jobs.fio" | tr -d '[]'); do
                 if [[ $sec == *append ]]; then
