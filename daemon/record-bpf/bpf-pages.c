@@ -1,0 +1,288 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/types.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "record-bpf/bpf-pages.h"
+
+static const char *const bpf_page_kind_table[_BPF_PAGE_KIND_MAX] = {
+        [BPF_PAGE_ADD] = "add",
+        [BPF_PAGE_GET_PAGES] = "get-pages",
+        [BPF_PAGE_MAP_PAGES] = "map-pages",
+        [BPF_PAGE_FAULT] = "fault",
+};
+
+DEFINE_STRING_TABLE(bpf_page_kind, BpfPageKind)
+
+#if HAVE_BPF_RECORDER
+
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include <linux/perf_event.h>
+#include <sys/syscall.h>
+
+#include "record-bpf/pages.skel.h"
+
+#define RING_KIB_DEFAULT 1024u
+#define DEDUP_ENTRIES_DEFAULT 16384u
+
+struct BpfPages {
+        struct pages_bpf *skel;
+        struct ring_buffer *ring;
+        struct bpf_link *links[_BPF_PAGE_KIND_MAX];
+        struct bpf_link *fork_link, *exit_link;
+        unsigned attached;
+        void (*on_event)(const BpfPageEvent *e, void *userdata);
+        void *userdata;
+};
+
+/* The tracepoint of each kind, and whether the engine works without it. */
+static const struct {
+        const char *name;
+        bool optional;
+} tracepoints[_BPF_PAGE_KIND_MAX] = {
+        [BPF_PAGE_ADD] = { "mm_filemap_add_to_page_cache", false },
+        [BPF_PAGE_GET_PAGES] = { "mm_filemap_get_pages", true },
+        [BPF_PAGE_MAP_PAGES] = { "mm_filemap_map_pages", true },
+        [BPF_PAGE_FAULT] = { "mm_filemap_fault", true },
+};
+
+static struct bpf_program *program_of(struct pages_bpf *skel, BpfPageKind k) {
+        switch (k) {
+        case BPF_PAGE_ADD:
+                return skel->progs.on_add;
+        case BPF_PAGE_GET_PAGES:
+                return skel->progs.on_get_pages;
+        case BPF_PAGE_MAP_PAGES:
+                return skel->progs.on_map_pages;
+        case BPF_PAGE_FAULT:
+                return skel->progs.on_fault;
+        default:
+                return NULL;
+        }
+}
+
+BpfPages *bpf_pages_free(BpfPages *p) {
+        if (!p)
+                return NULL;
+        ring_buffer__free(p->ring);
+        for (size_t k = 0; k < _BPF_PAGE_KIND_MAX; k++)
+                bpf_link__destroy(p->links[k]);
+        bpf_link__destroy(p->fork_link);
+        bpf_link__destroy(p->exit_link);
+        pages_bpf__destroy(p->skel);
+        free(p);
+        return NULL;
+}
+
+/* The tracepoint's id under tracefs, -ENOENT when the kernel has no such event. */
+static int tracepoint_id(const char *tracefs, const char *name) {
+        char path[4096], buf[32];
+        _cleanup_close_ int fd = -EBADF;
+        ssize_t n;
+        int id;
+
+        snprintf(path, sizeof path, "%s/events/filemap/%s/id", tracefs, name);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        n = read(fd, buf, sizeof buf - 1);
+        if (n < 0)
+                return -errno;
+        buf[n] = 0;
+        id = atoi(buf);
+        return id > 0 ? id : -EBADMSG;
+}
+
+/* The program on the tracepoint, through a perf event of it (the tracepoint's id from our tracefs: libbpf's
+ * own attach looks for tracefs only where it guesses). One event on CPU 0 is enough: the program hangs on
+ * the tracepoint itself and runs for its hits on every CPU. */
+static int attach_tracepoint(BpfPages *p, BpfPageKind k, int id) {
+        struct perf_event_attr attr = {
+                .type = PERF_TYPE_TRACEPOINT,
+                .size = sizeof attr,
+                .config = (uint64_t) id,
+        };
+        _cleanup_close_ int fd = -EBADF;
+
+        fd = (int) syscall(SYS_perf_event_open, &attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        p->links[k] = bpf_program__attach_perf_event(program_of(p->skel, k), fd);
+        if (!p->links[k])
+                return -errno;
+        (void) TAKE_FD(fd);     /* the link closes it */
+        return 0;
+}
+
+static int on_record(void *ctx, void *data, size_t size) {
+        const struct pages_record *r = data;
+        BpfPages *p = ctx;
+        BpfPageEvent e;
+
+        if (size < sizeof *r || r->kind >= _BPF_PAGE_KIND_MAX)
+                return 0;
+        e = (BpfPageEvent) {
+                .tag = r->tag,
+                .pid = (pid_t) r->tgid,
+                .kind = (BpfPageKind) r->kind,
+                .dev = makedev(r->s_dev >> 20, r->s_dev & 0xfffff),
+                .ino = r->ino,
+                .first = r->first,
+                .last = r->last,
+                .timestamp_nsec = r->ktime,
+        };
+        p->on_event(&e, p->userdata);
+        return 0;
+}
+
+int bpf_pages_new(const BpfPagesOptions *o, BpfPages **ret) {
+        _cleanup_(bpf_pages_freep) BpfPages *p = NULL;
+        const char *tracefs = o->tracefs ?: "/sys/kernel/tracing";
+        unsigned ring_kib = o->ring_kib ?: RING_KIB_DEFAULT;
+        int ids[_BPF_PAGE_KIND_MAX];
+        struct btf *vmlinux;
+        int r;
+
+        if (!o->on_event || ring_kib < 4 || (ring_kib & (ring_kib - 1)))
+                return -EINVAL;
+        /* No BTF, no CO-RE: say so before libbpf fails on the first relocation. */
+        vmlinux = btf__load_vmlinux_btf();
+        if (!vmlinux)
+                return -ENOENT;
+        btf__free(vmlinux);
+
+        p = calloc(1, sizeof *p);
+        if (!p)
+                return -ENOMEM;
+        p->on_event = o->on_event;
+        p->userdata = o->userdata;
+
+        p->skel = pages_bpf__open();
+        if (!p->skel)
+                return -errno;
+        /* A program whose tracepoint the kernel lacks is not loaded: its context's type is not in the
+         * kernel's BTF either, and one failed relocation fails the whole object. */
+        for (size_t k = 0; k < _BPF_PAGE_KIND_MAX; k++) {
+                ids[k] = tracepoint_id(tracefs, tracepoints[k].name);
+                if (ids[k] >= 0)
+                        continue;
+                if (!tracepoints[k].optional || ids[k] != -ENOENT)
+                        return ids[k];
+                r = bpf_program__set_autoload(program_of(p->skel, k), false);
+                if (r < 0)
+                        return r;
+        }
+        r = bpf_map__set_max_entries(p->skel->maps.events, ring_kib * 1024);
+        if (r < 0)
+                return r;
+        r = bpf_map__set_max_entries(p->skel->maps.seen, o->dedup_entries ?: DEDUP_ENTRIES_DEFAULT);
+        if (r < 0)
+                return r;
+        r = pages_bpf__load(p->skel);
+        if (r < 0)
+                return r;
+
+        p->fork_link = bpf_program__attach(p->skel->progs.on_fork);
+        if (!p->fork_link)
+                return -errno;
+        p->exit_link = bpf_program__attach(p->skel->progs.on_exit);
+        if (!p->exit_link)
+                return -errno;
+        for (size_t k = 0; k < _BPF_PAGE_KIND_MAX; k++) {
+                if (ids[k] < 0)
+                        continue;
+                r = attach_tracepoint(p, k, ids[k]);
+                if (r < 0)
+                        return r;
+                p->attached |= 1u << k;
+        }
+
+        p->ring = ring_buffer__new(bpf_map__fd(p->skel->maps.events), on_record, p, NULL);
+        if (!p->ring)
+                return -errno;
+        *ret = TAKE_PTR(p);
+        return 0;
+}
+
+unsigned bpf_pages_attached(BpfPages *p) {
+        return p->attached;
+}
+
+int bpf_pages_watch(BpfPages *p, pid_t pid, uint32_t tag) {
+        uint32_t key = (uint32_t) pid;
+
+        if (pid <= 0)
+                return -EINVAL;
+        return bpf_map__update_elem(p->skel->maps.watched, &key, sizeof key, &tag, sizeof tag, 0);
+}
+
+int bpf_pages_unwatch(BpfPages *p, pid_t pid) {
+        uint32_t key = (uint32_t) pid;
+
+        if (pid <= 0)
+                return -EINVAL;
+        return bpf_map__delete_elem(p->skel->maps.watched, &key, sizeof key, 0);
+}
+
+int bpf_pages_fd(BpfPages *p) {
+        return ring_buffer__epoll_fd(p->ring);
+}
+
+int bpf_pages_consume(BpfPages *p) {
+        return ring_buffer__consume(p->ring);
+}
+
+int bpf_pages_lost(BpfPages *p, uint64_t *ret) {
+        uint32_t key = 0;
+        uint64_t v;
+        int r;
+
+        r = bpf_map__lookup_elem(p->skel->maps.lost, &key, sizeof key, &v, sizeof v, 0);
+        if (r < 0)
+                return r;
+        *ret = v;
+        return 0;
+}
+
+#else
+
+BpfPages *bpf_pages_free(BpfPages *p) {
+        return NULL;
+}
+
+int bpf_pages_new(const BpfPagesOptions *o, BpfPages **ret) {
+        return -EOPNOTSUPP;
+}
+
+unsigned bpf_pages_attached(BpfPages *p) {
+        return 0;
+}
+
+int bpf_pages_watch(BpfPages *p, pid_t pid, uint32_t tag) {
+        return -EOPNOTSUPP;
+}
+
+int bpf_pages_unwatch(BpfPages *p, pid_t pid) {
+        return -EOPNOTSUPP;
+}
+
+int bpf_pages_fd(BpfPages *p) {
+        return -EOPNOTSUPP;
+}
+
+int bpf_pages_consume(BpfPages *p) {
+        return -EOPNOTSUPP;
+}
+
+int bpf_pages_lost(BpfPages *p, uint64_t *ret) {
+        return -EOPNOTSUPP;
+}
+
+#endif

@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The BPF side of the page recorder (loaded by bpf-pages.c): the pages that watched processes read from
+ * the disk (page-cache insertions) and the pages they use (reads, faults and fault-around, cached or
+ * not), as records in a ring buffer. Which processes: the thread groups in `watched` (set by user
+ * space, each with its session's tag) and the new processes they fork, which inherit the tag; a group
+ * leaves the map when its last thread exits. Everything else returns after one hash lookup.
+ *
+ * A session's page is reported once per class of event (inserted; used), remembered in an LRU map of
+ * 256 KiB chunks with a bit per page: a hot loop over the same pages costs a lookup, not a record; the
+ * pages of an evicted chunk are reported again. Records that find the buffer full are counted in `lost`. */
+
+#include "record-bpf/pages-kernel.h"
+
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+
+#include "record-bpf/pages-event.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* A range longer than this many chunks (8 MiB) is reported without looking at its chunks: a bounded
+ * loop for the verifier, and a long read is worth its record. */
+#define MAX_CHUNKS 32
+
+struct {
+        __uint(type, BPF_MAP_TYPE_HASH);
+        __uint(max_entries, 16384);
+        __type(key, __u32);             /* tgid */
+        __type(value, __u32);           /* tag */
+} watched SEC(".maps");
+
+struct seen_key {
+        __u32 tag;
+        __u32 dev;
+        __u64 ino;
+        __u64 chunk;                    /* index / PAGES_CHUNK << 1 | inserted */
+};
+
+struct {
+        __uint(type, BPF_MAP_TYPE_LRU_HASH);
+        __uint(max_entries, 16384);     /* the loader may change it before the load */
+        __type(key, struct seen_key);
+        __type(value, __u64);           /* the chunk's pages reported: bit index % PAGES_CHUNK */
+} seen SEC(".maps");
+
+struct {
+        __uint(type, BPF_MAP_TYPE_RINGBUF);
+        __uint(max_entries, 1 << 20);   /* bytes; the loader may change it before the load */
+} events SEC(".maps");
+
+struct {
+        __uint(type, BPF_MAP_TYPE_ARRAY);
+        __uint(max_entries, 1);
+        __type(key, __u32);
+        __type(value, __u64);
+} lost SEC(".maps");
+
+/* True when every page of [first, last] was reported for this tag and class of event already; marks
+ * them reported. A chunk's pages are bits of its value: a page is reported once, not once per chunk. Two
+ * CPUs may both report a page, or a bit set by one be overwritten by the other: then a page is reported
+ * twice, which costs a record and nothing else. */
+static __always_inline bool seen_before(__u32 tag, __u32 dev, __u64 ino, __u64 first, __u64 last,
+                                        __u32 inserted) {
+        struct seen_key k = {
+                .tag = tag,
+                .dev = dev,
+                .ino = ino,
+        };
+        __u64 c = first >> PAGES_CHUNK_SHIFT, end = last >> PAGES_CHUNK_SHIFT;
+        bool fresh = false;
+
+        if (end < c || end - c >= MAX_CHUNKS)
+                return false;
+        for (int i = 0; i < MAX_CHUNKS; i++) {
+                __u64 chunk = c + i, lo = 0, hi = PAGES_CHUNK - 1, mask, *bits;
+
+                if (chunk > end)
+                        break;
+                if (chunk == c)
+                        lo = first & (PAGES_CHUNK - 1);
+                if (chunk == end)
+                        hi = last & (PAGES_CHUNK - 1);
+                mask = hi - lo == PAGES_CHUNK - 1 ? ~0ULL : ((1ULL << (hi - lo + 1)) - 1) << lo;
+                k.chunk = chunk << 1 | inserted;
+                bits = bpf_map_lookup_elem(&seen, &k);
+                if (bits) {
+                        if ((*bits & mask) == mask)
+                                continue;
+                        *bits |= mask;
+                } else
+                        bpf_map_update_elem(&seen, &k, &mask, BPF_ANY);
+                fresh = true;
+        }
+        return !fresh;
+}
+
+static __always_inline int emit(__u32 kind, __u32 dev, __u64 ino, __u64 first, __u64 last) {
+        __u32 tgid = bpf_get_current_pid_tgid() >> 32, zero = 0, tag;
+        struct pages_record *r;
+        __u32 *t;
+        __u64 *n;
+
+        t = bpf_map_lookup_elem(&watched, &tgid);
+        if (!t)
+                return 0;
+        tag = *t;
+        if (seen_before(tag, dev, ino, first, last, kind == PAGES_KIND_ADD))
+                return 0;
+
+        r = bpf_ringbuf_reserve(&events, sizeof *r, 0);
+        if (!r) {
+                n = bpf_map_lookup_elem(&lost, &zero);
+                if (n)
+                        __sync_fetch_and_add(n, 1);
+                return 0;
+        }
+        r->tag = tag;
+        r->tgid = tgid;
+        r->kind = kind;
+        r->s_dev = dev;
+        r->ino = ino;
+        r->first = first;
+        r->last = last;
+        r->ktime = bpf_ktime_get_ns();
+        bpf_ringbuf_submit(r, 0);
+        return 0;
+}
+
+SEC("tracepoint/filemap/mm_filemap_add_to_page_cache")
+int on_add(struct trace_event_raw_mm_filemap_op_page_cache *ctx) {
+        __u64 index = ctx->index, pages = 1;
+
+        if (bpf_core_field_exists(ctx->order))
+                pages = 1ULL << (ctx->order & 31);
+        return emit(PAGES_KIND_ADD, ctx->s_dev, ctx->i_ino, index, index + pages - 1);
+}
+
+SEC("tracepoint/filemap/mm_filemap_get_pages")
+int on_get_pages(struct trace_event_raw_mm_filemap_op_page_cache_range *ctx) {
+        return emit(PAGES_KIND_GET_PAGES, ctx->s_dev, ctx->i_ino, ctx->index, ctx->last_index);
+}
+
+SEC("tracepoint/filemap/mm_filemap_map_pages")
+int on_map_pages(struct trace_event_raw_mm_filemap_op_page_cache_range *ctx) {
+        return emit(PAGES_KIND_MAP_PAGES, ctx->s_dev, ctx->i_ino, ctx->index, ctx->last_index);
+}
+
+SEC("tracepoint/filemap/mm_filemap_fault")
+int on_fault(struct trace_event_raw_mm_filemap_fault *ctx) {
+        return emit(PAGES_KIND_FAULT, ctx->s_dev, ctx->i_ino, ctx->index, ctx->index);
+}
+
+/* A new process of a watched one's is watched under the same tag (a new thread is no new process). Runs
+ * in the parent, before the child can run. */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child) {
+        __u32 ptgid = parent->tgid, ctgid = child->tgid, tag;
+        __u32 *t;
+
+        if (ptgid == ctgid)
+                return 0;
+        t = bpf_map_lookup_elem(&watched, &ptgid);
+        if (!t)
+                return 0;
+        tag = *t;
+        bpf_map_update_elem(&watched, &ctgid, &tag, BPF_NOEXIST);
+        return 0;
+}
+
+/* The last thread of a group is past its count (signal->live): the group's number may be reused. */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_exit, struct task_struct *p) {
+        __u32 tgid = p->tgid;
+
+        if (p->signal->live.counter != 0)
+                return 0;
+        bpf_map_delete_elem(&watched, &tgid);
+        return 0;
+}
