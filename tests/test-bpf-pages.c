@@ -1,0 +1,348 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The BPF page recorder's engine (record-bpf/bpf-pages.c) against the real kernel, on a scratch ext4: a
+ * watched child reads half of a file that was cached before (A), a file that was not (B), and maps and
+ * touches a cached file (C), re-reads A's half, and forks a grandchild that reads A whole. What the ring
+ * buffer must then hold: A's pages as pages used (mm_filemap_get_pages) by the child and, for the half
+ * the child had not read, by the grandchild (the watch is inherited), and never as inserted; B's pages
+ * inserted; C's pages mapped or faulted; every 64 KiB chunk once per session and kind (no record for a
+ * re-read); nothing from a process nobody watched (this one, and a child that reads A); no record lost;
+ * the child's entry gone once it exited. Needs root, the kernel's BTF, mkfs.ext4 and losetup; skips
+ * (77) when the engine was built without BPF. tracefs is mounted in a mount namespace of its own if the
+ * system has none. */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/macro.h"
+#include "record-bpf/bpf-pages.h"
+#include "test-loop-fs.h"
+#include "test-util.h"
+
+#define TRACEFS "/sys/kernel/tracing"
+#define PAGES 64                /* each file: 256 KiB, a bit of a uint64_t a page */
+#define HALF 32                 /* what the child reads of A */
+#define ALL UINT64_MAX
+#define FIRST_HALF ((1ULL << HALF) - 1)
+#define TAG 7
+
+static LoopFs fs;
+static dev_t fs_dev;
+
+typedef struct Seen {
+        BpfPageEvent *e;
+        size_t n, allocated;
+} Seen;
+
+static void on_event(const BpfPageEvent *e, void *userdata) {
+        Seen *s = userdata;
+
+        if (s->n == s->allocated) {
+                s->allocated = s->allocated ? 2 * s->allocated : 1024;
+                s->e = realloc(s->e, s->allocated * sizeof *s->e);
+                ASSERT_TRUE(s->e);
+        }
+        s->e[s->n++] = *e;
+}
+
+static void write_file(const char *name) {
+        char buf[4096];
+        int fd = open(test_path(fs.mnt, name), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+        ASSERT_TRUE(fd >= 0);
+        for (size_t i = 0; i < PAGES; i++) {
+                memset(buf, (int) i + 1, sizeof buf);
+                ASSERT_EQ(write(fd, buf, sizeof buf), (ssize_t) sizeof buf);
+        }
+        ASSERT_EQ(fdatasync(fd), 0);
+        ASSERT_EQ(close(fd), 0);
+}
+
+/* pread() pages [first, last) 4 KiB at a time; 0 or -1. */
+static int read_pages(const char *name, size_t first, size_t last) {
+        char buf[4096];
+        int fd = open(test_path(fs.mnt, name), O_RDONLY | O_CLOEXEC);
+
+        if (fd < 0)
+                return -1;
+        for (size_t i = first; i < last; i++)
+                if (pread(fd, buf, sizeof buf, (off_t) (i * sizeof buf)) != (ssize_t) sizeof buf)
+                        return -1;
+        close(fd);
+        return 0;
+}
+
+/* Maps the file and reads a byte of each page. */
+static int touch_mapped(const char *name) {
+        int fd = open(test_path(fs.mnt, name), O_RDONLY | O_CLOEXEC);
+        volatile unsigned char sum = 0;
+        unsigned char *m;
+
+        if (fd < 0)
+                return -1;
+        m = mmap(NULL, PAGES * 4096, PROT_READ, MAP_SHARED, fd, 0);
+        close(fd);
+        if (m == MAP_FAILED)
+                return -1;
+        for (size_t i = 0; i < PAGES; i++)
+                sum += m[i * 4096];
+        (void) sum;
+        return munmap(m, PAGES * 4096);
+}
+
+/* The file cached and kept so: mapped and locked (another test's drop_caches, anywhere on the machine,
+ * would otherwise make it cold). */
+static void *lock_cached(const char *name) {
+        int fd = open(test_path(fs.mnt, name), O_RDONLY | O_CLOEXEC);
+        void *m;
+
+        ASSERT_TRUE(fd >= 0);
+        m = mmap(NULL, PAGES * 4096, PROT_READ, MAP_SHARED, fd, 0);
+        close(fd);
+        ASSERT_TRUE(m != MAP_FAILED);
+        ASSERT_EQ(mlock(m, PAGES * 4096), 0);
+        return m;
+}
+
+static uint64_t inode_of(const char *name) {
+        struct stat st;
+
+        ASSERT_EQ(stat(test_path(fs.mnt, name), &st), 0);
+        return st.st_ino;
+}
+
+static void child_wait(pid_t pid) {
+        int status;
+
+        ASSERT_EQ(waitpid(pid, &status, 0), pid);
+        ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* The watched child: waits for a byte on go, reads, forks the grandchild and tells its pid on back. */
+static pid_t watched_child(int go, int back) {
+        pid_t pid = fork();
+
+        ASSERT_TRUE(pid >= 0);
+        if (pid == 0) {
+                pid_t grandchild;
+                int status;
+                char c;
+
+                if (read(go, &c, 1) != 1)
+                        _exit(1);
+                if (read_pages("A", 0, HALF) < 0 || read_pages("B", 0, PAGES) < 0 || touch_mapped("C") < 0 ||
+                    read_pages("A", 0, HALF) < 0)
+                        _exit(1);
+                grandchild = fork();
+                if (grandchild < 0)
+                        _exit(1);
+                if (grandchild == 0)
+                        _exit(read_pages("A", 0, PAGES) < 0);
+                if (write(back, &grandchild, sizeof grandchild) != sizeof grandchild ||
+                    waitpid(grandchild, &status, 0) != grandchild || !WIFEXITED(status) ||
+                    WEXITSTATUS(status) != 0)
+                        _exit(1);
+                _exit(0);
+        }
+        return pid;
+}
+
+/* The pages (bit i: page i) of inode ino that events of one kind from pid cover, and how many events
+ * there were; kind -1: the use kinds (get_pages, map_pages, fault). */
+static uint64_t pages_of(const Seen *s, uint64_t ino, int kind, pid_t pid, size_t *ret_n) {
+        uint64_t pages = 0;
+        size_t n = 0;
+
+        for (size_t i = 0; i < s->n; i++) {
+                const BpfPageEvent *e = &s->e[i];
+
+                if (e->dev != fs_dev || e->ino != ino || e->pid != pid)
+                        continue;
+                if (kind >= 0 ? (int) e->kind != kind : e->kind == BPF_PAGE_ADD)
+                        continue;
+                ASSERT_TRUE(e->first <= e->last && e->last < PAGES);
+                for (uint64_t j = e->first; j <= e->last; j++)
+                        pages |= 1ULL << j;
+                n++;
+        }
+        if (ret_n)
+                *ret_n = n;
+        return pages;
+}
+
+/* Every record of a file of ours brings a page its session had not reported in its class (inserted;
+ * used) yet: a re-read makes none. */
+static void assert_no_duplicates(const Seen *s) {
+        for (size_t i = 0; i < s->n; i++) {
+                const BpfPageEvent *e = &s->e[i];
+                uint64_t before = 0, range;
+
+                if (e->dev != fs_dev)
+                        continue;
+                for (size_t j = 0; j < i; j++) {
+                        const BpfPageEvent *f = &s->e[j];
+
+                        if (f->dev == e->dev && f->ino == e->ino && f->tag == e->tag &&
+                            (f->kind == BPF_PAGE_ADD) == (e->kind == BPF_PAGE_ADD))
+                                for (uint64_t k = f->first; k <= f->last; k++)
+                                        before |= 1ULL << k;
+                }
+                range = e->last - e->first == 63 ? ~0ULL : ((1ULL << (e->last - e->first + 1)) - 1) << e->first;
+                ASSERT_TRUE((range & ~before) != 0);
+        }
+}
+
+static void print_events(const Seen *s, pid_t child, pid_t grandchild) {
+        size_t count[2][_BPF_PAGE_KIND_MAX] = {};
+
+        for (size_t i = 0; i < s->n; i++) {
+                const BpfPageEvent *e = &s->e[i];
+
+                if (e->dev == fs_dev)
+                        printf("  %s pid %s ino %" PRIu64 " pages %" PRIu64 "-%" PRIu64 "\n",
+                               bpf_page_kind_to_string(e->kind), e->pid == child ? "child" : "grandchild",
+                               e->ino, e->first, e->last);
+                count[e->pid == grandchild][e->kind]++;
+        }
+        for (int k = 0; k < _BPF_PAGE_KIND_MAX; k++)
+                printf("  %s: %zu from the child, %zu from the grandchild (all filesystems)\n",
+                       bpf_page_kind_to_string(k), count[0][k], count[1][k]);
+}
+
+TEST(inherit_warm_cold_mapped) {
+        _cleanup_(bpf_pages_freep) BpfPages *p = NULL;
+        BpfPagesOptions o = { .tracefs = TRACEFS, .on_event = on_event };
+        uint64_t a = inode_of("A"), b = inode_of("B"), c = inode_of("C"), lost = 1;
+        int go[2], back[2], r;
+        pid_t child, grandchild, other;
+        unsigned attached;
+        void *locked_a, *locked_c;
+        Seen s = {};
+        size_t n;
+
+        o.userdata = &s;
+        /* A and C cached, B not: dropped after its pages were written back */
+        locked_a = lock_cached("A");
+        locked_c = lock_cached("C");
+        {
+                int fd = open(test_path(fs.mnt, "B"), O_RDONLY | O_CLOEXEC);
+                ASSERT_TRUE(fd >= 0);
+                ASSERT_EQ(fdatasync(fd), 0);
+                ASSERT_EQ(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+                close(fd);
+        }
+
+        r = bpf_pages_new(&o, &p);
+        ASSERT_OK(r);
+        attached = bpf_pages_attached(p);
+        printf("  attached:");
+        for (int k = 0; k < _BPF_PAGE_KIND_MAX; k++)
+                if (attached & (1u << k))
+                        printf(" %s", bpf_page_kind_to_string(k));
+        printf("\n");
+        ASSERT_TRUE(attached & (1u << BPF_PAGE_ADD));
+
+        ASSERT_EQ(pipe2(go, O_CLOEXEC), 0);
+        ASSERT_EQ(pipe2(back, O_CLOEXEC), 0);
+        child = watched_child(go[0], back[1]);
+        ASSERT_OK(bpf_pages_watch(p, child, TAG));
+        ASSERT_EQ(write(go[1], "x", 1), 1);
+        ASSERT_EQ(read(back[0], &grandchild, sizeof grandchild), (ssize_t) sizeof grandchild);
+        child_wait(child);
+        /* nobody watches these: this process and another child read A */
+        ASSERT_EQ(read_pages("A", 0, PAGES), 0);
+        other = fork();
+        ASSERT_TRUE(other >= 0);
+        if (other == 0)
+                _exit(read_pages("A", 0, PAGES) < 0);
+        child_wait(other);
+
+        while ((r = bpf_pages_consume(p)) > 0)
+                ;
+        ASSERT_OK(r);
+        print_events(&s, child, grandchild);
+
+        for (size_t i = 0; i < s.n; i++) {
+                ASSERT_EQ(s.e[i].tag, TAG);
+                ASSERT_TRUE(s.e[i].pid == child || s.e[i].pid == grandchild);
+        }
+        assert_no_duplicates(&s);
+
+        /* B was read from the disk, A and C were not */
+        ASSERT_TRUE(pages_of(&s, b, BPF_PAGE_ADD, child, NULL) == ALL);
+        ASSERT_TRUE(pages_of(&s, a, BPF_PAGE_ADD, child, NULL) == 0);
+        ASSERT_TRUE(pages_of(&s, a, BPF_PAGE_ADD, grandchild, NULL) == 0);
+        ASSERT_TRUE(pages_of(&s, c, BPF_PAGE_ADD, child, NULL) == 0);
+
+        if (!(attached & (1u << BPF_PAGE_GET_PAGES))) {
+                printf("  no mm_filemap_get_pages in this kernel: pages used not checked\n");
+                goto lost;
+        }
+        /* A, cached, used by the child (its half, a record a page although read twice) and by the
+         * grandchild (the other half: the first was reported for the session already) */
+        ASSERT_TRUE(pages_of(&s, a, BPF_PAGE_GET_PAGES, child, &n) == FIRST_HALF);
+        ASSERT_EQ(n, HALF);
+        ASSERT_TRUE(pages_of(&s, a, BPF_PAGE_GET_PAGES, grandchild, &n) == ALL - FIRST_HALF);
+        ASSERT_EQ(n, PAGES - HALF);
+        ASSERT_TRUE(pages_of(&s, b, BPF_PAGE_GET_PAGES, child, NULL) == ALL);
+        /* C, cached, mapped around the faults or faulted */
+        if (attached & (1u << BPF_PAGE_MAP_PAGES))
+                ASSERT_TRUE(pages_of(&s, c, -1, child, NULL) == ALL);
+
+lost:
+        ASSERT_OK(bpf_pages_lost(p, &lost));
+        ASSERT_EQ(lost, 0);
+        /* the child's entry left the map with its last thread */
+        ASSERT_ERROR(bpf_pages_unwatch(p, child), ENOENT);
+        ASSERT_EQ(munmap(locked_a, PAGES * 4096), 0);
+        ASSERT_EQ(munmap(locked_c, PAGES * 4096), 0);
+        free(s.e);
+}
+
+int main(void) {
+        BpfPagesOptions probe = { .tracefs = TRACEFS, .on_event = on_event };
+        BpfPages *p = NULL;
+        struct stat st;
+        int r;
+
+        if (geteuid() != 0) {
+                fprintf(stderr, "needs root (BPF, loop devices, mount)\n");
+                return EXIT_TEST_SKIP;
+        }
+        if (access("/sys/kernel/btf/vmlinux", R_OK) < 0) {
+                fprintf(stderr, "no kernel BTF\n");
+                return EXIT_TEST_SKIP;
+        }
+        if (loop_fs_sh("command -v mkfs.ext4 losetup >/dev/null") != 0 || sysconf(_SC_PAGESIZE) != 4096)
+                return EXIT_TEST_SKIP;
+        r = bpf_pages_new(&probe, &p);
+        if (r == -EOPNOTSUPP) {
+                fprintf(stderr, "built without the BPF recorder\n");
+                return EXIT_TEST_SKIP;
+        }
+        bpf_pages_free(p);
+        setvbuf(stdout, NULL, _IOLBF, 0);
+        /* our mounts (tracefs if needed, the image) stay in a namespace of our own */
+        ASSERT_EQ(unshare(CLONE_NEWNS), 0);
+        ASSERT_EQ(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
+        if (access(TRACEFS "/events", F_OK) < 0 && mount("tracefs", TRACEFS, "tracefs", 0, NULL) < 0) {
+                fprintf(stderr, "no tracefs: %m\n");
+                return EXIT_TEST_SKIP;
+        }
+
+        loop_fs_setup(&fs, "seekless-test-bpf-pages", "bpf-pages", 32, NULL, NULL);
+        ASSERT_EQ(stat(fs.mnt, &st), 0);
+        fs_dev = st.st_dev;
+        write_file("A");
+        write_file("B");
+        write_file("C");
+
+        RUN(inherit_warm_cold_mapped);
+        return EXIT_SUCCESS;
+}
