@@ -10,7 +10,7 @@
 
 /* Page recording in the kernel, with BPF (pages.bpf.c): the pages that watched processes and the new
  * processes they fork read from the disk (filemap:mm_filemap_add_to_page_cache) and, where the kernel has
- * the tracepoints (6.11 and later), the pages they use whether cached or not (mm_filemap_get_pages,
+ * the tracepoints (not 6.1: doc/kernel.md §9), the pages they use whether cached or not (mm_filemap_get_pages,
  * mm_filemap_map_pages, mm_filemap_fault): a warm start is seen like a cold one. Only watched processes
  * make records; the others pay for a hash lookup per event. A session (tag) reports a page once as
  * inserted and once as used, while the kernel's LRU map of 256 KiB chunks remembers it (a record's range

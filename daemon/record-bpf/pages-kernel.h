@@ -56,7 +56,7 @@ struct trace_event_raw_mm_filemap_op_page_cache {
         unsigned char order;
 };
 
-/* filemap:mm_filemap_get_pages and mm_filemap_map_pages (6.11 and later) */
+/* filemap:mm_filemap_get_pages and mm_filemap_map_pages (not in 6.1: doc/kernel.md §9) */
 struct trace_event_raw_mm_filemap_op_page_cache_range {
         struct trace_entry ent;
         unsigned long i_ino;
@@ -65,7 +65,7 @@ struct trace_event_raw_mm_filemap_op_page_cache_range {
         unsigned long last_index;
 };
 
-/* filemap:mm_filemap_fault (6.11 and later) */
+/* filemap:mm_filemap_fault (not in 6.1: doc/kernel.md §9) */
 struct trace_event_raw_mm_filemap_fault {
         struct trace_entry ent;
         unsigned long i_ino;
