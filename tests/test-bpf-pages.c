@@ -6,7 +6,8 @@
  * the child had not read, by the grandchild (the watch is inherited), and never as inserted; B's pages
  * inserted; C's pages mapped or faulted; every 64 KiB chunk once per session and kind (no record for a
  * re-read); nothing from a process nobody watched (this one, and a child that reads A); no record lost;
- * the child's entry gone once it exited. Needs root, the kernel's BTF, mkfs.ext4 and losetup; skips
+ * the child's and the grandchild's entries gone once they exited, the count of watched processes back
+ * at 0. Needs root, the kernel's BTF, mkfs.ext4 and losetup; skips
  * (77) when the engine was built without BPF. tracefs is mounted in a mount namespace of its own if the
  * system has none. */
 #include <fcntl.h>
@@ -251,7 +252,9 @@ TEST(inherit_warm_cold_mapped) {
         ASSERT_EQ(pipe2(go, O_CLOEXEC), 0);
         ASSERT_EQ(pipe2(back, O_CLOEXEC), 0);
         child = watched_child(go[0], back[1]);
+        ASSERT_EQ(bpf_pages_watching(p), 0);
         ASSERT_OK(bpf_pages_watch(p, child, TAG));
+        ASSERT_EQ(bpf_pages_watching(p), 1);
         ASSERT_EQ(write(go[1], "x", 1), 1);
         ASSERT_EQ(read(back[0], &grandchild, sizeof grandchild), (ssize_t) sizeof grandchild);
         child_wait(child);
@@ -298,8 +301,10 @@ TEST(inherit_warm_cold_mapped) {
 lost:
         ASSERT_OK(bpf_pages_lost(p, &lost));
         ASSERT_EQ(lost, 0);
-        /* the child's entry left the map with its last thread */
+        /* the child's and the grandchild's entries left the map with their last threads */
         ASSERT_ERROR(bpf_pages_unwatch(p, child), ENOENT);
+        ASSERT_ERROR(bpf_pages_unwatch(p, grandchild), ENOENT);
+        ASSERT_EQ(bpf_pages_watching(p), 0);
         ASSERT_EQ(munmap(locked_a, PAGES * 4096), 0);
         ASSERT_EQ(munmap(locked_c, PAGES * 4096), 0);
         free(s.e);

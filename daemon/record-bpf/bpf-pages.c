@@ -42,15 +42,14 @@ struct BpfPages {
         void *userdata;
 };
 
-/* The tracepoint of each kind, and whether the engine works without it. */
-static const struct {
-        const char *name;
-        bool optional;
-} tracepoints[_BPF_PAGE_KIND_MAX] = {
-        [BPF_PAGE_ADD] = { "mm_filemap_add_to_page_cache", false },
-        [BPF_PAGE_GET_PAGES] = { "mm_filemap_get_pages", true },
-        [BPF_PAGE_MAP_PAGES] = { "mm_filemap_map_pages", true },
-        [BPF_PAGE_FAULT] = { "mm_filemap_fault", true },
+/* The tracepoint of each kind; the insertion's program takes its record (attached through tracefs), the
+ * others, optional, take its arguments (tp_btf, attached by name: the kernel's BTF says whether it has
+ * them). */
+static const char *const tracepoints[_BPF_PAGE_KIND_MAX] = {
+        [BPF_PAGE_ADD] = "mm_filemap_add_to_page_cache",
+        [BPF_PAGE_GET_PAGES] = "mm_filemap_get_pages",
+        [BPF_PAGE_MAP_PAGES] = "mm_filemap_map_pages",
+        [BPF_PAGE_FAULT] = "mm_filemap_fault",
 };
 
 static struct bpf_program *program_of(struct pages_bpf *skel, BpfPageKind k) {
@@ -142,13 +141,20 @@ static int on_record(void *ctx, void *data, size_t size) {
         return 0;
 }
 
+/* Whether the running kernel has the tracepoint, from its BTF: each has a typedef btf_trace_NAME. */
+static bool kernel_has_tracepoint(const struct btf *vmlinux, const char *name) {
+        char type[128];
+
+        snprintf(type, sizeof type, "btf_trace_%s", name);
+        return btf__find_by_name_kind(vmlinux, type, BTF_KIND_TYPEDEF) > 0;
+}
+
 int bpf_pages_new(const BpfPagesOptions *o, BpfPages **ret) {
         _cleanup_(bpf_pages_freep) BpfPages *p = NULL;
         const char *tracefs = o->tracefs ?: "/sys/kernel/tracing";
-        unsigned ring_kib = o->ring_kib ?: RING_KIB_DEFAULT;
-        int ids[_BPF_PAGE_KIND_MAX];
+        unsigned ring_kib = o->ring_kib ?: RING_KIB_DEFAULT, present = 0;
         struct btf *vmlinux;
-        int r;
+        int add_id, r;
 
         if (!o->on_event || ring_kib < 4 || (ring_kib & (ring_kib - 1)))
                 return -EINVAL;
@@ -156,7 +162,13 @@ int bpf_pages_new(const BpfPagesOptions *o, BpfPages **ret) {
         vmlinux = btf__load_vmlinux_btf();
         if (!vmlinux)
                 return -ENOENT;
+        for (size_t k = 0; k < _BPF_PAGE_KIND_MAX; k++)
+                if (kernel_has_tracepoint(vmlinux, tracepoints[k]))
+                        present |= 1u << k;
         btf__free(vmlinux);
+        add_id = tracepoint_id(tracefs, tracepoints[BPF_PAGE_ADD]);
+        if (add_id < 0)
+                return add_id;
 
         p = calloc(1, sizeof *p);
         if (!p)
@@ -167,14 +179,10 @@ int bpf_pages_new(const BpfPagesOptions *o, BpfPages **ret) {
         p->skel = pages_bpf__open();
         if (!p->skel)
                 return -errno;
-        /* A program whose tracepoint the kernel lacks is not loaded: its context's type is not in the
-         * kernel's BTF either, and one failed relocation fails the whole object. */
+        /* A tp_btf program whose tracepoint the kernel lacks would fail the whole object's load. */
         for (size_t k = 0; k < _BPF_PAGE_KIND_MAX; k++) {
-                ids[k] = tracepoint_id(tracefs, tracepoints[k].name);
-                if (ids[k] >= 0)
+                if (k == BPF_PAGE_ADD || (present & (1u << k)))
                         continue;
-                if (!tracepoints[k].optional || ids[k] != -ENOENT)
-                        return ids[k];
                 r = bpf_program__set_autoload(program_of(p->skel, k), false);
                 if (r < 0)
                         return r;
@@ -195,12 +203,16 @@ int bpf_pages_new(const BpfPagesOptions *o, BpfPages **ret) {
         p->exit_link = bpf_program__attach(p->skel->progs.on_exit);
         if (!p->exit_link)
                 return -errno;
+        r = attach_tracepoint(p, BPF_PAGE_ADD, add_id);
+        if (r < 0)
+                return r;
+        p->attached |= 1u << BPF_PAGE_ADD;
         for (size_t k = 0; k < _BPF_PAGE_KIND_MAX; k++) {
-                if (ids[k] < 0)
+                if (k == BPF_PAGE_ADD || !(present & (1u << k)))
                         continue;
-                r = attach_tracepoint(p, k, ids[k]);
-                if (r < 0)
-                        return r;
+                p->links[k] = bpf_program__attach(program_of(p->skel, k));
+                if (!p->links[k])
+                        return -errno;
                 p->attached |= 1u << k;
         }
 
@@ -215,20 +227,43 @@ unsigned bpf_pages_attached(BpfPages *p) {
         return p->attached;
 }
 
+/* The programs' count of watched entries (pages.bpf.c's n_watched), in the mapped .bss: changed with
+ * atomics, as the programs change it, and only after an insertion or a deletion that succeeded. */
+static void count_watched(BpfPages *p, int64_t delta) {
+        __atomic_fetch_add(&p->skel->bss->n_watched, (uint64_t) delta, __ATOMIC_SEQ_CST);
+}
+
 int bpf_pages_watch(BpfPages *p, pid_t pid, uint32_t tag) {
         uint32_t key = (uint32_t) pid;
+        int r;
 
         if (pid <= 0)
                 return -EINVAL;
-        return bpf_map__update_elem(p->skel->maps.watched, &key, sizeof key, &tag, sizeof tag, 0);
+        r = bpf_map__update_elem(p->skel->maps.watched, &key, sizeof key, &tag, sizeof tag, BPF_NOEXIST);
+        if (r == -EEXIST)
+                return bpf_map__update_elem(p->skel->maps.watched, &key, sizeof key, &tag, sizeof tag,
+                                            BPF_EXIST);
+        if (r < 0)
+                return r;
+        count_watched(p, 1);
+        return 0;
 }
 
 int bpf_pages_unwatch(BpfPages *p, pid_t pid) {
         uint32_t key = (uint32_t) pid;
+        int r;
 
         if (pid <= 0)
                 return -EINVAL;
-        return bpf_map__delete_elem(p->skel->maps.watched, &key, sizeof key, 0);
+        r = bpf_map__delete_elem(p->skel->maps.watched, &key, sizeof key, 0);
+        if (r < 0)
+                return r;
+        count_watched(p, -1);
+        return 0;
+}
+
+uint64_t bpf_pages_watching(BpfPages *p) {
+        return __atomic_load_n(&p->skel->bss->n_watched, __ATOMIC_SEQ_CST);
 }
 
 int bpf_pages_fd(BpfPages *p) {
@@ -262,6 +297,10 @@ int bpf_pages_new(const BpfPagesOptions *o, BpfPages **ret) {
 }
 
 unsigned bpf_pages_attached(BpfPages *p) {
+        return 0;
+}
+
+uint64_t bpf_pages_watching(BpfPages *p) {
         return 0;
 }
 

@@ -12,14 +12,15 @@
  * processes they fork read from the disk (filemap:mm_filemap_add_to_page_cache) and, where the kernel has
  * the tracepoints (not 6.1: doc/kernel.md §9), the pages they use whether cached or not (mm_filemap_get_pages,
  * mm_filemap_map_pages, mm_filemap_fault): a warm start is seen like a cold one. Only watched processes
- * make records; the others pay for a hash lookup per event. A session (tag) reports a page once as
+ * make records; the others pay for a hash lookup per event, and nothing but the programs' call while
+ * nobody is watched. A session (tag) reports a page once as
  * inserted and once as used, while the kernel's LRU map of 256 KiB chunks remembers it (a record's range
  * holds at least one page new to its session; pages of a chunk the map evicted are reported again).
  * doc/kernel.md §9 has what this relies on.
  *
  * An engine: options and a callback, no knowledge of sessions. Built only with libbpf, clang and bpftool
  * (HAVE_BPF_RECORDER); without them every function fails with -EOPNOTSUPP. Needs root (CAP_BPF and
- * CAP_PERFMON), the kernel's BTF (/sys/kernel/btf/vmlinux) and tracefs (the tracepoints' ids). */
+ * CAP_PERFMON), the kernel's BTF (/sys/kernel/btf/vmlinux) and tracefs (the insertion tracepoint's id). */
 
 typedef enum BpfPageKind {
         BPF_PAGE_ADD = PAGES_KIND_ADD,                  /* inserted into the page cache: read from the disk */
@@ -72,6 +73,9 @@ unsigned bpf_pages_attached(BpfPages *p);
 int bpf_pages_watch(BpfPages *p, pid_t pid, uint32_t tag);
 /* Stops recording pid (not what it forked). -ENOENT: not watched (also: exited). */
 int bpf_pages_unwatch(BpfPages *p, pid_t pid);
+/* How many processes are watched, those the watched ones forked included (a process leaves when its last
+ * thread exits). While none is, every program returns at once. */
+uint64_t bpf_pages_watching(BpfPages *p);
 
 /* The ring buffer's epoll fd: readable when records wait. */
 int bpf_pages_fd(BpfPages *p);

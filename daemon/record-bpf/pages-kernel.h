@@ -40,8 +40,8 @@ enum {
 
 #pragma clang attribute push(__attribute__((preserve_access_index)), apply_to = record)
 
-/* The tracepoints' records (include/trace/events/filemap.h): what a "tracepoint/" program gets as its
- * context. The common header is not read. */
+/* The insertion tracepoint's record (include/trace/events/filemap.h): what a "tracepoint/" program gets
+ * as its context. The common header is not read. */
 struct trace_entry {
         unsigned short type;
 };
@@ -56,21 +56,18 @@ struct trace_event_raw_mm_filemap_op_page_cache {
         unsigned char order;
 };
 
-/* filemap:mm_filemap_get_pages and mm_filemap_map_pages (not in 6.1: doc/kernel.md §9) */
-struct trace_event_raw_mm_filemap_op_page_cache_range {
-        struct trace_entry ent;
-        unsigned long i_ino;
+/* What the use programs (tp_btf: mm_filemap_get_pages, map_pages and fault take the mapping) read. */
+struct super_block {
         dev_t s_dev;
-        unsigned long index;
-        unsigned long last_index;
 };
 
-/* filemap:mm_filemap_fault (not in 6.1: doc/kernel.md §9) */
-struct trace_event_raw_mm_filemap_fault {
-        struct trace_entry ent;
+struct inode {
         unsigned long i_ino;
-        dev_t s_dev;
-        unsigned long index;
+        struct super_block *i_sb;
+};
+
+struct address_space {
+        struct inode *host;
 };
 
 /* What the fork and exit programs ("tp_btf/": the tracepoint's arguments, typed by the kernel's BTF)

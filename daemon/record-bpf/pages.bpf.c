@@ -30,6 +30,12 @@ struct {
         __type(value, __u32);           /* tag */
 } watched SEC(".maps");
 
+/* How many entries `watched` has: kept by whoever inserts or deletes one, after an insertion or deletion
+ * that succeeded (the kernel's fork and exit programs, the loader through the mapped .bss), so exact.
+ * While it is 0 every program returns at its first load: what a machine with nobody watched pays is the
+ * tracepoints' call of the programs and that load. */
+__u64 n_watched = 0;
+
 struct seen_key {
         __u32 tag;
         __u32 dev;
@@ -95,16 +101,22 @@ static __always_inline bool seen_before(__u32 tag, __u32 dev, __u64 ino, __u64 f
         return !fresh;
 }
 
-static __always_inline int emit(__u32 kind, __u32 dev, __u64 ino, __u64 first, __u64 last) {
-        __u32 tgid = bpf_get_current_pid_tgid() >> 32, zero = 0, tag;
+/* The current process's tag, NULL when nobody watches it. */
+static __always_inline __u32 *watched_tag(void) {
+        __u32 tgid;
+
+        if (!*(volatile __u64 *) &n_watched)
+                return NULL;
+        tgid = bpf_get_current_pid_tgid() >> 32;
+        return bpf_map_lookup_elem(&watched, &tgid);
+}
+
+/* A record of pages of a watched process's, unless its session reported them already. */
+static __always_inline int emit(__u32 tag, __u32 kind, __u32 dev, __u64 ino, __u64 first, __u64 last) {
         struct pages_record *r;
-        __u32 *t;
+        __u32 zero = 0;
         __u64 *n;
 
-        t = bpf_map_lookup_elem(&watched, &tgid);
-        if (!t)
-                return 0;
-        tag = *t;
         if (seen_before(tag, dev, ino, first, last, kind == PAGES_KIND_ADD))
                 return 0;
 
@@ -116,7 +128,7 @@ static __always_inline int emit(__u32 kind, __u32 dev, __u64 ino, __u64 first, _
                 return 0;
         }
         r->tag = tag;
-        r->tgid = tgid;
+        r->tgid = bpf_get_current_pid_tgid() >> 32;
         r->kind = kind;
         r->s_dev = dev;
         r->ino = ino;
@@ -127,28 +139,47 @@ static __always_inline int emit(__u32 kind, __u32 dev, __u64 ino, __u64 first, _
         return 0;
 }
 
+/* Insertions are rare next to uses (each is a read from the disk), and the record has the folio's order,
+ * which the folio itself keeps differently from kernel to kernel: a "tracepoint/" program. */
 SEC("tracepoint/filemap/mm_filemap_add_to_page_cache")
 int on_add(struct trace_event_raw_mm_filemap_op_page_cache *ctx) {
         __u64 index = ctx->index, pages = 1;
+        __u32 *t = watched_tag();
 
+        if (!t)
+                return 0;
         if (bpf_core_field_exists(ctx->order))
                 pages = 1ULL << (ctx->order & 31);
-        return emit(PAGES_KIND_ADD, ctx->s_dev, ctx->i_ino, index, index + pages - 1);
+        return emit(*t, PAGES_KIND_ADD, ctx->s_dev, ctx->i_ino, index, index + pages - 1);
 }
 
-SEC("tracepoint/filemap/mm_filemap_get_pages")
-int on_get_pages(struct trace_event_raw_mm_filemap_op_page_cache_range *ctx) {
-        return emit(PAGES_KIND_GET_PAGES, ctx->s_dev, ctx->i_ino, ctx->index, ctx->last_index);
+/* The use tracepoints are tp_btf programs, which get the tracepoint's arguments as they are: they run on
+ * every read and fault of every process, and a "tracepoint/" program would have the kernel build the
+ * whole record (the inode's number and device read through the mapping) before the program could tell
+ * that nobody watches the process. Here that is read only for a watched one. */
+static __always_inline int emit_mapping(__u32 kind, struct address_space *mapping, __u64 first, __u64 last) {
+        __u32 *t = watched_tag();
+        struct inode *host;
+
+        if (!t)
+                return 0;
+        host = mapping->host;
+        return emit(*t, kind, host->i_sb->s_dev, host->i_ino, first, last);
 }
 
-SEC("tracepoint/filemap/mm_filemap_map_pages")
-int on_map_pages(struct trace_event_raw_mm_filemap_op_page_cache_range *ctx) {
-        return emit(PAGES_KIND_MAP_PAGES, ctx->s_dev, ctx->i_ino, ctx->index, ctx->last_index);
+SEC("tp_btf/mm_filemap_get_pages")
+int BPF_PROG(on_get_pages, struct address_space *mapping, unsigned long index, unsigned long last_index) {
+        return emit_mapping(PAGES_KIND_GET_PAGES, mapping, index, last_index);
 }
 
-SEC("tracepoint/filemap/mm_filemap_fault")
-int on_fault(struct trace_event_raw_mm_filemap_fault *ctx) {
-        return emit(PAGES_KIND_FAULT, ctx->s_dev, ctx->i_ino, ctx->index, ctx->index);
+SEC("tp_btf/mm_filemap_map_pages")
+int BPF_PROG(on_map_pages, struct address_space *mapping, unsigned long index, unsigned long last_index) {
+        return emit_mapping(PAGES_KIND_MAP_PAGES, mapping, index, last_index);
+}
+
+SEC("tp_btf/mm_filemap_fault")
+int BPF_PROG(on_fault, struct address_space *mapping, unsigned long index) {
+        return emit_mapping(PAGES_KIND_FAULT, mapping, index, index);
 }
 
 /* A new process of a watched one's is watched under the same tag (a new thread is no new process). Runs
@@ -158,13 +189,14 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child) {
         __u32 ptgid = parent->tgid, ctgid = child->tgid, tag;
         __u32 *t;
 
-        if (ptgid == ctgid)
+        if (ptgid == ctgid || !*(volatile __u64 *) &n_watched)
                 return 0;
         t = bpf_map_lookup_elem(&watched, &ptgid);
         if (!t)
                 return 0;
         tag = *t;
-        bpf_map_update_elem(&watched, &ctgid, &tag, BPF_NOEXIST);
+        if (bpf_map_update_elem(&watched, &ctgid, &tag, BPF_NOEXIST) == 0)
+                __sync_fetch_and_add(&n_watched, 1);
         return 0;
 }
 
@@ -173,8 +205,9 @@ SEC("tp_btf/sched_process_exit")
 int BPF_PROG(on_exit, struct task_struct *p) {
         __u32 tgid = p->tgid;
 
-        if (p->signal->live.counter != 0)
+        if (!*(volatile __u64 *) &n_watched || p->signal->live.counter != 0)
                 return 0;
-        bpf_map_delete_elem(&watched, &tgid);
+        if (bpf_map_delete_elem(&watched, &tgid) == 0)
+                __sync_fetch_and_add(&n_watched, -1);
         return 0;
 }
