@@ -50,6 +50,21 @@ struct {
         __type(value, __u64);           /* the chunk's pages reported: bit index % PAGES_CHUNK */
 } seen SEC(".maps");
 
+/* The chunk this CPU looked up last, and its bits as they were then: a loop over the same pages finds
+ * them here, without hashing a key into the LRU map (and touching its shared lists). Can only say "seen"
+ * for pages that were reported. */
+struct recent {
+        struct seen_key key;
+        __u64 bits;
+};
+
+struct {
+        __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+        __uint(max_entries, 1);
+        __type(key, __u32);
+        __type(value, struct recent);
+} recent SEC(".maps");
+
 struct {
         __uint(type, BPF_MAP_TYPE_RINGBUF);
         __uint(max_entries, 1 << 20);   /* bytes; the loader may change it before the load */
@@ -74,10 +89,26 @@ static __always_inline bool seen_before(__u32 tag, __u32 dev, __u64 ino, __u64 f
                 .ino = ino,
         };
         __u64 c = first >> PAGES_CHUNK_SHIFT, end = last >> PAGES_CHUNK_SHIFT;
+        struct recent *rc;
         bool fresh = false;
+        __u64 now = 0;
+        __u32 zero = 0;
 
         if (end < c || end - c >= MAX_CHUNKS)
                 return false;
+        rc = bpf_map_lookup_elem(&recent, &zero);
+        if (!rc)
+                return false;
+        /* A range within one chunk (most are) is looked for in the CPU's recent chunk first; only there:
+         * tests within the loop would multiply the verifier's states past its limit. */
+        if (c == end && rc->key.chunk == (c << 1 | inserted) && rc->key.ino == ino && rc->key.dev == dev &&
+            rc->key.tag == tag) {
+                __u64 lo = first & (PAGES_CHUNK - 1), hi = last & (PAGES_CHUNK - 1);
+                __u64 mask = hi - lo == PAGES_CHUNK - 1 ? ~0ULL : ((1ULL << (hi - lo + 1)) - 1) << lo;
+
+                if ((rc->bits & mask) == mask)
+                        return true;
+        }
         for (int i = 0; i < MAX_CHUNKS; i++) {
                 __u64 chunk = c + i, lo = 0, hi = PAGES_CHUNK - 1, mask, *bits;
 
@@ -91,12 +122,19 @@ static __always_inline bool seen_before(__u32 tag, __u32 dev, __u64 ino, __u64 f
                 k.chunk = chunk << 1 | inserted;
                 bits = bpf_map_lookup_elem(&seen, &k);
                 if (bits) {
-                        if ((*bits & mask) == mask)
+                        now = *bits | mask;
+                        if (now == *bits)
                                 continue;
-                        *bits |= mask;
-                } else
+                        *bits = now;
+                } else {
+                        now = mask;
                         bpf_map_update_elem(&seen, &k, &mask, BPF_ANY);
+                }
                 fresh = true;
+        }
+        if (c == end) {
+                rc->key = k;
+                rc->bits = now;
         }
         return !fresh;
 }
