@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The BPF page recorder's engine (record-bpf/bpf-pages.c) against the real kernel, on a scratch ext4: a
- * watched child reads half of a file that was cached before (A), a file that was not (B), and maps and
- * touches a cached file (C), re-reads A's half, and forks a grandchild that reads A whole. What the ring
- * buffer must then hold: A's pages as pages used (mm_filemap_get_pages) by the child and, for the half
- * the child had not read, by the grandchild (the watch is inherited), and never as inserted; B's pages
- * inserted; C's pages mapped or faulted; every 64 KiB chunk once per session and kind (no record for a
- * re-read); nothing from a process nobody watched (this one, and a child that reads A); no record lost;
- * the child's and the grandchild's entries gone once they exited, the count of watched processes back
- * at 0. Needs root, the kernel's BTF, mkfs.ext4 and losetup; skips
- * (77) when the engine was built without BPF. tracefs is mounted in a mount namespace of its own if the
- * system has none. */
+ * watched child reads half of a file that was cached before (A), a file that was not (B), maps and
+ * touches a cached file (C), re-reads A's half, reads a cached file of four chunks (D) whole by one
+ * pread, twice, and a page of it again, and forks a grandchild that reads A whole. What the ring buffer
+ * must then hold: A's pages as pages used (mm_filemap_get_pages) by the child and, for the half the child
+ * had not read, by the grandchild (the watch is inherited), and never as inserted; B's pages inserted;
+ * C's pages mapped or faulted; D's in one record; every page once per session and class of event (no
+ * record for a re-read); nothing from a process nobody watched (this one, and a child that reads A); no
+ * record lost; the child's and the grandchild's entries gone once they exited, the count of watched
+ * processes back at 0. Needs root, the kernel's BTF, mkfs.ext4 and losetup; skips (77) when the engine
+ * was built without BPF. tracefs is mounted in a mount namespace of its own if the system has none. */
 #include <fcntl.h>
 #include <inttypes.h>
 #include <sched.h>
@@ -30,6 +30,7 @@
 #define PAGES 64                /* each file: 256 KiB, a bit of a uint64_t a page */
 #define HALF 32                 /* what the child reads of A */
 #define ALL UINT64_MAX
+#define D_PAGES 256             /* D: four chunks (PAGES_CHUNK), read by one pread() */
 #define FIRST_HALF ((1ULL << HALF) - 1)
 #define TAG 7
 
@@ -52,12 +53,12 @@ static void on_event(const BpfPageEvent *e, void *userdata) {
         s->e[s->n++] = *e;
 }
 
-static void write_file(const char *name) {
+static void write_file(const char *name, size_t pages) {
         char buf[4096];
         int fd = open(test_path(fs.mnt, name), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 
         ASSERT_TRUE(fd >= 0);
-        for (size_t i = 0; i < PAGES; i++) {
+        for (size_t i = 0; i < pages; i++) {
                 memset(buf, (int) i + 1, sizeof buf);
                 ASSERT_EQ(write(fd, buf, sizeof buf), (ssize_t) sizeof buf);
         }
@@ -99,16 +100,29 @@ static int touch_mapped(const char *name) {
 
 /* The file cached and kept so: mapped and locked (another test's drop_caches, anywhere on the machine,
  * would otherwise make it cold). */
-static void *lock_cached(const char *name) {
+static void *lock_cached(const char *name, size_t pages) {
         int fd = open(test_path(fs.mnt, name), O_RDONLY | O_CLOEXEC);
         void *m;
 
         ASSERT_TRUE(fd >= 0);
-        m = mmap(NULL, PAGES * 4096, PROT_READ, MAP_SHARED, fd, 0);
+        m = mmap(NULL, pages * 4096, PROT_READ, MAP_SHARED, fd, 0);
         close(fd);
         ASSERT_TRUE(m != MAP_FAILED);
-        ASSERT_EQ(mlock(m, PAGES * 4096), 0);
+        ASSERT_EQ(mlock(m, pages * 4096), 0);
         return m;
+}
+
+/* Reads D whole with one pread() of all its pages; 0 or -1. */
+static int read_long(void) {
+        static char buf[D_PAGES * 4096];
+        int fd = open(test_path(fs.mnt, "D"), O_RDONLY | O_CLOEXEC);
+        ssize_t n;
+
+        if (fd < 0)
+                return -1;
+        n = pread(fd, buf, sizeof buf, 0);
+        close(fd);
+        return n == (ssize_t) sizeof buf ? 0 : -1;
 }
 
 static uint64_t inode_of(const char *name) {
@@ -138,7 +152,8 @@ static pid_t watched_child(int go, int back) {
                 if (read(go, &c, 1) != 1)
                         _exit(1);
                 if (read_pages("A", 0, HALF) < 0 || read_pages("B", 0, PAGES) < 0 || touch_mapped("C") < 0 ||
-                    read_pages("A", 0, HALF) < 0)
+                    read_pages("A", 0, HALF) < 0 || read_long() < 0 || read_long() < 0 ||
+                    read_pages("D", 200, 201) < 0)
                         _exit(1);
                 grandchild = fork();
                 if (grandchild < 0)
@@ -178,18 +193,18 @@ static uint64_t pages_of(const Seen *s, uint64_t ino, int kind, pid_t pid, size_
 }
 
 /* Every record of a file of ours brings a page its session had not reported in its class (inserted;
- * used) yet: a re-read makes none. */
+ * used) yet: a re-read makes none. For the files of PAGES pages (D's record is counted apart). */
 static void assert_no_duplicates(const Seen *s) {
         for (size_t i = 0; i < s->n; i++) {
                 const BpfPageEvent *e = &s->e[i];
                 uint64_t before = 0, range;
 
-                if (e->dev != fs_dev)
+                if (e->dev != fs_dev || e->last >= PAGES)
                         continue;
                 for (size_t j = 0; j < i; j++) {
                         const BpfPageEvent *f = &s->e[j];
 
-                        if (f->dev == e->dev && f->ino == e->ino && f->tag == e->tag &&
+                        if (f->dev == e->dev && f->ino == e->ino && f->tag == e->tag && f->last < PAGES &&
                             (f->kind == BPF_PAGE_ADD) == (e->kind == BPF_PAGE_ADD))
                                 for (uint64_t k = f->first; k <= f->last; k++)
                                         before |= 1ULL << k;
@@ -219,18 +234,19 @@ static void print_events(const Seen *s, pid_t child, pid_t grandchild) {
 TEST(inherit_warm_cold_mapped) {
         _cleanup_(bpf_pages_freep) BpfPages *p = NULL;
         BpfPagesOptions o = { .tracefs = TRACEFS, .on_event = on_event };
-        uint64_t a = inode_of("A"), b = inode_of("B"), c = inode_of("C"), lost = 1;
+        uint64_t a = inode_of("A"), b = inode_of("B"), c = inode_of("C"), d = inode_of("D"), lost = 1;
         int go[2], back[2], r;
         pid_t child, grandchild, other;
         unsigned attached;
-        void *locked_a, *locked_c;
+        void *locked_a, *locked_c, *locked_d;
         Seen s = {};
         size_t n;
 
         o.userdata = &s;
         /* A and C cached, B not: dropped after its pages were written back */
-        locked_a = lock_cached("A");
-        locked_c = lock_cached("C");
+        locked_a = lock_cached("A", PAGES);
+        locked_c = lock_cached("C", PAGES);
+        locked_d = lock_cached("D", D_PAGES);
         {
                 int fd = open(test_path(fs.mnt, "B"), O_RDONLY | O_CLOEXEC);
                 ASSERT_TRUE(fd >= 0);
@@ -294,6 +310,17 @@ TEST(inherit_warm_cold_mapped) {
         ASSERT_TRUE(pages_of(&s, a, BPF_PAGE_GET_PAGES, grandchild, &n) == ALL - FIRST_HALF);
         ASSERT_EQ(n, PAGES - HALF);
         ASSERT_TRUE(pages_of(&s, b, BPF_PAGE_GET_PAGES, child, NULL) == ALL);
+        /* D, cached, read whole by one pread: a record of its four chunks, none for the second pread and
+         * none for a page of its last chunk read afterwards */
+        n = 0;
+        for (size_t i = 0; i < s.n; i++)
+                if (s.e[i].dev == fs_dev && s.e[i].ino == d) {
+                        ASSERT_EQ(s.e[i].kind, BPF_PAGE_GET_PAGES);
+                        ASSERT_EQ(s.e[i].first, 0);
+                        ASSERT_EQ(s.e[i].last, D_PAGES - 1);
+                        n++;
+                }
+        ASSERT_EQ(n, 1);
         /* C, cached, mapped around the faults or faulted */
         if (attached & (1u << BPF_PAGE_MAP_PAGES))
                 ASSERT_TRUE(pages_of(&s, c, -1, child, NULL) == ALL);
@@ -307,6 +334,7 @@ lost:
         ASSERT_EQ(bpf_pages_watching(p), 0);
         ASSERT_EQ(munmap(locked_a, PAGES * 4096), 0);
         ASSERT_EQ(munmap(locked_c, PAGES * 4096), 0);
+        ASSERT_EQ(munmap(locked_d, D_PAGES * 4096), 0);
         free(s.e);
 }
 
@@ -344,9 +372,10 @@ int main(void) {
         loop_fs_setup(&fs, "seekless-test-bpf-pages", "bpf-pages", 32, NULL, NULL);
         ASSERT_EQ(stat(fs.mnt, &st), 0);
         fs_dev = st.st_dev;
-        write_file("A");
-        write_file("B");
-        write_file("C");
+        write_file("A", PAGES);
+        write_file("B", PAGES);
+        write_file("C", PAGES);
+        write_file("D", D_PAGES);
 
         RUN(inherit_warm_cold_mapped);
         return EXIT_SUCCESS;
