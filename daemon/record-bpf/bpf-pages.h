@@ -19,8 +19,9 @@
  * doc/kernel.md §9 has what this relies on.
  *
  * An engine: options and a callback, no knowledge of sessions. Built only with libbpf, clang and bpftool
- * (HAVE_BPF_RECORDER); without them every function fails with -EOPNOTSUPP. Needs root (CAP_BPF and
- * CAP_PERFMON), the kernel's BTF (/sys/kernel/btf/vmlinux) and tracefs (the insertion tracepoint's id). */
+ * (HAVE_BPF_RECORDER); without them every function fails with -EOPNOTSUPP. Needs root (which
+ * capabilities exactly is not measured yet: CAP_BPF and CAP_PERFMON at least), the kernel's BTF
+ * (/sys/kernel/btf/vmlinux) and tracefs (the insertion tracepoint's id). */
 
 typedef enum BpfPageKind {
         BPF_PAGE_ADD = PAGES_KIND_ADD,                  /* inserted into the page cache: read from the disk */
