@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/alloc-util.h"
 #include "common/macro.h"
 #include "record-bpf/bpf-pages.h"
 #include "test-loop-fs.h"
@@ -45,11 +46,7 @@ typedef struct Seen {
 static void on_event(const BpfPageEvent *e, void *userdata) {
         Seen *s = userdata;
 
-        if (s->n == s->allocated) {
-                s->allocated = s->allocated ? 2 * s->allocated : 1024;
-                s->e = realloc(s->e, s->allocated * sizeof *s->e);
-                ASSERT_TRUE(s->e);
-        }
+        ASSERT_OK(GREEDY_REALLOC(s->e, s->allocated, s->n + 1));
         s->e[s->n++] = *e;
 }
 
@@ -130,13 +127,6 @@ static uint64_t inode_of(const char *name) {
 
         ASSERT_EQ(stat(test_path(fs.mnt, name), &st), 0);
         return st.st_ino;
-}
-
-static void child_wait(pid_t pid) {
-        int status;
-
-        ASSERT_EQ(waitpid(pid, &status, 0), pid);
-        ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
 /* The watched child: waits for a byte on go, reads, forks the grandchild and tells its pid on back. */
@@ -273,14 +263,14 @@ TEST(inherit_warm_cold_mapped) {
         ASSERT_EQ(bpf_pages_watching(p), 1);
         ASSERT_EQ(write(go[1], "x", 1), 1);
         ASSERT_EQ(read(back[0], &grandchild, sizeof grandchild), (ssize_t) sizeof grandchild);
-        child_wait(child);
+        test_wait_child(child);
         /* nobody watches these: this process and another child read A */
         ASSERT_EQ(read_pages("A", 0, PAGES), 0);
         other = fork();
         ASSERT_TRUE(other >= 0);
         if (other == 0)
                 _exit(read_pages("A", 0, PAGES) < 0);
-        child_wait(other);
+        test_wait_child(other);
 
         while ((r = bpf_pages_consume(p)) > 0)
                 ;

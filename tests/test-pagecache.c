@@ -153,13 +153,6 @@ static PageCache *start(Seen *seen, unsigned buffer_kib, bool metadata) {
         return p;
 }
 
-static void child_wait(pid_t pid) {
-        int status;
-
-        ASSERT_EQ(waitpid(pid, &status, 0), pid);
-        ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-}
-
 /* Child: map FILE, MADV_RANDOM (the kernel reads only the faulting page), close the fd, touch pages
  * [first, last] in ascending order, exit. With pause_at, it stays on one CPU and sleeps PAUSE_MSEC before
  * touching that page: the ring buffer then records the gap as a time extension (deltas have 27 bits of
@@ -255,7 +248,7 @@ TEST(mmap_random) {
         p = start(&s, 0, false);
         before = now_usec(CLOCK_MONOTONIC) * 1000;
         pid = touch_mapped_pausing("big", 1000, 1999, 1500);
-        child_wait(pid);
+        test_wait_child(pid);
         after = now_usec(CLOCK_MONOTONIC) * 1000 + 1000;
         ASSERT_OK(pagecache_read(p));
         /* exactly the pages touched, one by one, by the child, in the order touched, while it ran */
@@ -291,14 +284,14 @@ TEST(read_and_exec) {
         drop_cache(test_path(fs.mnt, "true"));
         p = start(&s, 0, false);
         reader = read_whole("small");
-        child_wait(reader);
+        test_wait_child(reader);
         exe = fork();
         ASSERT_TRUE(exe >= 0);
         if (exe == 0) {
                 execl(test_path(fs.mnt, "true"), "true", (char *) NULL);
                 _exit(1);
         }
-        child_wait(exe);
+        test_wait_child(exe);
         ASSERT_OK(pagecache_read(p));
         /* read(): the whole file, by the reader */
         ASSERT_EQ(pages_of(&s, inode_of("small"), reader, &lo, &hi), SMALL_PAGES);
@@ -326,7 +319,7 @@ TEST(silent) {
         drop_cache(test_path(fs.mnt, "big"));
         p = start(&s, 0, false);
         ASSERT_OK(pagecache_enable(p, false));
-        child_wait(touch_mapped("big", 0, 99));
+        test_wait_child(touch_mapped("big", 0, 99));
         ASSERT_EQ(pagecache_read(p), 0);
         /* on, but for another filesystem (/'s): nothing of ours */
         ASSERT_EQ(stat("/", &st), 0);
@@ -334,14 +327,14 @@ TEST(silent) {
         ASSERT_TRUE(other != fs_dev);
         ASSERT_OK(pagecache_set_devices(p, &other, 1));
         ASSERT_OK(pagecache_enable(p, true));
-        child_wait(touch_mapped("big", 100, 199));
+        test_wait_child(touch_mapped("big", 100, 199));
         ASSERT_OK(pagecache_read(p));
         for (size_t i = 0; i < s.n; i++)
                 ASSERT_TRUE(s.e[i].dev != fs_dev);
         /* and ours again: seen */
         ASSERT_OK(pagecache_set_devices(p, &fs_dev, 1));
         pid = touch_mapped("big", 200, 209);
-        child_wait(pid);
+        test_wait_child(pid);
         ASSERT_OK(pagecache_read(p));
         ASSERT_EQ(pages_of(&s, inode_of("big"), pid, &lo, &hi), 10);
         ASSERT_EQ(lo, 200);
@@ -480,7 +473,7 @@ TEST(lost) {
         drop_cache(test_path(fs.mnt, "big"));
         p = start(&s, 64, false);
         pid = touch_mapped("big", 0, 19999);
-        child_wait(pid);
+        test_wait_child(pid);
         ASSERT_OK(pagecache_read(p));
         ASSERT_OK(pagecache_lost(p, &lost));
         ASSERT_TRUE(lost > 0);

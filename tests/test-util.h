@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
 
 #define ASSERT_TRUE(expr)                                                                       \
         do {                                                                                    \
@@ -68,6 +70,14 @@
 #define EXIT_TEST_SKIP 77
 
 #define TEST_ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
+
+/* Waits for the child pid, which must have exited with status 0. */
+static inline void test_wait_child(pid_t pid) {
+        int status;
+
+        ASSERT_EQ(waitpid(pid, &status, 0), pid);
+        ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
 
 /* "<dir>/<name>" in one of a few rotating static buffers, so one call can take several. */
 static inline const char *test_path(const char *dir, const char *name) {
