@@ -130,6 +130,19 @@ static uint64_t inode_of(const char *name) {
 }
 
 /* The watched child: waits for a byte on go, reads, forks the grandchild and tells its pid on back. */
+/* A child that waits until the write end of hold is closed everywhere, then exits. */
+static pid_t waiting_child(int hold[2]) {
+        pid_t pid = fork();
+        char c;
+
+        ASSERT_TRUE(pid >= 0);
+        if (pid == 0) {
+                close(hold[1]);
+                _exit(read(hold[0], &c, 1) == 0 ? 0 : 1);
+        }
+        return pid;
+}
+
 static pid_t watched_child(int go, int back) {
         pid_t pid = fork();
 
@@ -322,6 +335,31 @@ lost:
         ASSERT_ERROR(bpf_pages_unwatch(p, child), ENOENT);
         ASSERT_ERROR(bpf_pages_unwatch(p, grandchild), ENOENT);
         ASSERT_EQ(bpf_pages_watching(p), 0);
+
+        /* watch_new keeps the tag a process has; unwatch_tag takes every process of one tag */
+        {
+                int hold[2];
+                pid_t x, y;
+
+                ASSERT_EQ(pipe2(hold, O_CLOEXEC), 0);
+                x = waiting_child(hold);
+                y = waiting_child(hold);
+                ASSERT_OK(bpf_pages_watch_new(p, x, TAG + 1));
+                ASSERT_ERROR(bpf_pages_watch_new(p, x, TAG + 2), EEXIST);
+                ASSERT_OK(bpf_pages_watch_new(p, y, TAG + 1));
+                ASSERT_OK(bpf_pages_watch_new(p, getpid(), TAG + 2));
+                ASSERT_EQ(bpf_pages_watching(p), 3);
+                ASSERT_EQ(bpf_pages_unwatch_tag(p, TAG + 1), 2);
+                ASSERT_EQ(bpf_pages_unwatch_tag(p, TAG + 1), 0);
+                ASSERT_EQ(bpf_pages_watching(p), 1);
+                ASSERT_ERROR(bpf_pages_unwatch(p, x), ENOENT);
+                ASSERT_OK(bpf_pages_unwatch(p, getpid()));
+                ASSERT_EQ(bpf_pages_watching(p), 0);
+                close(hold[1]);
+                test_wait_child(x);
+                test_wait_child(y);
+                close(hold[0]);
+        }
         ASSERT_EQ(munmap(locked_a, PAGES * 4096), 0);
         ASSERT_EQ(munmap(locked_c, PAGES * 4096), 0);
         ASSERT_EQ(munmap(locked_d, D_PAGES * 4096), 0);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "common/alloc-util.h"
 #include "record-bpf/bpf-pages.h"
 
 static const char *const bpf_page_kind_table[_BPF_PAGE_KIND_MAX] = {
@@ -249,6 +250,45 @@ int bpf_pages_watch(BpfPages *p, pid_t pid, uint32_t tag) {
         return 0;
 }
 
+int bpf_pages_watch_new(BpfPages *p, pid_t pid, uint32_t tag) {
+        uint32_t key = (uint32_t) pid;
+        int r;
+
+        if (pid <= 0)
+                return -EINVAL;
+        r = bpf_map__update_elem(p->skel->maps.watched, &key, sizeof key, &tag, sizeof tag, BPF_NOEXIST);
+        if (r < 0)
+                return r;
+        count_watched(p, 1);
+        return 0;
+}
+
+int bpf_pages_unwatch_tag(BpfPages *p, uint32_t tag) {
+        _cleanup_free_ uint32_t *keys = NULL;
+        size_t n = 0, n_alloc = 0;
+        uint32_t key, next, value;
+        const void *prev = NULL;
+        int deleted = 0;
+
+        /* the keys first: a hash map's walk restarts when the key it stands on is deleted */
+        while (bpf_map__get_next_key(p->skel->maps.watched, prev, &next, sizeof next) == 0) {
+                key = next;
+                prev = &key;
+                if (bpf_map__lookup_elem(p->skel->maps.watched, &key, sizeof key, &value, sizeof value, 0) < 0 ||
+                    value != tag)
+                        continue;
+                if (GREEDY_REALLOC(keys, n_alloc, n + 1) < 0)
+                        return -ENOMEM;
+                keys[n++] = key;
+        }
+        for (size_t i = 0; i < n; i++)
+                if (bpf_map__delete_elem(p->skel->maps.watched, &keys[i], sizeof keys[i], 0) == 0) {
+                        count_watched(p, -1);
+                        deleted++;
+                }
+        return deleted;
+}
+
 int bpf_pages_unwatch(BpfPages *p, pid_t pid) {
         uint32_t key = (uint32_t) pid;
         int r;
@@ -305,6 +345,14 @@ uint64_t bpf_pages_watching(BpfPages *p) {
 }
 
 int bpf_pages_watch(BpfPages *p, pid_t pid, uint32_t tag) {
+        return -EOPNOTSUPP;
+}
+
+int bpf_pages_watch_new(BpfPages *p, pid_t pid, uint32_t tag) {
+        return -EOPNOTSUPP;
+}
+
+int bpf_pages_unwatch_tag(BpfPages *p, uint32_t tag) {
         return -EOPNOTSUPP;
 }
 
