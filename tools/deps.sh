@@ -17,7 +17,10 @@ install_deps() {
                     # the Debian package (tests/test-package.sh): dpkg-buildpackage, dh, lintian
                     dpkg-dev debhelper lintian
                     # the fuzz targets (fuzz/run.sh): clang with libFuzzer and the sanitizers' runtimes
-                    clang libclang-rt-14-dev "$@")
+                    clang libclang-rt-14-dev
+                    # the BPF page recorder (daemon/record-bpf/): libbpf, bpftool for its skeleton (clang,
+                    # above, builds its program for the BPF target)
+                    libbpf-dev bpftool "$@")
         local missing=()
         for p in "${pkgs[@]}"; do
                 dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

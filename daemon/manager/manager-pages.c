@@ -59,9 +59,8 @@ static int session_file_of(Manager *m, Session *s, bool user, const PageCacheEve
         return 0;
 }
 
-/* user: as for session_file_of() */
-static void session_take_page(Manager *m, Session *s, bool user, const PageCacheEvent *e, uint64_t t,
-                              MountFds *fds) {
+void manager_session_take_page(Manager *m, Session *s, bool user, const PageCacheEvent *e, uint64_t t,
+                               MountFds *fds) {
         bool boot = s == m->recording.boot;
         uint32_t file;
 
@@ -136,11 +135,12 @@ static size_t manager_pages_work(Manager *m, uint64_t stop_usec) {
                 if (tgid == self)       /* our own reads (the mover, the resolver) */
                         continue;
                 if (m->recording.boot)
-                        session_take_page(m, m->recording.boot, manager_boot_user(m, tgid), e, t, &fds);
-                if (m->recording.launches) {
+                        manager_session_take_page(m, m->recording.boot, manager_boot_user(m, tgid), e, t, &fds);
+                /* with BPF, the launches' pages come from it */
+                if (m->recording.launches && !m->pages.bpf) {
                         Session *s = pidmap_lookup(&m->recording.pidmap, m->recording.launches, tgid);
                         if (s)
-                                session_take_page(m, s, false, e, t, &fds);
+                                manager_session_take_page(m, s, false, e, t, &fds);
                 }
         }
         m->pages.pending_next = i;
@@ -188,6 +188,7 @@ size_t manager_pages_drain(Manager *m) {
         uint64_t stop = now_usec(CLOCK_MONOTONIC) + PAGES_DRAIN_USEC;
         size_t left;
 
+        manager_pages_bpf_drain(m);
         if (!m->pages.reader)
                 return 0;
         left = manager_pages_work(m, stop);

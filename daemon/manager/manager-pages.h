@@ -5,7 +5,11 @@
 #include <stdint.h>
 #include <systemd/sd-event.h>
 
+#include "fs/mount-fds.h"
+
 #include "record/page-reader.h"
+#include "record/session.h"
+#include "record-bpf/bpf-pages.h"
 
 typedef struct Manager Manager;
 
@@ -18,12 +22,34 @@ typedef struct ManagerPages {
         size_t n_pending, pending_next;
         uint64_t received, lost, unresolved;
         int metadata;                   /* the last pagecache_learn_bdev() result told, 0: none yet */
+        BpfPages *bpf;                  /* launches' pages with BPF (manager-pages-bpf.c); NULL: none */
+        sd_event_source *bpf_source;
+        uint64_t bpf_lost;              /* the recorder's count of lost records, as last read */
+        MountFds *bpf_fds;              /* while records are given to the sessions */
 } ManagerPages;
 
 /* Page-cache recording (none, logged once, without tracefs or the event). */
 int manager_pages_start(Manager *m);
 void manager_pages_stop(Manager *m);
 void manager_pages_set_filesystems(Manager *m);
+/* A page event given to a session (s is the boot session or a launch's); user: the reader is a user's
+ * process and s the boot session (boot-share.h). */
+void manager_session_take_page(Manager *m, Session *s, bool user, const PageCacheEvent *e, uint64_t t,
+                               MountFds *fds);
+
+/* Launches' pages recorded with BPF, where it loads and [Record] BPFRecorder= allows it: the page events
+ * of launches come from it, no longer from the tracefs reader (which still records the boot). */
+int manager_pages_bpf_start(Manager *m);
+void manager_pages_bpf_stop(Manager *m);
+/* Gives what the BPF recorder holds to the sessions now (before windows close). */
+void manager_pages_bpf_drain(Manager *m);
+/* A launch session begins (its root process was watched by the exec thread under seq), or an exec
+ * forwarded became no session of its own (owner: the launch it belongs to, else NULL). */
+void manager_pages_bpf_launch(Manager *m, Session *s, uint64_t seq);
+void manager_pages_bpf_not_launch(Manager *m, pid_t pid, uint64_t seq, Session *owner);
+/* A launch session ends: its processes are no longer watched. */
+void manager_pages_bpf_end(Manager *m, Session *s);
+
 /* Takes what the kernel buffered now, before windows close, and gives it to the sessions, for at most a
  * quarter of a second: returns how many events still wait (they count as lost for a window closing now). */
 size_t manager_pages_drain(Manager *m);

@@ -154,6 +154,7 @@ static void manager_end_session(Manager *m, Session *s) {
                                 break;
                         }
         pidmap_flush(&m->recording.pidmap);
+        manager_pages_bpf_end(m, s);
         /* what only recording used goes before storing makes its own copies */
         session_seal(s);
         if (s->kind == PROFILE_BOOT)
@@ -271,15 +272,61 @@ static unsigned active_launches_of(Manager *m, const char *profile) {
         return n;
 }
 
-static void manager_handle_exec(Manager *m, const ExecRecord *rec) {
+/* Starts the launch session of an exec that is no part of a launch open: returns whether it did. */
+static bool manager_launch_begin(Manager *m, const ExecRecord *rec) {
         _cleanup_(session_freep) Session *s = NULL;
         _cleanup_free_ char *path = NULL, *cgroup = NULL;
-        Session *owner;
-        FileKey key;
+        FileKey key = rec->key;
         unsigned n;
         int r;
 
-        key = rec->key;
+        if (m->config.max_launches_per_boot == 0 || !rec->path[0])
+                return false;
+        path = strdup(rec->path);
+        if (!path)
+                return false;
+        /* The database keeps only KeepLaunches= sessions; what this daemon started counts too. */
+        n = MAX(boot_count_get(m, path), launch_count_get(m, path)) + active_launches_of(m, path) +
+                manager_pending_count(m, path);
+        if (n >= m->config.max_launches_per_boot) {
+                log_debug("%s: already %u launches recorded this boot (MaxLaunchesPerBoot=%u)", path, n,
+                          m->config.max_launches_per_boot);
+                return false;
+        }
+
+        r = session_new(PROFILE_APP, path, rec->timestamp_usec, m->config.launch_window_usec, &s);
+        if (r < 0) {
+                log_error_errno(r, "Failed to start launch session: %m");
+                return false;
+        }
+        s->root_pid = rec->pid;
+        s->uid = rec->uid;
+        s->pages = m->pages.reader || m->pages.bpf;
+        s->max_files = m->config.max_session_files;
+        s->max_ranges = session_max_ranges(s->kind, s->max_files);
+        /* On desktops an app-*.scope/.service made for this launch holds its D-Bus-activated helpers too;
+         * but a scope shared with others (a terminal's, with all its tabs) would swallow unrelated
+         * programs: use the cgroup only if the new process is alone in it. */
+        if (proc_get_cgroup("/proc", rec->pid, &cgroup) >= 0 && cgroup_app_unit(cgroup) &&
+            cgroup_population("/sys/fs/cgroup", cgroup) == 1)
+                s->cgroup = TAKE_PTR(cgroup);
+        r = session_add(s, &key, rec->timestamp_usec);
+        if (r < 0)
+                return false;
+        log_debug("Recording launch of %s (pid %i, uid %i%s%s)", path, (int) rec->pid, (int) rec->uid,
+                  s->cgroup ? ", cgroup " : "", s->cgroup ?: "");
+        manager_pages_bpf_launch(m, s, rec->seq);
+        s->next = m->recording.launches;
+        m->recording.launches = TAKE_PTR(s);
+        pidmap_flush(&m->recording.pidmap);
+        (void) manager_schedule(m);
+        return true;
+}
+
+static void manager_handle_exec(Manager *m, const ExecRecord *rec) {
+        FileKey key = rec->key;
+        Session *owner;
+
         if (m->recording.boot) {
                 if (rec->uid != UID_INVALID)
                         pidmap_note_uid(&m->recording.pidmap, rec->pid, rec->uid);
@@ -291,47 +338,10 @@ static void manager_handle_exec(Manager *m, const ExecRecord *rec) {
         /* An exec inside a launch (a wrapper script exec'ing the real binary, the ELF interpreter, a
          * helper the program runs) is part of that launch, not a launch of its own. */
         owner = pidmap_lookup(&m->recording.pidmap, m->recording.launches, rec->pid);
-        if (owner) {
+        if (owner)
                 (void) session_add(owner, &key, rec->timestamp_usec);
-                return;
-        }
-        if (m->config.max_launches_per_boot == 0 || !rec->path[0])
-                return;
-        path = strdup(rec->path);
-        if (!path)
-                return;
-        /* The database keeps only KeepLaunches= sessions; what this daemon started counts too. */
-        n = MAX(boot_count_get(m, path), launch_count_get(m, path)) + active_launches_of(m, path) +
-                manager_pending_count(m, path);
-        if (n >= m->config.max_launches_per_boot) {
-                log_debug("%s: already %u launches recorded this boot (MaxLaunchesPerBoot=%u)", path, n,
-                          m->config.max_launches_per_boot);
-                return;
-        }
-
-        r = session_new(PROFILE_APP, path, rec->timestamp_usec, m->config.launch_window_usec, &s);
-        if (r < 0)
-                return (void) log_error_errno(r, "Failed to start launch session: %m");
-        s->root_pid = rec->pid;
-        s->uid = rec->uid;
-        s->pages = m->pages.reader != NULL;
-        s->max_files = m->config.max_session_files;
-        s->max_ranges = session_max_ranges(s->kind, s->max_files);
-        /* On desktops an app-*.scope/.service made for this launch holds its D-Bus-activated helpers too;
-         * but a scope shared with others (a terminal's, with all its tabs) would swallow unrelated
-         * programs: use the cgroup only if the new process is alone in it. */
-        if (proc_get_cgroup("/proc", rec->pid, &cgroup) >= 0 && cgroup_app_unit(cgroup) &&
-            cgroup_population("/sys/fs/cgroup", cgroup) == 1)
-                s->cgroup = TAKE_PTR(cgroup);
-        r = session_add(s, &key, rec->timestamp_usec);
-        if (r < 0)
-                return;
-        log_debug("Recording launch of %s (pid %i, uid %i%s%s)", path, (int) rec->pid, (int) rec->uid,
-                  s->cgroup ? ", cgroup " : "", s->cgroup ?: "");
-        s->next = m->recording.launches;
-        m->recording.launches = TAKE_PTR(s);
-        pidmap_flush(&m->recording.pidmap);
-        (void) manager_schedule(m);
+        if (owner || !manager_launch_begin(m, rec))
+                manager_pages_bpf_not_launch(m, rec->pid, rec->seq, owner);
 }
 
 static void manager_drain_execs(Manager *m) {

@@ -44,6 +44,7 @@ Manager *manager_free(Manager *m) {
         manager_bus_retry_done(m);
         /* the recorder's exec thread switches the page events: it goes first */
         manager_record_done(m);
+        manager_pages_bpf_stop(m);
         manager_pages_stop(m);
         filesystem_list_clear(&m->filesystems);
         filesystem_list_clear(&m->unwatched);
@@ -389,6 +390,9 @@ int manager_start(Manager *m) {
                             m->only_filesystems ? " among those given with --filesystem=" : "");
 
         r = manager_pages_start(m);
+        if (r < 0)
+                return r;
+        r = manager_pages_bpf_start(m);
         if (r < 0)
                 return r;
 

@@ -19,6 +19,7 @@ typedef struct Config {
         unsigned max_session_files;     /* MaxSessionFiles=, default 65536: files a session takes */
         double boot_user_share;         /* BootUserShare=, percent, default 25: of the boot session's caps,
                                          * what users' processes' reads may take */
+        bool bpf_recorder;              /* BPFRecorder=, default no: launches' pages recorded with BPF */
 
         /* [Optimize] */
         unsigned max_hot_set_mib;       /* MaxHotSetMiB=, default 1024 (and never more than 5% of the fs) */

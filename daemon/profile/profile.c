@@ -99,7 +99,7 @@ int profile_resolve_session(const Session *s, const ProfileOptions *o, ProfileSe
                         .offset_usec = sf->offset_usec,
                 };
                 file_key_ino_gen(&sf->key, &out.files[out.n].ino, &out.files[out.n].generation);
-                if (seen[i] > 0) {
+                if (seen[i] > 0 && !s->uses) {
                         /* A page already cached when the window opened was read without an event: if more
                          * of the file is cached now than the session saw read, its ranges are only the part
                          * that was missing. (Pages read by others meanwhile count against it too: then the

@@ -259,6 +259,8 @@ static void handle_exec_event(Recorder *r, const struct fanotify_event_metadata 
                 if (r->pages)
                         (void) page_reader_enable(r->pages, true);
                 rec.seq = r->exec_seq + 1;
+                if (r->watch)
+                        r->watch(m->pid, rec.seq, r->watch_userdata);
                 if (write(r->pipe_fd[1], &rec, sizeof rec) == (ssize_t) sizeof rec) {
                         r->exec_seq = rec.seq;
                         queued = true;
@@ -454,6 +456,13 @@ int recorder_set_filesystems(Recorder *r, const FilesystemList *l) {
 void recorder_set_pages(Recorder *r, PageReader *pages) {
         pthread_mutex_lock(&r->lock);
         r->pages = pages;
+        pthread_mutex_unlock(&r->lock);
+}
+
+void recorder_set_watch(Recorder *r, void (*watch)(pid_t pid, uint64_t seq, void *userdata), void *userdata) {
+        pthread_mutex_lock(&r->lock);
+        r->watch = watch;
+        r->watch_userdata = userdata;
         pthread_mutex_unlock(&r->lock);
 }
 

@@ -118,6 +118,10 @@ typedef struct Recorder {
         uint64_t armed_seq;     /* ... and done */
         uint64_t disarms;       /* recorder_disarm()s that took the read marks down */
         PageReader *pages;      /* page-cache recording, switched with the read marks; NULL: none */
+        /* Called by the exec thread for each exec it forwards, before it allows it, with the exec
+         * record's seq: a recorder of the process's own pages starts watching it (recorder_set_watch()) */
+        void (*watch)(pid_t pid, uint64_t seq, void *userdata);
+        void *watch_userdata;
         uint64_t started_usec;  /* CLOCK_MONOTONIC when the exec thread started */
         bool gating;            /* between recorder_gate_begin() and _end() */
         HoldMark hold_marks[16];        /* exec marks placed for holds only (launches off), taken down at */
@@ -143,6 +147,10 @@ int recorder_set_filesystems(Recorder *r, const FilesystemList *l);
 /* Page events, switched on and off with the read marks (the exec thread switches them on before it
  * allows an exec, as it arms the marks). Set before the first window opens; the caller keeps ownership. */
 void recorder_set_pages(Recorder *r, PageReader *pages);
+
+/* A recorder of each launched process's pages: watch(pid, seq) is called from the exec thread for each
+ * exec it forwards, before it allows it (so it must not block: a map update, no more); NULL: none. */
+void recorder_set_watch(Recorder *r, void (*watch)(pid_t pid, uint64_t seq, void *userdata), void *userdata);
 
 /* Arm the read marks on every filesystem. */
 int recorder_arm(Recorder *r);

@@ -134,6 +134,11 @@ struct Session {
         uint64_t start_realtime_usec;
         uint64_t deadline_usec; /* CLOCK_MONOTONIC: the window closes here */
         pid_t root_pid;         /* launch: the exec'ing process */
+        uint32_t watch_tag;     /* launch: its processes' tag in the BPF page recorder; 0: not watched */
+        uint64_t pages_read;    /* BPF: pages its processes read from the disk (inserted into the cache) */
+        uint64_t pages_used;    /* BPF: pages they used, cached or not (reads, faults, fault-around) */
+        bool uses;              /* its page events include the pages used that were cached: what it saw
+                                 * is what was read, whatever the page cache held */
         uid_t uid;              /* launch: its real uid at the exec (UID_INVALID: unknown); boot: 0 */
         char *cgroup;           /* launch: its app-*.scope/.service cgroup on desktops, else NULL */
         bool incomplete;        /* events were lost (queue overflow) or cut short */

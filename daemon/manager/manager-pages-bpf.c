@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Launches' pages recorded with BPF (record-bpf/bpf-pages.h), wired to the sessions: the exec thread
+ * watches each process it lets exec under the exec's seq, before it allows it; a launch session takes the
+ * records of its tag, the pages its processes read from the disk and, where the kernel has the
+ * tracepoints, the pages they used that were cached already (a warm start, a prefetched one); an exec
+ * that starts no session of its own leaves the recorder or joins its launch's tag. The boot session stays
+ * with the tracefs reader (manager-pages.c), which records every process. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/sysmacros.h>
+
+#include "common/log.h"
+#include "common/time-util.h"
+#include "manager/manager.h"
+#include "manager/manager-pages.h"
+
+static int open_mount(uint64_t fsid, void *userdata) {
+        return manager_open_mount_fd(userdata, fsid);
+}
+
+static Session *session_of_tag(Manager *m, uint32_t tag) {
+        for (Session *s = m->recording.launches; s; s = s->next)
+                if (s->watch_tag != 0 && s->watch_tag == tag)
+                        return s;
+        return NULL;
+}
+
+/* A record: a block device's own page (the pseudo filesystem the tracefs reader learned, the device's
+ * number as the inode) is the metadata of the filesystem on it; pages of filesystems not watched are
+ * left out. */
+static void on_event(const BpfPageEvent *e, void *userdata) {
+        Manager *m = userdata;
+        Session *s = session_of_tag(m, e->tag);
+        PageCacheEvent pe = {
+                .dev = e->dev,
+                .ino = e->ino,
+                .index = e->first,
+                .tid = e->pid,
+                .timestamp_nsec = e->timestamp_nsec,
+        };
+        uint64_t n = e->last - e->first + 1;
+        dev_t bdev;
+
+        if (!s || !m->pages.bpf_fds)
+                return;
+        if (m->pages.reader && page_reader_bdev(m->pages.reader, &bdev) >= 0 && e->dev == bdev) {
+                pe.dev = makedev((unsigned) (e->ino >> 20), (unsigned) (e->ino & 0xfffff));
+                pe.ino = 0;
+        }
+        if (!filesystem_list_find_dev(&m->filesystems, pe.dev))
+                return;
+        if (e->kind == BPF_PAGE_ADD)
+                s->pages_read += n;
+        else
+                s->pages_used += n;
+        pe.n_pages = (uint32_t) MIN(n, (uint64_t) UINT32_MAX);
+        manager_session_take_page(m, s, false, &pe, e->timestamp_nsec / NSEC_PER_USEC, m->pages.bpf_fds);
+}
+
+static void bpf_lost(Manager *m) {
+        uint64_t lost;
+
+        if (bpf_pages_lost(m->pages.bpf, &lost) < 0 || lost <= m->pages.bpf_lost)
+                return;
+        log_warning("%" PRIu64 " BPF page record(s) lost (the ring buffer was full): launches open now are "
+                    "marked incomplete", lost - m->pages.bpf_lost);
+        for (Session *s = m->recording.launches; s; s = s->next) {
+                s->incomplete = true;
+                s->lost_pages += lost - m->pages.bpf_lost;
+        }
+        m->pages.lost += lost - m->pages.bpf_lost;
+        m->pages.bpf_lost = lost;
+}
+
+void manager_pages_bpf_drain(Manager *m) {
+        _cleanup_(mount_fds_done) MountFds fds = { .open = open_mount, .userdata = m };
+
+        if (!m->pages.bpf)
+                return;
+        m->pages.bpf_fds = &fds;
+        (void) bpf_pages_consume(m->pages.bpf);
+        m->pages.bpf_fds = NULL;
+        bpf_lost(m);
+}
+
+static int on_bpf(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
+        manager_pages_bpf_drain(userdata);
+        return 0;
+}
+
+/* The exec thread's call, before it allows the exec: a process already watched (forked by a launch's)
+ * keeps its tag. */
+static void watch_exec(pid_t pid, uint64_t seq, void *userdata) {
+        (void) bpf_pages_watch_new(userdata, pid, (uint32_t) seq);
+}
+
+int manager_pages_bpf_start(Manager *m) {
+        BpfPagesOptions o = {
+                .tracefs = m->tracefs,
+                .on_event = on_event,
+                .userdata = m,
+        };
+        unsigned attached;
+        int r;
+
+        if (!m->config.bpf_recorder)
+                return 0;
+        r = bpf_pages_new(&o, &m->pages.bpf);
+        if (r < 0) {
+                log_info_errno(r, "No BPF page recorder (%s%m): launches' pages are recorded from page-cache events",
+                               r == -EOPNOTSUPP ? "not built in: " : "");
+                return 0;
+        }
+        r = sd_event_add_io(m->event, &m->pages.bpf_source, bpf_pages_fd(m->pages.bpf), EPOLLIN, on_bpf, m);
+        if (r < 0) {
+                m->pages.bpf = bpf_pages_free(m->pages.bpf);
+                return log_error_errno(r, "Failed to watch the BPF page recorder: %m");
+        }
+        recorder_set_watch(m->recording.recorder, watch_exec, m->pages.bpf);
+        attached = bpf_pages_attached(m->pages.bpf);
+        log_info("Recording launches' pages with BPF: pages read from the disk%s",
+                 attached & (1u << BPF_PAGE_GET_PAGES) ? ", and pages used that were cached" :
+                 " (this kernel has no tracepoint for pages used)");
+        return 0;
+}
+
+void manager_pages_bpf_stop(Manager *m) {
+        if (m->recording.recorder)
+                recorder_set_watch(m->recording.recorder, NULL, NULL);
+        m->pages.bpf_source = sd_event_source_disable_unref(m->pages.bpf_source);
+        m->pages.bpf = bpf_pages_free(m->pages.bpf);
+}
+
+void manager_pages_bpf_launch(Manager *m, Session *s, uint64_t seq) {
+        if (!m->pages.bpf)
+                return;
+        s->watch_tag = (uint32_t) seq;
+        s->uses = bpf_pages_attached(m->pages.bpf) & (1u << BPF_PAGE_GET_PAGES);
+        /* watched already under another tag (forked by a process watched before): this session's now */
+        (void) bpf_pages_watch(m->pages.bpf, s->root_pid, s->watch_tag);
+}
+
+void manager_pages_bpf_not_launch(Manager *m, pid_t pid, uint64_t seq, Session *owner) {
+        if (!m->pages.bpf)
+                return;
+        if (owner && owner->watch_tag != 0)
+                (void) bpf_pages_watch(m->pages.bpf, pid, owner->watch_tag);
+        else
+                (void) bpf_pages_unwatch_tag(m->pages.bpf, (uint32_t) seq);
+}
+
+void manager_pages_bpf_end(Manager *m, Session *s) {
+        int n;
+
+        if (!m->pages.bpf || s->watch_tag == 0)
+                return;
+        n = bpf_pages_unwatch_tag(m->pages.bpf, s->watch_tag);
+        log_debug("Launch of %s: %" PRIu64 " page(s) read from the disk, %" PRIu64 " used (BPF; %d process(es) "
+                  "still running no longer watched)", s->profile, s->pages_read, s->pages_used, MAX(n, 0));
+        s->watch_tag = 0;
+}
