@@ -40,6 +40,8 @@ EXTRA_MOUNTS=() EXTRA_LOOPS=()   # more images a test made itself: unmounted bef
 cleanup() {
         local rc=$?
         set +e
+        # what a test set up beyond these (a tracefs instance of its own): its test_cleanup, first
+        if declare -F test_cleanup >/dev/null; then test_cleanup; fi
         if [ -n "$SIGNALLED" ]; then
                 # meson's timeout: SIGKILL follows SIGTERM within half a second, so no waiting here
                 for p in "${EXTRA_PIDS[@]}" $DAEMON_PID $BUS_PID; do kill -KILL "$p" 2>/dev/null; done

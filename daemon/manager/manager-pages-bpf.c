@@ -51,9 +51,10 @@ static void on_event(const BpfPageEvent *e, void *userdata) {
         }
         if (!filesystem_list_find_dev(&m->filesystems, pe.dev))
                 return;
-        if (e->kind == BPF_PAGE_ADD)
+        /* the files' pages only: the metadata has no use to count */
+        if (pe.ino != 0 && e->kind == BPF_PAGE_ADD)
                 s->pages_read += n;
-        else
+        else if (pe.ino != 0)
                 s->pages_used += n;
         pe.n_pages = (uint32_t) MIN(n, (uint64_t) UINT32_MAX);
         manager_session_take_page(m, s, false, &pe, e->timestamp_nsec / NSEC_PER_USEC, m->pages.bpf_fds);
@@ -157,6 +158,11 @@ void manager_pages_bpf_end(Manager *m, Session *s) {
         if (!m->pages.bpf || s->watch_tag == 0)
                 return;
         n = bpf_pages_unwatch_tag(m->pages.bpf, s->watch_tag);
+        if (s->prefetched && s->uses && s->pages_used > 0)
+                /* pages it used that it did not read itself: the prefetch's (or cached before) */
+                log_info("Launch of %s, prefetched: %" PRIu64 " page(s) used, %" PRIu64 " read from the disk by "
+                         "the launch itself: hit ratio %" PRIu64 "%%", s->profile, s->pages_used, s->pages_read,
+                         s->pages_used > s->pages_read ? (s->pages_used - s->pages_read) * 100 / s->pages_used : 0);
         log_debug("Launch of %s: %" PRIu64 " page(s) read from the disk, %" PRIu64 " used (BPF; %d process(es) "
                   "still running no longer watched)", s->profile, s->pages_read, s->pages_used, MAX(n, 0));
         s->watch_tag = 0;

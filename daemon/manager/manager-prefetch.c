@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* A profile's prefetch, for `seeklessctl prefetch` (the D-Bus method Prefetch, whose handler is here too):
+/* A profile's prefetch, for `seeklessctl prefetch` (the D-Bus method Prefetch, whose handler is here too)
+ * and at a launch (manager-prefetch-launch.c):
  * the guard asked on the loop, the watched filesystems copied (mount point, fsid, device, rotational or
- * not), then on the plan worker (its database connection), when the job's turn comes, the guard asked again
+ * not), then on the prefetch worker (its database connection), when the job's turn comes, the guard asked again
  * and for each filesystem: its mount point and block device opened (and closed again after it: a held mount
  * point would keep an unmount busy), the profile's input there, its plan (in disk order on a rotating
  * device, as recorded on another when PrefetchNonRotational=yes) and the run, within PrefetchMaxMiB= and
@@ -240,7 +241,7 @@ int manager_prefetch(Manager *m, const char *profile, ManagerPrefetchDone done, 
                         f->skipped = "non-rotational (PrefetchNonRotational=no)";
                 j->fs[i].rotational = rot;
         }
-        r = plan_worker_submit(m->plan_worker, prefetch_work, prefetch_done, j, false);
+        r = plan_worker_submit(m->prefetch_worker, prefetch_work, prefetch_done, j, false);
         if (r < 0) {
                 prefetch_job_free(j);
                 return r;
@@ -248,7 +249,7 @@ int manager_prefetch(Manager *m, const char *profile, ManagerPrefetchDone done, 
         return 0;
 }
 
-/* Prefetch NAME: on the plan worker; the reply from on_prefetch_done(), one row per watched filesystem. */
+/* Prefetch NAME: on the prefetch worker; the reply from on_prefetch_done(), one row per watched filesystem. */
 static void on_prefetch_done(Manager *m, int r, const PrefetchResult *res, void *userdata) {
         _cleanup_(bus_call_freep) BusCall *c = userdata;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;

@@ -33,7 +33,7 @@ typedef struct PrefetchResult {
  * watched filesystem got (also logged). */
 typedef void (*ManagerPrefetchDone)(Manager *m, int r, const PrefetchResult *res, void *userdata);
 
-/* Prefetch profile on every watched filesystem that holds some of it, on the plan worker (the plans open
+/* Prefetch profile on every watched filesystem that holds some of it, on the prefetch worker (the plans open
  * every file by handle and read its extents); done runs on the loop. Refused at once (done not called):
  * -EOPNOTSUPP with Prefetch=no, -EAGAIN when the guard vetoes it (the off file, the memory floor, memory
  * pressure), the reason in why; -ENOMEM. */

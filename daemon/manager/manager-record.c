@@ -340,6 +340,8 @@ static void manager_handle_exec(Manager *m, const ExecRecord *rec) {
         owner = pidmap_lookup(&m->recording.pidmap, m->recording.launches, rec->pid);
         if (owner)
                 (void) session_add(owner, &key, rec->timestamp_usec);
+        else
+                (void) manager_launch_prefetch(m, rec->path);
         if (owner || !manager_launch_begin(m, rec))
                 manager_pages_bpf_not_launch(m, rec->pid, rec->seq, owner);
 }

@@ -32,6 +32,8 @@ Manager *manager_free(Manager *m) {
                 return NULL;
         /* first: what it still has to say goes to the bus and the database */
         plan_worker_free(m->plan_worker);
+        plan_worker_free(m->prefetch_worker);
+        manager_launch_prefetch_done(m);
         manager_runs_done(m);
         for (size_t i = 0; i < _PROP_MAX; i++)
                 free(m->announced[i]);
@@ -224,8 +226,10 @@ int manager_save_session(Manager *m, Session *s, uint64_t end_usec, int64_t *ret
                          " page%s of later ranges left out, stored as incomplete",
                          profile_kind_to_string(s->kind), s->profile, s->max_ranges, SESSION_MAX_FILE_RANGES,
                          s->skipped_pages, s->skipped_pages == 1 ? "" : "s");
-        if (s->kind == PROFILE_APP)
+        if (s->kind == PROFILE_APP) {
                 manager_launch_count_bump(m, s->profile);
+                manager_launch_prefetch_forget(m, s->profile);
+        }
         /* nothing to merge when the profile itself went */
         r = manager_evict_profiles(m, s->profile) ? 0 : 1;
         (void) manager_refresh_counts(m);
@@ -339,6 +343,8 @@ static int read_boot_id(char ret[static 33]) {
 static void stop_plans(Manager *m) {
         if (m->plan_worker)
                 plan_worker_stop(m->plan_worker, 10 * USEC_PER_SEC);
+        if (m->prefetch_worker)
+                plan_worker_stop(m->prefetch_worker, 0);
 }
 
 static int on_loop_exit(sd_event_source *s, void *userdata) {
@@ -368,6 +374,9 @@ int manager_start(Manager *m) {
         r = plan_worker_new(m->event, m->db_path, &m->plan_worker);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the plan worker: %m");
+        r = plan_worker_new(m->event, m->db_path, &m->prefetch_worker);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up the prefetch worker: %m");
         /* before the bus's own exit source flushes and closes it: the replies of cancelled plans, and a
          * run's end, still reach their callers */
         r = sd_event_add_exit(m->event, &m->exit_source, on_loop_exit, m);

@@ -24,6 +24,7 @@
 #include "manager/manager-idle.h"
 #include "manager/manager-optimize.h"
 #include "manager/manager-pages.h"
+#include "manager/manager-prefetch-launch.h"
 #include "manager/manager-pending.h"
 #include "manager/manager-record.h"
 #include "manager/manager-signals.h"
@@ -49,7 +50,9 @@ typedef struct Manager {
         sd_event_source *mountinfo_source;
         /* plans, reports, layouts and the "after" snapshots: walks of every profile file, on a thread */
         PlanWorker *plan_worker;
-        sd_event_source *exit_source;   /* stops it while the bus is still there */
+        /* prefetches (manager-prefetch.c), on a thread of their own: a launch's never waits behind a plan */
+        PlanWorker *prefetch_worker;
+        sd_event_source *exit_source;   /* stops them while the bus is still there */
 
         /* each part's own state, declared next to the file that owns it */
         ManagerRecording recording;     /* manager-record.c */
@@ -58,6 +61,7 @@ typedef struct Manager {
         ManagerRuns runs;               /* manager-optimize.c */
         ManagerIdle idle;               /* manager-idle.c */
         ManagerSpace space;             /* manager-space.c */
+        ManagerLaunchPrefetch launch_prefetch; /* manager-prefetch-launch.c */
         ManagerBootWatch boot_watch;    /* manager-boot.c */
         ManagerBusRetry bus_retry;      /* manager-connect.c */
 

@@ -75,6 +75,7 @@ static const ConfigItem config_items[] = {
         { "Prefetch", "PrefetchMaxMemoryPressure", CONFIG_PERCENT, offsetof(Config, prefetch_max_memory_pressure), 0, 0, 0.0, 100.0 },
         { "Prefetch", "PrefetchBudgetSec", CONFIG_SEC,     offsetof(Config, prefetch_budget_usec),  1, 10 * 60 * USEC_PER_SEC },
         { "Prefetch", "PrefetchNonRotational", CONFIG_BOOL, offsetof(Config, prefetch_non_rotational), 0, 1 },
+        { "Prefetch", "PrefetchLaunches", CONFIG_BOOL,     offsetof(Config, prefetch_launches),     0, 1 },
 };
 
 /* Sections we know; keys in any other section are skipped silently after one warning for the header. */
@@ -118,6 +119,7 @@ void config_set_defaults(Config *c) {
                 .prefetch_max_memory_pressure = 10.0,
                 .prefetch_budget_usec = 10 * USEC_PER_SEC,
                 .prefetch_non_rotational = false,
+                .prefetch_launches = true,
         };
 }
 

@@ -45,6 +45,7 @@ typedef struct Config {
         double prefetch_max_memory_pressure; /* PrefetchMaxMemoryPressure=, percent, default 10 */
         uint64_t prefetch_budget_usec;  /* PrefetchBudgetSec=, default 10 s: to issue a plan */
         bool prefetch_non_rotational;   /* PrefetchNonRotational=, default no */
+        bool prefetch_launches;         /* PrefetchLaunches=, default yes (with BPFRecorder=yes only) */
 } Config;
 
 void config_set_defaults(Config *c);
