@@ -234,22 +234,6 @@ static void count_watched(BpfPages *p, int64_t delta) {
         __atomic_fetch_add(&p->skel->bss->n_watched, (uint64_t) delta, __ATOMIC_SEQ_CST);
 }
 
-int bpf_pages_watch(BpfPages *p, pid_t pid, uint32_t tag) {
-        uint32_t key = (uint32_t) pid;
-        int r;
-
-        if (pid <= 0)
-                return -EINVAL;
-        r = bpf_map__update_elem(p->skel->maps.watched, &key, sizeof key, &tag, sizeof tag, BPF_NOEXIST);
-        if (r == -EEXIST)
-                return bpf_map__update_elem(p->skel->maps.watched, &key, sizeof key, &tag, sizeof tag,
-                                            BPF_EXIST);
-        if (r < 0)
-                return r;
-        count_watched(p, 1);
-        return 0;
-}
-
 int bpf_pages_watch_new(BpfPages *p, pid_t pid, uint32_t tag) {
         uint32_t key = (uint32_t) pid;
         int r;
@@ -261,6 +245,16 @@ int bpf_pages_watch_new(BpfPages *p, pid_t pid, uint32_t tag) {
                 return r;
         count_watched(p, 1);
         return 0;
+}
+
+int bpf_pages_watch(BpfPages *p, pid_t pid, uint32_t tag) {
+        uint32_t key = (uint32_t) pid;
+        int r;
+
+        r = bpf_pages_watch_new(p, pid, tag);
+        if (r != -EEXIST)
+                return r;
+        return bpf_map__update_elem(p->skel->maps.watched, &key, sizeof key, &tag, sizeof tag, BPF_EXIST);
 }
 
 int bpf_pages_unwatch_tag(BpfPages *p, uint32_t tag) {
