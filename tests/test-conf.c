@@ -429,6 +429,42 @@ TEST(record_caps) {
         ASSERT_EQ(count_lines(log), 9);
 }
 
+TEST(recorder) {
+        _cleanup_free_ char *log = NULL;
+        const char *p = test_path(tmpdir, "recorder.conf");
+        Config c;
+        int r;
+
+        config_set_defaults(&c);
+        ASSERT_EQ(c.recorder, RECORDER_FANOTIFY);
+        for (RecorderKind k = 0; k < _RECORDER_KIND_MAX; k++) {
+                _cleanup_free_ char *text = NULL, *l = NULL;
+
+                ASSERT_EQ(recorder_kind_from_string(recorder_kind_to_string(k)), k);
+                ASSERT_TRUE(asprintf(&text, "[Record]\nRecorder=%s\n", recorder_kind_to_string(k)) > 0);
+                test_write_file(p, text);
+                config_set_defaults(&c);
+                l = load_capture(&c, p, NULL, &r);
+                ASSERT_OK(r);
+                ASSERT_STREQ(l, "");
+                ASSERT_EQ(c.recorder, k);
+        }
+
+        /* a bad value warns and keeps what was set before */
+        test_write_file(p,
+                   "[Record]\n"
+                   "Recorder=auto\n"
+                   "Recorder=BPF\n"                  /* 3: case matters, as for every name */
+                   "Recorder=\n");                   /* 4 */
+        config_set_defaults(&c);
+        log = load_capture(&c, p, NULL, &r);
+        ASSERT_OK(r);
+        ASSERT_EQ(c.recorder, RECORDER_AUTO);
+        assert_warned(log, p, 3, "Invalid value for Recorder=: 'BPF' (expected auto, bpf or fanotify), ignoring.");
+        assert_warned(log, p, 4, "Empty value for Recorder=");
+        ASSERT_EQ(count_lines(log), 2);
+}
+
 TEST(bad_values_keep_previous) {
         _cleanup_free_ char *log = NULL;
         const char *p = test_path(tmpdir, "prev.conf");
@@ -849,6 +885,7 @@ int main(void) {
         RUN(full_file);
         RUN(bad_values);
         RUN(record_caps);
+        RUN(recorder);
         RUN(bad_values_keep_previous);
         RUN(unknown_key);
         RUN(unknown_section);

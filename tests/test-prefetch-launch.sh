@@ -1,5 +1,5 @@
 #!/bin/bash
-# A launch prefetched at its exec ([Prefetch] PrefetchLaunches=, with [Record] BPFRecorder=yes), against a
+# A launch prefetched at its exec ([Prefetch] PrefetchLaunches=, with [Record] Recorder=bpf), against a
 # real daemon on a loop-mounted ext4 marked rotational. A program that reads eight files of 256 KiB after
 # its start-up (its "CPU work": here it waits on a FIFO, which the test opens once the daemon has logged
 # the prefetch's end, so that nothing depends on how fast the machine is) is recorded cold; its files and
@@ -28,7 +28,7 @@ for f in "${files[@]}"; do steps+=("read:$f"); done
 # a window long enough for the wait on the prefetch, on a slow machine
 start_recording --filesystem="$MNT" <<EOC
 LaunchWindowSec=8
-BPFRecorder=yes
+Recorder=bpf
 MaxLaunchesPerBoot=20
 [Prefetch]
 PrefetchMinAvailableMiB=0

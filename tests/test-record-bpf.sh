@@ -1,12 +1,12 @@
 #!/bin/bash
-# Launches recorded with BPF ([Record] BPFRecorder=yes), against a real daemon on a loop-mounted ext4:
+# Launches recorded with BPF ([Record] Recorder=bpf), against a real daemon on a loop-mounted ext4:
 # - warm: a program that reads parts of files that were cached whole before it ran gets exactly those
 #   parts as its profile's ranges (the tracepoint recorder sees no read of a cached page: it takes such
 #   files whole, "partly cached before");
 # - prefetched: a cold launch is recorded, then the profile's files leave the page cache, `seeklessctl
 #   prefetch` reads them back and the program runs again, five times: the profile keeps the files, their
 #   order and their ranges the cold launch gave it;
-# - the contrast: with the tracepoint recorder (BPFRecorder=no) the same warm launch does not give those
+# - the contrast: with the tracepoint recorder (Recorder=fanotify) the same warm launch does not give those
 #   parts (the test fails where the pages used are not taken);
 # - the exec thread watched every exec it let through, and no process stays watched after the windows.
 # Skips (77) where the daemon says it was built without the BPF recorder.
@@ -19,7 +19,7 @@ for f in a b c; do head -c $((64 * 4096)) /dev/urandom > "$MNT/d/$f"; done
 sync
 
 start_recording --filesystem="$MNT" <<EOF
-BPFRecorder=yes
+Recorder=bpf
 MaxLaunchesPerBoot=20
 KeepLaunches=20
 [Prefetch]
@@ -95,7 +95,7 @@ grep -q "still running no longer watched" "$DAEMON_LOG" || fail "no launch ended
 R=$MNT/bin/touch-trace
 cp "$PAGE_TOUCH" "$R"
 P=$R
-sed -i 's/^BPFRecorder=yes$/BPFRecorder=no/' "$CONF"
+sed -i "s/^Recorder=bpf$/Recorder=fanotify/" "$CONF"
 start_daemon --filesystem="$MNT"
 wait_until 30 boot_recording_over || fail "boot window did not close"
 warm
@@ -103,4 +103,4 @@ launch
 stop_extra_pids
 [ "$(ranges_of "$P" "$MNT/d/a")" != "0+16384 163840+8192" ] ||
         fail "the tracepoint recorder too gave the warm launch the parts it read"
-pass "with BPFRecorder=no the same warm launch gives a [$(ranges_of "$P" "$MNT/d/a")] ($(grep "The app session of $P holds" "$DAEMON_LOG" | grep -o '[0-9]* files\? partly cached before'))"
+pass "with Recorder=fanotify the same warm launch gives a [$(ranges_of "$P" "$MNT/d/a")] ($(grep "The app session of $P holds" "$DAEMON_LOG" | grep -o '[0-9]* files\? partly cached before'))"

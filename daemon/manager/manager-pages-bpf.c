@@ -106,11 +106,12 @@ int manager_pages_bpf_start(Manager *m) {
         unsigned attached;
         int r;
 
-        if (!m->config.bpf_recorder)
+        if (m->config.recorder == RECORDER_FANOTIFY)
                 return 0;
         r = bpf_pages_new(&o, &m->pages.bpf);
         if (r < 0) {
-                log_info_errno(r, "No BPF page recorder (%s%m): launches' pages are recorded from page-cache events",
+                log_full_errno(m->config.recorder == RECORDER_BPF ? LOG_WARNING : LOG_INFO, r,
+                               "No BPF page recorder (%s%m): launches' pages are recorded from page-cache events",
                                r == -EOPNOTSUPP ? "not built in: " : "");
                 return 0;
         }

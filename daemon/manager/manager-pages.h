@@ -37,7 +37,7 @@ void manager_pages_set_filesystems(Manager *m);
 void manager_session_take_page(Manager *m, Session *s, bool user, const PageCacheEvent *e, uint64_t t,
                                MountFds *fds);
 
-/* Launches' pages recorded with BPF, where it loads and [Record] BPFRecorder= allows it: the page events
+/* Launches' pages recorded with BPF, where it loads and [Record] Recorder= asks for it: the page events
  * of launches come from it, no longer from the tracefs reader (which still records the boot). */
 int manager_pages_bpf_start(Manager *m);
 void manager_pages_bpf_stop(Manager *m);

@@ -28,7 +28,16 @@ typedef enum ConfigValueType {
         CONFIG_DOUBLE,   /* limits in dmin/dmax */
         CONFIG_PERCENT,  /* a double with an optional '%'; limits in dmin/dmax */
         CONFIG_BOOL,
+        CONFIG_RECORDER, /* a RecorderKind */
 } ConfigValueType;
+
+static const char *const recorder_kind_table[_RECORDER_KIND_MAX] = {
+        [RECORDER_FANOTIFY] = "fanotify",
+        [RECORDER_BPF] = "bpf",
+        [RECORDER_AUTO] = "auto",
+};
+
+DEFINE_STRING_TABLE(recorder_kind, RecorderKind)
 
 /* One row per key, in the spirit of systemd's oomd-conf.c: the generic loop finds the row, the per-type
  * parser checks the limits and stores the value at the offset. */
@@ -47,7 +56,7 @@ static const ConfigItem config_items[] = {
         { "Record", "BootTailSec",        CONFIG_SEC,      offsetof(Config, boot_tail_usec),        0, USEC_PER_DAY },
         { "Record", "BootWindowSec",      CONFIG_SEC,      offsetof(Config, boot_window_usec),      1, USEC_PER_DAY },
         { "Record", "LaunchWindowSec",    CONFIG_SEC,      offsetof(Config, launch_window_usec),    1, USEC_PER_DAY },
-        { "Record", "BPFRecorder",        CONFIG_BOOL,     offsetof(Config, bpf_recorder),          0, 1 },
+        { "Record", "Recorder",           CONFIG_RECORDER, offsetof(Config, recorder),              0, 0 },
         { "Record", "MaxLaunchesPerBoot", CONFIG_UNSIGNED, offsetof(Config, max_launches_per_boot), 0, 1000 },
         { "Record", "MinLaunchFiles",     CONFIG_UNSIGNED, offsetof(Config, min_launch_files),      1, 100000 },
         { "Record", "KeepBoots",          CONFIG_UNSIGNED, offsetof(Config, keep_boots),            1, 1000 },
@@ -99,7 +108,7 @@ void config_set_defaults(Config *c) {
                 .max_profiles_per_user = 64,
                 .max_session_files = 65536,
                 .boot_user_share = 25.0,
-                .bpf_recorder = false,
+                .recorder = RECORDER_FANOTIFY,
                 .max_hot_set_mib = 1024,
                 .max_file_mib = 512,
                 .min_file_age_usec = 600 * USEC_PER_SEC,
@@ -394,6 +403,19 @@ static void config_assign(const char *path, unsigned line, const ConfigItem *ite
                         return;
                 }
                 *(bool *) ((uint8_t *) c + item->offset) = b;
+                return;
+        }
+
+        case CONFIG_RECORDER: {
+                RecorderKind k = recorder_kind_from_string(value);
+
+                if (k < 0) {
+                        (void) log_syntax(path, line,
+                                          "Invalid value for %s=: '%s' (expected auto, bpf or fanotify), ignoring.",
+                                          item->key, value);
+                        return;
+                }
+                *(RecorderKind *) ((uint8_t *) c + item->offset) = k;
                 return;
         }
         }

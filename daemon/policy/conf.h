@@ -4,6 +4,18 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* [Record] Recorder=: what records launches' pages. */
+typedef enum RecorderKind {
+        RECORDER_FANOTIFY,      /* fanotify, and the page-cache tracepoint through tracefs */
+        RECORDER_BPF,           /* launches' pages with BPF; the tracepoint where it does not load (a warning) */
+        RECORDER_AUTO,          /* the same, the fallback logged as information */
+        _RECORDER_KIND_MAX,
+        _RECORDER_KIND_INVALID = -22,   /* -EINVAL */
+} RecorderKind;
+
+const char *recorder_kind_to_string(RecorderKind k);
+RecorderKind recorder_kind_from_string(const char *s);
+
 /* seekless.conf(5). Every key has a default that applies when the key is absent or its value is bad. */
 typedef struct Config {
         /* [Record] */
@@ -19,7 +31,7 @@ typedef struct Config {
         unsigned max_session_files;     /* MaxSessionFiles=, default 65536: files a session takes */
         double boot_user_share;         /* BootUserShare=, percent, default 25: of the boot session's caps,
                                          * what users' processes' reads may take */
-        bool bpf_recorder;              /* BPFRecorder=, default no: launches' pages recorded with BPF */
+        RecorderKind recorder;          /* Recorder=, default fanotify */
 
         /* [Optimize] */
         unsigned max_hot_set_mib;       /* MaxHotSetMiB=, default 1024 (and never more than 5% of the fs) */
@@ -45,7 +57,7 @@ typedef struct Config {
         double prefetch_max_memory_pressure; /* PrefetchMaxMemoryPressure=, percent, default 10 */
         uint64_t prefetch_budget_usec;  /* PrefetchBudgetSec=, default 10 s: to issue a plan */
         bool prefetch_non_rotational;   /* PrefetchNonRotational=, default no */
-        bool prefetch_launches;         /* PrefetchLaunches=, default yes (with BPFRecorder=yes only) */
+        bool prefetch_launches;         /* PrefetchLaunches=, default yes (where launches are recorded with BPF) */
 } Config;
 
 void config_set_defaults(Config *c);
