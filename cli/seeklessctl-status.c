@@ -28,7 +28,7 @@ typedef struct StatusFilesystems {
 
 /* Strings point into the reply message. */
 typedef struct StatusInfo {
-        const char *version, *status, *idle_status;
+        const char *version, *status, *idle_status, *recorder;
         int boot_recording, optimizing;
         uint32_t active_launches, profiles, sessions, files;
         uint64_t events_received, overflows, database_size, optimization_id;
@@ -131,6 +131,7 @@ static int read_status(sd_bus_message *m, StatusInfo *info) {
                 { "Optimizing",     'b', offsetof(StatusInfo, optimizing)      },
                 { "OptimizationId", 't', offsetof(StatusInfo, optimization_id) },
                 { "IdleStatus",     's', offsetof(StatusInfo, idle_status)     },
+                { "Recorder",       's', offsetof(StatusInfo, recorder)        },
         };
         int r;
 
@@ -296,6 +297,11 @@ static DocNode *status_doc(const StatusInfo *info) {
         doc_set_textf(d, "boot %s, launches %" PRIu32, info->boot_recording ? "yes" : "no",
                       info->active_launches);
         doc_add_uint(d, NULL, "active_launches", info->active_launches);
+        /* a daemon older than the property: no line, null */
+        if (info->recorder)
+                doc_add_string(d, "Recorder", "recorder", info->recorder);
+        else
+                doc_add_null(d, NULL, "recorder");
         doc_add_uint(d, "Profiles", "profiles", info->profiles);
         doc_add_uint(d, "Sessions", "sessions", info->sessions);
         doc_add_uint(d, "Files", "files", info->files);

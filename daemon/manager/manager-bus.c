@@ -595,6 +595,13 @@ static int property_get_idle_status(sd_bus *bus, const char *path, const char *i
         return sd_bus_message_append(reply, "s", m->idle.status);
 }
 
+/* What records launches' pages: "bpf" where the BPF recorder loaded, else "fanotify" (manager-pages-bpf.c). */
+static int property_get_recorder(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                 sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        return sd_bus_message_append(reply, "s", m->pages.bpf ? "bpf" : "fanotify");
+}
+
 static int property_get_queued_optimization(sd_bus *bus, const char *path, const char *interface,
                                            const char *property, sd_bus_message *reply, void *userdata,
                                            sd_bus_error *error) {
@@ -739,6 +746,7 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_PROPERTY("Optimizing", "b", property_get_optimizing, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("OptimizationId", "t", property_get_optimization_id, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("IdleStatus", "s", property_get_idle_status, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("Recorder", "s", property_get_recorder, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("RelocationOff", "a(ss)", property_get_relocation_off, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("UnwatchedFilesystems", "a(ssss)", property_get_unwatched_filesystems, 0,
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
