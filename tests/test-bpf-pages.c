@@ -129,7 +129,6 @@ static uint64_t inode_of(const char *name) {
         return st.st_ino;
 }
 
-/* The watched child: waits for a byte on go, reads, forks the grandchild and tells its pid on back. */
 /* A child that waits until the write end of hold is closed everywhere, then exits. */
 static pid_t waiting_child(int hold[2]) {
         pid_t pid = fork();
@@ -143,6 +142,7 @@ static pid_t waiting_child(int hold[2]) {
         return pid;
 }
 
+/* The watched child: waits for a byte on go, reads, forks the grandchild and tells its pid on back. */
 static pid_t watched_child(int go, int back) {
         pid_t pid = fork();
 
@@ -353,7 +353,9 @@ lost:
                 ASSERT_EQ(bpf_pages_unwatch_tag(p, TAG + 1), 0);
                 ASSERT_EQ(bpf_pages_watching(p), 1);
                 ASSERT_ERROR(bpf_pages_unwatch(p, x), ENOENT);
-                ASSERT_OK(bpf_pages_unwatch(p, getpid()));
+                ASSERT_ERROR(bpf_pages_unwatch_if(p, getpid(), TAG + 1), ESRCH);
+                ASSERT_OK(bpf_pages_unwatch_if(p, getpid(), TAG + 2));
+                ASSERT_ERROR(bpf_pages_unwatch_if(p, getpid(), TAG + 2), ENOENT);
                 ASSERT_EQ(bpf_pages_watching(p), 0);
                 close(hold[1]);
                 test_wait_child(x);

@@ -88,8 +88,10 @@ pass "five prefetched launches left the profile's files, order and ranges as the
 
 [ "$(grep -c "Recording launch of $MNT/bin/" "$DAEMON_LOG")" = 7 ] || fail "not 7 launches recorded"
 stop_daemon
-# every window closed: nothing watched is left (the recorder's own count, from its log line at the end)
+# every window closed: no process is left watched (the recorder's own count, logged at stop)
 grep -q "still running no longer watched" "$DAEMON_LOG" || fail "no launch ended with the BPF recorder"
+grep -q "BPF page recorder: 0 process(es) still watched at stop" "$DAEMON_LOG" ||
+        fail "processes left watched: $(grep 'still watched at stop' "$DAEMON_LOG")"
 
 # the contrast: the tracepoint recorder, the warm launch of a third copy
 R=$MNT/bin/touch-trace

@@ -20,6 +20,11 @@ static int open_mount(uint64_t fsid, void *userdata) {
         return manager_open_mount_fd(userdata, fsid);
 }
 
+/* An exec record's seq as a tag: never 0 (a session's "not watched"), the same on both threads */
+static uint32_t tag_of(uint64_t seq) {
+        return (uint32_t) (1 + (seq - 1) % UINT32_MAX);
+}
+
 static Session *session_of_tag(Manager *m, uint32_t tag) {
         for (Session *s = m->recording.launches; s; s = s->next)
                 if (s->watch_tag != 0 && s->watch_tag == tag)
@@ -80,6 +85,9 @@ void manager_pages_bpf_drain(Manager *m) {
 
         if (!m->pages.bpf)
                 return;
+        /* the launches whose records may wait in the ring buffer first: records without a session are
+         * dropped */
+        manager_record_drain_execs(m);
         m->pages.bpf_fds = &fds;
         (void) bpf_pages_consume(m->pages.bpf);
         m->pages.bpf_fds = NULL;
@@ -92,9 +100,14 @@ static int on_bpf(sd_event_source *source, int fd, uint32_t revents, void *userd
 }
 
 /* The exec thread's call, before it allows the exec: a process already watched (forked by a launch's)
- * keeps its tag. */
-static void watch_exec(pid_t pid, uint64_t seq, void *userdata) {
-        (void) bpf_pages_watch_new(userdata, pid, (uint32_t) seq);
+ * keeps its tag. Undone (!on) when the exec's record could not be queued. */
+static int watch_exec(pid_t pid, uint64_t seq, bool on, void *userdata) {
+        int r;
+
+        if (!on)
+                return bpf_pages_unwatch_if(userdata, pid, tag_of(seq));
+        r = bpf_pages_watch_new(userdata, pid, tag_of(seq));
+        return r == -EEXIST ? 0 : r;
 }
 
 int manager_pages_bpf_start(Manager *m) {
@@ -129,28 +142,51 @@ int manager_pages_bpf_start(Manager *m) {
 }
 
 void manager_pages_bpf_stop(Manager *m) {
+        if (m->pages.bpf)
+                log_info("BPF page recorder: %" PRIu64 " process(es) still watched at stop",
+                         bpf_pages_watching(m->pages.bpf));
         if (m->recording.recorder)
                 recorder_set_watch(m->recording.recorder, NULL, NULL);
         m->pages.bpf_source = sd_event_source_disable_unref(m->pages.bpf_source);
         m->pages.bpf = bpf_pages_free(m->pages.bpf);
 }
 
-void manager_pages_bpf_launch(Manager *m, Session *s, uint64_t seq) {
+bool manager_pages_bpf_uses(Manager *m) {
+        return m->pages.bpf && (bpf_pages_attached(m->pages.bpf) & (1u << BPF_PAGE_GET_PAGES));
+}
+
+void manager_pages_bpf_launch(Manager *m, Session *s, const ExecRecord *rec) {
         if (!m->pages.bpf)
                 return;
-        s->watch_tag = (uint32_t) seq;
-        s->uses = bpf_pages_attached(m->pages.bpf) & (1u << BPF_PAGE_GET_PAGES);
+        s->watch_tag = tag_of(rec->seq);
+        s->uses = manager_pages_bpf_uses(m);
+        if (rec->unwatched) {
+                /* the map was full (processes of launches still running): no pages of this one */
+                log_warning("Launch of %s: its pages are not recorded (the BPF recorder's map of watched "
+                            "processes is full): stored as incomplete", s->profile);
+                s->incomplete = true;
+        }
         /* watched already under another tag (forked by a process watched before): this session's now */
         (void) bpf_pages_watch(m->pages.bpf, s->root_pid, s->watch_tag);
 }
 
-void manager_pages_bpf_not_launch(Manager *m, pid_t pid, uint64_t seq, Session *owner) {
+void manager_pages_bpf_not_launch(Manager *m, const ExecRecord *rec, Session *owner) {
         if (!m->pages.bpf)
                 return;
         if (owner && owner->watch_tag != 0)
-                (void) bpf_pages_watch(m->pages.bpf, pid, owner->watch_tag);
+                (void) bpf_pages_watch(m->pages.bpf, rec->pid, owner->watch_tag);
         else
-                (void) bpf_pages_unwatch_tag(m->pages.bpf, (uint32_t) seq);
+                /* what it forked since (a few ms) stays watched until it exits: its records find no
+                 * session */
+                (void) bpf_pages_unwatch_if(m->pages.bpf, rec->pid, tag_of(rec->seq));
+}
+
+void manager_pages_bpf_boot_over(Manager *m) {
+        if (!m->pages.bpf || !m->pages.reader || !m->recording.recorder)
+                return;
+        /* launches have their pages from BPF: the tracepoint is no longer switched on at execs */
+        recorder_set_pages(m->recording.recorder, NULL);
+        (void) page_reader_enable(m->pages.reader, false);
 }
 
 void manager_pages_bpf_end(Manager *m, Session *s) {
@@ -159,10 +195,15 @@ void manager_pages_bpf_end(Manager *m, Session *s) {
         if (!m->pages.bpf || s->watch_tag == 0)
                 return;
         n = bpf_pages_unwatch_tag(m->pages.bpf, s->watch_tag);
+        /* the metadata a prefetched launch read is only what the prefetch did not: the profile keeps its
+         * newest session's, which must stay a cold one's */
+        if (s->prefetched)
+                s->n_meta = 0;
         if (s->prefetched && s->uses && s->pages_used > 0)
-                /* pages it used that it did not read itself: the prefetch's (or cached before) */
+                /* pages it used that it did not read itself (a lower bound: pages it read ahead and did not
+                 * use count against it) */
                 log_info("Launch of %s, prefetched: %" PRIu64 " page(s) used, %" PRIu64 " read from the disk by "
-                         "the launch itself: hit ratio %" PRIu64 "%%", s->profile, s->pages_used, s->pages_read,
+                         "the launch itself: hit ratio %" PRIu64 "%% at least", s->profile, s->pages_used, s->pages_read,
                          s->pages_used > s->pages_read ? (s->pages_used - s->pages_read) * 100 / s->pages_used : 0);
         log_debug("Launch of %s: %" PRIu64 " page(s) read from the disk, %" PRIu64 " used (BPF; %d process(es) "
                   "still running no longer watched)", s->profile, s->pages_read, s->pages_used, MAX(n, 0));

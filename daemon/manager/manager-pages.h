@@ -8,6 +8,7 @@
 #include "fs/mount-fds.h"
 
 #include "record/page-reader.h"
+#include "record/recorder.h"
 #include "record/session.h"
 #include "record-bpf/bpf-pages.h"
 
@@ -43,10 +44,14 @@ int manager_pages_bpf_start(Manager *m);
 void manager_pages_bpf_stop(Manager *m);
 /* Gives what the BPF recorder holds to the sessions now (before windows close). */
 void manager_pages_bpf_drain(Manager *m);
-/* A launch session begins (its root process was watched by the exec thread under seq), or an exec
+/* Whether launches are recorded with the pages they use (BPF, and the kernel's use tracepoints). */
+bool manager_pages_bpf_uses(Manager *m);
+/* A launch session begins (its root process was watched by the exec thread under rec's seq), or an exec
  * forwarded became no session of its own (owner: the launch it belongs to, else NULL). */
-void manager_pages_bpf_launch(Manager *m, Session *s, uint64_t seq);
-void manager_pages_bpf_not_launch(Manager *m, pid_t pid, uint64_t seq, Session *owner);
+void manager_pages_bpf_launch(Manager *m, Session *s, const ExecRecord *rec);
+void manager_pages_bpf_not_launch(Manager *m, const ExecRecord *rec, Session *owner);
+/* The boot window closed: with BPF for the launches, the tracepoint stays off from now on. */
+void manager_pages_bpf_boot_over(Manager *m);
 /* A launch session ends: its processes are no longer watched. */
 void manager_pages_bpf_end(Manager *m, Session *s);
 

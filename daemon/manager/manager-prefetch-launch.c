@@ -15,6 +15,8 @@
 #define AGAIN_USEC (60 * USEC_PER_SEC)
 #define AGAIN_NONE_USEC (10 * 60 * USEC_PER_SEC)
 #define MAX_RUNNING 2
+/* a prefetch that waited longer than this behind another comes too late for its launch */
+#define START_WITHIN_USEC USEC_PER_SEC
 
 static LaunchPrefetchRecent *recent_find(ManagerLaunchPrefetch *l, const char *name) {
         for (size_t i = 0; i < LAUNCH_PREFETCH_RECENT; i++)
@@ -43,6 +45,7 @@ static LaunchPrefetchRecent *recent_take(ManagerLaunchPrefetch *l, const char *n
 
 static void on_done(Manager *m, int r, const PrefetchResult *res, void *userdata) {
         ManagerLaunchPrefetch *l = &m->launch_prefetch;
+        uint64_t asked = 0;
         LaunchPrefetchRecent *e = recent_find(l, res->profile);
 
         if (l->running > 0)
@@ -52,6 +55,10 @@ static void on_done(Manager *m, int r, const PrefetchResult *res, void *userdata
         else if (r < 0 && r != -ECANCELED)
                 log_debug_errno(r, "Prefetch of %s at its launch failed: %m", res->profile);
         if (r < 0)
+                return;
+        for (size_t i = 0; i < res->n_fs; i++)
+                asked += res->fs[i].st.bytes_asked;
+        if (asked == 0)
                 return;
         /* the launch it was for (its session began right after the job was queued) */
         for (Session *s = m->recording.launches; s; s = s->next)
@@ -73,7 +80,10 @@ bool manager_launch_prefetch(Manager *m, const char *path) {
         char why[256] = "";
         int r;
 
-        if (!m->config.prefetch || !m->config.prefetch_launches || !m->pages.bpf || !path[0])
+        /* not while the boot is recorded from the tracepoint (the prefetched pages would be missing from
+         * it), nor where the pages a launch uses are not seen */
+        if (!m->config.prefetch || !m->config.prefetch_launches || !manager_pages_bpf_uses(m) ||
+            m->recording.boot || !path[0])
                 return false;
         e = recent_find(l, path);
         if (e && now - e->usec < (e->none ? AGAIN_NONE_USEC : AGAIN_USEC))
@@ -88,7 +98,7 @@ bool manager_launch_prefetch(Manager *m, const char *path) {
                 return false;
         e->usec = now;
         e->none = false;
-        r = manager_prefetch(m, path, on_done, NULL, why, sizeof why);
+        r = manager_prefetch(m, path, now + START_WITHIN_USEC, on_done, NULL, why, sizeof why);
         if (r < 0) {
                 if (why[0])
                         log_debug("Prefetch of %s at its launch not started: %s", path, why);

@@ -39,6 +39,7 @@ typedef struct PrefetchJob {
         PrefetchFsJob *fs;              /* res.n_fs entries */
         PrefetchGuard guard;
         uint64_t max_bytes, budget_usec;
+        uint64_t start_by_usec;         /* CLOCK_MONOTONIC: not started after it (a launch's); 0: none */
         ManagerPrefetchDone done;
         void *userdata;
 } PrefetchJob;
@@ -116,7 +117,7 @@ static int prefetch_work(Db *db, const atomic_bool *cancel, void *userdata) {
         PrefetchJob *j = userdata;
         uint64_t deadline = now_usec(CLOCK_MONOTONIC) + j->budget_usec;
         PrefetchVeto v = prefetch_guard_check(&j->guard, NULL, NULL);
-        bool any_profile = false;
+        bool any_profile = false, late = j->start_by_usec != 0 && now_usec(CLOCK_MONOTONIC) > j->start_by_usec;
 
         for (size_t i = 0; i < j->res.n_fs; i++) {
                 PrefetchFsResult *f = &j->res.fs[i];
@@ -129,6 +130,11 @@ static int prefetch_work(Db *db, const atomic_bool *cancel, void *userdata) {
                 if (v != PREFETCH_VETO_NONE) {
                         /* switched off, or short of memory, while the job waited for its turn */
                         f->skipped = prefetch_veto_to_string(v);
+                        continue;
+                }
+                if (late) {
+                        /* it waited behind another: its launch has read what it needed by now */
+                        f->skipped = "started too late for its launch";
                         continue;
                 }
                 r = prefetch_fs(db, j, i, cancel, deadline);
@@ -173,8 +179,8 @@ static void prefetch_done(int r, void *userdata) {
         prefetch_job_free(j);
 }
 
-int manager_prefetch(Manager *m, const char *profile, ManagerPrefetchDone done, void *userdata, char *why,
-                     size_t why_size) {
+int manager_prefetch(Manager *m, const char *profile, uint64_t start_by_usec, ManagerPrefetchDone done,
+                     void *userdata, char *why, size_t why_size) {
         PrefetchJob *j;
         PrefetchVeto v;
         uint64_t avail;
@@ -215,6 +221,7 @@ int manager_prefetch(Manager *m, const char *profile, ManagerPrefetchDone done, 
         }
         j->max_bytes = (uint64_t) m->config.prefetch_max_mib << 20;
         j->budget_usec = m->config.prefetch_budget_usec;
+        j->start_by_usec = start_by_usec;
         j->done = done;
         j->userdata = userdata;
         j->res.profile = strdup(profile);
@@ -306,7 +313,7 @@ int manager_method_prefetch(sd_bus_message *message, void *userdata, sd_bus_erro
         c->shown = strdup(shown);
         if (!c->shown)
                 return -ENOMEM;
-        r = manager_prefetch(m, c->name, on_prefetch_done, c, why, sizeof why);
+        r = manager_prefetch(m, c->name, 0, on_prefetch_done, c, why, sizeof why);
         if (r == -EOPNOTSUPP || r == -EAGAIN)
                 return sd_bus_error_setf(error, SEEKLESS_ERROR_PREFETCH_OFF, "Prefetch is off: %s.", why);
         if (r < 0)

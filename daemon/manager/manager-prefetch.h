@@ -36,9 +36,10 @@ typedef void (*ManagerPrefetchDone)(Manager *m, int r, const PrefetchResult *res
 /* Prefetch profile on every watched filesystem that holds some of it, on the prefetch worker (the plans open
  * every file by handle and read its extents); done runs on the loop. Refused at once (done not called):
  * -EOPNOTSUPP with Prefetch=no, -EAGAIN when the guard vetoes it (the off file, the memory floor, memory
- * pressure), the reason in why; -ENOMEM. */
-int manager_prefetch(Manager *m, const char *profile, ManagerPrefetchDone done, void *userdata, char *why,
-                     size_t why_size);
+ * pressure), the reason in why; -ENOMEM. start_by_usec (CLOCK_MONOTONIC, 0: none): a job whose turn comes
+ * later skips every filesystem ("started too late for its launch"). */
+int manager_prefetch(Manager *m, const char *profile, uint64_t start_by_usec, ManagerPrefetchDone done,
+                     void *userdata, char *why, size_t why_size);
 
 /* The D-Bus method Prefetch (dbus/org.seekless.Seekless1.xml): root only, the reply once the prefetch ran. */
 int manager_method_prefetch(sd_bus_message *message, void *userdata, sd_bus_error *error);

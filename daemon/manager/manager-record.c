@@ -155,6 +155,8 @@ static void manager_end_session(Manager *m, Session *s) {
                         }
         pidmap_flush(&m->recording.pidmap);
         manager_pages_bpf_end(m, s);
+        if (s->kind == PROFILE_BOOT)
+                manager_pages_bpf_boot_over(m);
         /* what only recording used goes before storing makes its own copies */
         session_seal(s);
         if (s->kind == PROFILE_BOOT)
@@ -315,7 +317,7 @@ static bool manager_launch_begin(Manager *m, const ExecRecord *rec) {
                 return false;
         log_debug("Recording launch of %s (pid %i, uid %i%s%s)", path, (int) rec->pid, (int) rec->uid,
                   s->cgroup ? ", cgroup " : "", s->cgroup ?: "");
-        manager_pages_bpf_launch(m, s, rec->seq);
+        manager_pages_bpf_launch(m, s, rec);
         s->next = m->recording.launches;
         m->recording.launches = TAKE_PTR(s);
         pidmap_flush(&m->recording.pidmap);
@@ -343,10 +345,10 @@ static void manager_handle_exec(Manager *m, const ExecRecord *rec) {
         else
                 (void) manager_launch_prefetch(m, rec->path);
         if (owner || !manager_launch_begin(m, rec))
-                manager_pages_bpf_not_launch(m, rec->pid, rec->seq, owner);
+                manager_pages_bpf_not_launch(m, rec, owner);
 }
 
-static void manager_drain_execs(Manager *m) {
+void manager_record_drain_execs(Manager *m) {
         ExecRecord rec;
 
         while (read(m->recording.recorder->pipe_fd[0], &rec, sizeof rec) == (ssize_t) sizeof rec) {
@@ -388,7 +390,7 @@ static void on_events_lost(void *userdata) {
 void manager_drain_forks(Manager *m) {
         int r;
 
-        manager_drain_execs(m);
+        manager_record_drain_execs(m);
         if (!m->recording.fork_source)
                 return;
         /* Forks are always noted (a launch may be queued but not yet seen); without launches the table
@@ -411,7 +413,7 @@ static int on_forks(sd_event_source *source, int fd, uint32_t revents, void *use
 static int on_exec(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
         Manager *m = userdata;
 
-        manager_drain_execs(m);
+        manager_record_drain_execs(m);
         manager_update_marks(m);
         return 0;
 }

@@ -49,6 +49,8 @@ void manager_take_open_events(Manager *m, const void *buf, size_t n, uint64_t no
  * user's real uid). */
 bool manager_boot_user(Manager *m, pid_t tgid);
 void manager_drain_forks(Manager *m);
+/* The execs the exec thread queued, handled now (launches begun, or joined). */
+void manager_record_drain_execs(Manager *m);
 void manager_want_resolve(Manager *m);
 /* For manager_refresh_counts(): this boot's sessions per profile, read again. */
 void manager_boot_counts_reload(Manager *m);

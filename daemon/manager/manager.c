@@ -341,10 +341,10 @@ static int read_boot_id(char ret[static 33]) {
 
 /* Plans asked for are cancelled; a run's "after" snapshot gets as long as the mover does. */
 static void stop_plans(Manager *m) {
-        if (m->plan_worker)
-                plan_worker_stop(m->plan_worker, 10 * USEC_PER_SEC);
         if (m->prefetch_worker)
                 plan_worker_stop(m->prefetch_worker, 0);
+        if (m->plan_worker)
+                plan_worker_stop(m->plan_worker, 10 * USEC_PER_SEC);
 }
 
 static int on_loop_exit(sd_event_source *s, void *userdata) {

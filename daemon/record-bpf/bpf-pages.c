@@ -257,15 +257,17 @@ int bpf_pages_watch(BpfPages *p, pid_t pid, uint32_t tag) {
         return bpf_map__update_elem(p->skel->maps.watched, &key, sizeof key, &tag, sizeof tag, BPF_EXIST);
 }
 
-int bpf_pages_unwatch_tag(BpfPages *p, uint32_t tag) {
+/* One walk of the map: the keys of tag first (a hash map's walk restarts from its first key when the key
+ * it stands on is gone, and the exit program deletes keys any time: at most twice the map's size steps),
+ * then their deletion. Returns how many it deleted. */
+static int unwatch_tag_once(BpfPages *p, uint32_t tag) {
         _cleanup_free_ uint32_t *keys = NULL;
-        size_t n = 0, n_alloc = 0;
+        size_t n = 0, n_alloc = 0, steps = 2 * (size_t) bpf_map__max_entries(p->skel->maps.watched);
         uint32_t key, next, value;
         const void *prev = NULL;
         int deleted = 0;
 
-        /* the keys first: a hash map's walk restarts when the key it stands on is deleted */
-        while (bpf_map__get_next_key(p->skel->maps.watched, prev, &next, sizeof next) == 0) {
+        while (steps-- > 0 && bpf_map__get_next_key(p->skel->maps.watched, prev, &next, sizeof next) == 0) {
                 key = next;
                 prev = &key;
                 if (bpf_map__lookup_elem(p->skel->maps.watched, &key, sizeof key, &value, sizeof value, 0) < 0 ||
@@ -281,6 +283,35 @@ int bpf_pages_unwatch_tag(BpfPages *p, uint32_t tag) {
                         deleted++;
                 }
         return deleted;
+}
+
+int bpf_pages_unwatch_tag(BpfPages *p, uint32_t tag) {
+        int r, deleted = 0;
+
+        /* again while a walk found some: one of them may have forked during it (three walks at most) */
+        for (int i = 0; i < 3; i++) {
+                r = unwatch_tag_once(p, tag);
+                if (r < 0)
+                        return r;
+                deleted += r;
+                if (r == 0)
+                        break;
+        }
+        return deleted;
+}
+
+int bpf_pages_unwatch_if(BpfPages *p, pid_t pid, uint32_t tag) {
+        uint32_t key = (uint32_t) pid, value;
+        int r;
+
+        if (pid <= 0)
+                return -EINVAL;
+        r = bpf_map__lookup_elem(p->skel->maps.watched, &key, sizeof key, &value, sizeof value, 0);
+        if (r < 0)
+                return r;
+        if (value != tag)
+                return -ESRCH;
+        return bpf_pages_unwatch(p, pid);
 }
 
 int bpf_pages_unwatch(BpfPages *p, pid_t pid) {
@@ -347,6 +378,10 @@ int bpf_pages_watch_new(BpfPages *p, pid_t pid, uint32_t tag) {
 }
 
 int bpf_pages_unwatch_tag(BpfPages *p, uint32_t tag) {
+        return -EOPNOTSUPP;
+}
+
+int bpf_pages_unwatch_if(BpfPages *p, pid_t pid, uint32_t tag) {
         return -EOPNOTSUPP;
 }
 

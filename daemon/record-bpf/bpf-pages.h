@@ -75,8 +75,11 @@ int bpf_pages_watch(BpfPages *p, pid_t pid, uint32_t tag);
 /* The same, for a process not watched yet: -EEXIST if it is (it keeps the tag it has, its parent's when
  * a watched process forked it). Safe from any thread, as every call here but consume. */
 int bpf_pages_watch_new(BpfPages *p, pid_t pid, uint32_t tag);
-/* Stops recording every process watched under tag (those forked under it included). Returns how many. */
+/* Stops recording every process watched under tag (those forked under it included): walks of the map,
+ * bounded. Returns how many. */
 int bpf_pages_unwatch_tag(BpfPages *p, uint32_t tag);
+/* Stops recording pid if it is watched under tag: -ESRCH if under another one, -ENOENT if not at all. */
+int bpf_pages_unwatch_if(BpfPages *p, pid_t pid, uint32_t tag);
 /* Stops recording pid (not what it forked). -ENOENT: not watched (also: exited). */
 int bpf_pages_unwatch(BpfPages *p, pid_t pid);
 /* How many processes are watched, those the watched ones forked included (a process leaves when its last

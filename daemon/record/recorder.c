@@ -260,11 +260,13 @@ static void handle_exec_event(Recorder *r, const struct fanotify_event_metadata 
                         (void) page_reader_enable(r->pages, true);
                 rec.seq = r->exec_seq + 1;
                 if (r->watch)
-                        r->watch(m->pid, rec.seq, r->watch_userdata);
+                        rec.unwatched = r->watch(m->pid, rec.seq, true, r->watch_userdata) < 0;
                 if (write(r->pipe_fd[1], &rec, sizeof rec) == (ssize_t) sizeof rec) {
                         r->exec_seq = rec.seq;
                         queued = true;
-                }
+                } else if (r->watch && !rec.unwatched)
+                        /* the next exec gets this seq: its tag must not already be this process's */
+                        (void) r->watch(m->pid, rec.seq, false, r->watch_userdata);
                 if (queued && r->armed_seq < r->arm_seq)
                         p.arm_seq = r->arm_seq;
         }
@@ -459,7 +461,8 @@ void recorder_set_pages(Recorder *r, PageReader *pages) {
         pthread_mutex_unlock(&r->lock);
 }
 
-void recorder_set_watch(Recorder *r, void (*watch)(pid_t pid, uint64_t seq, void *userdata), void *userdata) {
+void recorder_set_watch(Recorder *r, int (*watch)(pid_t pid, uint64_t seq, bool on, void *userdata),
+                        void *userdata) {
         pthread_mutex_lock(&r->lock);
         r->watch = watch;
         r->watch_userdata = userdata;

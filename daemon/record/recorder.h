@@ -64,6 +64,7 @@ typedef struct ExecRecord {
         uint64_t timestamp_usec; /* CLOCK_MONOTONIC when the exec was seen */
         uint64_t seq;
         uid_t uid;               /* the exec'ing process's real uid, UID_INVALID if it could not be read */
+        bool unwatched;          /* the page recorder's watch callback failed for it (its map was full) */
         FileKey key;
         char path[EXEC_PATH_MAX]; /* "" if it could not be resolved */
 } ExecRecord;
@@ -119,8 +120,9 @@ typedef struct Recorder {
         uint64_t disarms;       /* recorder_disarm()s that took the read marks down */
         PageReader *pages;      /* page-cache recording, switched with the read marks; NULL: none */
         /* Called by the exec thread for each exec it forwards, before it allows it, with the exec
-         * record's seq: a recorder of the process's own pages starts watching it (recorder_set_watch()) */
-        void (*watch)(pid_t pid, uint64_t seq, void *userdata);
+         * record's seq: a recorder of the process's own pages starts watching it (on), or stops again when
+         * the record could not be queued (!on) (recorder_set_watch()) */
+        int (*watch)(pid_t pid, uint64_t seq, bool on, void *userdata);
         void *watch_userdata;
         uint64_t started_usec;  /* CLOCK_MONOTONIC when the exec thread started */
         bool gating;            /* between recorder_gate_begin() and _end() */
@@ -148,9 +150,12 @@ int recorder_set_filesystems(Recorder *r, const FilesystemList *l);
  * allows an exec, as it arms the marks). Set before the first window opens; the caller keeps ownership. */
 void recorder_set_pages(Recorder *r, PageReader *pages);
 
-/* A recorder of each launched process's pages: watch(pid, seq) is called from the exec thread for each
- * exec it forwards, before it allows it (so it must not block: a map update, no more); NULL: none. */
-void recorder_set_watch(Recorder *r, void (*watch)(pid_t pid, uint64_t seq, void *userdata), void *userdata);
+/* A recorder of each launched process's pages: watch(pid, seq, true) is called from the exec thread for
+ * each exec it forwards, before it allows it, and watch(pid, seq, false) if its record could not be queued
+ * after all (so it must not block: a map update, no more; < 0: not watched, said in the record); NULL:
+ * none. */
+void recorder_set_watch(Recorder *r, int (*watch)(pid_t pid, uint64_t seq, bool on, void *userdata),
+                        void *userdata);
 
 /* Arm the read marks on every filesystem. */
 int recorder_arm(Recorder *r);
