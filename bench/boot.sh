@@ -34,10 +34,9 @@ for t in qemu-system-x86_64 qemu-img debootstrap mkfs.ext4 debugfs cc jq meson n
 done
 [[ $REPS =~ ^[1-9][0-9]*$ ]] || { echo "REPS must be a positive integer" >&2; exit 1; }
 . "$SRC/tests/vm/vm-lib.sh"
+. "$SRC/tests/lib-core.sh"      # log, die, ratio
 
 T0=$EPOCHREALTIME
-log() { printf '[%(%H:%M:%S)T] %s\n' -1 "$*"; }
-die() { echo "ERROR: $*" >&2; exit 1; }
 anomaly() { echo "ANOMALY: $*" | tee -a "$VM_TMP/anomalies" >&2; }
 touch "$VM_TMP/anomalies"
 
@@ -132,7 +131,7 @@ declare -p RUN_SECS >> "$RES/meta"
 fi
 
 # --------------------------------------------------------------------------------------------- analysis
-kv() { sed -n "s/.*\\b$1=\\([^ ]*\\).*/\\1/p" <<< "$2"; }
+kv() { sed -n "s/.*\\b$1=\\([^ ]*\\).*/\\1/p" <<< "$2"; }   # KEY "k=v ...": boot-cost's total line
 declare -A R=()         # R[label,key]
 LABELS=()
 analyze() {             # RUN LABEL
@@ -161,8 +160,8 @@ analyze() {             # RUN LABEL
         awk -v fin="$fin" 'match($0, / [0-9]+\.[0-9]+: block_rq_issue: /) {
                 if (substr($0, RSTART + 1) * 1000000 <= fin) print }' "$d/trace.txt" > "$d/boot-trace.txt"
         t=$("$B/trace-cost" "$maj" "$min" $((sectors * 512)) < "$d/boot-trace.txt")
-        [ "$(kv unparsed "$t")" = 0 ] || anomaly "$2: trace-cost could not parse $(kv unparsed "$t") lines"
-        R[$2,requests]=$(kv requests "$t") R[$2,bytes]=$(kv bytes "$t") R[$2,ms]=$(kv modeled_ms "$t")
+        [ "$(jq -r .unparsed <<< "$t")" = 0 ] || anomaly "$2: trace-cost could not parse $(jq -r .unparsed <<< "$t") lines"
+        R[$2,requests]=$(jq -r .requests <<< "$t") R[$2,bytes]=$(jq -r .bytes <<< "$t") R[$2,ms]=$(printf %.1f "$(jq -r .modeled_ms <<< "$t")")
         R[$2,fin]=$(awk -v f="$fin" 'BEGIN { printf "%.2f", f / 1e6 }')
         R[$2,analyze]=$(sed -n 's/^Startup finished in //p' "$d/analyze.txt")
         R[$2,tcg]=${R[$2,fin]}
@@ -171,7 +170,7 @@ analyze() {             # RUN LABEL
         # per-request cost, summed by what the first block of the request belongs to (owners.txt, from the guest)
         "$B/boot-cost" "$maj" "$min" $((sectors * 512)) < "$d/boot-trace.txt" > "$d/per-request.txt"
         b=$(tail -n1 "$d/per-request.txt")
-        awk -v a="$(kv modeled_ms "$t")" -v s="$(kv sum_ms "$b")" 'BEGIN { exit !(a - s < 0.2 && s - a < 0.2) }' ||
+        awk -v a="$(jq -r .modeled_ms <<< "$t")" -v s="$(kv sum_ms "$b")" 'BEGIN { exit !(a - s < 0.2 && s - a < 0.2) }' ||
                 die "$2: boot-cost's sum ($b) differs from trace-cost ($t)"
         # per-request lines: TS SECTOR NR RWBS MS COMM. "pre": issued before the first request of a process named
         # seeklessd (seekless-early.service's `seeklessd --early-pass` exec; the recorder, seeklessd.service,
@@ -217,7 +216,6 @@ kindsum() {             # CONFIG KIND FIELD(3=ms 4=requests 5=bytes): mean over 
         done | awk '{ s += $1 } END { printf "%.1f", NR ? s / NR : 0 }'
 }
 run_of() { local r; for r in base seekless e4defrag; do [ -d "$RES/$r/m/$1" ] && { echo "$r"; return; }; done; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 le() { awk -v a="$1" -v t="$2" 'BEGIN { print (a <= t) ? "PASS" : "FAIL" }'; }
 have=()
 for c in "${CONFIGS[@]}"; do

@@ -5,13 +5,13 @@
  *   layoutq [--device-bytes N] FILE...
  *   layoutq [--device-bytes N] --ranges < LIST     LIST: lines "PATH<TAB>OFFSET<TAB>LENGTH", in read order
  *
- * Prints one line:
- *   files=.. bytes=.. extents=.. discontinuities=.. span=.. modeled_ms=.. device_bytes=..
+ * Prints one JSON object on one line:
+ *   {"files":..,"bytes":..,"extents":..,"discontinuities":..,"span":..,"modeled_ms":..,"device_bytes":..}
  * bytes are the bytes of the extents walked (allocated blocks, so whole blocks), span in bytes.
  * The device size for the seek model defaults to the size of the filesystem holding the first file
  * (fstatfs: f_blocks * f_bsize, as the planner does). Files with no blocks count for nothing, as in the
  * daemon. With --ranges, only the bytes of each range are walked (the file's extents cut to the range, each
- * piece walked like a file's extents), in the list's order, and files= counts the distinct paths. Exits 1 if a file cannot be opened
+ * piece walked like a file's extents), in the list's order, and files counts the distinct paths. Exits 1 if a file cannot be opened
  * or mapped, 2 on a malformed list.
  *
  *   cc -O2 -I common -I daemon/plan -I daemon/fs bench/layoutq.c daemon/plan/layout.c daemon/fs/fiemap.c -lm -o layoutq
@@ -148,8 +148,8 @@ static int ranges(uint64_t device_bytes) {
         if (!started)
                 return usage();
         layout_walker_finish(&w, &q);
-        printf("files=%" PRIu64 " bytes=%" PRIu64 " extents=%" PRIu64 " discontinuities=%" PRIu64
-               " span=%" PRIu64 " modeled_ms=%.1f device_bytes=%" PRIu64 "\n",
+        printf("{\"files\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"extents\":%" PRIu64 ",\"discontinuities\":%" PRIu64
+               ",\"span\":%" PRIu64 ",\"modeled_ms\":%.1f,\"device_bytes\":%" PRIu64 "}\n",
                files, q.bytes, q.extents, q.discontinuities, q.span, q.modeled_read_ms, device_bytes);
         return 0;
 }
@@ -219,8 +219,8 @@ int main(int argc, char **argv) {
         }
 
         layout_walker_finish(&w, &q);
-        printf("files=%" PRIu64 " bytes=%" PRIu64 " extents=%" PRIu64 " discontinuities=%" PRIu64
-               " span=%" PRIu64 " modeled_ms=%.1f device_bytes=%" PRIu64 "\n",
+        printf("{\"files\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"extents\":%" PRIu64 ",\"discontinuities\":%" PRIu64
+               ",\"span\":%" PRIu64 ",\"modeled_ms\":%.1f,\"device_bytes\":%" PRIu64 "}\n",
                q.files, q.bytes, q.extents, q.discontinuities, q.span, q.modeled_read_ms, device_bytes);
         return 0;
 }

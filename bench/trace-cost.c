@@ -7,8 +7,8 @@
  * Reads tracefs text lines of the block:block_rq_issue event, e.g.
  *   open-files-812 [001] ..... 95.123456: block_rq_issue: 7,3 RA 131072 () 1052672 + 256 none,0,0 [open-files]
  * keeps the ones of device MAJOR,MINOR whose rwbs contains 'R' (reads, read-ahead included), in trace order,
- * and prints
- *   requests=.. bytes=.. modeled_ms=.. skipped_other=.. unparsed=..
+ * and prints one JSON object on one line
+ *   {"requests":..,"bytes":..,"modeled_ms":..,"skipped_other":..,"unparsed":..}
  * (sectors are 512 bytes; skipped_other counts events of other devices or non-read requests, unparsed lines
  * that mention block_rq_issue but could not be parsed). Lines of other events are ignored.
  *
@@ -48,7 +48,8 @@ int main(int argc, char **argv) {
                 bytes += rq.nr * 512;
         }
 
-        printf("requests=%zu bytes=%" PRIu64 " modeled_ms=%.1f skipped_other=%" PRIu64 " unparsed=%" PRIu64 "\n",
+        printf("{\"requests\":%zu,\"bytes\":%" PRIu64 ",\"modeled_ms\":%.1f,\"skipped_other\":%" PRIu64
+               ",\"unparsed\":%" PRIu64 "}\n",
                l.n, bytes, layout_model_requests_ms(l.offsets, l.lengths, l.n, device_bytes), skipped, unparsed);
         rq_list_free(&l);
         return 0;
