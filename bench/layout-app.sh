@@ -81,124 +81,23 @@ esac
 MAPPED_CHECK=(etc/ld.so.cache usr/lib/x86_64-linux-gnu/libc.so.6 usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2
               usr/lib/locale/C.utf8/LC_CTYPE usr/lib/x86_64-linux-gnu/gconv/gconv-modules.cache)
 
-SRC=$(cd "$(dirname "$0")/.." && pwd)
-BUILD=${1:-build}
-[ -d "$BUILD" ] || BUILD=$SRC/$BUILD
-BUILD=$(cd "$BUILD" && pwd)
-SEEKLESSD=$BUILD/daemon/seeklessd
-SEEKLESSCTL=$BUILD/cli/seeklessctl
-PCBENCH=$BUILD/bench/pagecache-bench
-
-if [ "$(id -u)" != 0 ]; then
-        echo "SKIP: bench/layout-app.sh needs root (loop devices, chroot, fanotify, tracefs): sudo $0 ${1:-build}"
-        exit 77
-fi
-for x in "$SEEKLESSD" "$SEEKLESSCTL" "$PCBENCH"; do
-        [ -x "$x" ] || { echo "ERROR: $x not found; build first (ninja -C build && ninja -C build bench/pagecache-bench)" >&2; exit 1; }
-done
-for t in cc mkfs.ext4 e2fsck e2freefrag losetup dbus-daemon busctl jq e4defrag filefrag apt-get dpkg strace unshare chroot fallocate; do
-        command -v "$t" >/dev/null || { echo "ERROR: $t is required" >&2; exit 1; }
-done
-
+. "$(dirname "$0")/lib.sh"
+bench_init layout-app cc mkfs.ext4 e2fsck e2freefrag losetup dbus-daemon busctl jq e4defrag filefrag apt-get dpkg \
+        strace unshare chroot fallocate -- "$@"
+bench_binaries daemon/seeklessd cli/seeklessctl bench/pagecache-bench
+PCBENCH=${BIN[pagecache-bench]}
 CHROOT=$(command -v chroot)
 export CHROOT
-TMP=$(mktemp -d /tmp/seekless-layout-app.XXXXXX)
-. "$SRC/tests/scratch.sh" && scratch_claim "$TMP"
-LOOPS=() MOUNTS=() BUS_PID= DAEMON_PID= TRACEFS_MOUNTED= TRACE_INST= PC_PID=
-TRACEFS=/sys/kernel/tracing
 
-cleanup() {
-        local rc=$? i
-        set +e
-        [ -n "$PC_PID" ] && { kill -TERM "$PC_PID" 2>/dev/null; wait "$PC_PID" 2>/dev/null; }
-        if [ -n "$DAEMON_PID" ] && kill -0 "$DAEMON_PID" 2>/dev/null; then
-                kill -TERM "$DAEMON_PID"
-                for _ in $(seq 100); do kill -0 "$DAEMON_PID" 2>/dev/null || break; sleep 0.1; done
-                kill -KILL "$DAEMON_PID" 2>/dev/null
-                wait "$DAEMON_PID" 2>/dev/null
-        fi
-        [ -n "$BUS_PID" ] && kill "$BUS_PID" 2>/dev/null
-        if [ -n "$TRACE_INST" ] && [ -d "$TRACE_INST" ]; then
-                echo 0 > "$TRACE_INST/tracing_on"
-                echo 0 > "$TRACE_INST/events/block/block_rq_issue/enable"
-                echo 0 > "$TRACE_INST/events/block/block_rq_issue/filter"
-                rmdir "$TRACE_INST"
-        fi
-        for ((i = ${#MOUNTS[@]} - 1; i >= 0; i--)); do
-                if mountpoint -q "${MOUNTS[i]}"; then
-                        umount "${MOUNTS[i]}" 2>/dev/null || { sleep 1; umount -l "${MOUNTS[i]}"; }
-                fi
-        done
-        for ((i = ${#LOOPS[@]} - 1; i >= 0; i--)); do
-                losetup -d "${LOOPS[i]}" 2>/dev/null
-        done
-        [ -n "$TRACEFS_MOUNTED" ] && umount "$TRACEFS"
-        if [ "$KEEP" = 1 ]; then echo "KEEP=1: scratch directory kept: $TMP" >&2; touch "$TMP/.keep"; else rm -rf "$TMP"; fi
-        exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-log() { printf '[%(%H:%M:%S)T] %s\n' -1 "$*"; }
-die() { echo "ERROR: $*" >&2; [ -s "$TMP/daemon.log" ] && { echo "---- daemon log ----" >&2; tail -n 30 "$TMP/daemon.log" >&2; }; exit 1; }
-wait_until() {      # SECONDS CMD...
-        local t=$1 i; shift
-        for ((i = 0; i < t * 10; i++)); do
-                "$@" >/dev/null 2>&1 && return 0
-                sleep 0.1
-        done
-        return 1
-}
-now() { echo "$EPOCHREALTIME"; }
-elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
-random_boot_id() { od -An -N16 -tx1 /dev/urandom | tr -d ' \n'; }
-cold() { sync; echo 3 > /proc/sys/vm/drop_caches; }
-kv() { sed -n "s/.*\\b$1=\\([^ ]*\\).*/\\1/p" <<< "$2"; }
-mib() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1048576 }'; }
-attach() { ATTACHED=$(losetup --find --show "$1") || die "losetup $1"; LOOPS+=("$ATTACHED"); }
-forget() {
-        local -n arr=$1
-        local keep=() x
-        for x in "${arr[@]}"; do [ "$x" = "$2" ] || keep+=("$x"); done
-        arr=("${keep[@]+"${keep[@]}"}")
-}
-detach() { losetup -d "$1" || die "losetup -d $1"; forget LOOPS "$1"; }
 # (the same device mounted again read-write just after a read-only mount: a start's private mount namespace can
 # still hold the old mount for a moment after the start exits, and mount says "already mounted": retried for 10 s)
-do_mount() {
-        local i
+mount_retry() {     # DEV DIR [OPTIONS]
         mkdir -p "$2"
-        for ((i = 0; i < 50; i++)); do
-                mount -t ext4 ${3:+-o "$3"} "$1" "$2" 2>"$TMP/mount.err" && { MOUNTS+=("$2"); return 0; }
-                sleep 0.2
-        done
-        cat "$TMP/mount.err" >&2
-        die "mount $1 $2"
+        wait_until 10 mount -t ext4 ${3:+-o "$3"} "$1" "$2" || die "mount $1 $2 (tried for 10 s)"
+        CORE_MOUNTS+=("$2")
 }
-do_umount() { umount "$1" || die "umount $1"; forget MOUNTS "$1"; }
-mkimg() { truncate -s "$IMGSIZE" "$1"; mkfs.ext4 -q -F -b 4096 -E lazy_itable_init=0,lazy_journal_init=0 "$1"; }
+mkimg() { make_ext4_image "$1" "$IMGSIZE"; }
 fsck_img() { e2fsck -fn "$1" > "$TMP/fsck.out" 2>&1 || { cat "$TMP/fsck.out"; die "e2fsck -fn found problems ($2)"; }; }
-
-prop() {
-        busctl --system get-property org.seekless.Seekless1 /org/seekless/Seekless1 \
-                org.seekless.Seekless1.Manager "$1" | cut -d' ' -f2-
-}
-boot_over() { [ "$(prop BootRecording)" = false ]; }
-has_profile() { "$SEEKLESSCTL" --json=short profiles | jq -e --arg n "$1" 'any(.[]; .name == $n)'; }
-start_daemon() {    # STATE_DIR MOUNT
-        "$SEEKLESSD" --config="${CONF:-$TMP/seekless.conf}" --state-dir="$1" --boot-id="$(random_boot_id)" \
-                --filesystem="$2" --log-level=info >>"$TMP/daemon.log" 2>&1 &
-        DAEMON_PID=$!
-        wait_until 20 busctl --system status org.seekless.Seekless1 || die "seeklessd did not appear on the bus"
-        wait_until 30 boot_over || die "boot window did not close"
-}
-stop_daemon() {
-        local rc=0
-        kill -TERM "$DAEMON_PID"
-        wait "$DAEMON_PID" || rc=$?
-        DAEMON_PID=
-        [ "$rc" = 0 ] || die "seeklessd exited with status $rc on SIGTERM"
-}
 
 # The start of a private mount namespace's script (r: the root to chroot to): first detach every mount it
 # copied but /, what leads to r, to /usr/bin and to $DEBDIR (lazily, /proc last: umount reads it). A copy
@@ -241,15 +140,10 @@ start_ok() { grep -q 'seekless-bench-done' "$TMP/start.out"; }
 
 # ------------------------------------------------------------------------------------------------ setup
 log "seekless layout benchmark, real application ($APP_PKG): $(date -u '+%Y-%m-%d %H:%M UTC'), kernel $(uname -r), $(nproc) CPU(s), load $(cut -d' ' -f1-3 /proc/loadavg)"
-mkdir -p "$TMP/bin" "$CACHE/debs/partial"
-cp "$SEEKLESSD" "$SEEKLESSCTL" "$PCBENCH" "$TMP/bin/"
-SEEKLESSD=$TMP/bin/seeklessd SEEKLESSCTL=$TMP/bin/seeklessctl PCBENCH=$TMP/bin/pagecache-bench
-log "source $(git -C "$SRC" describe --always --dirty 2>/dev/null || echo '(not a git tree)');" \
-        "seeklessd sha256 $(sha256sum "$SEEKLESSD" | cut -c1-12); scratch $TMP; cache $CACHE"
-cc -O2 -Wall -std=gnu11 -I "$SRC" -I "$SRC/daemon" -o "$TMP/layoutq" "$SRC/bench/layoutq.c" \
-        "$SRC/daemon/plan/layout.c" "$SRC/daemon/fs/fiemap.c" -lm || die "cannot compile bench/layoutq.c"
-cc -O2 -Wall -std=gnu11 -I "$SRC" -I "$SRC/daemon" -o "$TMP/trace-cost" "$SRC/bench/trace-cost.c" \
-        "$SRC/daemon/plan/layout.c" -lm || die "cannot compile bench/trace-cost.c"
+mkdir -p "$CACHE/debs/partial"
+log "$(bench_source); seeklessd sha256 $(sha256sum "$SEEKLESSD" | cut -c1-12); scratch $TMP; cache $CACHE"
+bench_cc layoutq bench/layoutq.c daemon/plan/layout.c daemon/fs/fiemap.c
+bench_cc trace-cost bench/trace-cost.c daemon/plan/layout.c
 
 # the base tree: ROOTFS, or debootstrapped once into the cache (minbase plus systemd and dbus, as the test VM's
 # tests/vm/mk-rootfs-base.sh: Chromium's dependencies pull in libpam-systemd, whose configuration needs them)
@@ -296,16 +190,8 @@ for d in "${DEBS[@]}"; do for u in "${APP_UPDATE[@]}"; do case $d in "$u"_*) APP
 [ "${#APP_DEBS[@]}" = "${#APP_UPDATE[@]}" ] || die "the update's packages (${APP_UPDATE[*]}) are not all among the ones to install"
 
 # tracefs instance, private bus, daemon config (as bench/layout.sh)
-if [ ! -e "$TRACEFS/instances" ]; then
-        mount -t tracefs nodev "$TRACEFS" || die "cannot mount tracefs at $TRACEFS"
-        TRACEFS_MOUNTED=1
-fi
-TRACE_INST=$TRACEFS/instances/seekless-layout-app-$$
-mkdir "$TRACE_INST" || { TRACE_INST=; die "cannot create a tracefs instance"; }
-echo 0 > "$TRACE_INST/tracing_on"
-echo 65536 > "$TRACE_INST/buffer_size_kb"
-. "$SRC/tests/private-bus.sh"
-start_private_bus "$TMP/bus" "$SRC"
+trace_setup 65536
+start_bus
 printf '[Record]\nBootWindowSec=1\nLaunchWindowSec=20\n[Optimize]\nMinFileAgeSec=0\n' > "$TMP/seekless.conf"
 printf '[Record]\nBootWindowSec=1\nLaunchWindowSec=20\n[Optimize]\nMinFileAgeSec=0\nMaxFileMiB=128\n' > "$TMP/seekless-128.conf"
 
@@ -338,7 +224,7 @@ thin() {            # DIR: delete a seeded half of the files in DIR -> NTHIN (no
 t_age=$(now)
 mkimg "$TMP/aged.img"
 attach "$TMP/aged.img"; LOOP=$ATTACHED
-do_mount "$LOOP" "$MNT"
+mount_retry "$LOOP" "$MNT"
 RANDOM=$SEED
 cp -a "$ROOTFS/." "$MNT/"
 printf '#!/bin/sh\nexit 101\n' > "$MNT/usr/sbin/policy-rc.d"; chmod 755 "$MNT/usr/sbin/policy-rc.d"
@@ -379,7 +265,7 @@ FREEFRAG=$(e2freefrag "$LOOP" | awk '/^Free blocks:/ { f = $3 " blocks " $4 } /^
 log "aged image: $FREEFRAG (e2freefrag)"
 
 # ------------------------------------------------------------------- what the start reads (aged image)
-do_mount "$LOOP" "$MNT" ro
+mount_retry "$LOOP" "$MNT" ro
 cold
 run_start "$MNT" || true
 start_ok || { cat "$TMP/start.err" | tail -n 20; die "the start did not print its page on the aged image"; }
@@ -409,10 +295,11 @@ log "read set: ${#READSET[@]} files, $(mib "$RS_BYTES") MiB (whole); read() $(mi
 cold
 "$PCBENCH" trace --print --metadata --buffer-kib=8192 --poll-percent=25 "$MNT" > "$TMP/pages.txt" 2> "$TMP/pages.err" &
 PC_PID=$!
+BENCH_PIDS+=("$PC_PID")
 sleep 1
 run_start "$MNT" || true
 sleep 1
-kill -TERM "$PC_PID"; wait "$PC_PID" || true; PC_PID=
+kill -TERM "$PC_PID"; wait "$PC_PID" || true
 for p in "${READSET[@]}"; do printf '%s\t%s\t%s\n' "$(stat -c %i "$MNT/$p")" "$p" "$(stat -c %s "$MNT/$p")"; done > "$TMP/inodes.tsv"
 awk 'NR == FNR { name[$1] = $2; next } { split($3, d, ":"); ino = $4; pages[ino] += $NF; if (ino == 0) meta += $NF }
      END { for (i in pages) if (i != 0) printf "%s\t%d\n", (i in name) ? name[i] : "inode " i, pages[i] * 4096; printf "(metadata)\t%d\n", meta * 4096 }' \
@@ -441,8 +328,8 @@ do_umount "$MNT"
 
 # --------------------------------------------------------------- the profile, recorded on the aged image
 # (read-write: seeklessd watches only writable ext4; the start writes only to its tmpfs /tmp)
-do_mount "$LOOP" "$MNT"
-start_daemon "$TMP/state" "$MNT"
+mount_retry "$LOOP" "$MNT"
+start_seekless "$TMP/seekless.conf" "$TMP/state" "$MNT"
 cold
 run_start "$MNT" || true
 start_ok || die "the start failed while recorded"
@@ -474,7 +361,7 @@ for p in "${MAPPED_CHECK[@]}"; do
         MAPPED_LINES+=("  /$p: read set $rs; page cache $pc; profile $pr")
 done
 printf '%s\n' "${MAPPED_LINES[@]}"
-stop_daemon
+stop_seekless
 do_umount "$MNT"
 detach "$LOOP"
 
@@ -482,7 +369,7 @@ detach "$LOOP"
 log "e4defrag: the read set on a byte copy, in first-read order"
 cp --sparse=always "$TMP/aged.img" "$TMP/e4defrag.img"
 attach "$TMP/e4defrag.img"; LOOP=$ATTACHED
-do_mount "$LOOP" "$MNT"
+mount_retry "$LOOP" "$MNT"
 t0=$(now)
 (cd "$MNT" && e4defrag "${READSET[@]}") > "$TMP/e4defrag.out" 2>&1 || true
 sync
@@ -495,9 +382,9 @@ detach "$LOOP"
 log "fresh copy: new filesystem, the read set first in first-read order (each synced), then cp -a -n of the rest (fillers left out)"
 mkimg "$TMP/fresh.img"
 attach "$TMP/aged.img"; SLOOP=$ATTACHED
-do_mount "$SLOOP" "$TMP/src" ro
+mount_retry "$SLOOP" "$TMP/src" ro
 attach "$TMP/fresh.img"; LOOP=$ATTACHED
-do_mount "$LOOP" "$MNT"
+mount_retry "$LOOP" "$MNT"
 t0=$(now)
 for p in "${READSET[@]}"; do
         mkdir -p "$MNT/$(dirname "$p")"
@@ -518,8 +405,8 @@ relocate() {        # VARIANT [CONFIG]: seeklessd on a byte copy with a copy of 
         cp --sparse=always "$TMP/aged.img" "$TMP/$v.img"
         cp -a "$TMP/state" "$TMP/state-$v"
         attach "$TMP/$v.img"; l=$ATTACHED
-        do_mount "$l" "$MNT"
-        CONF=$conf start_daemon "$TMP/state-$v" "$MNT"
+        mount_retry "$l" "$MNT"
+        start_seekless "$conf" "$TMP/state-$v" "$MNT"
         cold
         t0=$(now)
         "$SEEKLESSCTL" --json=short optimize > "$TMP/opt-$v.json" || die "seeklessctl optimize failed: $(cat "$TMP/opt-$v.json")"
@@ -528,7 +415,7 @@ relocate() {        # VARIANT [CONFIG]: seeklessd on a byte copy with a copy of 
                 "skipped $(jq -r '.skipped | length' "$TMP/opt-$v.json")"
         jq -r '.skipped[] | "    skipped: \(.)"' "$TMP/opt-$v.json" 2>/dev/null | head -n 5
         "$SEEKLESSCTL" --json=short report "$MNT/$APP_BIN" > "$TMP/report-$v.json" 2>&1 || true
-        stop_daemon
+        stop_seekless
         do_umount "$MNT"
         fsck_img "$l" "$v"
         detach "$l"
@@ -560,45 +447,46 @@ else
 fi
 
 # ------------------------------------------------------------------------------------------- measure
-declare -A RES=()
+# one trace's cost as a JSON object: FILE MAJ MIN DEVICE_BYTES [data|meta] (meta: the requests ext4 marks REQ_META,
+# inode tables, directories and extent blocks: an M in the rwbs field; data: the rest)
+cost() {
+        case ${5:-} in
+        meta) { grep -E 'block_rq_issue: [0-9]+,[0-9]+ [A-Z]*M' "$1" || true; } | "$TMP/trace-cost" "$2" "$3" "$4" ;;
+        data) { grep -vE 'block_rq_issue: [0-9]+,[0-9]+ [A-Z]*M' "$1" || true; } | "$TMP/trace-cost" "$2" "$3" "$4" ;;
+        *) "$TMP/trace-cost" "$2" "$3" "$4" < "$1" ;;
+        esac
+}
 measure() {         # VARIANT
-        local v=$1 l dir=$TMP/m-$1 maj min dev q t i w rstart lost
+        local v=$1 l dir=$TMP/m-$1 maj min dev q r t i w rstart
         attach "$TMP/$v.img"; l=$ATTACHED
-        do_mount "$l" "$dir" ro
+        mount_retry "$l" "$dir" ro
         q=$(cd "$dir" && "$TMP/layoutq" "${READSET[@]}") || die "layoutq failed on $v"
-        RES[$v,static]=$q
-        RES[$v,ranges]=$(cd "$dir" && "$TMP/layoutq" --ranges < "$TMP/ranges.tsv") || die "layoutq --ranges failed on $v"
-        dev=$(kv device_bytes "$q")
+        r=$(cd "$dir" && "$TMP/layoutq" --ranges < "$TMP/ranges.tsv") || die "layoutq --ranges failed on $v"
+        result_with "$q" measure files variant "$v"
+        result_with "$r" measure ranges variant "$v"
+        dev=$(jv device_bytes "$q")
         maj=$((16#$(stat -c %t "$l"))) min=$((16#$(stat -c %T "$l")))
         for ((i = 1; i <= RUNS; i++)); do
-                echo "dev == $(((maj << 20) | min))" > "$TRACE_INST/events/block/block_rq_issue/filter"
-                echo 1 > "$TRACE_INST/events/block/block_rq_issue/enable"
+                trace_dev "$l"
                 cold
-                echo > "$TRACE_INST/trace"
-                echo 1 > "$TRACE_INST/tracing_on"
                 rstart=$(now)
-                run_start "$dir" || true
+                trace_run "$TMP/trace-$v-$i.txt" run_start "$dir" || true
                 w=$(awk -v a="$rstart" -v b="$(now)" 'BEGIN { printf "%.0f", (b - a) * 1000 }')
-                echo 0 > "$TRACE_INST/tracing_on"
-                echo 0 > "$TRACE_INST/events/block/block_rq_issue/enable"
-                echo 0 > "$TRACE_INST/events/block/block_rq_issue/filter"
+                trace_undev
                 start_ok || die "the start failed on $v"
-                cat "$TRACE_INST/trace" > "$TMP/trace-$v-$i.txt"
-                lost=$(sed -n 's/^# entries-in-buffer\/entries-written: \([0-9]*\)\/\([0-9]*\).*/\1 \2/p' "$TMP/trace-$v-$i.txt")
-                [ "${lost% *}" = "${lost#* }" ] || echo "ANOMALY: $v: trace buffer lost events ($lost)" >&2
-                t=$("$TMP/trace-cost" "$maj" "$min" "$dev" < "$TMP/trace-$v-$i.txt")
+                trace_lost "$TMP/trace-$v-$i.txt" "$v"
+                t=$(cost "$TMP/trace-$v-$i.txt" "$maj" "$min" "$dev")
                 log "  $v run $i: $t; wall $w ms"
-                RES[$v,runs]+="$(kv modeled_ms "$t") "
-                echo "$(kv modeled_ms "$t") $i $w $t" >> "$TMP/runs-$v.txt"
+                result_with "$t" measure run-trace variant "$v" run "$i" wall_ms "$w"
+                echo "$(jv modeled_ms "$t") $i" >> "$TMP/runs-$v.txt"
         done
-        # the median run by modeled trace time; its requests split into metadata (ext4 marks inode tables,
-        # directories and extent blocks REQ_META: an M in the rwbs field) and the rest (file data), each costed alone
-        read -r _ i w t <<< "$(sort -n "$TMP/runs-$v.txt" | sed -n "$(( (RUNS + 1) / 2 ))p")"
-        RES[$v,trace]=$t RES[$v,wall]=$w
-        RES[$v,tmeta]=$({ grep -E 'block_rq_issue: [0-9]+,[0-9]+ [A-Z]*M' "$TMP/trace-$v-$i.txt" || true; } | "$TMP/trace-cost" "$maj" "$min" "$dev")
-        RES[$v,tdata]=$({ grep -vE 'block_rq_issue: [0-9]+,[0-9]+ [A-Z]*M' "$TMP/trace-$v-$i.txt" || true; } | "$TMP/trace-cost" "$maj" "$min" "$dev")
+        # the median run by modeled trace time, and its requests split into metadata and file data, each costed alone
+        read -r _ i <<< "$(sort -n "$TMP/runs-$v.txt" | sed -n "$(( (RUNS + 1) / 2 ))p")"
+        result measure median-run variant "$v" run "$i"
+        result_with "$(cost "$TMP/trace-$v-$i.txt" "$maj" "$min" "$dev" meta)" measure trace-meta variant "$v"
+        result_with "$(cost "$TMP/trace-$v-$i.txt" "$maj" "$min" "$dev" data)" measure trace-data variant "$v"
         log "  $v: whole files: $q"
-        log "  $v: page ranges: ${RES[$v,ranges]}"
+        log "  $v: page ranges: $r"
         do_umount "$dir"
         detach "$l"
 }
@@ -606,82 +494,21 @@ log "measuring: layoutq over the read set in first-read order; the start cold wi
 for v in "${VARIANTS[@]}"; do measure "$v"; done
 
 # ------------------------------------------------------------------------------------------- summary
-st() { kv "$2" "${RES[$1,static]}"; }
-rg() { kv "$2" "${RES[$1,ranges]}"; }
-trs() { kv "$2" "${RES[$1,trace]}"; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
-le() { awk -v a="$1" -v t="$2" 'BEGIN { print (a <= t) ? "PASS" : "FAIL" }'; }
-SEQ_W=$(awk -v b="$(st aged bytes)" -v r="$TRANSFER_BPS" 'BEGIN { printf "%.1f", b * 1000 / r }')
-echo
-echo "================= seekless layout benchmark: $APP_PKG $APP_VER $TITLE ================="
-echo "date $(date -u '+%Y-%m-%d %H:%M UTC'); kernel $(uname -r); $(nproc) CPU(s); load $(cut -d' ' -f1-3 /proc/loadavg); seed $SEED; $IMGSIZE images"
-echo "aged image: $FREEFRAG"
-echo "packages: ${#DEBS[@]} (${DEB_MIB} MiB of .debs); /$APP_BIN $(mib "$APP_SIZE") MiB, $APP_FRAG extents on the aged image"
-echo "read set: ${#READSET[@]} files, $(mib "$RS_BYTES") MiB whole; read() $(mib "$RD_BYTES") MiB from $RD_FILES files;" \
-        "mmap() $(mib "$MM_BYTES") MiB mapped; $MM_ONLY files only mapped or exec'd; page cache filled: $(mib "$PC_TOTAL") MiB" \
-        "($(mib $((AGAIN * 4096))) MiB of it pages of the read set inserted again after eviction)"
-echo "seekless profile: ${#PROFILE[@]} files, $(mib "$PROF_BYTES") MiB whole, $(mib "$HOT_BYTES") MiB in its ranges; $IN_RS of them in the read set; ranges: $HAS_RANGES"
-echo "  read set files not recorded: $NOT_REC; recorded outside the read set: ${NOT_RS:-none}"
-echo
-FMT='%-14s %9s %8s %10s %9s %8s %10s %9s %9s %10s %9s\n'
-printf "$FMT" variant "files ext" discont "files ms" "rng ext" discont "ranges ms" requests "trace MiB" "trace ms" "wall ms"
-for v in "${VARIANTS[@]}"; do
-        printf "$FMT" "$v" "$(st "$v" extents)" "$(st "$v" discontinuities)" "$(st "$v" modeled_ms)" \
-                "$(rg "$v" extents)" "$(rg "$v" discontinuities)" "$(rg "$v" modeled_ms)" \
-                "$(trs "$v" requests)" "$(mib "$(trs "$v" bytes)")" "$(trs "$v" modeled_ms)" "${RES[$v,wall]}"
-done
-[ "$HAS_RANGES" = true ] || printf '%-14s %s\n' "ranges" "n/a until page ranges land (no 'ranges' in seeklessctl show --json)"
-SEQ_T=$(awk -v b="$(trs aged bytes)" -v r="$TRANSFER_BPS" 'BEGIN { printf "%.1f", b * 1000 / r }')
-SEQ_R=$(awk -v b="$(rg aged bytes)" -v r="$TRANSFER_BPS" 'BEGIN { printf "%.1f", b * 1000 / r }')
-printf "$FMT" "sequential" - - "$SEQ_W" - - "$SEQ_R" - "$(mib "$(trs aged bytes)")" "$SEQ_T" -
-echo "  files: the read set's files whole, first-read order ($(mib "$(st aged bytes)") MiB allocated); ranges: the page ranges the"
-echo "  start brought into the page cache, first-touch order ($(mib "$(rg aged bytes)") MiB); trace: the aged start's block requests"
-echo "  (sequential: those bytes / 150 MB/s)"
-echo
-for v in "${VARIANTS[@]}"; do echo "trace ms of the $RUNS run(s), $v: ${RES[$v,runs]}"; done
-for v in "${VARIANTS[@]}"; do
-        echo "median trace of $v split, each part costed alone: file data $(kv requests "${RES[$v,tdata]}") requests," \
-                "$(mib "$(kv bytes "${RES[$v,tdata]}")") MiB, $(kv modeled_ms "${RES[$v,tdata]}") ms; metadata $(kv requests "${RES[$v,tmeta]}")" \
-                "requests, $(mib "$(kv bytes "${RES[$v,tmeta]}")") MiB, $(kv modeled_ms "${RES[$v,tmeta]}") ms"
-done
-if [ "$APP" = python ]; then
-        # issue 20's target for the Python launch: the whole-range model of seekless ranges within 1.25x the
-        # sequential limit of the same page ranges
-        for v in "${VARIANTS[@]}"; do
-                echo "for information, $v / sequential limit: ranges model $(ratio "$(rg "$v" modeled_ms)" "$SEQ_R")x, trace" \
-                        "$(ratio "$(trs "$v" modeled_ms)" "$SEQ_T")x"
-        done
-        if [ "$HAS_RANGES" = true ]; then
-                RS=$(ratio "$(rg ranges modeled_ms)" "$SEQ_R")
-                echo "VERDICT: seekless ranges model / sequential limit (target <= 1.25): $(rg ranges modeled_ms) / $SEQ_R ms = ${RS}x $(le "$RS" 1.25)"
-        else
-                echo "VERDICT: seekless ranges model / sequential limit (target <= 1.25): cannot be judged (no ranges)"
-        fi
-elif [ "$HAS_RANGES" = true ]; then
-        RA=$(ratio "$(trs ranges modeled_ms)" "$(trs aged modeled_ms)") RF=$(ratio "$(trs ranges modeled_ms)" "$(trs fresh modeled_ms)")
-        echo "seekless ranges / aged, trace (target <= 0.5): ${RA}x $(le "$RA" 0.5)"
-        echo "seekless ranges / fresh copy, trace (target <= 0.8): ${RF}x $(le "$RF" 0.8)"
-else
-        echo "targets (seekless ranges <= 0.5x aged and <= 0.8x fresh copy, trace): cannot be judged yet (no ranges)"
-fi
-echo "files only mapped by ld.so or libc (read set: read() / mmap() bytes; page cache: bytes brought in; profile: hot bytes):"
-printf '%s\n' "${MAPPED_LINES[@]}"
-for v in "${WHOLE_VARIANTS[@]}"; do
-        echo "for information, $v / aged: trace $(ratio "$(trs $v modeled_ms)" "$(trs aged modeled_ms)")x, ranges model" \
-                "$(ratio "$(rg $v modeled_ms)" "$(rg aged modeled_ms)")x, files model $(ratio "$(st $v modeled_ms)" "$(st aged modeled_ms)")x;" \
-                "/ fresh copy: trace $(ratio "$(trs $v modeled_ms)" "$(trs fresh modeled_ms)")x, ranges model" \
-                "$(ratio "$(rg $v modeled_ms)" "$(rg fresh modeled_ms)")x, files model $(ratio "$(st $v modeled_ms)" "$(st fresh modeled_ms)")x"
-done
-REPORT=$TMP/report-${VARIANTS[3]:-none}.json
-echo "daemon's report after optimize (${VARIANTS[3]:-none}): $(jq -c '.[0] | {now: .modeled_read_ms, before: .before.modeled_read_ms}' "$REPORT" 2>/dev/null || head -c 200 "$REPORT" 2>/dev/null)"
-echo "largest files by page-cache bytes brought in (MiB in / MiB whole / read() MiB / mmap() MiB):"
+for l in "${MAPPED_LINES[@]}"; do result measure mapped line "$l"; done
 head -n 12 "$TMP/pagebytes.tsv" | while IFS=$'\t' read -r p b; do
-        whole=$(awk -F'\t' -v p="$p" '$2 == p { print $3 }' "$TMP/inodes.tsv"); whole=${whole:-0}
+        whole=$(awk -F'\t' -v p="$p" '$2 == p { print $3 }' "$TMP/inodes.tsv")
         rm_=$(awk -F'\t' -v p="/$p" '$1 == p { printf "%.1f / %.1f", $2 / 1048576, $3 / 1048576 }' "$TMP/readset.tsv")
-        printf '  %-60s %7.1f / %s / %s\n' "$p" "$(mib "$b")" "$(mib "$whole")" "${rm_:--}"
+        result measure page-bytes path "$p" bytes "$b" whole "${whole:-0}" read_mmap_mib "${rm_:--}"
 done
-echo "raw layoutq:"; for v in "${VARIANTS[@]}"; do echo "  $v: ${RES[$v,static]}"; done
-echo "raw layoutq --ranges:"; for v in "${VARIANTS[@]}"; do echo "  $v: ${RES[$v,ranges]}"; done
-echo "raw trace-cost:"; for v in "${VARIANTS[@]}"; do echo "  $v: ${RES[$v,trace]}"; done
-echo "==========================================================================================="
-exit 0
+for v in "${VARIANTS[@]:3}"; do
+        result measure report variant "$v" report "$(jq -c '.[0] | {now: .modeled_read_ms, before: .before.modeled_read_ms}' \
+                "$TMP/report-$v.json" 2>/dev/null || head -c 200 "$TMP/report-$v.json" 2>/dev/null)"
+done
+result measure run app "$APP" title "$APP_PKG $APP_VER $TITLE" date "$(date -u '+%Y-%m-%d %H:%M UTC')" kernel "$(uname -r)" \
+        cpus "$(nproc)" load "$(cut -d' ' -f1-3 /proc/loadavg)" seed "$SEED" imgsize "$IMGSIZE" runs "$RUNS" \
+        transfer_bps "$TRANSFER_BPS" freefrag "$FREEFRAG" debs "${#DEBS[@]}" deb_mib "$DEB_MIB" app_bin "$APP_BIN" \
+        app_size "$APP_SIZE" app_frag "$APP_FRAG" readset_files "${#READSET[@]}" rs_bytes "$RS_BYTES" rd_bytes "$RD_BYTES" \
+        rd_files "$RD_FILES" mm_bytes "$MM_BYTES" mm_only "$MM_ONLY" pc_total "$PC_TOTAL" again_bytes $((AGAIN * 4096)) \
+        profile_files "${#PROFILE[@]}" prof_bytes "$PROF_BYTES" hot_bytes "$HOT_BYTES" in_rs "$IN_RS" has_ranges "$HAS_RANGES" \
+        not_rec "$NOT_REC" not_rs "${NOT_RS:-none}" variants "${VARIANTS[*]}" whole_variants "${WHOLE_VARIANTS[*]}"
+bench_finish

@@ -36,12 +36,6 @@ bench_binaries daemon/seeklessd cli/seeklessctl tests/open-files
 OPEN_FILES=${BIN[open-files]}
 
 mkimg() { make_ext4_image "$1" "$IMGSIZE"; }
-# seeklessd on MOUNT with STATE_DIR, its boot window over
-start_seekless() {  # STATE_DIR MOUNT
-        start_daemon daemon "$TMP/seekless.conf" "$1" --boot-id="$(random_boot_id)" --filesystem="$2"
-        wait_until 30 boot_over || die "boot window did not close"
-}
-stop_seekless() { stop_daemon || die "seeklessd exited with a status on SIGTERM"; }
 
 # ---------------------------------------------------------------------------------------------- setup
 log "seekless layout benchmark: $(date -u '+%Y-%m-%d %H:%M UTC'), kernel $(uname -r), $(nproc) CPU(s)"
@@ -67,7 +61,7 @@ mkdir -p "$MNT/bin"
 cp "$OPEN_FILES" "$MNT/bin/prog"
 sync
 
-start_seekless "$TMP/state" "$MNT"
+start_seekless "$TMP/seekless.conf" "$TMP/state" "$MNT"
 # the files in a seeded random order (as tests/lib.sh setup_aged_profile)
 mapfile -t READ_ORDER < <(ls "$MNT"/aged/f* | awk -v s="$SEED" 'BEGIN { srand(s) } { print rand() "\t" $0 }' | sort | cut -f2)
 "$MNT/bin/prog" "${READ_ORDER[@]}" || die "the program failed on the aged image"
@@ -101,7 +95,7 @@ relocate() {        # REP
         attach "$TMP/seekless-$r.img"; l=$ATTACHED
         do_mount "$l" "$MNT"
         local logpos; logpos=$(wc -l < "$TMP/daemon.log")
-        start_seekless "$TMP/state-seekless-$r" "$MNT"
+        start_seekless "$TMP/seekless.conf" "$TMP/state-seekless-$r" "$MNT"
         has_profile "$MNT/bin/prog" >/dev/null || die "the copied state has no profile for $MNT/bin/prog"
         [ "$r" = 1 ] && { "$SEEKLESSCTL" --json=short plan > "$TMP/plan.json" 2>&1 || true; }
         cold

@@ -25,6 +25,8 @@
 #                                 $TMP/NAME.log -> $DAEMON_PID; waits until it owns its bus name when a
 #                                 bus of ours runs
 #   stop_daemon                   SIGTERM, waits; 1 and an ANOMALY (BROKEN=1) if it exits with a status
+#   start_seekless CONF STATE MOUNT  seeklessd "daemon" ($TMP/daemon.log) on MOUNT with a new boot ID, its
+#                                 boot window over; stop_seekless: stop_daemon, or die
 #   prop NAME; boot_over; boot_recording; optimizing; has_profile NAME; random_boot_id
 #   BENCH_PIDS+=(PID)             background processes stopped at exit (before the daemon)
 #   cleanup_hook                  defined by a bench: run first at exit (what the order below does not fit)
@@ -201,6 +203,12 @@ stop_daemon() {
         BROKEN=1
         return 1
 }
+
+start_seekless() {  # CONF STATE_DIR MOUNT
+        start_daemon daemon "$1" "$2" --boot-id="$(random_boot_id)" --filesystem="$3"
+        wait_until 30 boot_over || die "boot window did not close"
+}
+stop_seekless() { stop_daemon || die "seeklessd exited with a status on SIGTERM"; }
 
 prop() {            # NAME -> its value only
         busctl --system get-property org.seekless.Seekless1 /org/seekless/Seekless1 \

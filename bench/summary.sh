@@ -74,6 +74,96 @@ summary_layout() {
         echo "============================================================="
 }
 
+# -------------------------------------------------------------------------------------- layout-app
+summary_layout_app() {
+        local v vs=() whole=() fmt seq_w seq_t seq_r rs ra rf
+        st() { val files "$1" "$2"; }
+        rg() { val ranges "$1" "$2"; }
+        median_run() { q "select(.measure == \"run-trace\" and .variant == \"$1\" and .run == $(val median-run "$1" run))"; }
+        trs() { median_run "$1" | jq -r --arg k "$2" '.[$k] // empty | tostring'; }     # VARIANT KEY of the median run
+        part() { val "trace-$2" "$1" "$3"; }
+        read -ra vs <<< "$(run variants)"
+        read -ra whole <<< "$(run whole_variants)"
+        seq_w=$(awk -v b="$(st aged bytes)" -v r="$(run transfer_bps)" 'BEGIN { printf "%.1f", b * 1000 / r }')
+        seq_t=$(awk -v b="$(trs aged bytes)" -v r="$(run transfer_bps)" 'BEGIN { printf "%.1f", b * 1000 / r }')
+        seq_r=$(awk -v b="$(rg aged bytes)" -v r="$(run transfer_bps)" 'BEGIN { printf "%.1f", b * 1000 / r }')
+        echo "================= seekless layout benchmark: $(run title) ================="
+        echo "date $(run date); kernel $(run kernel); $(run cpus) CPU(s); load $(run load); seed $(run seed); $(run imgsize) images"
+        echo "aged image: $(run freefrag)"
+        echo "packages: $(run debs) ($(run deb_mib) MiB of .debs); /$(run app_bin) $(mib "$(run app_size)") MiB, $(run app_frag) extents on the aged image"
+        echo "read set: $(run readset_files) files, $(mib "$(run rs_bytes)") MiB whole; read() $(mib "$(run rd_bytes)") MiB from $(run rd_files) files;" \
+                "mmap() $(mib "$(run mm_bytes)") MiB mapped; $(run mm_only) files only mapped or exec'd; page cache filled: $(mib "$(run pc_total)") MiB" \
+                "($(mib "$(run again_bytes)") MiB of it pages of the read set inserted again after eviction)"
+        echo "seekless profile: $(run profile_files) files, $(mib "$(run prof_bytes)") MiB whole, $(mib "$(run hot_bytes)") MiB in its ranges;" \
+                "$(run in_rs) of them in the read set; ranges: $(run has_ranges)"
+        echo "  read set files not recorded: $(run not_rec); recorded outside the read set: $(run not_rs)"
+        echo
+        fmt='%-14s %9s %8s %10s %9s %8s %10s %9s %9s %10s %9s\n'
+        # shellcheck disable=SC2059
+        printf "$fmt" variant "files ext" discont "files ms" "rng ext" discont "ranges ms" requests "trace MiB" "trace ms" "wall ms"
+        for v in "${vs[@]}"; do
+                # shellcheck disable=SC2059
+                printf "$fmt" "$v" "$(st "$v" extents)" "$(st "$v" discontinuities)" "$(f1 "$(st "$v" modeled_ms)")" \
+                        "$(rg "$v" extents)" "$(rg "$v" discontinuities)" "$(f1 "$(rg "$v" modeled_ms)")" \
+                        "$(trs "$v" requests)" "$(mib "$(trs "$v" bytes)")" "$(f1 "$(trs "$v" modeled_ms)")" "$(trs "$v" wall_ms)"
+        done
+        [ "$(run has_ranges)" = true ] || printf '%-14s %s\n' "ranges" "n/a until page ranges land (no 'ranges' in seeklessctl show --json)"
+        # shellcheck disable=SC2059
+        printf "$fmt" "sequential" - - "$seq_w" - - "$seq_r" - "$(mib "$(trs aged bytes)")" "$seq_t" -
+        echo "  files: the read set's files whole, first-read order ($(mib "$(st aged bytes)") MiB allocated); ranges: the page ranges the"
+        echo "  start brought into the page cache, first-touch order ($(mib "$(rg aged bytes)") MiB); trace: the aged start's block requests"
+        echo "  (sequential: those bytes / 150 MB/s)"
+        echo
+        for v in "${vs[@]}"; do
+                echo "trace ms of the $(run runs) run(s), $v: $(q "select(.measure == \"run-trace\" and .variant == \"$v\") | [.run, .modeled_ms] | @tsv" |
+                        sort -n | cut -f2 | xargs printf '%.1f\n' | paste -sd ' ')"
+        done
+        for v in "${vs[@]}"; do
+                echo "median trace of $v split, each part costed alone: file data $(part "$v" data requests) requests," \
+                        "$(mib "$(part "$v" data bytes)") MiB, $(f1 "$(part "$v" data modeled_ms)") ms; metadata $(part "$v" meta requests)" \
+                        "requests, $(mib "$(part "$v" meta bytes)") MiB, $(f1 "$(part "$v" meta modeled_ms)") ms"
+        done
+        if [ "$(run app)" = python ]; then
+                # the target for the Python launch: the whole-range model of seekless ranges within 1.25x the
+                # sequential limit of the same page ranges
+                for v in "${vs[@]}"; do
+                        echo "for information, $v / sequential limit: ranges model $(ratio "$(rg "$v" modeled_ms)" "$seq_r")x, trace" \
+                                "$(ratio "$(trs "$v" modeled_ms)" "$seq_t")x"
+                done
+                if [ "$(run has_ranges)" = true ]; then
+                        rs=$(ratio "$(rg ranges modeled_ms)" "$seq_r")
+                        echo "VERDICT: seekless ranges model / sequential limit (target <= 1.25): $(f1 "$(rg ranges modeled_ms)") / $seq_r ms = ${rs}x $(le "$rs" 1.25)"
+                else
+                        echo "VERDICT: seekless ranges model / sequential limit (target <= 1.25): cannot be judged (no ranges)"
+                fi
+        elif [ "$(run has_ranges)" = true ]; then
+                ra=$(ratio "$(trs ranges modeled_ms)" "$(trs aged modeled_ms)") rf=$(ratio "$(trs ranges modeled_ms)" "$(trs fresh modeled_ms)")
+                echo "seekless ranges / aged, trace (target <= 0.5): ${ra}x $(le "$ra" 0.5)"
+                echo "seekless ranges / fresh copy, trace (target <= 0.8): ${rf}x $(le "$rf" 0.8)"
+        else
+                echo "targets (seekless ranges <= 0.5x aged and <= 0.8x fresh copy, trace): cannot be judged yet (no ranges)"
+        fi
+        echo "files only mapped by ld.so or libc (read set: read() / mmap() bytes; page cache: bytes brought in; profile: hot bytes):"
+        q 'select(.measure == "mapped") | .line'
+        for v in "${whole[@]}"; do
+                echo "for information, $v / aged: trace $(ratio "$(trs "$v" modeled_ms)" "$(trs aged modeled_ms)")x, ranges model" \
+                        "$(ratio "$(rg "$v" modeled_ms)" "$(rg aged modeled_ms)")x, files model $(ratio "$(st "$v" modeled_ms)" "$(st aged modeled_ms)")x;" \
+                        "/ fresh copy: trace $(ratio "$(trs "$v" modeled_ms)" "$(trs fresh modeled_ms)")x, ranges model" \
+                        "$(ratio "$(rg "$v" modeled_ms)" "$(rg fresh modeled_ms)")x, files model $(ratio "$(st "$v" modeled_ms)" "$(st fresh modeled_ms)")x"
+        done
+        echo "daemon's report after optimize (${vs[3]:-none}): $(val report "${vs[3]:-none}" report)"
+        echo "largest files by page-cache bytes brought in (MiB in / MiB whole / read() MiB / mmap() MiB):"
+        q 'select(.measure == "page-bytes") | [.path, .bytes, .whole, .read_mmap_mib] | @tsv' |
+                awk -F'\t' '{ printf "  %-60s %7.1f / %.1f / %s\n", $1, $2 / 1048576, $3 / 1048576, $4 }'
+        echo "raw layoutq:"
+        q 'select(.measure == "files") | "  \(.variant): \(del(.bench, .measure, .variant) | tojson)"'
+        echo "raw layoutq --ranges:"
+        q 'select(.measure == "ranges") | "  \(.variant): \(del(.bench, .measure, .variant) | tojson)"'
+        echo "raw trace-cost:"
+        for v in "${vs[@]}"; do echo "  $v: $(median_run "$v" | jq -c 'del(.bench, .measure, .variant, .run, .wall_ms)')"; done
+        echo "==========================================================================================="
+}
+
 # ------------------------------------------------------------------------------------------ record
 slowdown() { awk -v x="$1" 'BEGIN { printf "%.1f", (1 - x) * 100 }'; }
 verdict() { awk -v s="$(slowdown "$1")" -v t="$2" 'BEGIN { print (s <= t) ? "PASS" : "FAIL" }'; }
