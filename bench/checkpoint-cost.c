@@ -17,7 +17,9 @@
  * Prints one line per run, then per way: the median over the rounds, its ratio to the first way's and the
  * time it adds per file, and the median of the ratios to the first way round by round (the two runs of a
  * round close in time: what a load that comes and goes changes least).
- *   usage: checkpoint-cost MOUNT SYSFS_DIR STATE_FILE NFILES ROUNDS WAY...
+ * With --json, one JSON object a run instead ({"round", "way", "secs", "ms_per_file", "counted"}) and no
+ * medians: bench/checkpoint.sh writes them to its results, and bench/summary.sh makes the medians.
+ *   usage: checkpoint-cost [--json] MOUNT SYSFS_DIR STATE_FILE NFILES ROUNDS WAY...
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -48,6 +50,8 @@ typedef enum Way {
         WAY_OPTIMIZER,
         _WAY_MAX,
 } Way;
+
+static bool json;
 
 static const char *const way_names[_WAY_MAX] = { "lazy", "commit", "nocommit", "durable", "walsync", "optimizer" };
 
@@ -234,8 +238,12 @@ static double one_run(const char *mount, const char *sysfs_dir, const char *stat
                         c.failed = 1;
                 (void) run_finish(c.db, c.run, 0, &st);
         }
-        printf("round %u %-9s %7.3f s  %5.2f ms a file%s\n", round, way_names[way], t, t * 1000 / (double) n,
-               c.failed ? "  (not every file moved and checkpointed: not counted)" : "");
+        if (json)
+                printf("{\"round\":%u,\"way\":\"%s\",\"secs\":%.3f,\"ms_per_file\":%.2f,\"counted\":%s}\n", round,
+                       way_names[way], t, t * 1000 / (double) n, c.failed ? "false" : "true");
+        else
+                printf("round %u %-9s %7.3f s  %5.2f ms a file%s\n", round, way_names[way], t, t * 1000 / (double) n,
+                       c.failed ? "  (not every file moved and checkpointed: not counted)" : "");
         fflush(stdout);
         c.wal_fd = safe_close(c.wal_fd);
         c.db = db_free(c.db);
@@ -270,8 +278,13 @@ int main(int argc, char **argv) {
         Way ways[MAX_WAYS];
         unsigned rounds;
 
+        if (argc > 1 && streq(argv[1], "--json")) {
+                json = true;
+                argv++;
+                argc--;
+        }
         if (argc < 7) {
-                fprintf(stderr, "usage: %s MOUNT SYSFS_DIR STATE_FILE NFILES ROUNDS WAY... (lazy commit nocommit durable walsync "
+                fprintf(stderr, "usage: %s [--json] MOUNT SYSFS_DIR STATE_FILE NFILES ROUNDS WAY... (lazy commit nocommit durable walsync "
                         "optimizer)\n", argv[0]);
                 return EXIT_FAILURE;
         }
@@ -304,6 +317,8 @@ int main(int argc, char **argv) {
                         if (t >= 0)
                                 times[i][n_ok[i]++] = t;
                 }
+        if (json)
+                return EXIT_SUCCESS;
         printf("\n%zu files a run, %u rounds; median over the rounds (runs counted), its ratio to %s's and the "
                "time added per file; the median of the ratios round by round:\n", n, rounds, way_names[ways[0]]);
         for (size_t i = 0; i < n_ways; i++)

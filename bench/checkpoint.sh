@@ -14,47 +14,38 @@ ROUNDS=${ROUNDS:-5}
 WAYS=${WAYS:-lazy commit nocommit durable walsync optimizer}
 DIR=${DIR:-/var/tmp}
 SIZE=${SIZE:-1G}
-SRC=$(cd "$(dirname "$0")/.." && pwd)
-BUILD=${1:-build}
-[ -d "$BUILD" ] || BUILD=$SRC/$BUILD
-BUILD=$(cd "$BUILD" && pwd)
-BENCH=$BUILD/bench/checkpoint-cost
 
-if [ "$(id -u)" != 0 ]; then
-        echo "SKIP: bench/checkpoint.sh needs root (loop devices, mount): sudo $0 ${1:-build}"
-        exit 77
-fi
-[ -x "$BENCH" ] || { echo "ERROR: $BENCH not found; build it first (ninja -C build bench/checkpoint-cost)" >&2; exit 1; }
 if [ "$(stat -f -c %T "$DIR")" = tmpfs ]; then
         echo "ERROR: $DIR is a tmpfs: the syncs measured would cost nothing; DIR= a directory on a disk" >&2
         exit 1
 fi
+BENCH_SCRATCH=$DIR
+. "$(dirname "$0")/lib.sh"
+bench_init checkpoint mkfs.ext4 e2fsck losetup jq -- "$@"
+bench_binaries bench/checkpoint-cost
 
-TMP=$(mktemp -d "$DIR/seekless-checkpoint.XXXXXX")
-. "$SRC/tests/scratch.sh" && scratch_claim "$TMP" && scratch_guard "$TMP"
-LOOP=
-
-cleanup() {
-        local rc=$?
-        set +e
-        mountpoint -q "$TMP/mnt" && { umount "$TMP/mnt" 2>/dev/null || { sleep 1; umount -l "$TMP/mnt"; }; }
-        [ -n "$LOOP" ] && losetup -d "$LOOP"
-        rm -rf "$TMP"
-        exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-truncate -s "$SIZE" "$TMP/fs.img"
-mkfs.ext4 -q -F -b 4096 "$TMP/fs.img"
-LOOP=$(losetup --find --show "$TMP/fs.img")
-mkdir "$TMP/mnt"
-mount "$LOOP" "$TMP/mnt"
+make_ext4_image "$TMP/fs.img" "$SIZE"
+attach "$TMP/fs.img"; LOOP=$ATTACHED
+do_mount "$LOOP" "$TMP/mnt"
+disk=$(df --output=source "$DIR" | tail -n1)
 echo "$(date -u '+%F %T') UTC, $(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); image on" \
-        "$(df --output=source "$DIR" | tail -n1) ($(cat "/sys/block/$(basename "$(df --output=source "$DIR" | tail -n1)" | sed 's/[0-9]*$//')/queue/rotational" 2>/dev/null || echo '?') = rotational)," \
+        "$disk ($(cat "/sys/block/$(basename "$disk" | sed 's/[0-9]*$//')/queue/rotational" 2>/dev/null || echo '?') = rotational)," \
         "loop device $LOOP (direct I/O $(cat "/sys/block/${LOOP#/dev/}/loop/dio" 2>/dev/null || echo '?'))"
+# one JSON line a run (the mover's own log lines pass through)
 # shellcheck disable=SC2086
-"$BENCH" "$TMP/mnt" "/sys/fs/ext4/${LOOP#/dev/}" "$TMP/mover.state" "$NFILES" "$ROUNDS" $WAYS
-umount "$TMP/mnt"
-e2fsck -fn "$TMP/fs.img" >/dev/null || { echo "ERROR: e2fsck -fn found problems" >&2; exit 1; }
+"${BIN[checkpoint-cost]}" --json "$TMP/mnt" "/sys/fs/ext4/${LOOP#/dev/}" "$TMP/mover.state" "$NFILES" "$ROUNDS" $WAYS |
+        while IFS= read -r line; do
+                case $line in
+                "{"*)
+                        result_with "$line" measure checkpoint variant "$(jv way "$line")"
+                        IFS=$'\t' read -r r w s m c <<< "$(jq -r '[.round, .way, .secs, .ms_per_file, .counted] | @tsv' <<< "$line")"
+                        printf 'round %u %-9s %7.3f s  %5.2f ms a file%s\n' "$r" "$w" "$s" "$m" \
+                                "$([ "$c" = true ] || echo '  (not every file moved and checkpointed: not counted)')" ;;
+                *) echo "$line" ;;
+                esac
+        done
+do_umount "$TMP/mnt"
+e2fsck -fn "$TMP/fs.img" >/dev/null || die "e2fsck -fn found problems"
 echo "e2fsck -fn: clean"
+result measure run nfiles "$NFILES" rounds "$ROUNDS" ways "$WAYS"
+bench_finish

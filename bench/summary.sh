@@ -74,6 +74,36 @@ summary_layout() {
         echo "============================================================="
 }
 
+# -------------------------------------------------------------------------------------- checkpoint
+# per way: the median over the rounds of the runs counted, its ratio to the first way's and the time it adds
+# per file, and the median of its ratios to the first way round by round
+summary_checkpoint() {
+        echo "$(run nfiles) files a run, $(run rounds) rounds; median over the rounds (runs counted), its ratio to" \
+                "$(run ways | cut -d' ' -f1)'s and the time added per file; the median of the ratios round by round:"
+        q 'select(.measure == "checkpoint") | [.way, .round, (if .counted then .secs else -1 end)] | @tsv' |
+                awk -F'\t' -v ways="$(run ways)" -v n="$(run nfiles)" '
+                function med(a, k,   i, j, x) {
+                        for (i = 2; i <= k; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { x = a[j]; a[j] = a[j - 1]; a[j - 1] = x }
+                        return k == 0 ? 0 : k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
+                }
+                { t[$1, $2] = $3; if ($2 + 1 > nr) nr = $2 + 1 }
+                END {
+                        nw = split(ways, w, " ")
+                        for (i = 1; i <= nw; i++) {
+                                k = 0; delete v
+                                for (r = 0; r < nr; r++) if (t[w[i], r] >= 0) v[++k] = t[w[i], r]
+                                m[i] = med(v, k)
+                                printf "  %-9s %7.3f s (%d)", w[i], m[i], k
+                                if (i > 1 && m[1] > 0) {
+                                        k2 = 0; delete x
+                                        for (r = 0; r < nr; r++) if (t[w[i], r] >= 0 && t[w[1], r] > 0) x[++k2] = t[w[i], r] / t[w[1], r]
+                                        printf "  %.2fx, %+.2f ms a file; round by round %.2fx (%d)", m[i] / m[1], (m[i] - m[1]) * 1000 / n, med(x, k2), k2
+                                }
+                                printf "\n"
+                        }
+                }'
+}
+
 # -------------------------------------------------------------------------------------- layout-app
 summary_layout_app() {
         local v vs=() whole=() fmt seq_w seq_t seq_r rs ra rf
