@@ -85,7 +85,7 @@ bench_init() {      # NAME [TOOL...] -- SCRIPT-ARGS...
 
 bench_cleanup() {
         local rc=$? p
-        set +e
+        set +eu
         if declare -F cleanup_hook >/dev/null; then cleanup_hook; fi
         for p in "${BENCH_PIDS[@]}"; do
                 kill -TERM "$p" 2>/dev/null && { wait_pid_gone "$p" 10 || kill -KILL "$p" 2>/dev/null; }

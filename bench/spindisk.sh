@@ -17,79 +17,49 @@ SIZE=${SIZE:-4G}
 SEQ_MIB=${SEQ_MIB:-64}
 RANDOM_READS=${RANDOM_READS:-200}
 DIR=${DIR:-/dev/shm}
-SRC=$(cd "$(dirname "$0")/.." && pwd)
-BUILD=${1:-build}
-[ -d "$BUILD" ] || BUILD=$SRC/$BUILD
-BUILD=$(cd "$BUILD" && pwd)
-FAULTFS=$BUILD/tests/faultfs
-TRACEFS=/sys/kernel/tracing
+BENCH_SCRATCH=$DIR
+. "$(dirname "$0")/lib.sh"
+bench_init spindisk losetup blockdev python3 jq -- "$@"
+bench_binaries tests/faultfs    # none without libfuse3-dev when the build was configured
+LOOP= FS_PID=
 
-if [ "$(id -u)" != 0 ]; then
-        echo "SKIP: bench/spindisk.sh needs root (FUSE, loop devices, tracefs): sudo $0 ${1:-build}"
-        exit 77
-fi
-[ -x "$FAULTFS" ] || { echo "ERROR: $FAULTFS not found (libfuse3-dev missing when the build was configured?)" >&2; exit 1; }
-
-TMP=$(mktemp -d "$DIR/seekless-spindisk.XXXXXX")
-. "$SRC/tests/scratch.sh" && scratch_claim "$TMP" && scratch_guard "$TMP"
-LOOP= FS_PID= TRACE_INST= TRACEFS_MOUNTED=
-
-cleanup() {
-        local rc=$?
-        set +e
-        [ -n "$TRACE_INST" ] && { echo 0 > "$TRACE_INST/tracing_on"; rmdir "$TRACE_INST"; }
-        [ -n "$TRACEFS_MOUNTED" ] && umount "$TRACEFS"
-        [ -n "$LOOP" ] && losetup -d "$LOOP"
+# the loop device over faultfs's file first, then faultfs (bench/lib.sh's order would unmount first)
+cleanup_hook() {
+        [ -z "$LOOP" ] || { losetup -d "$LOOP"; forget CORE_LOOPS "$LOOP"; }
         mountpoint -q "$TMP/fuse" && { umount "$TMP/fuse" || umount -l "$TMP/fuse"; }
-        [ -n "$FS_PID" ] && { kill "$FS_PID" 2>/dev/null; wait "$FS_PID" 2>/dev/null; }
-        rm -rf "$TMP"
-        exit "$rc"
+        [ -z "$FS_PID" ] || { kill "$FS_PID" 2>/dev/null; wait "$FS_PID" 2>/dev/null; }
 }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
 
 truncate -s "$SIZE" "$TMP/disk.img"
 mkdir "$TMP/fuse"
-"$FAULTFS" "$TMP/disk.img" "$TMP/fuse" 2> "$TMP/faultfs.log" &
+"${BIN[faultfs]}" "$TMP/disk.img" "$TMP/fuse" 2> "$TMP/faultfs.log" &
 FS_PID=$!
 for _ in $(seq 100); do [ -e "$TMP/fuse/disk" ] && break; sleep 0.1; done
-[ -e "$TMP/fuse/disk" ] || { cat "$TMP/faultfs.log" >&2; echo "ERROR: faultfs did not come up" >&2; exit 1; }
-LOOP=$(losetup --find --show --direct-io=off "$TMP/fuse/disk")
+[ -e "$TMP/fuse/disk" ] || { cat "$TMP/faultfs.log" >&2; die "faultfs did not come up"; }
+attach "$TMP/fuse/disk"; LOOP=$ATTACHED
+losetup --direct-io=off "$LOOP"
 DEV=${LOOP#/dev/}
 SCHED=$(cat "/sys/block/$DEV/queue/scheduler")
 echo mq-deadline > "/sys/block/$DEV/queue/scheduler" 2>/dev/null || true
-MAJMIN=$(cat "/sys/block/$DEV/dev")
 DEVBYTES=$(blockdev --getsize64 "$LOOP")
 
-if [ ! -e "$TRACEFS/instances" ]; then
-        mount -t tracefs nodev "$TRACEFS"
-        TRACEFS_MOUNTED=1
-fi
-TRACE_INST=$TRACEFS/instances/seekless-spindisk-$$
-mkdir "$TRACE_INST"
-echo 16384 > "$TRACE_INST/buffer_size_kb"
-echo "dev == $(( (${MAJMIN%:*} << 20) | ${MAJMIN#*:} ))" > "$TRACE_INST/events/block/block_rq_issue/filter"
-echo 1 > "$TRACE_INST/events/block/block_rq_issue/enable"
+trace_setup 16384
+trace_dev "$LOOP"
 
 echo "$(date -u '+%F %T') UTC, $(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg);" \
         "$SIZE image in $DIR served by faultfs (spin) under $LOOP, scheduler $(cat "/sys/block/$DEV/queue/scheduler" | grep -o '\[[^]]*\]') (was $SCHED)"
 
+timed() { T0=$(date +%s%N); "$@"; T1=$(date +%s%N); }    # CMD... -> T0, T1 (ns)
 # one measurement: NAME COMMAND...: the wall clock, the model of its trace, what faultfs slept
 measure() {
-        local name=$1 t0 t1
+        local name=$1
         shift
         # direct reads of the device: no page cache to drop (never the machine's: other work runs beside)
         echo spin > "$TMP/fuse/ctl"
-        : > "$TRACE_INST/trace"
-        echo 1 > "$TRACE_INST/tracing_on"
-        t0=$(date +%s%N)
-        "$@"
-        t1=$(date +%s%N)
-        echo 0 > "$TRACE_INST/tracing_on"
-        cp "$TRACE_INST/trace" "$TMP/$name.trace"
-        python3 - "$name" "$TMP/$name.trace" "$DEVBYTES" "$(( (t1 - t0) / 1000 ))" "$TMP/fuse/ctl" <<'PY'
-import math, re, sys
-name, trace, devbytes, wall_us, ctl = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+        trace_run "$TMP/$name.trace" timed "$@"
+        result_with "$(python3 - "$TMP/$name.trace" "$DEVBYTES" "$(( (T1 - T0) / 1000 ))" "$TMP/fuse/ctl" <<'PY'
+import json, math, re, sys
+trace, devbytes, wall_us, ctl = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 SETTLE, STROKE, ROT, BPS, SHORT = 1.0, 15.0, 4.17, 150e6, 64 * 1024
 def seek_ms(d):
     r = 0 if d == 0 else (1 if d >= devbytes else d / devbytes)
@@ -107,11 +77,10 @@ for line in open(trace):
     model += length * 1000 / BPS
     prev, reqs, nbytes = off + length, reqs + 1, nbytes + length
 stats = dict(l.split() for l in open(ctl) if len(l.split()) == 2)
-wall = wall_us / 1000
-print(f"{name:10s} {reqs:6d} requests {nbytes / 1048576:8.1f} MiB   wall {wall:9.1f} ms   model of the trace "
-      f"{model:9.1f} ms   faultfs slept {float(stats['spin_ms']):9.1f} ms ({stats['spin_requests']} requests)   "
-      f"wall / model {wall / model if model else float('nan'):.3f}")
+print(json.dumps({"requests": reqs, "bytes": nbytes, "wall_ms": wall_us / 1000, "model_ms": round(model, 3),
+                  "slept_ms": float(stats["spin_ms"]), "slept_requests": int(stats["spin_requests"])}))
 PY
+)" measure disk variant "$name"
 }
 
 measure sequential dd if="$LOOP" of=/dev/null bs=1M count="$SEQ_MIB" iflag=direct status=none
@@ -124,3 +93,4 @@ rnd = random.Random(7)
 for _ in range(n):
     os.preadv(fd, [buf], rnd.randrange(size // 4096) * 4096)
 ' "$LOOP" "$RANDOM_READS" "$DEVBYTES"
+bench_finish

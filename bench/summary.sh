@@ -104,6 +104,13 @@ summary_checkpoint() {
                 }'
 }
 
+# ---------------------------------------------------------------------------------------- spindisk
+summary_spindisk() {
+        q 'select(.measure == "disk") | [.variant, .requests, .bytes, .wall_ms, .model_ms, .slept_ms, .slept_requests] | @tsv' |
+                awk -F'\t' '{ printf "%-10s %6d requests %8.1f MiB   wall %9.1f ms   model of the trace %9.1f ms   faultfs slept %9.1f ms (%d requests)   wall / model %s\n",
+                        $1, $2, $3 / 1048576, $4, $5, $6, $7, ($5 > 0 ? sprintf("%.3f", $4 / $5) : "nan") }'
+}
+
 # -------------------------------------------------------------------------------------- layout-app
 summary_layout_app() {
         local v vs=() whole=() fmt seq_w seq_t seq_r rs ra rf
