@@ -3,11 +3,11 @@
 # binaries, the scratch directory, a private tracefs instance, the private bus, seeklessd, one cleanup trap,
 # and the results file that bench/summary.sh prints.
 #
-#   bench_init NAME [TOOL...]     SKIP and exit 77 unless root; $SRC, $BUILD (the script's first argument,
-#                                 default build/), $BENCH=NAME; the TOOLs must be on PATH; the scratch
-#                                 directory $TMP (in $BENCH_SCRATCH, default /tmp; claimed) with
-#                                 $RESULTS=$TMP/results.jsonl; the cleanup trap. Call it with "$@" after:
-#                                 bench_init NAME TOOL... -- "$@"
+#   bench_dirs NAME -- ARGS...    SKIP and exit 77 unless root; $BENCH=NAME, $SRC, $BUILD (ARGS' first,
+#                                 default build/)
+#   bench_init NAME [TOOL...] -- ARGS...   bench_dirs; the TOOLs must be on PATH; the scratch directory $TMP
+#                                 (in $BENCH_SCRATCH, default /tmp; claimed, and guarded unless KEEP=1) with
+#                                 $RESULTS=$TMP/results.jsonl; the cleanup trap. ARGS: the script's "$@"
 #   bench_binaries PATH...        the build's PATHs (daemon/seeklessd, cli/seeklessctl, ...) copied to $TMP/bin
 #                                 (a rebuild meanwhile does not change what is measured) -> BIN[name]; sets
 #                                 SEEKLESSD and SEEKLESSCTL when among them
@@ -43,8 +43,10 @@
 set -euo pipefail
 
 . "$(dirname "${BASH_SOURCE[0]}")/../tests/lib-core.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../tests/scratch.sh"
 
-BENCH= SRC= BUILD= TMP= RESULTS= KEEP=${KEEP:-0} BROKEN=0
+SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BENCH= BUILD= TMP= RESULTS= KEEP=${KEEP:-0} BROKEN=0
 BUS_PID= DAEMON_PID= DAEMON_NAME= TRACE_INST= TRACEFS_MOUNTED=
 TRACEFS=/sys/kernel/tracing
 BENCH_PIDS=()
@@ -57,12 +59,9 @@ die_hook() {
         tail -n 30 "$TMP/$DAEMON_NAME.log" >&2
 }
 
-bench_init() {      # NAME [TOOL...] -- SCRIPT-ARGS...
-        local t args=()
-        BENCH=$1; shift
-        while [ $# -gt 0 ] && [ "$1" != -- ]; do args+=("$1"); shift; done
-        [ $# = 0 ] || shift
-        SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+bench_dirs() {      # NAME -- SCRIPT-ARGS...
+        BENCH=$1
+        shift 2
         if [ "$(id -u)" != 0 ]; then
                 echo "SKIP: bench/$BENCH.sh needs root: sudo $0 ${1:-build}"
                 exit 77
@@ -70,10 +69,17 @@ bench_init() {      # NAME [TOOL...] -- SCRIPT-ARGS...
         BUILD=${1:-build}
         [ -d "$BUILD" ] || BUILD=$SRC/$BUILD
         BUILD=$(cd "$BUILD" && pwd)
-        for t in "${args[@]}"; do
+}
+
+bench_init() {      # NAME [TOOL...] -- SCRIPT-ARGS...
+        local t name=$1 tools=()
+        shift
+        while [ $# -gt 0 ] && [ "$1" != -- ]; do tools+=("$1"); shift; done
+        [ $# = 0 ] || shift
+        bench_dirs "$name" -- "$@"
+        for t in "${tools[@]}"; do
                 command -v "$t" >/dev/null || die "$t is required"
         done
-        . "$SRC/tests/scratch.sh"
         TMP=$(mktemp -d "${BENCH_SCRATCH:-/tmp}/seekless-bench-$BENCH.XXXXXX")
         scratch_claim "$TMP"     # a test suite starting meanwhile leaves it alone
         [ "$KEEP" = 1 ] || scratch_guard "$TMP"   # and what a killed run leaves is removed

@@ -6,15 +6,17 @@
  *                                             (POSIX_FADV_DONTNEED), then read() it whole in 64 KiB calls
  *                                             (read) or map it and touch every page (mmap); readahead off
  *                                             (FADV_RANDOM / MADV_RANDOM), so every page is one order-0
- *                                             page-cache insertion. Prints pages/s.
+ *                                             page-cache insertion. Prints {"pages_s", "cpu_us_page"}
+ *                                             (its own CPU time per page) as one JSON line.
  *   pagecache-bench work write DIR SECS       page-cache insertions without reads: create DIR/wPID, write
- *                                             256 KiB in 64 KiB calls, close, unlink, again; prints pages/s
+ *                                             256 KiB in 64 KiB calls, close, unlink, again; prints the same
  *   pagecache-bench trace [--buffer-kib=N] [--interval-ms=N] [--poll-percent=P] [--metadata] [--print] PATH...
  *                                             records the filesystems of PATH... with daemon/record/pagecache.c
  *                                             until SIGTERM/SIGINT, draining every interval (with
  *                                             --poll-percent, also as soon as poll() says a CPU's buffer is
- *                                             P% full: the instance's buffer_percent); prints events,
- *                                             pages, lost events and its own CPU time.
+ *                                             P% full: the instance's buffer_percent); at the end, one
+ *                                             JSON line on stderr: events, pages, metadata_events, lost,
+ *                                             seconds, events_s, cpu_ms (its own CPU time), drains.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -47,7 +49,7 @@ static double cpu_sec(void) {
  * context of the task that adds the page, so this is where its cost shows; it is also less sensitive to
  * other load on the machine than the throughput). */
 static void report(unsigned long pages, double wall, double cpu) {
-        printf("%.0f pages/s %.3f cpu-us/page\n", (double) pages / wall, cpu * 1e6 / (double) pages);
+        printf("{\"pages_s\":%.0f,\"cpu_us_page\":%.3f}\n", (double) pages / wall, cpu * 1e6 / (double) pages);
 }
 
 static double now_sec(void) {
@@ -271,8 +273,8 @@ static int trace(int argc, char **argv) {
         t = now_sec() - start;
         (void) pagecache_lost(p, &lost);
         getrusage(RUSAGE_SELF, &ru);
-        fprintf(stderr, "events %" PRIu64 " pages %" PRIu64 " metadata-events %" PRIu64 " lost %" PRIu64
-                " seconds %.2f events/s %.0f cpu-ms %.0f drains %d\n",
+        fprintf(stderr, "{\"events\":%" PRIu64 ",\"pages\":%" PRIu64 ",\"metadata_events\":%" PRIu64 ",\"lost\":%" PRIu64
+                ",\"seconds\":%.2f,\"events_s\":%.0f,\"cpu_ms\":%.0f,\"drains\":%d}\n",
                 counts.events, counts.pages, counts.meta_events, lost, t, (double) counts.events / t,
                 (double) (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
                         (double) (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3, reads);

@@ -32,18 +32,10 @@ NFILES=${NFILES:-200}
 FILE_KIB=${FILE_KIB:-256}
 PARTS=${PARTS:-a b c}
 
-SRC=$(cd "$(dirname "$0")/.." && pwd)
-BUILD=${1:-build}
-[ -d "$BUILD" ] || BUILD=$SRC/$BUILD
-BUILD=$(cd "$BUILD" && pwd)
-BENCH=$BUILD/bench/pagecache-bench
-
-if [ "$(id -u)" != 0 ]; then
-        echo "SKIP: bench/pagecache.sh needs root (tracefs, loop devices): sudo $0 ${1:-build}"
-        exit 77
-fi
+. "$(dirname "$0")/lib.sh"
 # A mount namespace of our own: the tracefs mount (if the system has none) and the image mounts go with it.
 if [ -z "${PAGECACHE_BENCH_NS:-}" ]; then
+        bench_dirs pagecache -- "$@"
         ninja -C "$BUILD" bench/pagecache-bench >/dev/null
         exec env PAGECACHE_BENCH_NS=1 unshare -m --propagation private "$0" "$@"
 fi
@@ -53,62 +45,46 @@ fi
 awk '{ for (i = 7; i <= NF; i++) if ($i == "-") { if ($(i + 2) ~ "^/dev/loop") print $5; break } }' /proc/self/mountinfo |
         sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
 
-. "$SRC/tests/scratch.sh"
-TMP=$(mktemp -d "$(scratch_root)/seekless-pagecache.XXXXXX")
-scratch_claim "$TMP"
-LOOPS=() TRACER=
-cleanup() {
-        local rc=$?
-        set +e
-        [ -n "$TRACER" ] && kill "$TRACER" 2>/dev/null && wait "$TRACER" 2>/dev/null
-        for m in "$TMP"/mnt-*; do mountpoint -q "$m" && umount "$m"; done
-        for l in "${LOOPS[@]}"; do losetup -d "$l"; done
-        rm -rf "$TMP"
-        exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+BENCH_SCRATCH=$(scratch_root)
+bench_init pagecache mkfs.ext4 losetup jq -- "$@"
+bench_binaries bench/pagecache-bench
+PCB=${BIN[pagecache-bench]}
+tracefs_ready
 
-T=/sys/kernel/tracing
-[ -d $T/instances ] || mount -t tracefs nodev $T
-
-image() {       # NAME SIZE -> mounts $TMP/mnt-NAME
-        truncate -s "$2" "$TMP/$1.img"
-        mkfs.ext4 -q -F -b 4096 "$TMP/$1.img"
-        local l
-        l=$(losetup -f --show "$TMP/$1.img")
-        LOOPS+=("$l")
-        echo 1 > "/sys/block/${l#/dev/}/queue/rotational"
-        mkdir "$TMP/mnt-$1"
-        mount "$l" "$TMP/mnt-$1"
+image() {       # NAME SIZE -> mounts $TMP/mnt-NAME, rotational
+        make_ext4_image "$TMP/$1.img" "$2"
+        attach "$TMP/$1.img" 1
+        do_mount "$ATTACHED" "$TMP/mnt-$1"
 }
 image a 512M
 image b 64M
 A=$TMP/mnt-a B=$TMP/mnt-b
 mkdir "$A/files" "$A/files2" "$A/w"
-"$BENCH" create "$A/files" "$NFILES" "$FILE_KIB"
-"$BENCH" create "$A/files2" "$NFILES" "$FILE_KIB"
+"$PCB" create "$A/files" "$NFILES" "$FILE_KIB"
+"$PCB" create "$A/files2" "$NFILES" "$FILE_KIB"
 sync
 
 start_tracer() {        # LOGFILE ARGS...
         local log=$1
         shift
-        "$BENCH" trace "$@" 2> "$log" &
+        "$PCB" trace "$@" 2> "$log" &
         TRACER=$!
+        BENCH_PIDS+=("$TRACER")
         for _ in $(seq 50); do grep -q '^tracing' "$log" 2>/dev/null && return; sleep 0.05; done
-        echo "ERROR: the tracer did not start: $(cat "$log")" >&2
-        exit 1
+        die "the tracer did not start: $(cat "$log")"
 }
-stop_tracer() {
+stop_tracer() {         # -> $CONSUMER, its figures (JSON)
         kill "$TRACER"
         wait "$TRACER"
+        forget BENCH_PIDS "$TRACER"
         TRACER=
+        CONSUMER=$(tail -n 1 "$TMP/t.log")
 }
 
 run_workload() {        # WORKLOAD
         case $1 in
-        write) "$BENCH" work write "$A/w" "$SECS" ;;
-        *) "$BENCH" work "$1" "$A/files" "$NFILES" "$SECS" ;;
+        write) "$PCB" work write "$A/w" "$SECS" ;;
+        *) "$PCB" work "$1" "$A/files" "$NFILES" "$SECS" ;;
         esac
 }
 
@@ -116,45 +92,30 @@ part() { [[ " $PARTS " == *" $1 "* ]]; }
 
 if part a; then
 echo "== a. workload cost (rounds $ROUNDS, $SECS s each, $NFILES files of $FILE_KIB KiB, $(nproc) CPUs)"
-echo "workload config round pages/s cpu-us/page consumer" > "$TMP/a.txt"
+echo "workload config round pages/s cpu-us/page consumer"
 CONFIGS=(off other match)
 for round in $(seq "$ROUNDS"); do
         for w in read mmap write; do
                 for k in 0 1 2; do
                         c=${CONFIGS[$(( (k + round) % 3 ))]}
+                        CONSUMER={}
                         case $c in
-                        off) out=$(run_workload "$w"); cons=- ;;
-                        other) start_tracer "$TMP/t.log" "$B"; out=$(run_workload "$w"); stop_tracer
-                               cons=$(sed -n 's/.*events \([0-9]*\) .* lost \([0-9]*\) .*cpu-ms \([0-9]*\).*/events=\1,lost=\2,cpu-ms=\3/p' "$TMP/t.log") ;;
-                        match) start_tracer "$TMP/t.log" --poll-percent=25 --interval-ms=1000 "$A"; out=$(run_workload "$w"); stop_tracer
-                               cons=$(sed -n 's/.*events \([0-9]*\) .* lost \([0-9]*\) .*cpu-ms \([0-9]*\).*/events=\1,lost=\2,cpu-ms=\3/p' "$TMP/t.log") ;;
+                        off) out=$(run_workload "$w") ;;
+                        other) start_tracer "$TMP/t.log" "$B"; out=$(run_workload "$w"); stop_tracer ;;
+                        match) start_tracer "$TMP/t.log" --poll-percent=25 --interval-ms=1000 "$A"; out=$(run_workload "$w"); stop_tracer ;;
                         esac
-                        set -- $out
-                        echo "$w $c $round $1 $3 $cons" | tee -a "$TMP/a.txt"
+                        result_with "$(jq -c --argjson c "$CONSUMER" '. + ($c | with_entries(.key |= "consumer_" + .))' <<< "$out")" \
+                                measure a workload "$w" variant "$c" round "$round"
+                        printf '%s %s %s %s %.3f %s\n' "$w" "$c" "$round" "$(jv pages_s "$out")" "$(jv cpu_us_page "$out")" \
+                                "$(jq -r 'if .events then "events=\(.events),lost=\(.lost),cpu-ms=\(.cpu_ms)" else "-" end' <<< "$CONSUMER")"
                 done
         done
 done
-echo
-echo "workload config  median-pages/s (min-max)      median-cpu-us/page (min-max)  vs off (pages/s, cpu/page)"
-for w in read mmap write; do
-        for c in off other match; do
-                p=$(awk -v w=$w -v c=$c '$1==w && $2==c {print $4}' "$TMP/a.txt" | sort -n | tr '\n' ' ')
-                u=$(awk -v w=$w -v c=$c '$1==w && $2==c {print $5}' "$TMP/a.txt" | sort -n | tr '\n' ' ')
-                echo "$w $c $p | $u"
-        done | awk '{
-                n = 0; for (i = 3; $i != "|"; i++) pv[++n] = $i; m = 0; for (i++; i <= NF; i++) uv[++m] = $i
-                pmed = pv[int((n + 1) / 2)]; umed = uv[int((m + 1) / 2)]
-                if ($2 == "off") { poff = pmed; uoff = umed }
-                printf "%-8s %-6s %9d (%d-%d)  %22.3f (%.3f-%.3f)   %.3f, %.3f\n", $1, $2, pmed, pv[1], pv[n], umed, uv[1], uv[m], pmed / poff, umed / uoff
-        }'
-done
-
 fi
 
 if part b; then
 echo
 echo "== b. consumer capacity: two cold readers for $SECS_B s"
-echo "buffer-KiB/CPU wakeup reader-pages/s events events/s lost consumer-cpu-ms"
 # buffer KiB per CPU, drain: every N ms (sleep), or when a CPU's buffer is P% full (poll, at most 1 s apart)
 for conf in 128:sleep100 1024:sleep100 1024:sleep1000 4096:sleep1000 128:poll25 1024:poll25 1024:poll50; do
         buf=${conf%%:*} mode=${conf#*:}
@@ -163,28 +124,25 @@ for conf in 128:sleep100 1024:sleep100 1024:sleep1000 4096:sleep1000 128:poll25 
         poll*) args=(--interval-ms=1000 --poll-percent="${mode#poll}") ;;
         esac
         start_tracer "$TMP/t.log" --buffer-kib="$buf" "${args[@]}" "$A"
-        "$BENCH" work read "$A/files" "$NFILES" "$SECS_B" > "$TMP/r1" &
+        "$PCB" work read "$A/files" "$NFILES" "$SECS_B" > "$TMP/r1" &
         r1=$!
-        "$BENCH" work read "$A/files2" "$NFILES" "$SECS_B" > "$TMP/r2"
+        "$PCB" work read "$A/files2" "$NFILES" "$SECS_B" > "$TMP/r2"
         wait $r1
         stop_tracer
-        rate=$(awk '{s += $1} END {print s}' "$TMP/r1" "$TMP/r2")
-        sed -n "s/.*events \([0-9]*\) .* lost \([0-9]*\) seconds \([0-9.]*\) events\/s \([0-9]*\) cpu-ms \([0-9]*\).*/$buf $mode $rate \1 \4 \2 \5/p" "$TMP/t.log"
+        result_with "$CONSUMER" measure b variant "$conf" buffer_kib "$buf" wakeup "$mode" \
+                reader_pages_s "$(jq -s 'map(.pages_s) | add' "$TMP/r1" "$TMP/r2")"
+        echo "  $buf KiB/CPU, $mode: $CONSUMER"
 done
-
 fi
 
-part c || exit 0
-if ! command -v perf >/dev/null; then
+if part c && ! command -v perf >/dev/null; then
         echo "== c. skipped: no perf"
-        exit 0
-fi
+elif part c; then
 echo
 echo "== c. share of the workload's CPU samples in tracing code (perf record -e cpu-clock, 2 s each)"
 echo "workload config round samples tracing-share"
 # ring-buffer and trace-event functions; not the red-black tree's rb_next, rb_insert_color, rb_erase, ...
 TRACING_SYMBOLS='trace_event|trace_buffer|ring_buffer|rb_commit|rb_move_tail|rb_reserve|rb_end_commit|rb_wakeups|rb_time|filter_match_preds|tracing_gen_ctx|buffered_event'
-: > "$TMP/c.txt"
 for round in $(seq "$ROUNDS"); do
         for w in read mmap write; do
                 for c in off other match; do
@@ -193,8 +151,8 @@ for round in $(seq "$ROUNDS"); do
                         match) start_tracer "$TMP/t.log" --poll-percent=25 --interval-ms=1000 "$A" ;;
                         esac
                         case $w in
-                        write) cmd=("$BENCH" work write "$A/w" 2) ;;
-                        *) cmd=("$BENCH" work "$w" "$A/files" "$NFILES" 2) ;;
+                        write) cmd=("$PCB" work write "$A/w" 2) ;;
+                        *) cmd=("$PCB" work "$w" "$A/files" "$NFILES" 2) ;;
                         esac
                         perf record -q -e cpu-clock -F 10000 -o "$TMP/perf.data" -- "${cmd[@]}" >/dev/null 2>&1
                         [ "$c" = off ] || stop_tracer
@@ -202,14 +160,11 @@ for round in $(seq "$ROUNDS"); do
                         samples=$(sed -n 's/^# Samples: \([0-9.]*K*\) .*/\1/p' "$TMP/perf.txt" | head -n 1)
                         share=$(grep -E "^ +[0-9.]+%.*\] ($TRACING_SYMBOLS)" "$TMP/perf.txt" |
                                 awk '{s += $1} END {printf "%.2f", s}' || true)
-                        echo "$w $c $round $samples $share%" | tee -a "$TMP/c.txt"
+                        result measure c workload "$w" variant "$c" round "$round" samples "$samples" share "$share"
+                        echo "$w $c $round $samples $share%"
                 done
         done
 done
-echo "workload config median-share (min-max)"
-for w in read mmap write; do
-        for c in off other match; do
-                awk -v w=$w -v c=$c '$1 == w && $2 == c {print $5 + 0}' "$TMP/c.txt" | sort -n | tr '\n' ' ' |
-                        awk -v w=$w -v c=$c '{printf "%-8s %-6s %.2f%% (%.2f-%.2f)\n", w, c, $(int((NF + 1) / 2)), $1, $NF}'
-        done
-done
+fi
+result measure run rounds "$ROUNDS" secs "$SECS" secs_b "$SECS_B" nfiles "$NFILES" file_kib "$FILE_KIB" cpus "$(nproc)" parts "$PARTS"
+bench_finish

@@ -111,6 +111,44 @@ summary_spindisk() {
                         $1, $2, $3 / 1048576, $4, $5, $6, $7, ($5 > 0 ? sprintf("%.3f", $4 / $5) : "nan") }'
 }
 
+# --------------------------------------------------------------------------------------- pagecache
+# medians are the middle value of the sorted runs (the lower one of two)
+summary_pagecache() {
+        local w c
+        if [ -n "$(q 'select(.measure == "a") | 1' | head -n 1)" ]; then
+                echo "== a. workload cost (rounds $(run rounds), $(run secs) s each, $(run nfiles) files of $(run file_kib) KiB, $(run cpus) CPUs)"
+                echo "workload config  median-pages/s (min-max)      median-cpu-us/page (min-max)  vs off (pages/s, cpu/page)"
+                for w in read mmap write; do
+                        for c in off other match; do
+                                echo "$w $c $(q "select(.measure == \"a\" and .workload == \"$w\" and .variant == \"$c\") | .pages_s" | sort -n | tr '\n' ' ')|" \
+                                        "$(q "select(.measure == \"a\" and .workload == \"$w\" and .variant == \"$c\") | .cpu_us_page" | sort -n | tr '\n' ' ')"
+                        done | awk '{
+                                n = 0; for (i = 3; $i != "|"; i++) pv[++n] = $i; m = 0; for (i++; i <= NF; i++) uv[++m] = $i
+                                pmed = pv[int((n + 1) / 2)]; umed = uv[int((m + 1) / 2)]
+                                if ($2 == "off") { poff = pmed; uoff = umed }
+                                printf "%-8s %-6s %9d (%d-%d)  %22.3f (%.3f-%.3f)   %.3f, %.3f\n", $1, $2, pmed, pv[1], pv[n], umed, uv[1], uv[m], pmed / poff, umed / uoff
+                        }'
+                done
+        fi
+        if [ -n "$(q 'select(.measure == "b") | 1' | head -n 1)" ]; then
+                echo
+                echo "== b. consumer capacity: two cold readers for $(run secs_b) s"
+                echo "buffer-KiB/CPU wakeup reader-pages/s events events/s lost consumer-cpu-ms"
+                q 'select(.measure == "b") | "\(.buffer_kib) \(.wakeup) \(.reader_pages_s) \(.events) \(.events_s) \(.lost) \(.cpu_ms)"'
+        fi
+        if [ -n "$(q 'select(.measure == "c") | 1' | head -n 1)" ]; then
+                echo
+                echo "== c. share of the workload's CPU samples in tracing code (perf record -e cpu-clock, 2 s each)"
+                echo "workload config median-share (min-max)"
+                for w in read mmap write; do
+                        for c in off other match; do
+                                q "select(.measure == \"c\" and .workload == \"$w\" and .variant == \"$c\") | .share" | sort -n | tr '\n' ' ' |
+                                        awk -v w=$w -v c=$c '{printf "%-8s %-6s %.2f%% (%.2f-%.2f)\n", w, c, $(int((NF + 1) / 2)), $1, $NF}'
+                        done
+                done
+        fi
+}
+
 # -------------------------------------------------------------------------------------- layout-app
 summary_layout_app() {
         local v vs=() whole=() fmt seq_w seq_t seq_r rs ra rf
