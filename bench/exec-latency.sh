@@ -24,53 +24,22 @@ set -euo pipefail
 ROUNDS=${ROUNDS:-5}
 RUNS=${RUNS:-200}
 DAEMON_ARGS=${DAEMON_ARGS:-}
-SRC=$(cd "$(dirname "$0")/.." && pwd)
-abs() { local d=$1; [ -d "$d" ] || d=$SRC/$d; (cd "$d" && pwd); }
-BUILD=$(abs "${1:-build}")
+. "$(dirname "$0")/lib.sh"
+bench_init exec-latency cc mkfs.ext4 losetup jq -- "$@"
 BASE=
-[ -z "${2:-}" ] || BASE=$(abs "$2")
-
-if [ "$(id -u)" != 0 ]; then
-        echo "SKIP: bench/exec-latency.sh needs root (fanotify, loop devices)"
-        exit 77
-fi
-
-TMP=$(mktemp -d /tmp/seekless-bench-exec.XXXXXX)
-. "$SRC/tests/scratch.sh" && scratch_claim "$TMP"
-LOOPS=() MNTS=() DAEMON_PID=
-
-cleanup() {
-        local rc=$?
-        set +e
-        if [ -n "$DAEMON_PID" ]; then kill -TERM "$DAEMON_PID"; wait "$DAEMON_PID"; fi
-        for m in "${MNTS[@]}"; do umount "$m" 2>/dev/null || umount -l "$m"; done
-        for l in "${LOOPS[@]}"; do losetup -d "$l"; done
-        rm -rf "$TMP"
-        exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-log() { printf '[%(%H:%M:%S)T] %s\n' -1 "$*"; }
+[ -z "${2:-}" ] || { BASE=${2%/}; [ -d "$BASE" ] || BASE=$SRC/$BASE; BASE=$(cd "$BASE" && pwd); }
 
 image() {       # NAME SIZE -> mounted at $TMP/NAME, rotational
-        local l
-        truncate -s "$2" "$TMP/$1.img"
-        mkfs.ext4 -q -F -b 4096 "$TMP/$1.img"
-        l=$(losetup --find --show "$TMP/$1.img")
-        LOOPS+=("$l")
-        echo 1 > "/sys/block/${l#/dev/}/queue/rotational"
-        mkdir -p "$TMP/$1"
-        mount -t ext4 "$l" "$TMP/$1"
-        MNTS+=("$TMP/$1")
+        make_ext4_image "$TMP/$1.img" "$2"
+        attach "$TMP/$1.img" 1
+        do_mount "$ATTACHED" "$TMP/$1"
 }
 
 log "seekless exec latency: $(date -u '+%Y-%m-%d %H:%M UTC'), kernel $(uname -r), $(nproc) CPU(s)," \
         "load $(cut -d' ' -f1-3 /proc/loadavg)"
-mkdir -p "$TMP/bin"
-cp "$BUILD/daemon/seeklessd" "$TMP/bin/seeklessd"
+bench_binaries daemon/seeklessd
 [ -z "$BASE" ] || cp "$BASE/daemon/seeklessd" "$TMP/bin/seeklessd.base"
-cc -O2 -Wall -o "$TMP/bin/execlat" "$SRC/bench/execlat.c"
+bench_cc execlat bench/execlat.c
 image a 64M
 image b 32M
 printf 'int main(void) { return 0; }\n' > "$TMP/nop.c"
@@ -88,42 +57,42 @@ conf window 3600
 
 start() {       # BINARY CONF
         rm -rf "$TMP/state"
-        "$1" --config="$2" --state-dir="$TMP/state" --run-dir="$TMP/run" --filesystem="$TMP/a" \
-                --filesystem="$TMP/b" --log-level=warning $DAEMON_ARGS >>"$TMP/daemon.log" 2>&1 &
-        DAEMON_PID=$!
+        # shellcheck disable=SC2086
+        SEEKLESSD=$1 start_daemon daemon "$2" "$TMP/state" --run-dir="$TMP/run" --filesystem="$TMP/a" \
+                --filesystem="$TMP/b" --log-level=warning $DAEMON_ARGS
         sleep 1         # started, boot window over
 }
-stop() { kill -TERM "$DAEMON_PID"; wait "$DAEMON_PID"; DAEMON_PID=; }
 
 measure() {     # LABEL [BINARY MODE]
         if [ $# = 1 ]; then
-                "$TMP/bin/execlat" "$1" "$RUNS" "$TMP/a/nop"
+                "$TMP/execlat" "$1" "$RUNS" "$TMP/a/nop"
                 return
         fi
         start "$2" "$TMP/$3.conf"
         if [ "$3" = quiet ]; then
-                "$TMP/bin/execlat" --quiet-pid="$DAEMON_PID" "$1" "$RUNS" "$TMP/a/nop"
+                "$TMP/execlat" --quiet-pid="$DAEMON_PID" "$1" "$RUNS" "$TMP/a/nop"
         else
                 "$TMP/a/nop"; sleep 0.5     # the window opens and stays
-                "$TMP/bin/execlat" "$1" "$RUNS" "$TMP/a/nop"
+                "$TMP/execlat" "$1" "$RUNS" "$TMP/a/nop"
         fi
-        stop
+        stop_seekless
+}
+# a measurement of ROUND (not in a pipe: the daemon it starts must stay known to the cleanup), its JSON line
+# printed and kept as a result
+keep() {        # ROUND LABEL [BINARY MODE]
+        local line
+        measure "${@:2}" > "$TMP/line"
+        line=$(cat "$TMP/line")
+        echo "$line"
+        result_with "$line" measure exec variant "$2" round "$1"
 }
 
-: > "$TMP/results"
 for ((round = 1; round <= ROUNDS; round++)); do
-        measure none | tee -a "$TMP/results"
+        keep "$round" none
         for mode in quiet window; do
-                measure "$mode" "$TMP/bin/seeklessd" "$mode" | tee -a "$TMP/results"
-                [ -z "$BASE" ] || measure "$mode-base" "$TMP/bin/seeklessd.base" "$mode" | tee -a "$TMP/results"
+                keep "$round" "$mode" "$TMP/bin/seeklessd" "$mode"
+                [ -z "$BASE" ] || keep "$round" "$mode-base" "$TMP/bin/seeklessd.base" "$mode"
         done
 done
-
-echo
-echo "medians over $ROUNDS rounds of $RUNS execs (us): median p90 p99, and the median's excess over none"
-jq -rs 'group_by(.label) | map({label: .[0].label,
-                m: (map(.median_us) | sort | .[length / 2 | floor]),
-                p90: (map(.p90_us) | sort | .[length / 2 | floor]),
-                p99: (map(.p99_us) | sort | .[length / 2 | floor])}) as $g
-        | ($g[] | select(.label == "none") | .m) as $none
-        | $g[] | "\(.label)\t\(.m)\t\(.p90)\t\(.p99)\t+\(.m - $none)"' "$TMP/results" | column -t
+result measure run rounds "$ROUNDS" runs "$RUNS"
+bench_finish

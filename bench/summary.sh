@@ -104,6 +104,17 @@ summary_checkpoint() {
                 }'
 }
 
+# ------------------------------------------------------------------------------------ exec-latency
+summary_exec_latency() {
+        echo "medians over $(run rounds) rounds of $(run runs) execs (us): median p90 p99, and the median's excess over none"
+        jq -rs --arg b "$B" 'map(select(.bench == $b and .measure == "exec")) | group_by(.label) | map({label: .[0].label,
+                        m: (map(.median_us) | sort | .[length / 2 | floor]),
+                        p90: (map(.p90_us) | sort | .[length / 2 | floor]),
+                        p99: (map(.p99_us) | sort | .[length / 2 | floor])}) as $g
+                | ($g[] | select(.label == "none") | .m) as $none
+                | $g[] | "\(.label)\t\(.m)\t\(.p90)\t\(.p99)\t+\(.m - $none)"' "$F" | column -t
+}
+
 # ---------------------------------------------------------------------------------------- spindisk
 summary_spindisk() {
         q 'select(.measure == "disk") | [.variant, .requests, .bytes, .wall_ms, .model_ms, .slept_ms, .slept_requests] | @tsv' |
