@@ -16,20 +16,10 @@ set -euo pipefail
 
 ROUNDS=${ROUNDS:-3}
 N=${N:-550000}
-SRC=$(cd "$(dirname "$0")/.." && pwd)
-BUILD=${1:-build}
-[ -d "$BUILD" ] || BUILD=$SRC/$BUILD
-BUILD=$(cd "$BUILD" && pwd)
-
-if [ "$(id -u)" != 0 ]; then
-        echo "SKIP: bench/page-flood.sh needs root (tracefs, loop devices): sudo $0 ${1:-build}"
-        exit 77
-fi
+. "$(dirname "$0")/lib.sh"
+bench_init page-flood ninja meson jq -- "$@"
 ninja -C "$BUILD" >/dev/null
 
-median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-
-declare -A CPU US
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg); N=$N, ROUNDS=$ROUNDS; $(git -C "$SRC" rev-parse --short HEAD 2>/dev/null || echo '?')"
 for ((r = 1; r <= ROUNDS; r++)); do
         for n in "$N" $((2 * N)); do
@@ -38,19 +28,11 @@ for ((r = 1; r <= ROUNDS; r++)); do
                 line=$(grep -m1 "^  daemon: " <<<"$out" || true)
                 slow=$(grep -m1 -o "the slowest [0-9]* ms" <<<"$out" || echo "the slowest ? ms (failed before it)")
                 [ -n "$line" ] || { echo "ERROR: no report from the run with $n pages:"; tail -20 <<<"$out"; exit 1; }
-                cpu=$(sed -E 's/.* ([0-9.]+) s of CPU.*/\1/' <<<"$line")
-                us=$(sed -E 's/.*\(([0-9.]+) us an event\).*/\1/' <<<"$line")
-                CPU[$n]+="$cpu "
-                US[$n]+="$us "
+                result measure flood variant "$n" round "$r" events "$n" \
+                        cpu_s "$(sed -E 's/.* ([0-9.]+) s of CPU.*/\1/' <<<"$line")" \
+                        us_event "$(sed -E 's/.*\(([0-9.]+) us an event\).*/\1/' <<<"$line")"
                 echo "round $r, $n pages:${line#  daemon:}; $slow"
         done
 done
-c1=$(tr ' ' '\n' <<<"${CPU[$N]}" | grep . | median)
-c2=$(tr ' ' '\n' <<<"${CPU[$((2 * N))]}" | grep . | median)
-u1=$(tr ' ' '\n' <<<"${US[$N]}" | grep . | median)
-u2=$(tr ' ' '\n' <<<"${US[$((2 * N))]}" | grep . | median)
-ratio=$(awk -v a="$c1" -v b="$c2" 'BEGIN { printf "%.2f", b / a }')
-echo "median CPU: $c1 s for $N events, $c2 s for $((2 * N)): ratio $ratio (linear: 2.00); per event $u1 and $u2 us"
-# target (issue 32): the daemon's CPU for the flood linear in its events, 10 % allowed for noise
-awk -v r="$ratio" 'BEGIN { exit !(r <= 2.2) }' && v=PASS || v=FAIL
-echo "$v: CPU time for twice the events $ratio x (target <= 2.2)"
+result measure run n "$N" rounds "$ROUNDS"
+bench_finish

@@ -115,6 +115,21 @@ summary_exec_latency() {
                 | $g[] | "\(.label)\t\(.m)\t\(.p90)\t\(.p99)\t+\(.m - $none)"' "$F" | column -t
 }
 
+# -------------------------------------------------------------------------------------- page-flood
+summary_page_flood() {
+        local n c1 c2 u1 u2 r
+        n=$(run n)
+        c1=$(q "select(.measure == \"flood\" and .events == $n) | .cpu_s" | median)
+        c2=$(q "select(.measure == \"flood\" and .events == 2 * $n) | .cpu_s" | median)
+        u1=$(q "select(.measure == \"flood\" and .events == $n) | .us_event" | median)
+        u2=$(q "select(.measure == \"flood\" and .events == 2 * $n) | .us_event" | median)
+        r=$(awk -v a="$c1" -v b="$c2" 'BEGIN { printf "%.2f", b / a }')
+        read -r c1 c2 u1 u2 <<< "$(printf '%.2f ' "$c1" "$c2" "$u1" "$u2")"
+        echo "median CPU: $c1 s for $n events, $c2 s for $((2 * n)): ratio $r (linear: 2.00); per event $u1 and $u2 us"
+        # the target: the daemon's CPU for the flood linear in its events, 10 % allowed for noise
+        echo "$(le "$r" 2.2): CPU time for twice the events $r x (target <= 2.2)"
+}
+
 # ---------------------------------------------------------------------------------------- spindisk
 summary_spindisk() {
         q 'select(.measure == "disk") | [.variant, .requests, .bytes, .wall_ms, .model_ms, .slept_ms, .slept_requests] | @tsv' |
