@@ -386,11 +386,7 @@ mount_retry "$SLOOP" "$TMP/src" ro
 attach "$TMP/fresh.img"; LOOP=$ATTACHED
 mount_retry "$LOOP" "$MNT"
 t0=$(now)
-for p in "${READSET[@]}"; do
-        mkdir -p "$MNT/$(dirname "$p")"
-        cp -p "$TMP/src/$p" "$MNT/$p"
-        sync "$MNT/$p"
-done
+copy_in_order "$TMP/src" "$MNT" "${READSET[@]}"
 (cd "$TMP/src" && find . -xdev -mindepth 1 -maxdepth 1 ! -name .age ! -name lost+found -exec cp -a -n {} "$MNT/" \;)
 sync
 log "  copied in $(elapsed "$t0" "$(now)") s"

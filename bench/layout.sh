@@ -193,11 +193,7 @@ attach "$TMP/aged.img"; SLOOP=$ATTACHED
 do_mount "$SLOOP" "$TMP/src" ro
 attach "$TMP/fresh.img"; LOOP=$ATTACHED
 do_mount "$LOOP" "$MNT"
-for p in "${PROFILE[@]}"; do
-        mkdir -p "$MNT/$(dirname "$p")"
-        cp -p "$TMP/src/$p" "$MNT/$p"
-        sync "$MNT/$p"          # allocate now, in this order (delayed allocation would pick the order at writeback)
-done
+copy_in_order "$TMP/src" "$MNT" "${PROFILE[@]}"
 cp -a -n "$TMP/src/." "$MNT/"
 sync
 [ "$(cd "$TMP/src" && find . -xdev -type f | wc -l)" = "$(cd "$MNT" && find . -xdev -type f | wc -l)" ] ||

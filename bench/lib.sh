@@ -20,6 +20,8 @@
 #   trace_run OUT CMD...          CMD with tracing on (buffer cleared before), the trace copied to OUT
 #   trace_lost FILE               "IN WRITTEN" entries of a trace; an ANOMALY when events were lost
 #   cold                          drop_all_caches
+#   copy_in_order FROM TO PATH... the PATHs (relative) copied from FROM to TO in that order, each synced
+#                                 before the next: allocated in that order
 #   start_bus                     the private bus (tests/private-bus.sh) in $TMP/bus
 #   start_daemon NAME CONF STATE OPTION...  seeklessd (--log-level=info, OPTIONs after) logging to
 #                                 $TMP/NAME.log -> $DAEMON_PID; waits until it owns its bus name when a
@@ -183,6 +185,17 @@ trace_lost() {      # FILE [WHAT]
 }
 
 cold() { drop_all_caches; }
+
+# (delayed allocation would pick the order at writeback)
+copy_in_order() {   # FROM TO PATH...
+        local from=$1 to=$2 p
+        shift 2
+        for p in "$@"; do
+                mkdir -p "$to/$(dirname "$p")"
+                cp -p "$from/$p" "$to/$p"
+                sync "$to/$p"
+        done
+}
 
 start_bus() {
         . "$SRC/tests/private-bus.sh"

@@ -141,6 +141,24 @@ MODES=(read mmap)
 MEAS=(read:none read:idle read:window mmap:none mmap:idle mmap:window)   # rotated per round
 NOPAGES=0
 
+# the daemon of a configuration: none; idle (its boot window over, the same boot ID each time); window (a
+# new boot, its window open; NAME: its log and state directory)
+start_config() {    # CONFIG NAME WHAT
+        case $1 in
+        none)
+                [ -z "$DAEMON_PID" ] || die "internal: a daemon is running during the no-daemon run"
+                ;;
+        idle)
+                record_daemon idle "$TMP/idle.conf" "$TMP/state-idle" "$IDLE_BOOT"
+                wait_until 30 boot_over || die "idle daemon: boot window did not close"
+                ;;
+        window)
+                record_daemon "$2" "$TMP/window.conf" "$TMP/state-$2" "$(random_boot_id)"
+                boot_recording || die "$3 daemon: boot window not open"
+                ;;
+        esac
+}
+
 ob_mode() { [ "$1" = mmap ] && echo --mmap || true; }
 
 log_mark() { local f=$TMP/$1.log; [ -e "$f" ] && wc -l < "$f" || echo 0; }
@@ -172,19 +190,7 @@ measure() {         # MODE:CONFIG ROUND
         "$OB" "$MNT/tput" "$NFILES" 0 >/dev/null || die "openbench failed (re-warm)"
         res=$("$OB" --resident "$MNT/tput" "$NFILES") || die "openbench --resident failed"
         res=${res#*files, }; res=${res%% *}
-        case $c in
-        none)
-                [ -z "$DAEMON_PID" ] || die "internal: a daemon is running during the no-daemon run"
-                ;;
-        idle)
-                record_daemon idle "$TMP/idle.conf" "$TMP/state-idle" "$IDLE_BOOT"
-                wait_until 30 boot_over || die "idle daemon: boot window did not close"
-                ;;
-        window)
-                record_daemon window "$TMP/window.conf" "$TMP/state-window" "$(random_boot_id)"
-                boot_recording || die "window daemon: boot window not open"
-                ;;
-        esac
+        start_config "$c" window window
         sleep 0.5
         out=$("$OB" $(ob_mode "$m") "$MNT/tput" "$NFILES" "$SECS") || die "openbench failed ($m $c)"
         ops=${out%% *}
@@ -233,19 +239,7 @@ measure_first() {   # MODE:CONFIG ROUND DIR_INDEX
         # cold: the pass's files' pages dropped, before a daemon starts (opening them raises no event then)
         res=$("$OB" --drop "$MNT/first/$d" "$NFIRST") || die "openbench --drop failed"
         res=${res#*files, }; res=${res%% *}
-        case $c in
-        none)
-                [ -z "$DAEMON_PID" ] || die "internal: a daemon is running during the no-daemon run"
-                ;;
-        idle)
-                record_daemon idle "$TMP/idle.conf" "$TMP/state-idle" "$IDLE_BOOT"
-                wait_until 30 boot_over || die "idle daemon: boot window did not close"
-                ;;
-        window)
-                record_daemon first "$TMP/window.conf" "$TMP/state-first" "$(random_boot_id)"
-                boot_recording || die "first-reads daemon: boot window not open"
-                ;;
-        esac
+        start_config "$c" first first-reads
         sleep 0.5
         out=$("$OB" $(ob_mode "$m") --once "$MNT/first/$d" "$NFIRST") || die "openbench --once failed ($m $c)"
         ops=${out%% *}
