@@ -19,9 +19,8 @@ if [ "$(stat -f -c %T "$DIR")" = tmpfs ]; then
         echo "ERROR: $DIR is a tmpfs: the syncs measured would cost nothing; DIR= a directory on a disk" >&2
         exit 1
 fi
-BENCH_SCRATCH=$DIR
 . "$(dirname "$0")/lib.sh"
-bench_init checkpoint mkfs.ext4 e2fsck losetup jq -- "$@"
+BENCH_SCRATCH=$DIR bench_init checkpoint mkfs.ext4 e2fsck losetup jq -- "$@"
 bench_binaries bench/checkpoint-cost
 
 make_ext4_image "$TMP/fs.img" "$SIZE"

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck shell=bash
 # The benchmarks' harness (sourced), on tests/lib-core.sh as tests/lib.sh is: the root check, the build's
 # binaries, the scratch directory, a private tracefs instance, the private bus, seeklessd, one cleanup trap,
 # and the results file that bench/summary.sh prints.

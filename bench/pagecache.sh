@@ -45,8 +45,7 @@ fi
 awk '{ for (i = 7; i <= NF; i++) if ($i == "-") { if ($(i + 2) ~ "^/dev/loop") print $5; break } }' /proc/self/mountinfo |
         sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
 
-BENCH_SCRATCH=$(scratch_root)
-bench_init pagecache mkfs.ext4 losetup jq -- "$@"
+BENCH_SCRATCH=$(scratch_root) bench_init pagecache mkfs.ext4 losetup jq -- "$@"
 bench_binaries bench/pagecache-bench
 PCB=${BIN[pagecache-bench]}
 tracefs_ready

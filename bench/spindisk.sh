@@ -17,14 +17,15 @@ SIZE=${SIZE:-4G}
 SEQ_MIB=${SEQ_MIB:-64}
 RANDOM_READS=${RANDOM_READS:-200}
 DIR=${DIR:-/dev/shm}
-BENCH_SCRATCH=$DIR
 . "$(dirname "$0")/lib.sh"
-bench_init spindisk losetup blockdev python3 jq -- "$@"
+BENCH_SCRATCH=$DIR bench_init spindisk losetup blockdev python3 jq -- "$@"
 bench_binaries tests/faultfs    # none without libfuse3-dev when the build was configured
-LOOP= FS_PID=
+LOOP= FS_PID= SCHED_WAS=
 
-# the loop device over faultfs's file first, then faultfs (bench/lib.sh's order would unmount first)
+# the loop device over faultfs's file first (its scheduler as it was: a loop device keeps it when detached),
+# then faultfs (bench/lib.sh's order would unmount first)
 cleanup_hook() {
+        [ -z "$SCHED_WAS" ] || echo "$SCHED_WAS" > "/sys/block/${LOOP#/dev/}/queue/scheduler"
         [ -z "$LOOP" ] || { losetup -d "$LOOP"; forget CORE_LOOPS "$LOOP"; }
         mountpoint -q "$TMP/fuse" && { umount "$TMP/fuse" || umount -l "$TMP/fuse"; }
         [ -z "$FS_PID" ] || { kill "$FS_PID" 2>/dev/null; wait "$FS_PID" 2>/dev/null; }
@@ -40,6 +41,7 @@ attach "$TMP/fuse/disk"; LOOP=$ATTACHED
 losetup --direct-io=off "$LOOP"
 DEV=${LOOP#/dev/}
 SCHED=$(cat "/sys/block/$DEV/queue/scheduler")
+SCHED_WAS=$(sed 's/.*\[\(.*\)\].*/\1/' <<< "$SCHED")
 echo mq-deadline > "/sys/block/$DEV/queue/scheduler" 2>/dev/null || true
 DEVBYTES=$(blockdev --getsize64 "$LOOP")
 

@@ -27,7 +27,7 @@ ge() { awk -v a="$1" -v t="$2" 'BEGIN { print (a != "-" && a >= t) ? "PASS" : "F
 
 # ------------------------------------------------------------------------------------------ layout
 summary_layout() {
-        local v st trs seq_ms b_f_w b_f_t a_b_w a_b_t rel cp r_cp
+        local v seq_ms b_f_w b_f_t a_b_w a_b_t rel cp r_cp
         st() { val files "$1" "$2"; }
         trs() { val trace "$1" "$2"; }
         seq_ms=$(awk -v b="$(st aged bytes)" -v r="$(run transfer_bps)" 'BEGIN { printf "%.1f", b * 1000 / r }')
