@@ -136,8 +136,6 @@ fi
 # ignore mark when a read of a file that is already in the session reaches it, i.e. on the second read:
 # the timed loop's first pass over the files still produces one event per file, after that the files
 # are silenced, so the timed loop measures almost only repeat reads that cost no event.
-CONFIGS=(none idle window)
-MODES=(read mmap)
 MEAS=(read:none read:idle read:window mmap:none mmap:idle mmap:window)   # rotated per round
 NOPAGES=0
 
