@@ -19,7 +19,7 @@
 #                                 machine's tracing is untouched), tracing off
 #   trace_dev DEV                 block:block_rq_issue of block device DEV only, enabled; trace_undev
 #   trace_run OUT CMD...          CMD with tracing on (buffer cleared before), the trace copied to OUT
-#   trace_lost FILE               "IN WRITTEN" entries of a trace; an ANOMALY when events were lost
+#   trace_lost FILE [WHAT]        an ANOMALY when the trace's buffer lost events
 #   cold                          drop_all_caches
 #   copy_in_order FROM TO PATH... the PATHs (relative) copied from FROM to TO in that order, each synced
 #                                 before the next: allocated in that order
@@ -40,7 +40,7 @@
 #                                 current directory when it is writable, else none), bench/summary.sh of
 #                                 them; exit 1 if BROKEN
 #
-# At exit (the trap): BENCH_PIDS, the daemon, the bus, the trace instance, the mounts and loop devices
+# At exit (the trap): cleanup_hook, BENCH_PIDS, the daemon, the bus, the trace instance, the mounts and loop devices
 # (release_mounts_and_loops), tracefs if mounted here; the scratch directory removed unless KEEP=1.
 
 set -euo pipefail
