@@ -46,11 +46,10 @@ static void on_event(const BpfPageEvent *e, void *userdata) {
                 .timestamp_nsec = e->timestamp_nsec,
         };
         uint64_t n = e->last - e->first + 1;
-        dev_t bdev;
 
         if (!s || !m->pages.bpf_fds)
                 return;
-        if (m->pages.reader && page_reader_bdev(m->pages.reader, &bdev) >= 0 && e->dev == bdev) {
+        if (m->pages.bpf_bdev != 0 && e->dev == m->pages.bpf_bdev) {
                 pe.dev = makedev((unsigned) (e->ino >> 20), (unsigned) (e->ino & 0xfffff));
                 pe.ino = 0;
         }
@@ -88,6 +87,10 @@ void manager_pages_bpf_drain(Manager *m) {
         /* the launches whose records may wait in the ring buffer first: records without a session are
          * dropped */
         manager_record_drain_execs(m);
+        /* which device's pages are block devices' own: learned by the tracefs reader, asked once a drain
+         * (under its lock), not once a record */
+        if (!m->pages.reader || page_reader_bdev(m->pages.reader, &m->pages.bpf_bdev) < 0)
+                m->pages.bpf_bdev = 0;
         m->pages.bpf_fds = &fds;
         (void) bpf_pages_consume(m->pages.bpf);
         m->pages.bpf_fds = NULL;

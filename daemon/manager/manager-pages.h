@@ -27,6 +27,7 @@ typedef struct ManagerPages {
         sd_event_source *bpf_source;
         uint64_t bpf_lost;              /* the recorder's count of lost records, as last read */
         MountFds *bpf_fds;              /* while records are given to the sessions */
+        dev_t bpf_bdev;                 /* and the block devices' pseudo filesystem's device, 0: unknown */
 } ManagerPages;
 
 /* Page-cache recording (none, logged once, without tracefs or the event). */
