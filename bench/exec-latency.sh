@@ -49,7 +49,7 @@ log "build $BUILD ($(git -C "$SRC" describe --always --dirty 2>/dev/null))${BASE
 
 # quiet: each launch's window closes in 50 ms; window: it stays open for the whole measurement
 conf() {        # NAME WINDOW_SEC
-        printf '[Record]\nBootWindowSec=0.05\nLaunchWindowSec=%s\nMaxLaunchesPerBoot=1000\nMinLaunchFiles=1\n' "$2" \
+        printf '[Record]\nRecorder='"${RECORDER:-fanotify}"'\nBootWindowSec=0.05\nLaunchWindowSec=%s\nMaxLaunchesPerBoot=1000\nMinLaunchFiles=1\n' "$2" \
                 > "$TMP/$1.conf"
 }
 conf quiet 0.05

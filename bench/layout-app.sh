@@ -192,8 +192,8 @@ for d in "${DEBS[@]}"; do for u in "${APP_UPDATE[@]}"; do case $d in "$u"_*) APP
 # tracefs instance, private bus, daemon config (as bench/layout.sh)
 trace_setup 65536
 start_bus
-printf '[Record]\nBootWindowSec=1\nLaunchWindowSec=20\n[Optimize]\nMinFileAgeSec=0\n' > "$TMP/seekless.conf"
-printf '[Record]\nBootWindowSec=1\nLaunchWindowSec=20\n[Optimize]\nMinFileAgeSec=0\nMaxFileMiB=128\n' > "$TMP/seekless-128.conf"
+printf '[Record]\nRecorder='"${RECORDER:-fanotify}"'\nBootWindowSec=1\nLaunchWindowSec=20\n[Optimize]\nMinFileAgeSec=0\n' > "$TMP/seekless.conf"
+printf '[Record]\nRecorder='"${RECORDER:-fanotify}"'\nBootWindowSec=1\nLaunchWindowSec=20\n[Optimize]\nMinFileAgeSec=0\nMaxFileMiB=128\n' > "$TMP/seekless-128.conf"
 
 # ----------------------------------------------------------------------------------------- the aged image
 # 1. the base tree on a fresh filesystem; 2. free space cut into holes: fallocated fillers of 64 KiB-2 MiB

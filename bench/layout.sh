@@ -46,7 +46,7 @@ bench_cc trace-cost bench/trace-cost.c daemon/plan/layout.c
 
 trace_setup 16384
 start_bus
-printf '[Record]\nBootWindowSec=1\nLaunchWindowSec=3\n[Optimize]\nMinFileAgeSec=0\n' > "$TMP/seekless.conf"
+printf '[Record]\nRecorder='"${RECORDER:-fanotify}"'\nBootWindowSec=1\nLaunchWindowSec=3\n[Optimize]\nMinFileAgeSec=0\n' > "$TMP/seekless.conf"
 
 # ------------------------------------------------------------------------- the aged image + profile
 MNT=$TMP/mnt

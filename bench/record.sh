@@ -23,6 +23,7 @@
 #
 # Knobs (environment): ROUNDS=9 SECS=2 NFILES=50000 NFIRST=20000 NRSS=100000 NBOOT=5000 BOOTS=3
 # DAEMON_ARGS="" (more seeklessd options, e.g. --tracefs=/nonexistent: no page-cache events)
+# RECORDER=fanotify (the daemons' Recorder=; the figures in bench/README.md are the tracepoint recorder's)
 # HOOK_CYCLES=200 HOOK_SLICE=0.25 (part h)
 # PARTS="a1 a2 b c h" (the parts to run, e.g. PARTS=b: only the memory measurement; files of the others are
 # not created)
@@ -37,6 +38,7 @@ NRSS=${NRSS:-100000}
 NBOOT=${NBOOT:-5000}
 BOOTS=${BOOTS:-3}
 DAEMON_ARGS=${DAEMON_ARGS:-}
+RECORDER=${RECORDER:-fanotify}
 HOOK_CYCLES=${HOOK_CYCLES:-200}
 HOOK_SLICE=${HOOK_SLICE:-0.25}
 PARTS=${PARTS:-a1 a2 b c h}
@@ -118,8 +120,8 @@ log "files: $NFILES in tput/ (1-4 KiB), $FIRST_DIRS x $NFIRST in first/*/ (1-4 K
 
 start_bus
 
-printf '[Record]\nBootWindowSec=1\n' > "$TMP/idle.conf"
-printf '[Record]\nBootWindowSec=600\n' > "$TMP/window.conf"
+printf '[Record]\nRecorder=%s\nBootWindowSec=1\n' "$RECORDER" > "$TMP/idle.conf"
+printf '[Record]\nRecorder=%s\nBootWindowSec=600\n' "$RECORDER" > "$TMP/window.conf"
 IDLE_BOOT=$(random_boot_id)
 
 # -------------------------------------------------- (h) the exec permission mark alone
@@ -284,7 +286,7 @@ if part b; then
         log "(b) RSS: one boot window, $NRSS distinct files read in bursts of $RSS_CHUNK"
         RSS_WINDOW=45          # long enough for the reads on a busy machine
         # MaxSessionFiles= (default 65536) raised so that the session takes all the files
-        printf '[Record]\nBootWindowSec=%s\nMaxSessionFiles=%s\n' "$RSS_WINDOW" "$((NRSS * 2))" > "$TMP/rss.conf"
+        printf '[Record]\nRecorder=%s\nBootWindowSec=%s\nMaxSessionFiles=%s\n' "$RECORDER" "$RSS_WINDOW" "$((NRSS * 2))" > "$TMP/rss.conf"
         # cold: every file's page dropped first, so each read also makes a page-cache event (and a page range)
         RSS_RESIDENT=0
         for ((c = 0; c < nchunks; c++)); do

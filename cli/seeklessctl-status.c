@@ -16,7 +16,8 @@
 #include "cli/output.h"
 #include "cli/seeklessctl.h"
 
-/* A filesystem from Filesystems (reason NULL), RelocationOff (device, fstype NULL) or UnwatchedFilesystems. */
+/* A filesystem from Filesystems (reason NULL), RelocationOff or PrefetchOff (device, fstype NULL) or
+ * UnwatchedFilesystems. */
 typedef struct StatusFilesystem {
         const char *mount, *device, *fstype, *reason;
 } StatusFilesystem;
@@ -32,7 +33,8 @@ typedef struct StatusInfo {
         int boot_recording, optimizing;
         uint32_t active_launches, profiles, sessions, files;
         uint64_t events_received, overflows, database_size, optimization_id;
-        StatusFilesystems watched, relocation_off, unwatched;
+        StatusFilesystems watched, relocation_off, prefetch_off, unwatched;
+        bool have_prefetch_off;         /* a daemon older than PrefetchOff: nothing said of prefetch */
         /* QueuedOptimization: when (0 = nothing queued) and which mount points (none = every one) */
         uint64_t queued_usec;
         const char **queued_mounts;
@@ -42,6 +44,7 @@ typedef struct StatusInfo {
 static void status_info_done(StatusInfo *info) {
         free(info->watched.items);
         free(info->relocation_off.items);
+        free(info->prefetch_off.items);
         free(info->unwatched.items);
         free(info->queued_mounts);
 }
@@ -61,7 +64,8 @@ static int read_filesystem(sd_bus_message *m, void *userdata) {
         return r < 0 ? r : status_filesystems_add(userdata, fs);
 }
 
-static int read_relocation_off(sd_bus_message *m, void *userdata) {
+/* RelocationOff's and PrefetchOff's rows. */
+static int read_off(sd_bus_message *m, void *userdata) {
         StatusFilesystem fs = {};
         int r;
 
@@ -160,7 +164,11 @@ static int read_status(sd_bus_message *m, StatusInfo *info) {
                         if (streq(name, "Filesystems"))
                                 r = bus_read_array(m, true, "(sss)", read_filesystem, &info->watched);
                         else if (streq(name, "RelocationOff"))
-                                r = bus_read_array(m, true, "(ss)", read_relocation_off, &info->relocation_off);
+                                r = bus_read_array(m, true, "(ss)", read_off, &info->relocation_off);
+                        else if (streq(name, "PrefetchOff")) {
+                                r = bus_read_array(m, true, "(ss)", read_off, &info->prefetch_off);
+                                info->have_prefetch_off = true;
+                        }
                         else if (streq(name, "UnwatchedFilesystems"))
                                 r = bus_read_array(m, true, "(ssss)", read_unwatched, &info->unwatched);
                         else if (streq(name, "QueuedOptimization"))
@@ -198,16 +206,20 @@ static char *join_mounts(const char *const *mounts, size_t n) {
         return s;
 }
 
-/* What seekless does on each filesystem, in plain words: "MOUNT (DEVICE, FSTYPE): records and relocates",
- * "...: records; does not relocate: REASON" (watched: in JSON "filesystems", each with "relocates" and
- * "relocation_off", the reason or null) or "...: neither: REASON" (in JSON "unwatched", each with
- * "reason"). */
+/* What seekless does on each filesystem, in plain words: "MOUNT (DEVICE, FSTYPE): records, relocates and
+ * prefetches", "...: records and prefetches; does not relocate: REASON", "...: records and relocates; does
+ * not prefetch: REASON", "...: records; does not relocate: REASON; does not prefetch: REASON" (watched: in
+ * JSON "filesystems", each with "relocates", "relocation_off", "prefetches" and "prefetch_off"; the reasons
+ * null where it does; "prefetches" null and nothing said of prefetch by a daemon without PrefetchOff) or
+ * "...: neither: REASON" (in JSON "unwatched", each with "reason"). */
 static const TableColumn watched_columns[] = {
         { "FILESYSTEM", "mount"          },
         { NULL,         "device"         },
         { NULL,         "fstype"         },
         { NULL,         "relocates"      },
         { NULL,         "relocation_off" },
+        { NULL,         "prefetches"     },
+        { NULL,         "prefetch_off"   },
         {}
 };
 
@@ -219,27 +231,47 @@ static const TableColumn unwatched_columns[] = {
         {}
 };
 
-/* The relocation_off JSON array: {mount, reason}. */
-static const TableColumn relocation_off_columns[] = {
+/* The relocation_off and prefetch_off JSON arrays: {mount, reason}. */
+static const TableColumn off_columns[] = {
         { NULL, "mount"  },
         { NULL, "reason" },
         {}
 };
 
-static const char *relocation_off_reason(const StatusInfo *info, const char *mount) {
-        for (size_t i = 0; i < info->relocation_off.n; i++)
-                if (streq(info->relocation_off.items[i].mount, mount))
-                        return info->relocation_off.items[i].reason;
+static const char *off_reason(const StatusFilesystems *off, const char *mount) {
+        for (size_t i = 0; i < off->n; i++)
+                if (streq(off->items[i].mount, mount))
+                        return off->items[i].reason;
         return NULL;
 }
 
-/* "MOUNT (DEVICE, FSTYPE): VERDICTWHY"; mount, device and fstype in JSON. */
-static int filesystem_row(Table *t, const StatusFilesystem *fs, const char *verdict, const char *why) {
+/* "MOUNT (DEVICE, FSTYPE): VERDICT"; mount, device and fstype in JSON. */
+static int filesystem_row(Table *t, const StatusFilesystem *fs, const char *verdict) {
         if (table_add_string(t, fs->mount) < 0 ||
-            table_set_textf(t, "%s (%s, %s): %s%s", fs->mount, fs->device, fs->fstype, verdict, why) < 0 ||
+            table_set_textf(t, "%s (%s, %s): %s", fs->mount, fs->device, fs->fstype, verdict) < 0 ||
             table_add_string(t, fs->device) < 0 || table_add_string(t, fs->fstype) < 0)
                 return -ENOMEM;
         return 0;
+}
+
+/* A watched filesystem's verdict: what it does ("records", "records and relocates", "records, relocates and
+ * prefetches"), then what it does not and why. NULL on OOM. */
+static char *watched_verdict(bool prefetch_known, const char *no_reloc, const char *no_prefetch) {
+        char *s = NULL;
+        int r;
+
+        if (!prefetch_known)
+                r = no_reloc ? asprintf(&s, "records; does not relocate: %s", no_reloc) :
+                               asprintf(&s, "records and relocates");
+        else if (!no_reloc && !no_prefetch)
+                r = asprintf(&s, "records, relocates and prefetches");
+        else if (!no_reloc)
+                r = asprintf(&s, "records and relocates; does not prefetch: %s", no_prefetch);
+        else if (!no_prefetch)
+                r = asprintf(&s, "records and prefetches; does not relocate: %s", no_reloc);
+        else
+                r = asprintf(&s, "records; does not relocate: %s; does not prefetch: %s", no_reloc, no_prefetch);
+        return r < 0 ? NULL : s;
 }
 
 /* NULL on OOM, as the two below. */
@@ -247,11 +279,14 @@ static Table *watched_table(const StatusInfo *info) {
         _cleanup_(table_freep) Table *t = table_new_columns(watched_columns);
 
         for (size_t i = 0; t && i < info->watched.n; i++) {
-                const char *why = relocation_off_reason(info, info->watched.items[i].mount);
+                const char *why = off_reason(&info->relocation_off, info->watched.items[i].mount),
+                           *no_pf = off_reason(&info->prefetch_off, info->watched.items[i].mount);
+                _cleanup_free_ char *verdict = watched_verdict(info->have_prefetch_off, why, no_pf);
 
-                if (filesystem_row(t, &info->watched.items[i],
-                                   why ? "records; does not relocate: " : "records and relocates", why ?: "") < 0 ||
-                    table_add_bool(t, !why) < 0 || (why ? table_add_string(t, why) : table_add_null(t)) < 0)
+                if (!verdict || filesystem_row(t, &info->watched.items[i], verdict) < 0 ||
+                    table_add_bool(t, !why) < 0 || (why ? table_add_string(t, why) : table_add_null(t)) < 0 ||
+                    (info->have_prefetch_off ? table_add_bool(t, !no_pf) : table_add_null(t)) < 0 ||
+                    (no_pf ? table_add_string(t, no_pf) : table_add_null(t)) < 0)
                         return NULL;
         }
         return TAKE_PTR(t);
@@ -263,18 +298,21 @@ static Table *unwatched_table(const StatusInfo *info) {
         for (size_t i = 0; t && i < info->unwatched.n; i++) {
                 const StatusFilesystem *fs = &info->unwatched.items[i];
 
-                if (filesystem_row(t, fs, "neither: ", fs->reason) < 0 || table_add_string(t, fs->reason) < 0)
+                _cleanup_free_ char *verdict = NULL;
+
+                if (asprintf(&verdict, "neither: %s", fs->reason) < 0)
+                        return NULL;
+                if (filesystem_row(t, fs, verdict) < 0 || table_add_string(t, fs->reason) < 0)
                         return NULL;
         }
         return TAKE_PTR(t);
 }
 
-static Table *relocation_off_table(const StatusInfo *info) {
-        _cleanup_(table_freep) Table *t = table_new_columns(relocation_off_columns);
+static Table *off_table(const StatusFilesystems *off) {
+        _cleanup_(table_freep) Table *t = table_new_columns(off_columns);
 
-        for (size_t i = 0; t && i < info->relocation_off.n; i++)
-                if (table_add_string(t, info->relocation_off.items[i].mount) < 0 ||
-                    table_add_string(t, info->relocation_off.items[i].reason) < 0)
+        for (size_t i = 0; t && i < off->n; i++)
+                if (table_add_string(t, off->items[i].mount) < 0 || table_add_string(t, off->items[i].reason) < 0)
                         return NULL;
         return TAKE_PTR(t);
 }
@@ -284,7 +322,8 @@ static Table *relocation_off_table(const StatusInfo *info) {
 static DocNode *status_doc(const StatusInfo *info) {
         _cleanup_(doc_freep) DocNode *d = doc_new();
         _cleanup_(table_freep) Table *watched = watched_table(info), *unwatched = unwatched_table(info),
-                                     *off = relocation_off_table(info);
+                                     *off = off_table(&info->relocation_off),
+                                     *pf_off = off_table(&info->prefetch_off);
         DocNode *queued;
 
         doc_add_string(d, "Version", "version", info->version ?: "");
@@ -334,6 +373,10 @@ static DocNode *status_doc(const StatusInfo *info) {
         }
 
         doc_add_table(d, NULL, "relocation_off", off, DOC_TABLE_HIDDEN);
+        if (info->have_prefetch_off)
+                doc_add_table(d, NULL, "prefetch_off", pf_off, DOC_TABLE_HIDDEN);
+        else
+                doc_add_null(d, NULL, "prefetch_off");
         doc_add_table(d, NULL, "filesystems", watched, DOC_TABLE_HIDDEN);
         doc_add_table(d, NULL, "unwatched", unwatched, DOC_TABLE_HIDDEN);
         return TAKE_PTR(d);

@@ -21,7 +21,11 @@
 #   release_mounts_and_loops      for a cleanup trap: what is still remembered, unmounted last first (lazily
 #                                 if busy after a second), then detached by name (never `losetup -D`)
 #   drop_file_pages FILE...       those files' clean pages out of the page cache, and no one else's
-#   drop_all_caches               sync, then every clean page of the machine (benchmarks only)
+#   drop_all_caches [WHAT]        sync, then every clean page and dentry of the machine (WHAT: drop_caches'
+#                                 3, 2 for dentries and inodes only), once no test beside keeps the caches
+#                                 (caches_kept)
+#   caches_kept                   for the rest of this script (and what it starts), no drop_all_caches
+#                                 elsewhere on the machine: for tests that count cached pages or disk reads
 #   json_line KEY VALUE...        one JSON object on one line; a VALUE that reads as a number is a number
 #
 # Not in a subshell: attach and do_mount must run in the shell whose trap cleans up ($(...) would lose what
@@ -104,7 +108,23 @@ drop_file_pages() {
         sync
         for f in "$@"; do dd if="$f" iflag=nocache count=0 status=none; done
 }
-drop_all_caches() { sync; echo 3 > /proc/sys/vm/drop_caches; }
+# Between copies of the suite (issue 31's runs beside a second copy, the flake hunts) and the benchmarks: a
+# test that counts the pages a prefetch cached, or the reads a start makes, fails when another one drops
+# every cache on the machine meanwhile (prefetch-boot's first file, a few pages short: tests/README.md).
+# Those tests hold this lock shared; a drop takes it exclusively, so it waits for them, and they for it.
+CACHES_LOCK=/var/tmp/seekless-caches.lock
+caches_kept() {
+        exec {CACHES_KEPT_FD}>>"$CACHES_LOCK"
+        flock -s "$CACHES_KEPT_FD"
+}
+drop_all_caches() {
+        local fd t=$SECONDS
+        exec {fd}>>"$CACHES_LOCK"
+        flock -x "$fd"
+        [ $((SECONDS - t)) -lt 2 ] || echo "  waited $((SECONDS - t)) s for a test beside that keeps the caches"
+        sync; echo "${1:-3}" > /proc/sys/vm/drop_caches
+        exec {fd}>&-
+}
 
 json_line() {       # KEY VALUE [KEY VALUE...]
         jq -cn '$ARGS.positional as $a

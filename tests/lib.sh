@@ -36,12 +36,15 @@ STATE=$TMP/state
 RUN_DIR=$TMP/run          # the boot collector's directory (never the host's /run/seekless)
 EXTRA_PIDS=()
 EXTRA_MOUNTS=() EXTRA_LOOPS=()   # more images a test made itself: unmounted before $MNT, detached after
+EXTRA_INSTANCES=()              # tracefs instances the harness made (inserts_start): removed before unmounts
+INSERTS=
 
 cleanup() {
         local rc=$?
         set +e
         # what a test set up beyond these (a tracefs instance of its own): its test_cleanup, first
         if declare -F test_cleanup >/dev/null; then test_cleanup; fi
+        for i in "${EXTRA_INSTANCES[@]}"; do echo 0 > "$i/tracing_on"; rmdir "$i"; done 2>/dev/null
         if [ -n "$SIGNALLED" ]; then
                 # meson's timeout: SIGKILL follows SIGTERM within half a second, so no waiting here
                 for p in "${EXTRA_PIDS[@]}" $DAEMON_PID $BUS_PID; do kill -KILL "$p" 2>/dev/null; done
@@ -104,9 +107,14 @@ start_bus() {
         start_private_bus "$TMP/bus" "$SOURCE_ROOT"
 }
 
+# SEEKLESS_TEST_RECORDER=bpf (or fanotify, auto): the recorder every test runs with that does not name one
+# ([Record] Recorder=), to run the recording tests against each (tests/README.md).
 write_config() {
         CONF=$TMP/seekless.conf
         cat > "$CONF"
+        if [ -n "${SEEKLESS_TEST_RECORDER:-}" ] && ! grep -q '^Recorder=' "$CONF"; then
+                printf '[Record]\nRecorder=%s\n' "$SEEKLESS_TEST_RECORDER" >> "$CONF"
+        fi
 }
 
 # The page-cache tracepoint the daemon records pages with (doc/page-recording.md): the system's tracefs, or,
@@ -122,6 +130,41 @@ test_tracefs() {
         else
                 TEST_TRACEFS=/sys/kernel/tracing      # none: the daemon records whole files and says so
         fi
+}
+
+# The pages inserted into the page cache of the image's filesystem, seen from a tracefs instance of the
+# test's own: what a prefetch read, counted independently of the daemon and of whatever evicts the pages
+# afterwards (a machine of CI's kind pages out file pages nobody used within seconds of their read:
+# DAMON's proactive reclaim, doc/kernel.md §8; mincore() would count them gone).
+#   inserts_start       (re)start counting, forgetting what was seen
+#   inserted FILE...    how many distinct pages of these files were inserted since (each file's inode now)
+inserts_start() {
+        local kdev
+        if [ -z "$INSERTS" ]; then
+                test_tracefs
+                INSERTS=$TEST_TRACEFS/instances/seekless-inserts-$$
+                mkdir "$INSERTS" || fail "cannot create a tracefs instance"
+                EXTRA_INSTANCES+=("$INSERTS")
+                kdev=$(( $(stat -c '%t' "$LOOP" | sed 's/^/0x/') << 20 | $(stat -c '%T' "$LOOP" | sed 's/^/0x/') ))
+                echo 8192 > "$INSERTS/buffer_size_kb"
+                echo "s_dev == $kdev" > "$INSERTS/events/filemap/mm_filemap_add_to_page_cache/filter"
+                echo 1 > "$INSERTS/events/filemap/mm_filemap_add_to_page_cache/enable"
+        fi
+        echo 0 > "$INSERTS/tracing_on"
+        echo > "$INSERTS/trace"
+        echo 1 > "$INSERTS/tracing_on"
+}
+inserted() {
+        [ -n "$INSERTS" ] || fail "inserted before inserts_start"
+        awk -v inos="$(stat -c '%i' "$@" | xargs printf '%x ')" '
+                BEGIN { n = split(inos, x, " "); for (i = 1; i <= n; i++) f[x[i]] = 1 }
+                / mm_filemap_add_to_page_cache: / {
+                        match($0, / ino [0-9a-f]+ /); ino = substr($0, RSTART + 5, RLENGTH - 6)
+                        if (!(ino in f)) next
+                        match($0, / ofs=[0-9]+/); page = substr($0, RSTART + 5, RLENGTH - 5) / 4096
+                        match($0, / order=[0-9]+/); order = substr($0, RSTART + 7, RLENGTH - 7)
+                        for (i = 0; i < 2 ^ order; i++) if (!((ino " " page + i) in seen)) { seen[ino " " page + i] = 1; n_seen++ } }
+                END { print n_seen + 0 }' "$INSERTS/trace"
 }
 
 start_daemon() {
@@ -179,6 +222,15 @@ profile_paths() {
 has_profile() {
         ctl --json=short profiles | jq -e --arg n "$1" 'any(.[]; .name == $n)' >/dev/null
 }
+
+# What records launches' pages: bpf or fanotify (the D-Bus property Recorder).
+recorder() {
+        busctl --system get-property org.seekless.Seekless1 /org/seekless/Seekless1 \
+                org.seekless.Seekless1.Manager Recorder | cut -d'"' -f2
+}
+
+# seeklessd built with the BPF recorder (-Dbpf_recorder; meson's SEEKLESS_BPF_RECORDER)
+bpf_recorder_built() { [ "${SEEKLESS_BPF_RECORDER:-0}" = 1 ]; }
 
 boot_recording_over() {
         [ "$(busctl --system get-property org.seekless.Seekless1 /org/seekless/Seekless1 \

@@ -2,7 +2,9 @@
 # The full test suite, as CI runs it: install build/test dependencies, build with warnings as errors, run
 # every suite (unit + integration against real fanotify, ext4 on loop devices, SQLite and a private
 # dbus-daemon; needs root), then build again with AddressSanitizer/UBSan (leak detection on) and run the
-# unit and integration suites again against the sanitized daemon and tools; last, the fuzz targets built
+# unit and integration suites again against the sanitized daemon and tools. The integration tests record
+# with the tracepoint recorder in the first run and with BPF (the default where it loads) in the second,
+# wherever a test names no recorder itself; last, the fuzz targets built
 # with clang run 20 s each (fuzz/run.sh, two at a time).
 # Before and after, removes what an earlier killed run of this suite left behind (tests/scratch.sh); at
 # the end, prints the ten slowest tests with their timeouts (tests/README.md keeps the measured figures).
@@ -50,7 +52,7 @@ rc=0
 RAN=("$B $B/meson-logs/testlog.json")
 setup "$B" -Dman=enabled
 ninja -C "$B"
-meson test -C "$B" --print-errorlogs --num-processes 1 || rc=$?
+SEEKLESS_TEST_RECORDER=fanotify meson test -C "$B" --print-errorlogs --num-processes 1 || rc=$?
 
 if [ "$rc" = 0 ]; then
         setup "$A" -Db_sanitize=address,undefined -Db_lundef=false
@@ -59,10 +61,13 @@ if [ "$rc" = 0 ]; then
         RAN+=("$A $A/meson-logs/testlog.json")
         # the unit and integration tests against the sanitized daemon and tools: a misaligned read, an
         # overflow or a leak ends the process (abort_on_error, halt_on_error) and fails the test. Not the
-        # idle policy's waiting tests (suite idle-wait: minutes of clock, the same code as idle-run), nor the
-        # safety campaigns (suite campaign: they check data, not memory)
-        meson test -C "$A" --suite unit --suite integration --no-suite idle-wait --no-suite campaign --print-errorlogs \
-                --num-processes 1 || rc=$?
+        # idle policy's waiting tests (suite idle-wait: minutes of clock, the same code as idle-run), nor
+        # the test that times answers against a plan (suite latency), nor the safety campaigns (suite
+        # campaign: they check data, not memory). The integration tests record with the BPF recorder here
+        # wherever a test names no recorder (lib.sh): the run above recorded with the tracepoint, so every
+        # recording test runs against both recorders.
+        SEEKLESS_TEST_RECORDER=bpf meson test -C "$A" --suite unit --suite integration --no-suite idle-wait \
+                --no-suite latency --no-suite campaign --print-errorlogs --num-processes 1 || rc=$?
 fi
 
 # A short run of every fuzz target (libFuzzer, ASan, UBSan; its own clang build): a crash, a leak or an

@@ -368,6 +368,112 @@ lost:
         free(s.e);
 }
 
+/* A child that reads pages of A and the first page of the file open at other_fd (on another filesystem),
+ * then exits. */
+static void child_reads(int other_fd) {
+        pid_t pid = fork();
+        char buf[4096];
+
+        ASSERT_TRUE(pid >= 0);
+        if (pid == 0)
+                _exit(read_pages("A", 0, 4) < 0 || pread(other_fd, buf, sizeof buf, 0) != sizeof buf);
+        test_wait_child(pid);
+}
+
+/* The boot's way: everyone's pages under one tag but this process's own, of the filesystems asked for
+ * only; off again, nobody's. */
+TEST(watch_all_devices) {
+        _cleanup_(bpf_pages_freep) BpfPages *p = NULL;
+        _cleanup_free_ char *other = NULL;
+        Seen s = {};
+        BpfPagesOptions o = { .tracefs = TRACEFS, .on_event = on_event, .userdata = &s };
+        uint64_t a = inode_of("A");
+        struct stat st;
+        size_t n_a = 0;
+        int r, other_fd;
+
+        /* on the disk below /var/tmp (tmpfs's reads raise none of these events) */
+        other = strdup("/var/tmp/seekless-test-bpf-pages-other.XXXXXX");
+        ASSERT_TRUE(other);
+        r = mkstemp(other);
+        ASSERT_TRUE(r >= 0);
+        ASSERT_EQ(unlink(other), 0);    /* nothing left behind, whatever fails: read through the fd */
+        {
+                char page[4096] = { 1 };
+
+                ASSERT_EQ(write(r, page, sizeof page), (ssize_t) sizeof page);
+                ASSERT_EQ(fdatasync(r), 0);
+                ASSERT_EQ(posix_fadvise(r, 0, 0, POSIX_FADV_DONTNEED), 0);
+        }
+        other_fd = r;
+        ASSERT_EQ(fstat(other_fd, &st), 0);
+        ASSERT_TRUE(st.st_dev != fs_dev);
+
+        ASSERT_OK(bpf_pages_new(&o, &p));
+        ASSERT_OK(bpf_pages_set_devices(p, &fs_dev, 1, 0));
+        bpf_pages_watch_all(p, TAG + 5);
+        ASSERT_EQ(read_pages("B", 0, 4), 0);            /* ours: not reported */
+        child_reads(other_fd);
+        while ((r = bpf_pages_consume(p)) > 0)
+                ;
+        ASSERT_OK(r);
+        for (size_t i = 0; i < s.n; i++) {
+                ASSERT_EQ(s.e[i].tag, TAG + 5);
+                ASSERT_TRUE(s.e[i].pid != getpid());
+                ASSERT_TRUE(s.e[i].dev == fs_dev);      /* nothing of the other filesystem */
+                if (s.e[i].ino == a)
+                        n_a++;
+        }
+        ASSERT_TRUE(n_a > 0);
+        printf("  watching all: %zu records, %zu of A from the child, none of ours or of another filesystem\n",
+               s.n, n_a);
+
+        /* off: nobody's */
+        bpf_pages_watch_all(p, 0);
+        s.n = 0;
+        child_reads(other_fd);
+        while ((r = bpf_pages_consume(p)) > 0)
+                ;
+        ASSERT_OK(r);
+        ASSERT_EQ(s.n, 0);
+
+        /* no device: nobody's pages, not even the child's of the filesystem asked for before; dropped first,
+         * so that they are read again (insertions, on kernels without the tracepoints for pages used too) */
+        ASSERT_OK(bpf_pages_set_devices(p, &fs_dev, 0, 0));
+        bpf_pages_watch_all(p, TAG + 7);
+        {
+                int fd = open(test_path(fs.mnt, "A"), O_RDONLY | O_CLOEXEC);
+
+                ASSERT_TRUE(fd >= 0);
+                ASSERT_EQ(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+                close(fd);
+                ASSERT_EQ(posix_fadvise(other_fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+        }
+        child_reads(other_fd);
+        while ((r = bpf_pages_consume(p)) > 0)
+                ;
+        ASSERT_OK(r);
+        ASSERT_EQ(s.n, 0);
+        bpf_pages_watch_all(p, 0);
+
+        /* every device again: the other filesystem's page is reported too */
+        ASSERT_OK(bpf_pages_set_devices(p, NULL, 0, 0));
+        bpf_pages_watch_all(p, TAG + 6);
+        child_reads(other_fd);
+        while ((r = bpf_pages_consume(p)) > 0)
+                ;
+        ASSERT_OK(r);
+        n_a = 0;
+        for (size_t i = 0; i < s.n; i++)
+                if (s.e[i].dev != fs_dev)
+                        n_a++;
+        ASSERT_TRUE(n_a > 0);
+        printf("  every device: %zu record(s) of other filesystems\n", n_a);
+        bpf_pages_watch_all(p, 0);
+        close(other_fd);
+        free(s.e);
+}
+
 int main(void) {
         BpfPagesOptions probe = { .tracefs = TRACEFS, .on_event = on_event };
         BpfPages *p = NULL;
@@ -408,5 +514,6 @@ int main(void) {
         write_file("D", D_PAGES);
 
         RUN(inherit_warm_cold_mapped);
+        RUN(watch_all_devices);
         return EXIT_SUCCESS;
 }

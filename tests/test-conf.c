@@ -436,7 +436,7 @@ TEST(recorder) {
         int r;
 
         config_set_defaults(&c);
-        ASSERT_EQ(c.recorder, RECORDER_FANOTIFY);
+        ASSERT_EQ(c.recorder, RECORDER_AUTO);
         for (RecorderKind k = 0; k < _RECORDER_KIND_MAX; k++) {
                 _cleanup_free_ char *text = NULL, *l = NULL;
 
@@ -453,13 +453,13 @@ TEST(recorder) {
         /* a bad value warns and keeps what was set before */
         test_write_file(p,
                    "[Record]\n"
-                   "Recorder=auto\n"
+                   "Recorder=bpf\n"
                    "Recorder=BPF\n"                  /* 3: case matters, as for every name */
                    "Recorder=\n");                   /* 4 */
         config_set_defaults(&c);
         log = load_capture(&c, p, NULL, &r);
         ASSERT_OK(r);
-        ASSERT_EQ(c.recorder, RECORDER_AUTO);
+        ASSERT_EQ(c.recorder, RECORDER_BPF);
         assert_warned(log, p, 3, "Invalid value for Recorder=: 'BPF' (expected auto, bpf or fanotify), ignoring.");
         assert_warned(log, p, 4, "Empty value for Recorder=");
         ASSERT_EQ(count_lines(log), 2);

@@ -370,12 +370,55 @@ TEST(metadata) {
         (void) unlink(p);
 }
 
+static int add_prefetched(Db *db, uint64_t started, unsigned keep) {
+        DbSessionFile f = file_make(1);
+
+        return db_add_session(db, &(DbSession) {
+                        .profile = "boot", .kind = PROFILE_BOOT, .boot_id = BOOT_B,
+                        .started_realtime_usec = started, .duration_usec = 100, .complete = true,
+                        .prefetched = true, .files = &f, .n_files = 1,
+                }, keep, NULL);
+}
+
+/* A profile keeps its newest session that was not prefetched besides its newest `keep`, so its ranges and
+ * metadata outlive any number of prefetched ones; the merge reads it, after them. A session that was not
+ * prefetched replaces it. */
+TEST(prefetched_keep_cold) {
+        const char *p = tmp_path("prefetched.db");
+        _cleanup_(db_freep) Db *db = NULL;
+        DbMergeInput in = {};
+
+        (void) unlink(p);
+        ASSERT_OK(db_open(p, &db));
+        ASSERT_OK(add_meta(db, "boot", 1000, (const DbMetaRange[]) { { .fsid = 7, .offset = 8192, .length = 4096 } },
+                           1, 1));
+        for (uint64_t t = 2000; t <= 4000; t += 1000) {
+                ASSERT_OK(add_prefetched(db, t, 1));
+                check_counts(db, 1, 2, 1);
+                ASSERT_STREQ(meta_string(db, "boot"), "7:8192+4096");
+        }
+        ASSERT_EQ(count_rows(p, "sessions WHERE prefetched = 1"), 1);
+        ASSERT_OK(db_load_merge_input(db, "boot", 1, &in));
+        ASSERT_EQ(in.n_sessions, 2u);
+        db_merge_input_free(&in);
+        /* with keep 3: the three newest, the cold one among them */
+        ASSERT_OK(add_prefetched(db, 5000, 3));
+        check_counts(db, 1, 3, 1);
+        ASSERT_OK(add_meta(db, "boot", 6000, (const DbMetaRange[]) { { .fsid = 7, .offset = 0, .length = 4096 } },
+                           1, 1));
+        check_counts(db, 1, 1, 1);
+        ASSERT_STREQ(meta_string(db, "boot"), "7:0+4096");
+        db = db_free(db);
+        (void) unlink(p);
+}
+
 int main(int argc, char **argv) {
         test_db_tmpdir_make();
 
         RUN(store_memory);
         RUN(store_file);
         RUN(metadata);
+        RUN(prefetched_keep_cold);
 
         test_db_tmpdir_remove();
         return EXIT_SUCCESS;

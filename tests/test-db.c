@@ -288,6 +288,8 @@ TEST(second_connection) {
 #define SCHEMA_6_DROP "ALTER TABLE run_files DROP COLUMN range_offset; ALTER TABLE run_files DROP COLUMN range_length; "
 /* What migration 6 -> 7 adds, dropped. */
 #define SCHEMA_7_DROP "DROP TABLE session_metadata; "
+/* What migration 7 -> 8 adds, dropped. */
+#define SCHEMA_8_DROP "ALTER TABLE sessions DROP COLUMN prefetched; "
 
 /* A database of schema 2 (before uids): made by the current code and brought back to schema 2's tables
  * (the columns migrations 2 -> 3, 3 -> 4 and 5 -> 6 add and the tables of 4 -> 5 dropped, user_version 2),
@@ -298,14 +300,14 @@ TEST(migration_from_2) {
         sqlite3 *s = NULL;
 
         (void) unlink(p);
-        ASSERT_EQ(db_schema_version(), 7);
+        ASSERT_EQ(db_schema_version(), 8);
         ASSERT_OK(db_open(p, &db));
         ASSERT_OK(ADD(db, "boot", PROFILE_BOOT, BOOT_A, 1000, 3, 1, 2));
         ASSERT_OK(ADD(db, APP, PROFILE_APP, BOOT_A, 2000, 3, 2, 3));
         db = db_free(db);
         ASSERT_EQ(sqlite3_open_v2(p, &s, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
         ASSERT_EQ(sqlite3_exec(s, "ALTER TABLE sessions DROP COLUMN uid; ALTER TABLE profiles DROP COLUMN uid; "
-                               "ALTER TABLE run_files DROP COLUMN why; " SCHEMA_5_DROP SCHEMA_6_DROP SCHEMA_7_DROP
+                               "ALTER TABLE run_files DROP COLUMN why; " SCHEMA_5_DROP SCHEMA_6_DROP SCHEMA_7_DROP SCHEMA_8_DROP
                                "PRAGMA user_version = 2", NULL, NULL, NULL),
                   SQLITE_OK);
         ASSERT_EQ(sqlite3_close(s), SQLITE_OK);
@@ -370,7 +372,7 @@ TEST(migration_from_3) {
         ASSERT_OK(db_run_file_set(db, run, 3, RUN_FILE_SKIPPED, MOVE_REASON_NONE, "running executable", 0));
         db = db_free(db);
         ASSERT_EQ(sqlite3_open_v2(p, &s, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
-        ASSERT_EQ(sqlite3_exec(s, "ALTER TABLE run_files DROP COLUMN why; " SCHEMA_5_DROP SCHEMA_6_DROP SCHEMA_7_DROP
+        ASSERT_EQ(sqlite3_exec(s, "ALTER TABLE run_files DROP COLUMN why; " SCHEMA_5_DROP SCHEMA_6_DROP SCHEMA_7_DROP SCHEMA_8_DROP
                                "PRAGMA user_version = 3", NULL, NULL, NULL),
                   SQLITE_OK);
         ASSERT_EQ(sqlite3_close(s), SQLITE_OK);
@@ -429,7 +431,7 @@ TEST(migration_from_4) {
         db_merge_input_free(&in);
         db = db_free(db);
         ASSERT_EQ(sqlite3_open_v2(p, &s, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
-        ASSERT_EQ(sqlite3_exec(s, SCHEMA_5_DROP SCHEMA_6_DROP SCHEMA_7_DROP "PRAGMA user_version = 4", NULL, NULL, NULL), SQLITE_OK);
+        ASSERT_EQ(sqlite3_exec(s, SCHEMA_5_DROP SCHEMA_6_DROP SCHEMA_7_DROP SCHEMA_8_DROP "PRAGMA user_version = 4", NULL, NULL, NULL), SQLITE_OK);
         ASSERT_EQ(sqlite3_close(s), SQLITE_OK);
         ASSERT_EQ(user_version(p), 4);
 
@@ -447,6 +449,30 @@ TEST(migration_from_4) {
         ASSERT_OK(add_meta(db, "boot", 3000, (const DbMetaRange[]) { { .fsid = 7, .offset = 4096, .length = 8192 } },
                            1, 3));
         ASSERT_STREQ(meta_string(db, "boot"), "7:4096+8192");
+        db = db_free(db);
+        (void) unlink(p);
+}
+
+/* Schema 7 had no word of prefetched sessions: after migration 7 -> 8 every session is one that was not
+ * prefetched (the one a profile keeps besides its newest). */
+TEST(migration_from_7) {
+        const char *p = tmp_path("schema7.db");
+        Db *db = NULL;
+        sqlite3 *s = NULL;
+
+        (void) unlink(p);
+        ASSERT_OK(db_open(p, &db));
+        ASSERT_OK(ADD(db, "boot", PROFILE_BOOT, BOOT_A, 1000, 3, 1, 2));
+        ASSERT_OK(ADD(db, "boot", PROFILE_BOOT, BOOT_B, 2000, 3, 2, 3));
+        db = db_free(db);
+        ASSERT_EQ(sqlite3_open_v2(p, &s, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
+        ASSERT_EQ(sqlite3_exec(s, SCHEMA_8_DROP "PRAGMA user_version = 7", NULL, NULL, NULL), SQLITE_OK);
+        ASSERT_EQ(sqlite3_close(s), SQLITE_OK);
+
+        ASSERT_OK(db_open(p, &db));
+        ASSERT_EQ(user_version(p), db_schema_version());
+        ASSERT_EQ(count_rows(p, "sessions WHERE prefetched = 0"), 2);
+        check_counts(db, 1, 2, 3);
         db = db_free(db);
         (void) unlink(p);
 }
@@ -550,6 +576,7 @@ int main(int argc, char **argv) {
         RUN(migration_from_3);
         RUN(migration_from_2);
         RUN(migration_from_4);
+        RUN(migration_from_7);
         RUN(newer_version);
         RUN(foreign);
         RUN(corrupt);

@@ -73,4 +73,15 @@ grep -q "early pass on $MNT: 1 of 1 queued files to move" "$TMP/early.log" ||
 grep -q "nothing queued" "$TMP/early2.log" || fail "second pass: $(cat "$TMP/early2.log")"
 pass "a second early pass finds nothing to do (the program that runs that early is not queued again)"
 kill "$ALWAYS"; wait "$ALWAYS" 2>/dev/null || true
+
+# a corrupt database: the pass exits 0 (the boot's unit does not fail) and leaves the file to seeklessd
+head -c 65536 /dev/urandom > "$STATE/seekless.db"
+rm -f "$STATE/seekless.db-wal" "$STATE/seekless.db-shm"
+sum=$(sha256sum < "$STATE/seekless.db")
+"$SEEKLESSD" --early-pass --config="$CONF" --state-dir="$STATE" --filesystem="$MNT" > "$TMP/early3.log" 2>&1 ||
+        fail "the early pass failed on a corrupt database: $(cat "$TMP/early3.log")"
+grep -q "early pass: $STATE/seekless.db is corrupt or not seekless's, nothing to do" "$TMP/early3.log" ||
+        fail "no word of the corrupt database: $(cat "$TMP/early3.log")"
+[ "$(sha256sum < "$STATE/seekless.db")" = "$sum" ] || fail "the early pass changed the corrupt database"
+pass "a corrupt database: the early pass says so, exits 0 and leaves it as it is"
 fsck_clean

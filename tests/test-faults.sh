@@ -130,9 +130,12 @@ FUSE_PID=$!
 wait_until 10 test -e "$CTL" || fail "faultfs did not come up: $(cat "$TMP/faultfs.log")"
 attach_mount
 
+# Recorder=fanotify: the layout checked here is of whole files, which the tracepoint recorder's profiles of
+# these reads are; the BPF recorder's hold the ranges a program used, whose layout optimize-ranges checks
 config() {        # RATE: no run starts by itself
         write_config <<EOC
 [Record]
+Recorder=fanotify
 BootWindowSec=1
 LaunchWindowSec=3
 [Optimize]
@@ -208,6 +211,7 @@ repair_kernel_errors() {
 idle_retry() {
         write_config <<EOC
 [Record]
+Recorder=fanotify
 BootWindowSec=1
 LaunchWindowSec=3
 [Optimize]

@@ -29,9 +29,12 @@ echo "  load at start: $L1_START $L5_START on $NCPU CPUs"
 
 setup_image 1G
 start_bus
+# Recorder=fanotify: the layout checked here is of whole files, which the tracepoint recorder's profiles of
+# these reads are; the BPF recorder's hold the ranges a program used, whose layout optimize-ranges checks
 conf() {   # IDLE_SEC [MAX_LOAD_PER_CPU]
         write_config <<EOC
 [Record]
+Recorder=fanotify
 BootWindowSec=1
 LaunchWindowSec=3
 [Optimize]

@@ -10,9 +10,12 @@
 
 setup_image 1G
 start_bus
+# Recorder=fanotify: the layout checked here is of whole files, which the tracepoint recorder's profiles of
+# these reads are; the BPF recorder's hold the ranges a program used, whose layout optimize-ranges checks
 conf() {   # IDLE_SEC
         write_config <<EOC
 [Record]
+Recorder=fanotify
 BootWindowSec=1
 LaunchWindowSec=3
 [Optimize]

@@ -13,6 +13,9 @@ conf() {
 [Record]
 BootWindowSec=1
 LaunchWindowSec=3
+# discontinuities over whole files: the tracepoint recorder whatever SEEKLESS_TEST_RECORDER says (as
+# test-optimize)
+Recorder=fanotify
 [Optimize]
 MinFileAgeSec=0
 [Idle]

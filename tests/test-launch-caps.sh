@@ -70,7 +70,7 @@ start_daemon --filesystem="$MNT" --boot-id=fedcba9876543210fedcba9876543210
 wait_until 30 boot_recording_over || fail "boot window did not close"
 "$MNT/bin/evict" "$MNT/e/x" "$MNT/e/y" "$MNT/e/z"
 sleep 2
-sync; echo 2 > /proc/sys/vm/drop_caches      # dentries and inodes
+drop_all_caches 2      # dentries and inodes
 wait_until 30 has_profile "$MNT/bin/evict" || fail "launch not recorded"
 got=$(profile_paths "$MNT/bin/evict" | tr '\n' ' ')
 [ "$got" = "$MNT/bin/evict $MNT/e/x $MNT/e/y $MNT/e/z " ] || fail "after dentry eviction the profile is [$got]"

@@ -42,7 +42,7 @@ alone_ms=$(( $(ms_now) - t0 ))
 echo "  plan alone: $alone_ms ms"
 bound=$(( alone_ms / 10 )) bound_max=$(( alone_ms / 2 ))
 
-sync; echo 3 > /proc/sys/vm/drop_caches
+drop_all_caches
 t0=$(ms_now)
 ctl --json=short plan > "$TMP/plan.json" &
 PLAN_PID=$!
@@ -83,7 +83,7 @@ jq -e --slurpfile r "$TMP/plan-ref.json" '.profiles == $r[0].profiles' "$TMP/pla
 pass "the plan's reply: $(jq '.files | length' "$TMP/plan.json") files, $(jq '.skipped | length' "$TMP/plan.json") skipped, as without the measurement"
 
 # SIGTERM while a plan runs: the plan is cancelled (its caller told why), the daemon stops at once
-sync; echo 3 > /proc/sys/vm/drop_caches
+drop_all_caches
 rc=0
 ctl plan > "$TMP/plan-stop.txt" 2>&1 &
 PLAN_PID=$!

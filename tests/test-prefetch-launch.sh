@@ -13,6 +13,8 @@
 # - with PrefetchLaunches=no (a daemon started again), the same run has the program insert its pages itself.
 # Skips (77) where the daemon was built without the BPF recorder.
 . "$(dirname "$0")/lib.sh"
+# counts what the prefetch cached: no drop of every cache by a test beside meanwhile (tests/lib-core.sh)
+caches_kept
 
 setup_image
 mkdir -p "$MNT/bin" "$MNT/d"
@@ -38,7 +40,7 @@ if grep -q "No BPF page recorder (not built in" "$DAEMON_LOG"; then
         echo "SKIP: seeklessd was built without the BPF recorder (-Dbpf_recorder)"
         exit 77
 fi
-grep -q "Recording launches' pages with BPF" "$DAEMON_LOG" || fail "the BPF recorder did not start"
+grep -q "Recording pages with BPF (the boot's and the launches')" "$DAEMON_LOG" || fail "the BPF recorder did not start"
 
 sessions() { ctl --json=short profiles | jq --arg n "$P" '[.[] | select(.name == $n) | .sessions][0] // 0'; }
 cold_run() {

@@ -540,6 +540,16 @@ TEST(guard) {
         write_text(off, "");
         ASSERT_EQ(prefetch_guard_check(&g, NULL, NULL), PREFETCH_VETO_OFF_FILE);
         ASSERT_STREQ(prefetch_veto_to_string(PREFETCH_VETO_OFF_FILE), "off for this boot");
+        {
+                atomic_bool abandon = false;
+
+                g.abandon = &abandon;
+                ASSERT_EQ(prefetch_guard_check(&g, NULL, NULL), PREFETCH_VETO_OFF_FILE);
+                atomic_store(&abandon, true);
+                ASSERT_EQ(prefetch_guard_check(&g, NULL, NULL), PREFETCH_VETO_ABANDONED);
+                ASSERT_TRUE(prefetch_guard_should_stop(&g));
+                g.abandon = NULL;
+        }
         ASSERT_TRUE(unlink(off) == 0);
         /* no PSI (a kernel without it): no pressure veto; an unreadable meminfo: no floor */
         g = (PrefetchGuard) { .min_available_bytes = UINT64_MAX - 1, .max_pressure = 1,

@@ -10,10 +10,13 @@
 
 setup_image
 start_bus
+# the tracepoint's recorder: it takes the program, cached since it was copied, whole (BPF would take the
+# pages it used)
 write_config <<EOC
 [Record]
 BootWindowSec=1
 LaunchWindowSec=2
+Recorder=fanotify
 [Optimize]
 MinFileAgeSec=0
 EOC
@@ -45,9 +48,11 @@ if [ -z "${OLD_SEEKLESSD:-}" ]; then
         jq -r '.files[].path' "$TMP/show.json" > "$TMP/order.before"
         pass "a whole-file recording shows one whole range per file"
         stop_daemon
-        # back to schema 4: the tables migrations 4 -> 5 and 6 -> 7 add and the columns of 5 -> 6 taken away
+        # back to schema 4: the tables migrations 4 -> 5 and 6 -> 7 add and the columns of 5 -> 6 and 7 -> 8
+        # taken away
         db "DROP TABLE session_ranges; DROP TABLE profile_ranges; ALTER TABLE run_files DROP COLUMN range_offset;
-            ALTER TABLE run_files DROP COLUMN range_length; DROP TABLE session_metadata; PRAGMA user_version = 4"
+            ALTER TABLE run_files DROP COLUMN range_length; DROP TABLE session_metadata;
+            ALTER TABLE sessions DROP COLUMN prefetched; PRAGMA user_version = 4"
 else
         stop_daemon
         [ "$(db 'PRAGMA user_version')" = 4 ] || fail "$OLD_SEEKLESSD did not write schema 4"

@@ -575,6 +575,77 @@ TEST(merged_ranges) {
         ASSERT_STREQ(profile_ranges(db), "a:0+4096 a:8192+4096 c:0+8192");
 }
 
+/* A cold session of a and b (a 0-4K, b 8K-12K, metadata), stored as db_add_session() gets it. */
+static void record_cold(Db *db, unsigned keep) {
+        _cleanup_(session_freep) Session *s = session_of(PROFILE_APP, APP, 0, NAMES("a", "b"));
+        _cleanup_(profile_session_files_done) ProfileSessionFiles f = {};
+        const DbSessionRange r[] = { { .file = 0, .offset = 0, .length = 4096 },
+                                     { .file = 1, .offset = 8192, .length = 4096, .offset_usec = 1 } };
+        const DbMetaRange m[] = { { .fsid = 7, .offset = 409600, .length = 4096 } };
+        ProfileOptions o = options();
+        int64_t id;
+
+        ASSERT_OK(profile_resolve_session(s, &o, &f));
+        ASSERT_OK(db_add_session(db, &(DbSession) {
+                        .profile = APP, .kind = PROFILE_APP, .boot_id = BOOT_ID, .started_realtime_usec = 1000,
+                        .duration_usec = 100, .complete = true, .uid = 1000, .files = f.files, .n_files = f.n,
+                        .ranges = r, .n_ranges = ELEMENTSOF(r), .meta = m, .n_meta = ELEMENTSOF(m),
+                }, keep, &id));
+        ASSERT_OK(profile_merge(db, APP, PROFILE_APP, id, &o));
+}
+
+static unsigned n_sessions(Db *db) {
+        unsigned p, n, f;
+
+        ASSERT_OK(db_counts(db, &p, &n, &f));
+        return n;
+}
+
+/* A prefetched session (recorded without the pages it used: the tracepoint recorder) saw read only what the
+ * prefetch missed: of a and b nothing, though they are cached (no warm rule), of a new file n its page. It
+ * is stored as prefetched, without its metadata; the profile keeps its newest session that was not
+ * prefetched besides KeepLaunches=1, and so its ranges of a and b and its metadata, not a and b whole. A
+ * cold session later replaces that one. */
+TEST(prefetched_keeps_cold) {
+        _cleanup_(db_freep) Db *db = NULL;
+        ProfileOptions o = options();
+        DbMetaRange *m = NULL;
+        size_t n = 0;
+
+        ASSERT_OK(db_open(":memory:", &db));
+        make_file("a", 16384);
+        make_file("b", 16384);
+        make_file("n", 8192);
+        record_cold(db, 1);
+        ASSERT_STREQ(profile_ranges(db), "a:0+4096 b:8192+4096");
+
+        for (int k = 0; k < 3; k++) {
+                _cleanup_(session_freep) Session *s = session_of(PROFILE_APP, APP, 0, NAMES("a", "b", "n"));
+                int64_t id;
+
+                s->pages = true;
+                s->prefetched = true;
+                ASSERT_OK(session_add_pages(s, 2, 0, 1, 1500));
+                ASSERT_EQ(session_add_metadata(s, 7, 100, 1, 1600), 1);
+                o.keep_launches = 1;
+                id = store(db, s, &o);
+                ASSERT_TRUE(id > 0);
+                ASSERT_OK(profile_merge(db, APP, PROFILE_APP, id, &o));
+                ASSERT_EQ(n_sessions(db), 2);
+                ASSERT_STREQ(profile_names(db, APP, false), "a b n");
+                ASSERT_STREQ(profile_ranges(db), "a:0+4096 b:8192+4096 n:0+4096");
+                ASSERT_OK(db_get_profile_metadata(db, APP, &m, &n));
+                ASSERT_EQ(n, 1);
+                ASSERT_EQ(m[0].offset, 409600);
+                m = mfree(m);
+        }
+
+        /* a cold session again: the one before goes (KeepLaunches=1), and with it the prefetched ones' */
+        record_cold(db, 1);
+        ASSERT_EQ(n_sessions(db), 1);
+        ASSERT_STREQ(profile_ranges(db), "a:0+4096 b:8192+4096");
+}
+
 static void run_in_dir(void (*test)(void), const char *name) {
         char cmd[1024];
 
@@ -628,6 +699,7 @@ int main(void) {
         RUN_IN_DIR(session_ranges);
         RUN_IN_DIR(resolve_opens_once);
         RUN_IN_DIR(merged_ranges);
+        RUN_IN_DIR(prefetched_keeps_cold);
         RUN_IN_DIR(resident_pages);
         return EXIT_SUCCESS;
 }

@@ -30,7 +30,7 @@ if grep -q "No BPF page recorder (not built in" "$DAEMON_LOG"; then
         echo "SKIP: seeklessd was built without the BPF recorder (-Dbpf_recorder)"
         exit 77
 fi
-grep -q "Recording launches' pages with BPF: pages read from the disk, and pages used that were cached" \
+grep -q "Recording pages with BPF (the boot's and the launches'): pages read from the disk, and pages used that were cached" \
         "$DAEMON_LOG" || fail "the BPF recorder did not start: $(grep -i 'bpf' "$DAEMON_LOG")"
 P=$MNT/bin/touch-parts
 

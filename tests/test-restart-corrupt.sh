@@ -29,7 +29,7 @@ pass "profile survives a restart"
 # With every dentry dropped, a new launch reading only one file re-merges the profile, which resolves the
 # other file from its handle alone: its stored path must survive (the kernel can't name a disconnected
 # dentry and shows "/").
-sync; echo 3 > /proc/sys/vm/drop_caches
+drop_all_caches
 "$P" "$MNT/data/one"
 sessions2() { ctl --json=short profiles | jq -e --arg n "$P" 'any(.[]; .name == $n and .sessions == 2)'; }
 wait_until 30 sessions2 || fail "second launch not recorded"

@@ -81,3 +81,21 @@ int range_cached_pages(int fd, uint64_t offset, uint64_t length, uint64_t *ret) 
         *ret = cs.nr_cache;
         return 0;
 }
+
+int range_resident(int fd, uint64_t first, size_t n, unsigned char *vec) {
+        size_t page = (size_t) sysconf(_SC_PAGESIZE);
+        void *p;
+        int r = 0;
+
+        if (n == 0)
+                return 0;
+        if (first > (uint64_t) INT64_MAX / page)
+                return -EOVERFLOW;
+        p = mmap(NULL, n * page, PROT_READ, MAP_SHARED, fd, (off_t) (first * page));
+        if (p == MAP_FAILED)
+                return -errno;
+        if (mincore(p, n * page, vec) < 0)
+                r = -errno;
+        (void) munmap(p, n * page);
+        return r;
+}

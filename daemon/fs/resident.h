@@ -19,3 +19,8 @@ int file_resident_pages(int fd, uint64_t size, uint64_t *budget, uint64_t *ret);
  * walk budget); -EOPNOTSUPP before 6.5, -EPERM for a caller who may not ask (see above). Works on a block
  * device's fd too (its page cache: ext4's metadata). */
 int range_cached_pages(int fd, uint64_t offset, uint64_t length, uint64_t *ret);
+
+/* Which of the n pages from page first on are in the page cache now, a byte each in vec (bit 0):
+ * mincore() on a read-only shared mapping of them, which faults nothing in (pages past the end of the
+ * file are not). fd must be open for reading. 0 or a negative errno. */
+int range_resident(int fd, uint64_t first, size_t n, unsigned char *vec);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
@@ -622,20 +623,30 @@ static int property_get_queued_optimization(sd_bus *bus, const char *path, const
         return sd_bus_message_close_container(reply);
 }
 
-static int property_get_relocation_off(sd_bus *bus, const char *path, const char *interface, const char *property,
-                                       sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        Manager *m = userdata;
+/* (mount, why) of each watched filesystem refusal() names a reason for: RelocationOff, PrefetchOff */
+static int append_refusals(sd_bus_message *reply, Manager *m,
+                           const char *(*refusal)(Manager *m, const Filesystem *fs, char *buf, size_t n)) {
         int r;
 
         r = bus_open_rows(reply, "ps");
         for (size_t i = 0; r >= 0 && i < m->filesystems.n; i++) {
-                char why[128];
-                if (manager_relocation_refusal(m, &m->filesystems.items[i], why, sizeof why))
+                char why[PATH_MAX + 64];
+                if (refusal(m, &m->filesystems.items[i], why, sizeof why))
                         r = bus_append_row(reply, "ps", m->filesystems.items[i].mount, why);
         }
         if (r < 0)
                 return r;
         return sd_bus_message_close_container(reply);
+}
+
+static int property_get_relocation_off(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                       sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        return append_refusals(reply, userdata, manager_relocation_refusal);
+}
+
+static int property_get_prefetch_off(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                     sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        return append_refusals(reply, userdata, manager_prefetch_refusal);
 }
 
 static int property_get_optimizing(sd_bus *bus, const char *path, const char *interface, const char *property,
@@ -748,6 +759,7 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_PROPERTY("IdleStatus", "s", property_get_idle_status, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("Recorder", "s", property_get_recorder, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("RelocationOff", "a(ss)", property_get_relocation_off, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("PrefetchOff", "a(ss)", property_get_prefetch_off, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("UnwatchedFilesystems", "a(ssss)", property_get_unwatched_filesystems, 0,
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("QueuedOptimization", "(tas)", property_get_queued_optimization, 0,

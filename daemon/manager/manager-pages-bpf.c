@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Launches' pages recorded with BPF (record-bpf/bpf-pages.h), wired to the sessions: the exec thread
- * watches each process it lets exec under the exec's seq, before it allows it; a launch session takes the
- * records of its tag, the pages its processes read from the disk and, where the kernel has the
- * tracepoints, the pages they used that were cached already (a warm start, a prefetched one); an exec
- * that starts no session of its own leaves the recorder or joins its launch's tag. The boot session stays
- * with the tracefs reader (manager-pages.c), which records every process. */
+/* The boot's and launches' pages recorded with BPF (record-bpf/bpf-pages.h), wired to the sessions: the
+ * exec thread watches each process it lets exec under the exec's seq, before it allows it; a launch
+ * session takes the records of its tag, the pages its processes read from the disk and, where the kernel
+ * has the tracepoints, the pages they used that were cached already (a warm start, a prefetched one); an
+ * exec that starts no session of its own leaves the recorder or joins its launch's tag. While the boot is
+ * recorded every other process is watched under the boot's tag, and the boot takes every record. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,14 +16,20 @@
 #include "common/time-util.h"
 #include "manager/manager.h"
 #include "manager/manager-pages.h"
+#include "fs/resident.h"
+#include "record/page-files.h"
 
 static int open_mount(uint64_t fsid, void *userdata) {
         return manager_open_mount_fd(userdata, fsid);
 }
 
-/* An exec record's seq as a tag: never 0 (a session's "not watched"), the same on both threads */
+/* The boot session's tag: no launch's */
+#define BOOT_TAG UINT32_MAX
+
+/* An exec record's seq as a tag: never 0 (a session's "not watched") nor the boot's, the same on both
+ * threads */
 static uint32_t tag_of(uint64_t seq) {
-        return (uint32_t) (1 + (seq - 1) % UINT32_MAX);
+        return (uint32_t) (1 + (seq - 1) % (UINT32_MAX - 1));
 }
 
 static Session *session_of_tag(Manager *m, uint32_t tag) {
@@ -32,12 +39,65 @@ static Session *session_of_tag(Manager *m, uint32_t tag) {
         return NULL;
 }
 
+/* Pages [first, first + n) of the record, to the boot (which takes every record, a launch's too, as it
+ * takes every process's page events) and to the launch s. */
+static void take(Manager *m, Session *boot, Session *s, const BpfPageEvent *e, PageCacheEvent *pe, uint64_t first,
+                 uint64_t n) {
+        pe->index = first;
+        pe->n_pages = (uint32_t) MIN(n, (uint64_t) UINT32_MAX);
+        if (boot)
+                manager_session_take_page(m, boot, manager_boot_user(m, e->pid), pe,
+                                          e->timestamp_nsec / NSEC_PER_USEC, m->pages.bpf_fds);
+        if (!s)
+                return;
+        /* the files' pages only: the metadata has no use to count */
+        if (pe->ino != 0 && e->kind == BPF_PAGE_ADD)
+                s->pages_read += n;
+        else if (pe->ino != 0)
+                s->pages_used += n;
+        manager_session_take_page(m, s, false, pe, e->timestamp_nsec / NSEC_PER_USEC, m->pages.bpf_fds);
+}
+
+/* Fault-around's window (map_pages) says which pages it looked at, not which it mapped: it maps the cached
+ * ones only. Of a window the pages cached now are taken (those it mapped, and any read since, which a
+ * record of their own brings anyway); a window longer than this, or whose file cannot be looked at, is
+ * taken whole. Returns whether it took the window. */
+#define MAP_WINDOW_MAX 1024
+
+static bool take_mapped(Manager *m, Session *boot, Session *s, const BpfPageEvent *e, PageCacheEvent *pe,
+                        const Filesystem *fs) {
+        unsigned char vec[MAP_WINDOW_MAX];
+        uint64_t n = e->last - e->first + 1, run = 0;
+        _cleanup_close_ int fd = -EBADF;
+        int mfd;
+
+        if (n > MAP_WINDOW_MAX)
+                return false;
+        mfd = mount_fds_get(m->pages.bpf_fds, fs->fsid);
+        if (mfd < 0)
+                return false;
+        fd = page_file_open(mfd, pe->ino, O_RDONLY | O_CLOEXEC | O_NOATIME);
+        if (fd < 0 || range_resident(fd, e->first, (size_t) n, vec) < 0)
+                return false;
+        for (uint64_t i = 0; i <= n; i++) {
+                if (i < n && (vec[i] & 1)) {
+                        run++;
+                        continue;
+                }
+                if (run > 0)
+                        take(m, boot, s, e, pe, e->first + i - run, run);
+                run = 0;
+        }
+        return true;
+}
+
 /* A record: a block device's own page (the pseudo filesystem the tracefs reader learned, the device's
  * number as the inode) is the metadata of the filesystem on it; pages of filesystems not watched are
  * left out. */
 static void on_event(const BpfPageEvent *e, void *userdata) {
         Manager *m = userdata;
-        Session *s = session_of_tag(m, e->tag);
+        Session *boot = m->recording.boot && m->recording.boot->watch_tag == BOOT_TAG ? m->recording.boot : NULL;
+        Session *s = e->tag == BOOT_TAG ? NULL : session_of_tag(m, e->tag);
         PageCacheEvent pe = {
                 .dev = e->dev,
                 .ino = e->ino,
@@ -45,23 +105,20 @@ static void on_event(const BpfPageEvent *e, void *userdata) {
                 .tid = e->pid,
                 .timestamp_nsec = e->timestamp_nsec,
         };
-        uint64_t n = e->last - e->first + 1;
+        const Filesystem *fs;
 
-        if (!s || !m->pages.bpf_fds)
+        if ((!s && !boot) || !m->pages.bpf_fds)
                 return;
         if (m->pages.bpf_bdev != 0 && e->dev == m->pages.bpf_bdev) {
                 pe.dev = makedev((unsigned) (e->ino >> 20), (unsigned) (e->ino & 0xfffff));
                 pe.ino = 0;
         }
-        if (!filesystem_list_find_dev(&m->filesystems, pe.dev))
+        fs = filesystem_list_find_dev(&m->filesystems, pe.dev);
+        if (!fs)
                 return;
-        /* the files' pages only: the metadata has no use to count */
-        if (pe.ino != 0 && e->kind == BPF_PAGE_ADD)
-                s->pages_read += n;
-        else if (pe.ino != 0)
-                s->pages_used += n;
-        pe.n_pages = (uint32_t) MIN(n, (uint64_t) UINT32_MAX);
-        manager_session_take_page(m, s, false, &pe, e->timestamp_nsec / NSEC_PER_USEC, m->pages.bpf_fds);
+        if (e->kind == BPF_PAGE_MAP_PAGES && pe.ino != 0 && take_mapped(m, boot, s, e, &pe, fs))
+                return;
+        take(m, boot, s, e, &pe, e->first, e->last - e->first + 1);
 }
 
 static void bpf_lost(Manager *m) {
@@ -69,11 +126,16 @@ static void bpf_lost(Manager *m) {
 
         if (bpf_pages_lost(m->pages.bpf, &lost) < 0 || lost <= m->pages.bpf_lost)
                 return;
-        log_warning("%" PRIu64 " BPF page record(s) lost (the ring buffer was full): launches open now are "
+        log_warning("%" PRIu64 " BPF page record(s) lost (the ring buffer was full): the sessions open now are "
                     "marked incomplete", lost - m->pages.bpf_lost);
         for (Session *s = m->recording.launches; s; s = s->next) {
                 s->incomplete = true;
                 s->lost_pages += lost - m->pages.bpf_lost;
+        }
+        /* the boot's too, where BPF records it */
+        if (m->recording.boot && m->recording.boot->watch_tag == BOOT_TAG) {
+                m->recording.boot->incomplete = true;
+                m->recording.boot->lost_pages += lost - m->pages.bpf_lost;
         }
         m->pages.lost += lost - m->pages.bpf_lost;
         m->pages.bpf_lost = lost;
@@ -116,6 +178,9 @@ static int watch_exec(pid_t pid, uint64_t seq, bool on, void *userdata) {
 int manager_pages_bpf_start(Manager *m) {
         BpfPagesOptions o = {
                 .tracefs = m->tracefs,
+                /* 1 MiB: the ring is mapped into this process twice over (its data pages count twice in
+                 * its RSS), and the main loop takes its records as they come */
+                .ring_kib = 1024,
                 .on_event = on_event,
                 .userdata = m,
         };
@@ -127,7 +192,7 @@ int manager_pages_bpf_start(Manager *m) {
         r = bpf_pages_new(&o, &m->pages.bpf);
         if (r < 0) {
                 log_full_errno(m->config.recorder == RECORDER_BPF ? LOG_WARNING : LOG_INFO, r,
-                               "No BPF page recorder (%s%m): launches' pages are recorded from page-cache events",
+                               "No BPF page recorder (%s%m): the boot's and launches' pages are recorded from page-cache events",
                                r == -EOPNOTSUPP ? "not built in: " : "");
                 return 0;
         }
@@ -137,10 +202,18 @@ int manager_pages_bpf_start(Manager *m) {
                 return log_error_errno(r, "Failed to watch the BPF page recorder: %m");
         }
         recorder_set_watch(m->recording.recorder, watch_exec, m->pages.bpf);
+        /* the page events of the tracepoint are no longer switched on: BPF records the boot and the
+         * launches (the reader stays, to learn which device's pages are block devices' own) */
+        if (m->pages.reader) {
+                recorder_set_pages(m->recording.recorder, NULL);
+                (void) page_reader_enable(m->pages.reader, false);
+        }
+        manager_pages_set_filesystems(m);
         attached = bpf_pages_attached(m->pages.bpf);
-        log_info("Recording launches' pages with BPF: pages read from the disk%s",
+        log_info("Recording pages with BPF (the boot's and the launches'): pages read from the disk%s; a ring "
+                 "buffer of %u KiB",
                  attached & (1u << BPF_PAGE_GET_PAGES) ? ", and pages used that were cached" :
-                 " (this kernel has no tracepoint for pages used)");
+                 " (this kernel has no tracepoint for pages used)", o.ring_kib);
         return 0;
 }
 
@@ -184,24 +257,36 @@ void manager_pages_bpf_not_launch(Manager *m, const ExecRecord *rec, Session *ow
                 (void) bpf_pages_unwatch_if(m->pages.bpf, rec->pid, tag_of(rec->seq));
 }
 
-void manager_pages_bpf_boot_over(Manager *m) {
-        if (!m->pages.bpf || !m->pages.reader || !m->recording.recorder)
+void manager_pages_bpf_boot(Manager *m, Session *boot) {
+        if (!m->pages.bpf)
                 return;
-        /* launches have their pages from BPF: the tracepoint is no longer switched on at execs */
-        recorder_set_pages(m->recording.recorder, NULL);
-        (void) page_reader_enable(m->pages.reader, false);
+        boot->watch_tag = BOOT_TAG;
+        boot->uses = manager_pages_bpf_uses(m);
+        bpf_pages_watch_all(m->pages.bpf, BOOT_TAG);
+}
+
+void manager_pages_bpf_boot_over(Manager *m) {
+        if (m->pages.bpf)
+                bpf_pages_watch_all(m->pages.bpf, 0);
+}
+
+void manager_pages_bpf_set_filesystems(Manager *m, const dev_t *devs, size_t n, dev_t bdev) {
+        int r;
+
+        if (!m->pages.bpf)
+                return;
+        r = bpf_pages_set_devices(m->pages.bpf, devs, n, bdev);
+        if (r < 0)
+                log_warning_errno(r, "Failed to give the BPF recorder the watched filesystems, it reports every "
+                                  "filesystem's pages: %m");
 }
 
 void manager_pages_bpf_end(Manager *m, Session *s) {
         int n;
 
-        if (!m->pages.bpf || s->watch_tag == 0)
+        if (!m->pages.bpf || s->watch_tag == 0 || s->watch_tag == BOOT_TAG)
                 return;
         n = bpf_pages_unwatch_tag(m->pages.bpf, s->watch_tag);
-        /* the metadata a prefetched launch read is only what the prefetch did not: the profile keeps its
-         * newest session's, which must stay a cold one's */
-        if (s->prefetched)
-                s->n_meta = 0;
         if (s->prefetched && s->uses && s->pages_used > 0)
                 /* pages it used that it did not read itself (a lower bound: pages it read ahead and did not
                  * use count against it) */

@@ -206,16 +206,23 @@ void manager_pages_set_filesystems(Manager *m) {
         _cleanup_free_ dev_t *devs = NULL;
         size_t n = MIN(m->filesystems.n, (size_t) PAGECACHE_MAX_DEVICES);
         int r, metadata = 0;
-        dev_t bdev;
+        dev_t bdev = 0;
 
-        if (!m->pages.reader)
+        if (!m->pages.reader && !m->pages.bpf)
                 return;
         devs = calloc(n + 1, sizeof *devs);
         if (!devs)
                 return;
         for (size_t i = 0; i < n; i++)
                 devs[i] = m->filesystems.items[i].dev;
+        /* the BPF recorder's filter is all of them or every device (NULL): never a part */
+        if (!m->pages.reader) {
+                manager_pages_bpf_set_filesystems(m, m->filesystems.n > n ? NULL : devs, n, 0);
+                return;
+        }
         r = page_reader_set_devices(m->pages.reader, devs, n, &metadata);
+        manager_pages_bpf_set_filesystems(m, m->filesystems.n > n ? NULL : devs, n,
+                                          page_reader_bdev(m->pages.reader, &bdev) >= 0 ? bdev : 0);
         if (r < 0)
                 log_warning_errno(r, "Failed to set the page-cache event's filter, page events may be missed: %m");
         if (n == 0 || metadata == m->pages.metadata)

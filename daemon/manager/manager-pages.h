@@ -51,8 +51,12 @@ bool manager_pages_bpf_uses(Manager *m);
  * forwarded became no session of its own (owner: the launch it belongs to, else NULL). */
 void manager_pages_bpf_launch(Manager *m, Session *s, const ExecRecord *rec);
 void manager_pages_bpf_not_launch(Manager *m, const ExecRecord *rec, Session *owner);
-/* The boot window closed: with BPF for the launches, the tracepoint stays off from now on. */
+/* The boot session begins: recorded with BPF too, everyone's pages under the boot's tag. */
+void manager_pages_bpf_boot(Manager *m, Session *boot);
+/* The boot window closed: nobody's pages but the launches' from now on. */
 void manager_pages_bpf_boot_over(Manager *m);
+/* The watched filesystems changed: the kernel reports theirs only. */
+void manager_pages_bpf_set_filesystems(Manager *m, const dev_t *devs, size_t n, dev_t bdev);
 /* A launch session ends: its processes are no longer watched. */
 void manager_pages_bpf_end(Manager *m, Session *s);
 

@@ -80,10 +80,8 @@ bool manager_launch_prefetch(Manager *m, const char *path) {
         char why[256] = "";
         int r;
 
-        /* not while the boot is recorded from the tracepoint (the prefetched pages would be missing from
-         * it), nor where the pages a launch uses are not seen */
-        if (!m->config.prefetch || !m->config.prefetch_launches || !manager_pages_bpf_uses(m) ||
-            m->recording.boot || !path[0])
+        /* not where the pages a launch uses are not seen (its recording would miss the prefetched ones) */
+        if (!m->config.prefetch || !m->config.prefetch_launches || !manager_pages_bpf_uses(m) || !path[0])
                 return false;
         e = recent_find(l, path);
         if (e && now - e->usec < (e->none ? AGAIN_NONE_USEC : AGAIN_USEC))
@@ -98,7 +96,7 @@ bool manager_launch_prefetch(Manager *m, const char *path) {
                 return false;
         e->usec = now;
         e->none = false;
-        r = manager_prefetch(m, path, now + START_WITHIN_USEC, on_done, NULL, why, sizeof why);
+        r = manager_prefetch(m, path, now + START_WITHIN_USEC, NULL, on_done, NULL, why, sizeof why);
         if (r < 0) {
                 if (why[0])
                         log_debug("Prefetch of %s at its launch not started: %s", path, why);
@@ -109,6 +107,41 @@ bool manager_launch_prefetch(Manager *m, const char *path) {
         l->running++;
         l->started++;
         return true;
+}
+
+static void on_boot_done(Manager *m, int r, const PrefetchResult *res, void *userdata) {
+        uint64_t asked = 0;
+
+        if (r == -ENOENT)
+                log_info("No boot profile yet: nothing to prefetch");
+        else if (r < 0 && r != -ECANCELED)
+                log_warning_errno(r, "Prefetch of the boot profile failed: %m");
+        for (size_t i = 0; r >= 0 && i < res->n_fs; i++)
+                asked += res->fs[i].st.bytes_asked;
+        /* the boot session (one a daemon's life) was marked when the job was queued: unmarked if nothing
+         * was read for it after all */
+        if ((r == -ENOENT || (r >= 0 && asked == 0)) && m->recording.boot)
+                m->recording.boot->prefetched = false;
+}
+
+void manager_boot_prefetch(Manager *m) {
+        char why[256] = "";
+        int r;
+
+        if (!m->config.prefetch || !m->config.prefetch_boot)
+                return;
+        r = manager_prefetch(m, "boot", 0, &m->launch_prefetch.boot_abandon, on_boot_done, NULL, why, sizeof why);
+        if (r < 0 && why[0])
+                log_info("Prefetch of the boot profile not started: %s", why);
+        else if (r < 0)
+                log_warning_errno(r, "Prefetch of the boot profile not started: %m");
+        else {
+                log_info("Prefetch of the boot profile queued");
+                /* from now on what the boot reads may have been read for it: marked before its first
+                 * record, whenever the job ends (profile.c) */
+                if (m->recording.boot)
+                        m->recording.boot->prefetched = true;
+        }
 }
 
 void manager_launch_prefetch_done(Manager *m) {

@@ -3,6 +3,7 @@
 
 /* A launch's prefetch, started at its exec (manager-prefetch-launch.c). */
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -22,6 +23,7 @@ typedef struct ManagerLaunchPrefetch {
         LaunchPrefetchRecent recent[LAUNCH_PREFETCH_RECENT];
         unsigned running;       /* jobs queued or running */
         uint64_t started, skipped;
+        atomic_bool boot_abandon;       /* the boot profile's prefetch is no longer wanted */
 } ManagerLaunchPrefetch;
 
 /* The exec of path, no part of a launch open: its profile is prefetched on the prefetch worker, unless
@@ -31,5 +33,9 @@ typedef struct ManagerLaunchPrefetch {
  * it. Never waits: returns whether a prefetch was queued. */
 bool manager_launch_prefetch(Manager *m, const char *path);
 void manager_launch_prefetch_done(Manager *m);
+/* The boot profile's prefetch, as the boot session begins (PrefetchBoot=); once it asked for any page the
+ * boot session is marked prefetched (profile.c: where the pages it uses are not seen, it keeps the
+ * profile's ranges). Never waits. */
+void manager_boot_prefetch(Manager *m);
 /* A profile was stored under name: it is no longer "none" for the next exec. */
 void manager_launch_prefetch_forget(Manager *m, const char *name);

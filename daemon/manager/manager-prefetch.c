@@ -179,8 +179,33 @@ static void prefetch_done(int r, void *userdata) {
         prefetch_job_free(j);
 }
 
-int manager_prefetch(Manager *m, const char *profile, uint64_t start_by_usec, ManagerPrefetchDone done,
-                     void *userdata, char *why, size_t why_size) {
+/* Whether the filesystem on dev gets no prefetch for being non-rotational (PrefetchNonRotational=no);
+ * *ret_rotational: what its device says (true when it cannot be read). */
+static bool off_non_rotational(Manager *m, dev_t dev, bool *ret_rotational) {
+        bool rot = true;
+
+        (void) block_device_rotational("/sys", dev, &rot);
+        *ret_rotational = rot;
+        return !rot && !m->config.prefetch_non_rotational;
+}
+
+const char *manager_prefetch_refusal(Manager *m, const Filesystem *fs, char *buf, size_t n) {
+        _cleanup_free_ char *off = NULL;
+        bool rot;
+
+        if (!m->config.prefetch)
+                snprintf(buf, n, "Prefetch=no");
+        else if (asprintf(&off, "%s/%s", m->run_dir, PREFETCH_OFF_FILE) >= 0 && access(off, F_OK) == 0)
+                snprintf(buf, n, "off for this boot (%s)", off);
+        else if (off_non_rotational(m, fs->dev, &rot))
+                snprintf(buf, n, "%s", PREFETCH_OFF_NON_ROTATIONAL);
+        else
+                return NULL;
+        return buf;
+}
+
+int manager_prefetch(Manager *m, const char *profile, uint64_t start_by_usec, const atomic_bool *abandon,
+                     ManagerPrefetchDone done, void *userdata, char *why, size_t why_size) {
         PrefetchJob *j;
         PrefetchVeto v;
         uint64_t avail;
@@ -202,6 +227,7 @@ int manager_prefetch(Manager *m, const char *profile, uint64_t start_by_usec, Ma
                 return -ENOMEM;
         }
         j->guard = (PrefetchGuard) {
+                .abandon = abandon,
                 .off_file = j->off_file,
                 .min_available_bytes = (uint64_t) m->config.prefetch_min_available_mib << 20,
                 .max_pressure = m->config.prefetch_max_memory_pressure,
@@ -243,9 +269,8 @@ int manager_prefetch(Manager *m, const char *profile, uint64_t start_by_usec, Ma
                         return -ENOMEM;
                 }
                 j->fs[i] = (PrefetchFsJob) { .fsid = fs->fsid, .dev = fs->dev };
-                if (block_device_rotational("/sys", fs->dev, &rot) >= 0 && !rot &&
-                    !m->config.prefetch_non_rotational)
-                        f->skipped = "non-rotational (PrefetchNonRotational=no)";
+                if (off_non_rotational(m, fs->dev, &rot))
+                        f->skipped = PREFETCH_OFF_NON_ROTATIONAL;
                 j->fs[i].rotational = rot;
         }
         r = plan_worker_submit(m->prefetch_worker, prefetch_work, prefetch_done, j, false);
@@ -313,7 +338,7 @@ int manager_method_prefetch(sd_bus_message *message, void *userdata, sd_bus_erro
         c->shown = strdup(shown);
         if (!c->shown)
                 return -ENOMEM;
-        r = manager_prefetch(m, c->name, 0, on_prefetch_done, c, why, sizeof why);
+        r = manager_prefetch(m, c->name, 0, NULL, on_prefetch_done, c, why, sizeof why);
         if (r == -EOPNOTSUPP || r == -EAGAIN)
                 return sd_bus_error_setf(error, SEEKLESS_ERROR_PREFETCH_OFF, "Prefetch is off: %s.", why);
         if (r < 0)

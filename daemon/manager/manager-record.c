@@ -596,7 +596,9 @@ int manager_start_boot_session(Manager *m) {
                 return log_error_errno(r, "Failed to start boot session: %m");
         m->recording.boot->max_files = m->config.max_session_files;
         m->recording.boot->max_ranges = session_max_ranges(PROFILE_BOOT, m->recording.boot->max_files);
-        m->recording.boot->pages = m->pages.reader != NULL;
+        m->recording.boot->pages = m->pages.reader || m->pages.bpf;
+        manager_pages_bpf_boot(m, m->recording.boot);
+        manager_boot_prefetch(m);
         boot_share_init(&m->recording.boot_share, m->config.boot_user_share, m->config.max_session_files,
                         (uint64_t) m->config.max_hot_set_mib << 20);
         pidmap_track_uids(&m->recording.pidmap, m->recording.boot_share.on);
@@ -634,7 +636,11 @@ void manager_boot_finished(Manager *m, uint64_t finish_usec) {
          * start, not a window of its own. What the collector holds then is not the boot's either: a
          * daemon-reload (the one an install makes) runs the generators again. */
         if (finish_usec < m->recording.boot->start_usec) {
-                log_info("Boot had finished before seeklessd started: no boot session this time");
+                log_info("Boot had finished before seeklessd started: no boot session this time, and no "
+                         "prefetch of the boot profile");
+                /* nor a boot's reads: the prefetch queued at start stops, BPF stops recording everyone */
+                atomic_store(&m->launch_prefetch.boot_abandon, true);
+                manager_pages_bpf_boot_over(m);
                 m->recording.boot = session_free(m->recording.boot);
                 boot_share_done(&m->recording.boot_share);
                 pidmap_track_uids(&m->recording.pidmap, false);

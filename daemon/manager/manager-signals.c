@@ -3,6 +3,7 @@
  * PropertiesChanged for the properties that emit it. Nothing is sent while the bus is not there; the
  * values announced are still noted, so that a change is told once it is. */
 #include <errno.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include "common/bus-names.h"
 #include "common/log.h"
 #include "manager/manager.h"
+#include "manager/manager-prefetch.h"
 
 /* A signal of the Manager's interface; a failure to send it is logged (at LEVEL) and otherwise ignored. */
 static void emit(Manager *m, int level, const char *member, const char *types, ...) {
@@ -76,12 +78,15 @@ static char *property_text(Manager *m, AnnouncedProperty p) {
                 return strdup(m->idle.status);
         case PROP_FILESYSTEMS:
         case PROP_RELOCATION_OFF:
+        case PROP_PREFETCH_OFF:
                 l = strdup("");
                 for (size_t i = 0; l && i < m->filesystems.n; i++) {
                         const Filesystem *fs = &m->filesystems.items[i];
-                        char why[128] = "";
+                        char why[PATH_MAX + 64] = "";
 
                         if (p == PROP_RELOCATION_OFF && !manager_relocation_refusal(m, fs, why, sizeof why))
+                                continue;
+                        if (p == PROP_PREFETCH_OFF && !manager_prefetch_refusal(m, fs, why, sizeof why))
                                 continue;
                         if (asprintf(&s, "%s%s\n%u:%u\n%s\n%s\n", l, fs->mount, major(fs->dev), minor(fs->dev),
                                      fs->fstype, why) < 0)
@@ -129,6 +134,7 @@ static const char *const announced_property_table[_PROP_MAX] = {
         [PROP_OPTIMIZATION_ID] = "OptimizationId",
         [PROP_IDLE_STATUS] = "IdleStatus",
         [PROP_RELOCATION_OFF] = "RelocationOff",
+        [PROP_PREFETCH_OFF] = "PrefetchOff",
         [PROP_QUEUED_OPTIMIZATION] = "QueuedOptimization",
         [PROP_UNWATCHED_FILESYSTEMS] = "UnwatchedFilesystems",
 };

@@ -22,6 +22,7 @@ typedef enum AnnouncedProperty {
         PROP_OPTIMIZATION_ID,
         PROP_IDLE_STATUS,
         PROP_RELOCATION_OFF,
+        PROP_PREFETCH_OFF,
         PROP_QUEUED_OPTIMIZATION,
         PROP_UNWATCHED_FILESYSTEMS,
         _PROP_MAX,

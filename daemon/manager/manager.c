@@ -185,6 +185,9 @@ static void log_session_ranges(const Session *s, const ProfileSessionFiles *f) {
                  s->skipped_metadata == 1 ? "" : "s", f->n_warm, f->n_warm == 1 ? "" : "s");
         log_info("The %s session of %s took %" PRIu64 " page-cache event%s", profile_kind_to_string(s->kind),
                  s->profile, s->page_events, s->page_events == 1 ? "" : "s");
+        if (s->prefetched)
+                log_info("The %s session of %s was prefetched: its metadata is not stored, and the profile keeps "
+                         "its newest session that was not", profile_kind_to_string(s->kind), s->profile);
 }
 
 /* Resolve a session's files (path, size, type) and store it. Files that vanished before we got to them

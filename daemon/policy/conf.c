@@ -85,6 +85,7 @@ static const ConfigItem config_items[] = {
         { "Prefetch", "PrefetchBudgetSec", CONFIG_SEC,     offsetof(Config, prefetch_budget_usec),  1, 10 * 60 * USEC_PER_SEC },
         { "Prefetch", "PrefetchNonRotational", CONFIG_BOOL, offsetof(Config, prefetch_non_rotational), 0, 1 },
         { "Prefetch", "PrefetchLaunches", CONFIG_BOOL,     offsetof(Config, prefetch_launches),     0, 1 },
+        { "Prefetch", "PrefetchBoot",     CONFIG_BOOL,     offsetof(Config, prefetch_boot),         0, 1 },
 };
 
 /* Sections we know; keys in any other section are skipped silently after one warning for the header. */
@@ -108,7 +109,7 @@ void config_set_defaults(Config *c) {
                 .max_profiles_per_user = 64,
                 .max_session_files = 65536,
                 .boot_user_share = 25.0,
-                .recorder = RECORDER_FANOTIFY,
+                .recorder = RECORDER_AUTO,
                 .max_hot_set_mib = 1024,
                 .max_file_mib = 512,
                 .min_file_age_usec = 600 * USEC_PER_SEC,
@@ -129,6 +130,7 @@ void config_set_defaults(Config *c) {
                 .prefetch_budget_usec = 10 * USEC_PER_SEC,
                 .prefetch_non_rotational = false,
                 .prefetch_launches = true,
+                .prefetch_boot = true,
         };
 }
 

@@ -31,7 +31,7 @@ typedef struct Config {
         unsigned max_session_files;     /* MaxSessionFiles=, default 65536: files a session takes */
         double boot_user_share;         /* BootUserShare=, percent, default 25: of the boot session's caps,
                                          * what users' processes' reads may take */
-        RecorderKind recorder;          /* Recorder=, default fanotify */
+        RecorderKind recorder;          /* Recorder=, default auto */
 
         /* [Optimize] */
         unsigned max_hot_set_mib;       /* MaxHotSetMiB=, default 1024 (and never more than 5% of the fs) */
@@ -58,6 +58,7 @@ typedef struct Config {
         uint64_t prefetch_budget_usec;  /* PrefetchBudgetSec=, default 10 s: to issue a plan */
         bool prefetch_non_rotational;   /* PrefetchNonRotational=, default no */
         bool prefetch_launches;         /* PrefetchLaunches=, default yes (where launches are recorded with BPF) */
+        bool prefetch_boot;             /* PrefetchBoot=, default yes */
 } Config;
 
 void config_set_defaults(Config *c);

@@ -12,6 +12,7 @@ static const char *const prefetch_veto_table[_PREFETCH_VETO_MAX] = {
         [PREFETCH_VETO_OFF_FILE] = "off for this boot",
         [PREFETCH_VETO_LOW_MEMORY] = "low memory",
         [PREFETCH_VETO_PRESSURE] = "memory pressure",
+        [PREFETCH_VETO_ABANDONED] = "no longer wanted",
 };
 
 DEFINE_STRING_TABLE(prefetch_veto, PrefetchVeto);
@@ -49,7 +50,9 @@ PrefetchVeto prefetch_guard_check(const PrefetchGuard *g, uint64_t *ret_availabl
         double pressure = -1;
         PrefetchVeto v = PREFETCH_VETO_NONE;
 
-        if (g->off_file && access(g->off_file, F_OK) == 0)
+        if (g->abandon && atomic_load(g->abandon))
+                v = PREFETCH_VETO_ABANDONED;
+        else if (g->off_file && access(g->off_file, F_OK) == 0)
                 v = PREFETCH_VETO_OFF_FILE;
         if (v == PREFETCH_VETO_NONE && g->min_available_bytes > 0) {
                 avail = mem_available(g->meminfo_path);

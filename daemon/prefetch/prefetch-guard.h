@@ -7,6 +7,7 @@
  * pressure (PSI). Asked before a run and, through prefetch_guard_should_stop(), during it. */
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -15,6 +16,7 @@ typedef enum PrefetchVeto {
         PREFETCH_VETO_OFF_FILE,         /* the off file exists */
         PREFETCH_VETO_LOW_MEMORY,       /* MemAvailable below the floor */
         PREFETCH_VETO_PRESSURE,         /* memory pressure ("some", avg10) above the limit */
+        PREFETCH_VETO_ABANDONED,        /* its caller no longer wants it (the boot it was for is over) */
         _PREFETCH_VETO_MAX,
         _PREFETCH_VETO_INVALID = -EINVAL,
 } PrefetchVeto;
@@ -23,6 +25,7 @@ const char *prefetch_veto_to_string(PrefetchVeto v);     /* "none", "off for thi
 PrefetchVeto prefetch_veto_from_string(const char *s);
 
 typedef struct PrefetchGuard {
+        const atomic_bool *abandon;     /* NULL: none; true: the prefetch is no longer wanted */
         const char *off_file;           /* NULL: none */
         uint64_t min_available_bytes;   /* 0: no floor */
         double max_pressure;            /* percent of the last 10 s; 0: not looked at */

@@ -99,11 +99,14 @@ int profile_resolve_session(const Session *s, const ProfileOptions *o, ProfileSe
                         .offset_usec = sf->offset_usec,
                 };
                 file_key_ino_gen(&sf->key, &out.files[out.n].ino, &out.files[out.n].generation);
-                if (seen[i] > 0 && !s->uses) {
+                if (seen[i] > 0 && !s->uses && !s->prefetched) {
                         /* A page already cached when the window opened was read without an event: if more
                          * of the file is cached now than the session saw read, its ranges are only the part
                          * that was missing. (Pages read by others meanwhile count against it too: then the
-                         * file is taken whole, which is the safe side.) */
+                         * file is taken whole, which is the safe side.) Not in a prefetched start, whose
+                         * files are cached by the prefetch: what it saw read is what the prefetch missed,
+                         * and the profile keeps its newest start that was not prefetched (db_add_session()),
+                         * whose ranges the merge adds to these. */
                         uint64_t resident;
 
                         if (ffd >= 0 && file_resident_pages(ffd, (uint64_t) st.st_size, &walk_budget, &resident) >= 0 &&
@@ -190,9 +193,13 @@ int profile_store_session(Db *db, const Session *s, const ProfileSessionFiles *f
         r = profile_session_ranges(s, f, &ranges, &n_ranges);
         if (r < 0)
                 return r;
-        r = profile_session_metadata(s, &meta, &n_meta);
-        if (r < 0)
-                return r;
+        /* the metadata a prefetched start read is only what the prefetch did not (reads of the device's
+         * cached pages have no event on any kernel): the profile keeps its newest cold session's */
+        if (!s->prefetched) {
+                r = profile_session_metadata(s, &meta, &n_meta);
+                if (r < 0)
+                        return r;
+        }
 
         r = db_add_session(db, &(DbSession) {
                         .profile = s->profile,
@@ -201,6 +208,7 @@ int profile_store_session(Db *db, const Session *s, const ProfileSessionFiles *f
                         .started_realtime_usec = s->start_realtime_usec,
                         .duration_usec = now_usec - s->start_usec,
                         .complete = !s->incomplete,
+                        .prefetched = s->prefetched,
                         .uid = s->uid,
                         .files = f->files,
                         .n_files = f->n,

@@ -72,7 +72,9 @@ int profile_session_ranges(const Session *s, const ProfileSessionFiles *f, DbSes
 int profile_session_metadata(const Session *s, DbMetaRange **ret, size_t *ret_n);
 
 /* Stores the session with the files resolved for it (its duration ends at now_usec, CLOCK_MONOTONIC),
- * keeping the profile's newest KeepBoots=/KeepLaunches= sessions. A session cut short by its
+ * keeping the profile's newest KeepBoots=/KeepLaunches= sessions. A prefetched session is stored as such,
+ * without metadata (the profile keeps the newest session that was not prefetched, and its metadata;
+ * seeklessd(8), PREFETCH). A session cut short by its
  * MaxSessionFiles= or by lost events is stored as incomplete. Returns 1 and the session's id when stored,
  * 0 when it was not worth storing (a launch with fewer than MinLaunchFiles= files, a boot with none), or a
  * negative errno from the database. */

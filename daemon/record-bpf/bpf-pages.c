@@ -331,6 +331,54 @@ uint64_t bpf_pages_watching(BpfPages *p) {
         return __atomic_load_n(&p->skel->bss->n_watched, __ATOMIC_SEQ_CST);
 }
 
+void bpf_pages_watch_all(BpfPages *p, uint32_t tag) {
+        __atomic_store_n(&p->skel->bss->self_tgid, (uint32_t) getpid(), __ATOMIC_SEQ_CST);
+        __atomic_store_n(&p->skel->bss->all_tag, tag, __ATOMIC_SEQ_CST);
+}
+
+static uint32_t kdev(dev_t d) {
+        return (uint32_t) (major(d) << 20 | minor(d));
+}
+
+static bool kdev_in(uint32_t key, const dev_t *devs, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                if (kdev(devs[i]) == key)
+                        return true;
+        return false;
+}
+
+int bpf_pages_set_devices(BpfPages *p, const dev_t *devs, size_t n, dev_t bdev) {
+        struct bpf_map *map = p->skel->maps.devices;
+        uint32_t key, old[64];
+        size_t n_old = 0;
+        uint8_t one = 1;
+        int r;
+
+        /* every device while the map changes (a program may have read the flag before this store), and if
+         * it does not hold them all; a device in both sets stays in the map throughout */
+        __atomic_store_n(&p->skel->data->all_devices, 1, __ATOMIC_SEQ_CST);
+        if (!devs)
+                return 0;
+        if (n > bpf_map__max_entries(map) || bpf_map__max_entries(map) > ELEMENTSOF(old))
+                return -E2BIG;
+        for (r = bpf_map__get_next_key(map, NULL, &key, sizeof key); r == 0 && n_old < ELEMENTSOF(old);
+             r = bpf_map__get_next_key(map, &old[n_old - 1], &key, sizeof key))
+                old[n_old++] = key;
+        for (size_t i = 0; i < n_old; i++)
+                if (!kdev_in(old[i], devs, n) && bpf_map__delete_elem(map, &old[i], sizeof old[i], 0) < 0)
+                        return -errno;
+        for (size_t i = 0; i < n; i++) {
+                key = kdev(devs[i]);
+                r = bpf_map__update_elem(map, &key, sizeof key, &one, sizeof one, BPF_ANY);
+                if (r < 0)
+                        return r;
+        }
+        __atomic_store_n(&p->skel->bss->bdev_dev, bdev == 0 ? 0 : kdev(bdev), __ATOMIC_SEQ_CST);
+        __atomic_store_n(&p->skel->bss->n_devices, (uint32_t) n, __ATOMIC_SEQ_CST);
+        __atomic_store_n(&p->skel->data->all_devices, 0, __ATOMIC_SEQ_CST);
+        return 0;
+}
+
 int bpf_pages_fd(BpfPages *p) {
         return ring_buffer__epoll_fd(p->ring);
 }
@@ -382,6 +430,13 @@ int bpf_pages_unwatch_tag(BpfPages *p, uint32_t tag) {
 }
 
 int bpf_pages_unwatch_if(BpfPages *p, pid_t pid, uint32_t tag) {
+        return -EOPNOTSUPP;
+}
+
+void bpf_pages_watch_all(BpfPages *p, uint32_t tag) {
+}
+
+int bpf_pages_set_devices(BpfPages *p, const dev_t *devs, size_t n, dev_t bdev) {
         return -EOPNOTSUPP;
 }
 

@@ -86,6 +86,15 @@ int bpf_pages_unwatch(BpfPages *p, pid_t pid);
  * thread exits). While none is, every program returns at once. */
 uint64_t bpf_pages_watching(BpfPages *p);
 
+/* Every process's pages under tag while it is not 0 (a boot's recording): but this process's own, and
+ * those of processes watched under a tag of their own. 0: off again. */
+void bpf_pages_watch_all(BpfPages *p, uint32_t tag);
+/* Only the pages of the filesystems on these devices (st_dev of their files), and of bdev (the block
+ * devices' pseudo filesystem, 0: not known) the pages of these devices (their metadata); n == 0: no
+ * device's; devs NULL: every device's (as before the first call). -E2BIG: more than 64 (every device's
+ * then). */
+int bpf_pages_set_devices(BpfPages *p, const dev_t *devs, size_t n, dev_t bdev);
+
 /* The ring buffer's epoll fd: readable when records wait. */
 int bpf_pages_fd(BpfPages *p);
 /* Hands every waiting record to on_event. Returns how many. */

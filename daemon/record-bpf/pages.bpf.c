@@ -36,6 +36,25 @@ struct {
  * tracepoints' call of the programs and that load. */
 __u64 n_watched = 0;
 
+/* While all_tag is not 0 (the boot), every process's pages are reported under it: but seekless's own
+ * (self_tgid) and a watched process's, which keep their tag. Set by user space. */
+__u32 all_tag = 0;
+__u32 self_tgid = 0;
+
+/* Unless all_devices is set, only the pages of these devices' filesystems (s_dev, the kernel's encoding)
+ * are reported, and of the block devices' own pseudo filesystem (bdev_dev) the pages of these devices
+ * (a device's own page has the device's number as its inode's); none while n_devices is 0. Set by user
+ * space; every device's until it does. */
+struct {
+        __uint(type, BPF_MAP_TYPE_HASH);
+        __uint(max_entries, 64);
+        __type(key, __u32);
+        __type(value, __u8);
+} devices SEC(".maps");
+__u32 all_devices = 1;
+__u32 n_devices = 0;
+__u32 bdev_dev = 0;
+
 struct seen_key {
         __u32 tag;
         __u32 dev;
@@ -160,12 +179,29 @@ static __always_inline bool seen_before(__u32 tag, __u32 dev, __u64 ino, __u64 f
 
 /* The current process's tag, NULL when nobody watches it. */
 static __always_inline __u32 *watched_tag(void) {
-        __u32 tgid;
+        __u32 tgid, *t = NULL;
 
-        if (!*(volatile __u64 *) &n_watched)
+        if (!*(volatile __u64 *) &n_watched && !*(volatile __u32 *) &all_tag)
                 return NULL;
         tgid = bpf_get_current_pid_tgid() >> 32;
-        return bpf_map_lookup_elem(&watched, &tgid);
+        if (*(volatile __u64 *) &n_watched)
+                t = bpf_map_lookup_elem(&watched, &tgid);
+        if (!t && *(volatile __u32 *) &all_tag && tgid != self_tgid)
+                t = &all_tag;
+        return t;
+}
+
+/* Whether pages of dev (and ino, for the block devices' pseudo filesystem) are reported. */
+static __always_inline bool device_wanted(__u32 dev, __u64 ino) {
+        __u32 d = dev;
+
+        if (*(volatile __u32 *) &all_devices)
+                return true;
+        if (!*(volatile __u32 *) &n_devices)
+                return false;
+        if (dev == *(volatile __u32 *) &bdev_dev)
+                d = (__u32) ino;
+        return bpf_map_lookup_elem(&devices, &d) != NULL;
 }
 
 /* A record of pages of a watched process's, unless its session reported them already. */
@@ -174,7 +210,7 @@ static __always_inline int emit(__u32 tag, __u32 kind, __u32 dev, __u64 ino, __u
         __u32 zero = 0;
         __u64 *n;
 
-        if (seen_before(tag, dev, ino, first, last, kind == PAGES_KIND_ADD))
+        if (!device_wanted(dev, ino) || seen_before(tag, dev, ino, first, last, kind == PAGES_KIND_ADD))
                 return 0;
 
         r = bpf_ringbuf_reserve(&events, sizeof *r, 0);

@@ -11,17 +11,22 @@
 /* ext4's FILEID_INO32_GEN (type 1): { u32 ino; u32 gen; } */
 #define HANDLE_INO32_GEN 1
 
-int page_file_key(int mount_fd, uint64_t ino, uint64_t since_realtime_usec, FileKey *ret) {
+int page_file_open(int mount_fd, uint64_t ino, int flags) {
         FileKey probe = { .handle_type = HANDLE_INO32_GEN, .handle_len = 8 };
-        _cleanup_close_ int fd = -EBADF;
         uint32_t v[2] = { (uint32_t) ino, 0 };
-        struct statx stx;
-        int r;
 
         if (ino > UINT32_MAX || ino == 0)
                 return -EOVERFLOW;
         memcpy(probe.handle, v, sizeof v);
-        fd = file_key_open(mount_fd, &probe, O_PATH);
+        return file_key_open(mount_fd, &probe, flags);
+}
+
+int page_file_key(int mount_fd, uint64_t ino, uint64_t since_realtime_usec, FileKey *ret) {
+        _cleanup_close_ int fd = -EBADF;
+        struct statx stx;
+        int r;
+
+        fd = page_file_open(mount_fd, ino, O_PATH);
         if (fd < 0)
                 return fd;
         if (statx(fd, "", AT_EMPTY_PATH, STATX_TYPE | STATX_BTIME, &stx) < 0)

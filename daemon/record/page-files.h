@@ -14,3 +14,6 @@
  * inode any more; -EOVERFLOW: an inode number a FILEID_INO32_GEN handle cannot hold; other negative errno.
  * Needs CAP_DAC_READ_SEARCH. */
 int page_file_key(int mount_fd, uint64_t ino, uint64_t since_realtime_usec, FileKey *ret);
+/* The inode of that number opened with flags (O_CLOEXEC added by the caller), as above: an fd or a
+ * negative errno. */
+int page_file_open(int mount_fd, uint64_t ino, int flags);

@@ -8,7 +8,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include "common/alloc-util.h"
@@ -356,16 +355,15 @@ int pagecache_enable(PageCache *p, bool on) {
         return 0;
 }
 
-/* Reads a page at the end of the device with the event on and filtered to this thread's reads of that
- * device: the event's s_dev is then the pseudo filesystem's. RWF_NOWAIT: the page is inserted (and the event
- * raised) before the read would wait for the device, so a slow disk costs nothing here. A page already
- * cached raises nothing: it is dropped from the cache (a clean page of the device nobody holds) and read
- * again, or the next page before it is tried. */
+/* Reads ahead a page at the end of the device with the event on and filtered to this thread's insertions
+ * of that device's pages: the event's s_dev is then the pseudo filesystem's. POSIX_FADV_WILLNEED inserts
+ * the page (and raises the event) in this thread and submits its read without waiting for it, so a slow
+ * disk costs nothing here (doc/kernel.md §5). A page already cached raises nothing: it is dropped from the
+ * cache (a clean page of the device nobody holds) and read again, or the next page before it is tried. */
 static int learn_from(PageCache *p, dev_t dev) {
         _cleanup_close_ int fd = -EBADF;
         uint64_t page = (uint64_t) sysconf(_SC_PAGESIZE);
-        char filter[128], c;
-        struct iovec iov = { .iov_base = &c, .iov_len = 1 };
+        char filter[128];
         off_t size;
         int r, k;
 
@@ -392,7 +390,7 @@ static int learn_from(PageCache *p, dev_t dev) {
                 for (unsigned attempt = 0; attempt < 2 && p->bdev_kdev == 0; attempt++) {
                         if (attempt > 0)
                                 (void) posix_fadvise(fd, off, (off_t) page, POSIX_FADV_DONTNEED);
-                        (void) preadv2(fd, &iov, 1, off, RWF_NOWAIT);
+                        (void) posix_fadvise(fd, off, (off_t) page, POSIX_FADV_WILLNEED);
                         r = pagecache_read(p);
                         if (r < 0)
                                 break;

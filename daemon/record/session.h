@@ -137,7 +137,8 @@ struct Session {
         uint32_t watch_tag;     /* launch: its processes' tag in the BPF page recorder; 0: not watched */
         uint64_t pages_read;    /* BPF: pages its processes read from the disk (inserted into the cache) */
         uint64_t pages_used;    /* BPF: pages they used, cached or not (reads, faults, fault-around) */
-        bool prefetched;        /* launch: its profile was prefetched when it was exec'd */
+        bool prefetched;        /* its profile was prefetched for it: at a launch's exec, as the boot began
+                                 * (stored as such: profile.c, db_add_session()) */
         bool uses;              /* its page events include the pages used that were cached: what it saw
                                  * is what was read, whatever the page cache held */
         uid_t uid;              /* launch: its real uid at the exec (UID_INVALID: unknown); boot: 0 */

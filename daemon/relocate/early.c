@@ -248,6 +248,12 @@ int early_pass_run(const EarlyPassOptions *opts) {
                 return 0;
         }
         r = db_open(opts->db_path, &db);
+        if (r == -EBADMSG) {
+                /* seeklessd moves it aside when it starts; the boot goes on either way */
+                log_warning("early pass: %s is corrupt or not seekless's, nothing to do (seeklessd moves it aside)",
+                            opts->db_path);
+                return 0;
+        }
         if (r < 0)
                 return log_error_errno(r, "early pass: failed to open %s: %m", opts->db_path);
         if (asprintf(&state_file, "%s/mb_stream_req.saved", opts->state_dir) < 0)

@@ -9,10 +9,14 @@
 #include "store/db-private.h"
 #include "common/macro.h"
 
-/* The newest ?2 sessions of profile ?1. */
+/* The sessions of profile ?1 that are kept and merged: its newest ?2, and its newest one whose start was not
+ * prefetched (a prefetched start's reads of the prefetched pages are not all in its ranges, nor its
+ * metadata: that one keeps them while every later start is prefetched). */
 #define NEWEST_SESSIONS                                                                         \
-        "SELECT id FROM sessions WHERE profile_id = ?1 "                                        \
-        "ORDER BY id DESC LIMIT ?2"
+        "SELECT id FROM (SELECT id FROM sessions WHERE profile_id = ?1 "                        \
+        "ORDER BY id DESC LIMIT ?2) UNION "                                                     \
+        "SELECT id FROM (SELECT id FROM sessions WHERE profile_id = ?1 AND prefetched = 0 "     \
+        "ORDER BY id DESC LIMIT 1) ORDER BY id DESC"
 
 const char *const session_stmt_sql[_SESSION_STMT_MAX] = {
         [SESSION_STMT_PROFILE_UPSERT] =
@@ -31,7 +35,7 @@ const char *const session_stmt_sql[_SESSION_STMT_MAX] = {
                 "RETURNING id",
         [SESSION_STMT_SESSION_INSERT] =
                 "INSERT INTO sessions (profile_id, boot_id, started_realtime, duration_usec, n_files, "
-                "complete, uid) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING id",
+                "complete, uid, prefetched) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) RETURNING id",
         [SESSION_STMT_SESSION_FILE_INSERT] =
                 "INSERT INTO session_files (session_id, position, file_id, offset_usec) "
                 "VALUES (?1, ?2, ?3, ?4)",
@@ -175,7 +179,8 @@ int db_add_session(Db *db, const DbSession *s, unsigned keep, int64_t *ret_sessi
 
                 r = db_query_id(db, st, &session_id, DB_I64(profile_id), DB_TEXT(s->boot_id),
                                 DB_I64(s->started_realtime_usec), DB_I64(s->duration_usec),
-                                DB_I64(s->n_files), DB_I64(s->complete), DB_I64(s->uid));
+                                DB_I64(s->n_files), DB_I64(s->complete), DB_I64(s->uid),
+                                DB_I64(s->prefetched));
                 if (r < 0)
                         return r;
         }

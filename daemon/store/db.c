@@ -166,6 +166,11 @@ static const char *const migrations[] = {
         "        length INTEGER NOT NULL,"
         "        offset_usec INTEGER NOT NULL,"
         "        PRIMARY KEY (session_id, position)) WITHOUT ROWID;",
+
+        /* 7 -> 8: whether a session's start was prefetched (what it read of the prefetched pages is not all
+         * in its ranges, nor its metadata); a profile keeps its newest session that was not, besides its
+         * newest KeepBoots=/KeepLaunches=. Earlier sessions were not. */
+        "ALTER TABLE sessions ADD COLUMN prefetched INTEGER NOT NULL DEFAULT 0;",
 };
 
 typedef enum Stmt {

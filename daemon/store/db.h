@@ -64,6 +64,8 @@ typedef struct DbSession {
         uint64_t started_realtime_usec;
         uint64_t duration_usec;
         bool complete;
+        bool prefetched;        /* its start was prefetched: its ranges and metadata miss what the prefetch
+                                 * read (kept besides it: the profile's newest session that was not) */
         uid_t uid;              /* the launching process's real uid (boot: 0; UID_INVALID: unknown) */
         const DbSessionFile *files;   /* in first-access order; position = index */
         size_t n_files;

@@ -9,6 +9,8 @@
  *   drop:FILE                  fdatasync and POSIX_FADV_DONTNEED: the file's pages leave the page cache
  *   cached:FILE                print how many of the file's pages are in the page cache (mincore() of a
  *                              read-only shared mapping: faults nothing in)
+ *   missing:FILE               print which of them are not (mincore()), and the kernel's cachestat()
+ *                              of the file: pages cached (read or not), evicted, recently evicted
  *   strided:FILE:N:STRIDE      one byte of each of N pages STRIDE pages apart, from the last (page
  *                              (N - 1) * STRIDE) down to page 0, with POSIX_FADV_RANDOM (one page each,
  *                              no readahead), dropping them every 4096 reads (POSIX_FADV_DONTNEED): N page
@@ -179,6 +181,39 @@ static int step(char *s) {
                 if (fd < 0 || fdatasync(fd) < 0 || posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) != 0)
                         return fail("drop", file);
                 close(fd);
+                return 0;
+        }
+        if (strcmp(kind, "missing") == 0) {
+                long page = sysconf(_SC_PAGESIZE);
+                struct { uint64_t off, len; } range = { 0, 0 };
+                struct { uint64_t cache, dirty, writeback, evicted, recently_evicted; } cs = {};
+                unsigned long n;
+                unsigned char *vec;
+                struct stat st;
+                void *p = NULL;
+
+                fd = open(file, O_RDONLY | O_CLOEXEC);
+                if (fd < 0 || fstat(fd, &st) < 0)
+                        return fail("open", file);
+                n = ((unsigned long) st.st_size + (unsigned long) page - 1) / (unsigned long) page;
+                if (syscall(451 /* cachestat */, fd, &range, &cs, 0) < 0)
+                        return fail("cachestat", file);
+                printf("%s: %lu pages; cachestat: %llu cached, %llu evicted, %llu recently evicted; not in mincore():",
+                       file, n, (unsigned long long) cs.cache, (unsigned long long) cs.evicted,
+                       (unsigned long long) cs.recently_evicted);
+                vec = malloc(n + 1);
+                if (n > 0)
+                        p = mmap(NULL, (size_t) st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+                close(fd);
+                if (!vec || p == MAP_FAILED || (n > 0 && mincore(p, (size_t) st.st_size, vec) < 0))
+                        return fail("mincore", file);
+                for (unsigned long i = 0; i < n; i++)
+                        if (!(vec[i] & 1))
+                                printf(" %lu", i);
+                printf("\n");
+                free(vec);
+                if (n > 0)
+                        munmap(p, (size_t) st.st_size);
                 return 0;
         }
         if (strcmp(kind, "cached") == 0) {

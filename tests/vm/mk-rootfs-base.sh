@@ -6,9 +6,11 @@ set -euo pipefail
 W=${1:?usage: mk-rootfs-base.sh WORK_DIR}
 HERE=$(cd "$(dirname "$0")" && pwd)
 SUITE=bookworm
-# seeklessd links libsystemd, libsqlite3, libm, libcap; the rest is a systemd + dbus boot with e2fsprogs
-# (filefrag, e4defrag for the checks and bench/boot) and jq (the scenarios read seeklessctl --json).
-PKGS=systemd,systemd-sysv,dbus,udev,e2fsprogs,libsqlite3-0,libcap2,jq${EXTRA_PKGS:+,$EXTRA_PKGS}
+# seeklessd links libsystemd, libsqlite3, libm, libcap and (the BPF recorder) libbpf; the rest is a systemd
+# + dbus boot with e2fsprogs (filefrag, e4defrag for the checks and bench/boot) and jq (the scenarios read
+# seeklessctl --json). The package is installed from a local file with no network: what it depends on must
+# be here.
+PKGS=systemd,systemd-sysv,dbus,udev,e2fsprogs,libsqlite3-0,libcap2,libbpf1,jq${EXTRA_PKGS:+,$EXTRA_PKGS}
 STAMP="$SUITE $PKGS"
 B=$W/rootfs-base
 if [ -e "$B/.done" ] && [ "$(cat "$B/.done")" = "$STAMP" ]; then

@@ -32,6 +32,8 @@
 
 VM_TMP=$(mktemp -d "${TMPDIR:-/var/tmp}/seekless-vm-run.XXXXXX")
 . "$(dirname "${BASH_SOURCE[0]}")/../scratch.sh" && scratch_claim "$VM_TMP"
+# a run killed with its test runner leaves its QEMUs and overlays to the guard (kept with VM_KEEP=1)
+[ "${VM_KEEP:-0}" = 1 ] || scratch_guard "$VM_TMP"
 VM_OVERLAY=
 VM_JOB=
 VM_NBOOT=0
