@@ -583,12 +583,14 @@ static Next move_opened_item(Mover *m, const MoveItem *it, uint64_t slice_blocks
  * seconds later (doc/kernel.md §1, "When a move is on the disk"). They are committed right after the
  * file's progress call, which writes its checkpoint, and before the next file moves: a power cut then
  * leaves no file moved whose checkpoint says pending (the resumed run would move it a second time), and at
- * most the last file checkpointed done with its old blocks (it stays where it was, intact). fsync, not
- * fdatasync: the swap changes no data. Returns NEXT_STOP_IO when the filesystem failed. */
+ * most the last file checkpointed done with its old blocks (it stays where it was, intact). syncfs(), not
+ * the file's fsync(): a swap that changes only a leaf block of the file's extent tree leaves its inode
+ * alone, and fsync() then commits nothing (doc/kernel.md §1). Returns NEXT_STOP_IO when the filesystem
+ * failed. */
 static Next commit_moved(Mover *m) {
         _cleanup_close_ int fd = TAKE_FD(m->commit_fd);
 
-        if (fd < 0 || fsync(fd) >= 0 || !fs_failed(errno))
+        if (fd < 0 || syncfs(fd) >= 0 || !fs_failed(errno))
                 return NEXT_CONTINUE;
         m->stats->io_error = -errno;
         return NEXT_STOP_IO;
