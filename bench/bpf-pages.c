@@ -141,7 +141,7 @@ int main(int argc, char **argv) {
                 }
                 if (!forward)
                         ns[IDLE][round] = loop(fd, preads);
-                while (bpf_pages_consume(p) > 0)
+                while (bpf_pages_consume(p, 0) > 0)
                         ;
                 if (bpf_pages_lost(p, &lost) < 0)
                         lost = UINT64_MAX;

@@ -285,7 +285,7 @@ TEST(inherit_warm_cold_mapped) {
                 _exit(read_pages("A", 0, PAGES) < 0);
         test_wait_child(other);
 
-        while ((r = bpf_pages_consume(p)) > 0)
+        while ((r = bpf_pages_consume(p, 0)) > 0)
                 ;
         ASSERT_OK(r);
         print_events(&s, child, grandchild);
@@ -414,7 +414,7 @@ TEST(watch_all_devices) {
         bpf_pages_watch_all(p, TAG + 5);
         ASSERT_EQ(read_pages("B", 0, 4), 0);            /* ours: not reported */
         child_reads(other_fd);
-        while ((r = bpf_pages_consume(p)) > 0)
+        while ((r = bpf_pages_consume(p, 0)) > 0)
                 ;
         ASSERT_OK(r);
         for (size_t i = 0; i < s.n; i++) {
@@ -432,7 +432,7 @@ TEST(watch_all_devices) {
         bpf_pages_watch_all(p, 0);
         s.n = 0;
         child_reads(other_fd);
-        while ((r = bpf_pages_consume(p)) > 0)
+        while ((r = bpf_pages_consume(p, 0)) > 0)
                 ;
         ASSERT_OK(r);
         ASSERT_EQ(s.n, 0);
@@ -450,7 +450,7 @@ TEST(watch_all_devices) {
                 ASSERT_EQ(posix_fadvise(other_fd, 0, 0, POSIX_FADV_DONTNEED), 0);
         }
         child_reads(other_fd);
-        while ((r = bpf_pages_consume(p)) > 0)
+        while ((r = bpf_pages_consume(p, 0)) > 0)
                 ;
         ASSERT_OK(r);
         ASSERT_EQ(s.n, 0);
@@ -460,7 +460,7 @@ TEST(watch_all_devices) {
         ASSERT_OK(bpf_pages_set_devices(p, NULL, 0, 0));
         bpf_pages_watch_all(p, TAG + 6);
         child_reads(other_fd);
-        while ((r = bpf_pages_consume(p)) > 0)
+        while ((r = bpf_pages_consume(p, 0)) > 0)
                 ;
         ASSERT_OK(r);
         n_a = 0;
@@ -472,6 +472,79 @@ TEST(watch_all_devices) {
         bpf_pages_watch_all(p, 0);
         close(other_fd);
         free(s.e);
+}
+
+/* A bounded consume stops at its bound, whatever still waits, and the rest is there for the next call. */
+TEST(consume_bounded) {
+        _cleanup_(bpf_pages_freep) BpfPages *p = NULL;
+        Seen s = {};
+        BpfPagesOptions o = { .tracefs = TRACEFS, .on_event = on_event, .userdata = &s };
+        size_t first;
+        pid_t pid;
+        int r;
+
+        ASSERT_OK(bpf_pages_new(&o, &p));
+        bpf_pages_watch_all(p, TAG + 8);
+        /* a child reads D's pages one at a time, readahead off: a record each at least */
+        pid = fork();
+        ASSERT_TRUE(pid >= 0);
+        if (pid == 0) {
+                char buf[4096];
+                int fd = open(test_path(fs.mnt, "D"), O_RDONLY | O_CLOEXEC);
+
+                if (fd < 0 || posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) != 0 ||
+                    posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM) != 0)
+                        _exit(1);
+                for (size_t i = 0; i < D_PAGES; i++)
+                        if (pread(fd, buf, sizeof buf, (off_t) (i * sizeof buf)) != sizeof buf)
+                                _exit(1);
+                _exit(0);
+        }
+        test_wait_child(pid);
+        bpf_pages_watch_all(p, 0);
+
+        /* a bound already past: the clock is read after 64 records, and it stops there */
+        r = bpf_pages_consume(p, 1);
+        ASSERT_EQ(r, -EAGAIN);
+        ASSERT_EQ(s.n, 64u);
+        first = s.n;
+        while ((r = bpf_pages_consume(p, 0)) > 0)
+                ;
+        ASSERT_OK(r);
+        ASSERT_TRUE(s.n >= D_PAGES);
+        printf("  a bound already past: %zu records, then %zu more without one\n", first, s.n - first);
+        free(s.e);
+}
+
+/* In a PID namespace of its own the loader refuses (the programs report the initial namespace's ids). */
+TEST(pid_namespace) {
+        pid_t pid;
+        int status;
+
+        pid = fork();
+        ASSERT_TRUE(pid >= 0);
+        if (pid == 0) {
+                pid_t inner;
+
+                if (unshare(CLONE_NEWPID) < 0)
+                        _exit(10);
+                inner = fork();
+                if (inner < 0)
+                        _exit(11);
+                if (inner == 0) {
+                        BpfPagesOptions o = { .tracefs = TRACEFS, .on_event = on_event };
+                        BpfPages *p = NULL;
+                        int r = bpf_pages_new(&o, &p);
+
+                        bpf_pages_free(p);
+                        _exit(getpid() == 1 && r == -EXDEV ? 0 : 12);
+                }
+                _exit(waitpid(inner, &status, 0) == inner && WIFEXITED(status) ? WEXITSTATUS(status) : 13);
+        }
+        ASSERT_EQ(waitpid(pid, &status, 0), pid);
+        ASSERT_TRUE(WIFEXITED(status));
+        ASSERT_EQ(WEXITSTATUS(status), 0);
+        printf("  as pid 1 of a PID namespace of its own: -EXDEV\n");
 }
 
 int main(void) {
@@ -515,5 +588,7 @@ int main(void) {
 
         RUN(inherit_warm_cold_mapped);
         RUN(watch_all_devices);
+        RUN(consume_bounded);
+        RUN(pid_namespace);
         return EXIT_SUCCESS;
 }

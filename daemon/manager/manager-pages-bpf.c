@@ -25,6 +25,7 @@ static int open_mount(uint64_t fsid, void *userdata) {
 
 /* The boot session's tag: no launch's */
 #define BOOT_TAG UINT32_MAX
+#define BPF_TURN_USEC (50 * USEC_PER_MSEC)
 
 /* An exec record's seq as a tag: never 0 (a session's "not watched") nor the boot's, the same on both
  * threads */
@@ -141,11 +142,12 @@ static void bpf_lost(Manager *m) {
         m->pages.bpf_lost = lost;
 }
 
-void manager_pages_bpf_drain(Manager *m) {
+bool manager_pages_bpf_drain(Manager *m, uint64_t until_usec) {
         _cleanup_(mount_fds_done) MountFds fds = { .open = open_mount, .userdata = m };
+        int r;
 
         if (!m->pages.bpf)
-                return;
+                return false;
         /* the launches whose records may wait in the ring buffer first: records without a session are
          * dropped */
         manager_record_drain_execs(m);
@@ -154,13 +156,16 @@ void manager_pages_bpf_drain(Manager *m) {
         if (!m->pages.reader || page_reader_bdev(m->pages.reader, &m->pages.bpf_bdev) < 0)
                 m->pages.bpf_bdev = 0;
         m->pages.bpf_fds = &fds;
-        (void) bpf_pages_consume(m->pages.bpf);
+        r = bpf_pages_consume(m->pages.bpf, until_usec);
         m->pages.bpf_fds = NULL;
         bpf_lost(m);
+        return r == -EAGAIN;
 }
 
+/* A turn of the event loop takes the ring's records for BPF_TURN_USEC at most: the rest wait for the next
+ * turn (the fd stays readable), after the bus and the timers had theirs. */
 static int on_bpf(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
-        manager_pages_bpf_drain(userdata);
+        (void) manager_pages_bpf_drain(userdata, now_usec(CLOCK_MONOTONIC) + BPF_TURN_USEC);
         return 0;
 }
 
@@ -191,9 +196,14 @@ int manager_pages_bpf_start(Manager *m) {
                 return 0;
         r = bpf_pages_new(&o, &m->pages.bpf);
         if (r < 0) {
-                log_full_errno(m->config.recorder == RECORDER_BPF ? LOG_WARNING : LOG_INFO, r,
-                               "No BPF page recorder (%s%m): the boot's and launches' pages are recorded from page-cache events",
-                               r == -EOPNOTSUPP ? "not built in: " : "");
+                int level = m->config.recorder == RECORDER_BPF ? LOG_WARNING : LOG_INFO;
+
+                if (r == -EXDEV)
+                        log_full(level, "No BPF page recorder (seeklessd is not in the initial PID namespace, whose process ids the programs report): the boot's and launches' pages are recorded from page-cache events");
+                else
+                        log_full_errno(level, r,
+                                       "No BPF page recorder (%s%m): the boot's and launches' pages are recorded from page-cache events",
+                                       r == -EOPNOTSUPP ? "not built in: " : "");
                 return 0;
         }
         r = sd_event_add_io(m->event, &m->pages.bpf_source, bpf_pages_fd(m->pages.bpf), EPOLLIN, on_bpf, m);

@@ -186,11 +186,12 @@ static int on_pages_defer(sd_event_source *source, void *userdata) {
 
 size_t manager_pages_drain(Manager *m) {
         uint64_t stop = now_usec(CLOCK_MONOTONIC) + PAGES_DRAIN_USEC;
-        size_t left;
+        size_t left, bpf_left;
 
-        manager_pages_bpf_drain(m);
+        /* records left in the BPF ring at the bound: how many is not known, one is counted */
+        bpf_left = manager_pages_bpf_drain(m, stop) ? 1 : 0;
         if (!m->pages.reader)
-                return 0;
+                return bpf_left;
         left = manager_pages_work(m, stop);
         if (left == 0 && page_reader_enabled(m->pages.reader)) {
                 (void) page_reader_drain(m->pages.reader);
@@ -199,7 +200,7 @@ size_t manager_pages_drain(Manager *m) {
         }
         (void) sd_event_source_set_enabled(m->pages.defer, left > 0 ? SD_EVENT_ON : SD_EVENT_OFF);
         (void) sd_event_source_set_enabled(m->pages.source, left > 0 ? SD_EVENT_OFF : SD_EVENT_ON);
-        return left;
+        return left + bpf_left;
 }
 
 void manager_pages_set_filesystems(Manager *m) {

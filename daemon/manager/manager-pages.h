@@ -43,8 +43,9 @@ void manager_session_take_page(Manager *m, Session *s, bool user, const PageCach
  * of launches come from it, no longer from the tracefs reader (which still records the boot). */
 int manager_pages_bpf_start(Manager *m);
 void manager_pages_bpf_stop(Manager *m);
-/* Gives what the BPF recorder holds to the sessions now (before windows close). */
-void manager_pages_bpf_drain(Manager *m);
+/* Gives what the BPF recorder holds to the sessions now (before windows close), until until_usec
+ * (CLOCK_MONOTONIC). Returns whether records were left at that bound. */
+bool manager_pages_bpf_drain(Manager *m, uint64_t until_usec);
 /* Whether launches are recorded with the pages they use (BPF, and the kernel's use tracepoints). */
 bool manager_pages_bpf_uses(Manager *m);
 /* A launch session begins (its root process was watched by the exec thread under rec's seq), or an exec
@@ -61,5 +62,6 @@ void manager_pages_bpf_set_filesystems(Manager *m, const dev_t *devs, size_t n, 
 void manager_pages_bpf_end(Manager *m, Session *s);
 
 /* Takes what the kernel buffered now, before windows close, and gives it to the sessions, for at most a
- * quarter of a second: returns how many events still wait (they count as lost for a window closing now). */
+ * quarter of a second: returns how many events still wait (they count as lost for a window closing now;
+ * records left in the BPF ring count as one). */
 size_t manager_pages_drain(Manager *m);

@@ -5,11 +5,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "config.h"
 #include "common/alloc-util.h"
+#include "common/time-util.h"
 #include "record-bpf/bpf-pages.h"
 
 static const char *const bpf_page_kind_table[_BPF_PAGE_KIND_MAX] = {
@@ -31,6 +33,8 @@ DEFINE_STRING_TABLE(bpf_page_kind, BpfPageKind)
 #include "record-bpf/pages.skel.h"
 
 #define RING_KIB_DEFAULT 1024u
+#define CONSUME_CHECK_EVERY 64u
+#define PROC_PID_INIT_INO 0xEFFFFFFCu   /* the initial PID namespace's inode in nsfs */
 #define DEDUP_ENTRIES_DEFAULT 16384u
 
 struct BpfPages {
@@ -41,6 +45,8 @@ struct BpfPages {
         unsigned attached;
         void (*on_event)(const BpfPageEvent *e, void *userdata);
         void *userdata;
+        uint64_t until_usec;            /* bpf_pages_consume()'s bound; 0: none */
+        unsigned since_check;           /* records handed since the clock was read */
 };
 
 /* The tracepoint of each kind; the insertion's program takes its record (attached through tracefs), the
@@ -139,6 +145,12 @@ static int on_record(void *ctx, void *data, size_t size) {
                 .timestamp_nsec = r->ktime,
         };
         p->on_event(&e, p->userdata);
+        /* past the bound: stop here (libbpf takes this record as consumed and returns this error) */
+        if (p->until_usec > 0 && ++p->since_check >= CONSUME_CHECK_EVERY) {
+                p->since_check = 0;
+                if (now_usec(CLOCK_MONOTONIC) >= p->until_usec)
+                        return -EAGAIN;
+        }
         return 0;
 }
 
@@ -155,10 +167,17 @@ int bpf_pages_new(const BpfPagesOptions *o, BpfPages **ret) {
         const char *tracefs = o->tracefs ?: "/sys/kernel/tracing";
         unsigned ring_kib = o->ring_kib ?: RING_KIB_DEFAULT, present = 0;
         struct btf *vmlinux;
+        struct stat st;
         int add_id, r;
 
         if (!o->on_event || ring_kib < 4 || (ring_kib & (ring_kib - 1)))
                 return -EINVAL;
+        /* the programs report the initial PID namespace's ids (doc/kernel.md §9), which are not this
+         * process's pids inside another namespace */
+        if (stat("/proc/self/ns/pid", &st) < 0)
+                return -errno;
+        if (st.st_ino != PROC_PID_INIT_INO)
+                return -EXDEV;
         /* No BTF, no CO-RE: say so before libbpf fails on the first relocation. */
         vmlinux = btf__load_vmlinux_btf();
         if (!vmlinux)
@@ -383,8 +402,14 @@ int bpf_pages_fd(BpfPages *p) {
         return ring_buffer__epoll_fd(p->ring);
 }
 
-int bpf_pages_consume(BpfPages *p) {
-        return ring_buffer__consume(p->ring);
+int bpf_pages_consume(BpfPages *p, uint64_t until_usec) {
+        int r;
+
+        p->until_usec = until_usec;
+        p->since_check = 0;
+        r = ring_buffer__consume(p->ring);
+        p->until_usec = 0;
+        return r;
 }
 
 int bpf_pages_lost(BpfPages *p, uint64_t *ret) {
@@ -448,7 +473,7 @@ int bpf_pages_fd(BpfPages *p) {
         return -EOPNOTSUPP;
 }
 
-int bpf_pages_consume(BpfPages *p) {
+int bpf_pages_consume(BpfPages *p, uint64_t until_usec) {
         return -EOPNOTSUPP;
 }
 

@@ -59,7 +59,8 @@ typedef struct BpfPages BpfPages;
 
 /* Loads the programs and attaches them. The use tracepoints are attached where the kernel has them
  * (bpf_pages_attached() says which); missing ones are no error. -EOPNOTSUPP: built without BPF; -EPERM:
- * not privileged (or lockdown); -ENOENT: no kernel BTF, no tracefs at o->tracefs or no page-cache
+ * not privileged (or lockdown); -EXDEV: this process is not in the initial PID namespace (the programs
+ * report that namespace's process ids); -ENOENT: no kernel BTF, no tracefs at o->tracefs or no page-cache
  * insertion event; else the error libbpf gave (the verifier's: -EINVAL, -EACCES). libbpf's own messages
  * go to whatever libbpf_set_print() was given (this engine does not set it). */
 int bpf_pages_new(const BpfPagesOptions *o, BpfPages **ret);
@@ -97,7 +98,10 @@ int bpf_pages_set_devices(BpfPages *p, const dev_t *devs, size_t n, dev_t bdev);
 
 /* The ring buffer's epoll fd: readable when records wait. */
 int bpf_pages_fd(BpfPages *p);
-/* Hands every waiting record to on_event. Returns how many. */
-int bpf_pages_consume(BpfPages *p);
+/* Hands the waiting records to on_event, until CLOCK_MONOTONIC reaches until_usec (0: no bound; the clock
+ * is read every 64 records): records the kernel keeps adding cannot keep the caller here. Returns how
+ * many when none waits any more, -EAGAIN when it stopped at the bound (the fd stays readable while
+ * records wait). */
+int bpf_pages_consume(BpfPages *p, uint64_t until_usec);
 /* Records the kernel could not store (the ring buffer was full) since bpf_pages_new(). */
 int bpf_pages_lost(BpfPages *p, uint64_t *ret);
