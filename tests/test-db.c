@@ -564,6 +564,142 @@ TEST(space) {
         ASSERT_ERROR(db_vacuum_step(mem, 0), EINVAL);
 }
 
+/* The file's bytes, for comparing (NULL-terminated sizes are not needed: the length is returned). */
+static char *file_bytes(const char *path, size_t *ret_n) {
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        struct stat st;
+        char *b;
+
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_OK(fstat(fd, &st));
+        b = malloc((size_t) st.st_size + 1);
+        ASSERT_TRUE(b);
+        ASSERT_EQ(pread(fd, b, (size_t) st.st_size, 0), (ssize_t) st.st_size);
+        *ret_n = (size_t) st.st_size;
+        return b;
+}
+
+static bool exists(const char *path, const char *suffix) {
+        char p[600];
+
+        ASSERT_TRUE((size_t) snprintf(p, sizeof p, "%s%s", path, suffix) < sizeof p);
+        return access(p, F_OK) >= 0;
+}
+
+/* A store of two boot sessions at path, closed (no WAL left). */
+static void make_store(const char *path) {
+        Db *db = NULL;
+
+        ASSERT_OK(db_open(path, &db));
+        ASSERT_OK(ADD(db, "boot", PROFILE_BOOT, BOOT_A, 1000, 3, 1, 2, 3));
+        ASSERT_OK(ADD(db, "boot", PROFILE_BOOT, BOOT_B, 2000, 3, 2, 3, 4));
+        db = db_free(db);
+        ASSERT_TRUE(!exists(path, "-wal") && !exists(path, "-shm"));
+}
+
+/* Read-only, as the initramfs stage reads the store on a root mounted read-only: the file read and not
+ * changed, no WAL or shm file made, a WAL left behind neither read nor touched; names that an SQLite URI
+ * would take apart; what it refuses. */
+TEST(readonly) {
+        static const char *const names[] = { "ro.db", "a b?c#d%25e.db" };
+        char path[300], dir[256];
+        Db *db = NULL;
+
+        for (size_t i = 0; i < ELEMENTSOF(names) + 1; i++) {
+                _cleanup_free_ char *before = NULL, *after = NULL;
+                DbProfileInfo *profiles = NULL;
+                size_t n_before, n_after, n = 0;
+                struct stat st1, st2;
+                unsigned c_profiles, c_sessions, c_files;
+
+                if (i < ELEMENTSOF(names))
+                        (void) snprintf(path, sizeof path, "%s", tmp_path(names[i]));
+                else    /* a path that begins with "//" (the URI's authority, if not escaped) */
+                        (void) snprintf(path, sizeof path, "/%s", tmp_path("slashes.db"));
+                make_store(path);
+                before = file_bytes(path, &n_before);
+                ASSERT_OK(stat(path, &st1));
+                ASSERT_OK(db_open_readonly(path, &db));
+                ASSERT_OK(db_counts(db, &c_profiles, &c_sessions, &c_files));
+                ASSERT_EQ(c_profiles, 1u);
+                ASSERT_EQ(c_sessions, 2u);
+                ASSERT_OK(db_list_profiles(db, &profiles, &n));
+                ASSERT_EQ(n, 1u);
+                ASSERT_TRUE(streq(profiles[0].name, "boot"));
+                db_profile_infos_free(profiles, n);
+                ASSERT_TRUE(!exists(path, "-wal") && !exists(path, "-shm"));
+                db = db_free(db);
+                after = file_bytes(path, &n_after);
+                ASSERT_OK(stat(path, &st2));
+                ASSERT_EQ(n_after, n_before);
+                ASSERT_TRUE(memcmp(before, after, n_before) == 0);
+                ASSERT_TRUE(st1.st_mtim.tv_sec == st2.st_mtim.tv_sec && st1.st_mtim.tv_nsec == st2.st_mtim.tv_nsec);
+                ASSERT_TRUE(!exists(path, "-wal") && !exists(path, "-shm"));
+                fprintf(stderr, "   %s: read (1 profile, 2 sessions), unchanged, no WAL or shm\n", path);
+        }
+
+        /* a WAL left behind (a daemon stopped without its checkpoint: copied while a connection holds it) */
+        {
+                const char *p = tmp_path("walled.db");
+                char wal[300], copy_wal[300], cmd[1400];
+                _cleanup_free_ char *before = NULL, *after = NULL;
+                size_t n_before, n_after;
+                unsigned c_profiles, c_sessions, c_files;
+                Db *writer = NULL;
+
+                make_store(p);
+                ASSERT_OK(db_open(p, &writer));
+                ASSERT_OK(ADD(writer, "/usr/bin/foo", PROFILE_APP, BOOT_A, 3000, 3, 5, 6));
+                (void) snprintf(wal, sizeof wal, "%s-wal", p);
+                ASSERT_TRUE(access(wal, F_OK) >= 0);
+                (void) snprintf(dir, sizeof dir, "%s", tmp_path("copy.db"));
+                (void) snprintf(copy_wal, sizeof copy_wal, "%s-wal", dir);
+                ASSERT_TRUE((size_t) snprintf(cmd, sizeof cmd, "cp '%s' '%s' && cp '%s' '%s'", p, dir, wal, copy_wal) <
+                            sizeof cmd);
+                ASSERT_EQ(system(cmd), 0);
+                writer = db_free(writer);
+
+                before = file_bytes(copy_wal, &n_before);
+                ASSERT_OK(db_open_readonly(dir, &db));
+                ASSERT_OK(db_counts(db, &c_profiles, &c_sessions, &c_files));
+                ASSERT_EQ(c_profiles, 1u);      /* the WAL's profile is not seen */
+                db = db_free(db);
+                after = file_bytes(copy_wal, &n_after);
+                ASSERT_EQ(n_after, n_before);
+                ASSERT_TRUE(memcmp(before, after, n_before) == 0);
+                ASSERT_TRUE(!exists(dir, "-shm"));
+                fprintf(stderr, "   a WAL left behind: not read (1 profile), unchanged, no shm\n");
+        }
+
+        /* refused */
+        {
+                const char *p = tmp_path("ro-refused.db");
+                char junk[8192];
+                sqlite3 *s = NULL;
+                char sql[64];
+
+                ASSERT_ERROR(db_open_readonly(tmp_path("none.db"), &db), ENOENT);
+                make_store(p);
+                /* each written by a connection closed before (the last one checkpoints its WAL) */
+                for (int d = 1; d >= -1; d -= 2) {
+                        ASSERT_EQ(sqlite3_open_v2(p, &s, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
+                        (void) snprintf(sql, sizeof sql, "PRAGMA user_version = %d", db_schema_version() + d);
+                        ASSERT_EQ(sqlite3_exec(s, sql, NULL, NULL, NULL), SQLITE_OK);
+                        ASSERT_EQ(sqlite3_close(s), SQLITE_OK);
+                        if (d > 0)
+                                ASSERT_ERROR(db_open_readonly(p, &db), EPROTO);
+                }
+                ASSERT_ERROR(db_open_readonly(p, &db), ESTALE);
+                for (size_t i = 0; i < sizeof junk; i++)
+                        junk[i] = (char) ('a' + i * 7 % 26);
+                memcpy(junk, "SQLite format 3", 16);
+                write_file(p, junk, sizeof junk);
+                ASSERT_ERROR(db_open_readonly(p, &db), EBADMSG);
+                ASSERT_TRUE(!db);
+                fprintf(stderr, "   refused: ENOENT, EPROTO, ESTALE, EBADMSG\n");
+        }
+}
+
 int main(int argc, char **argv) {
         if (argc == 3 && streq(argv[1], "--count-sessions")) {
                 int n = count_sessions(argv[2]);
@@ -584,6 +720,7 @@ int main(int argc, char **argv) {
         RUN(prefetch);
         RUN(second_connection);
         RUN(space);
+        RUN(readonly);
 
         test_db_tmpdir_remove();
         return EXIT_SUCCESS;

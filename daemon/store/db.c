@@ -809,6 +809,68 @@ int db_open(const char *path, Db **ret) {
         return 0;
 }
 
+/* path as an SQLite URI that opens it immutable: "file://" (an empty authority, so that a path beginning
+ * with "//" stays a path), the path with '%', '?' and '#' escaped, then the parameter. */
+static char *immutable_uri(const char *path) {
+        static const char prefix[] = "file://", suffix[] = "?immutable=1";
+        size_t n = strlen(path);
+        char *u = malloc(sizeof prefix + 3 * n + sizeof suffix), *w;
+
+        if (!u)
+                return NULL;
+        w = stpcpy(u, prefix);
+        for (const char *c = path; *c; c++)
+                if (*c == '%' || *c == '?' || *c == '#')
+                        w += sprintf(w, "%%%02X", (unsigned char) *c);
+                else
+                        *w++ = *c;
+        strcpy(w, suffix);
+        return u;
+}
+
+int db_open_readonly(const char *path, Db **ret) {
+        _cleanup_(db_freep) Db *db = NULL;
+        _cleanup_free_ char *uri = NULL;
+        int64_t version;
+        int rc, r;
+
+        if (!path || !ret || streq(path, ":memory:"))
+                return -EINVAL;
+        if (access(path, F_OK) < 0)
+                return -errno;
+        uri = immutable_uri(path);
+        db = calloc(1, sizeof(Db));
+        if (!uri || !db)
+                return -ENOMEM;
+        prefetch_file(path);
+        rc = sqlite3_open_v2(uri, &db->sqlite, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX |
+                             SQLITE_OPEN_EXRESCODE, NULL);
+        if (rc != SQLITE_OK)
+                return db->sqlite ? sqlite_errno(db->sqlite, rc) : -ENOMEM;
+        (void) sqlite3_extended_result_codes(db->sqlite, 1);
+
+        /* no migration here: only the schema this code knows is read */
+        r = not_ours_errno(db, db_read_int(db, "PRAGMA user_version", &version));
+        if (r < 0)
+                return r;
+        if (version <= 0)
+                return -EBADMSG;
+        if (version > db_schema_version())
+                return -EPROTO;
+        if (version < db_schema_version())
+                return -ESTALE;
+        r = db_probe(db);
+        if (r < 0)
+                return r;
+        if ((r = prepare_all(db, stmt_sql, _STMT_MAX, db->stmt)) < 0 ||
+            (r = prepare_all(db, session_stmt_sql, _SESSION_STMT_MAX, db->session_stmt)) < 0 ||
+            (r = prepare_all(db, profile_stmt_sql, _PROFILE_STMT_MAX, db->profile_stmt)) < 0 ||
+            (r = prepare_all(db, run_stmt_sql, _RUN_STMT_MAX, db->run_stmt)) < 0)
+                return r;
+        *ret = TAKE_PTR(db);
+        return 0;
+}
+
 int db_set_busy_timeout(Db *db, unsigned msec) {
         return sqlite_errno(db->sqlite, sqlite3_busy_timeout(db->sqlite, (int) MIN(msec, (unsigned) INT_MAX)));
 }
