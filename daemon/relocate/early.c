@@ -140,8 +140,9 @@ static uint64_t hot_set_start(Db *db, int mount_fd, uint64_t fsid, const DbRunFi
         return at[k / 2];
 }
 
-static int pass_on(Db *db, const Filesystem *fs, const DbRunFile *files, size_t n, const char *state_file,
-                   atomic_bool *cancel, EarlyStop *stop, const MoverExecGate *gate) {
+static int pass_on(Db *db, const Filesystem *fs, const char *mount_as, const DbRunFile *files, size_t n,
+                   const char *state_file, atomic_bool *cancel, EarlyStop *stop, const MoverExecGate *gate,
+                   uint64_t *ret_moved, bool *ret_stopped) {
         _cleanup_free_ MoveItem *all = calloc(n + 1, sizeof *all), *items = calloc(n + 1, sizeof *items);
         _cleanup_free_ MoveOutcome *outcomes = calloc(n + 1, sizeof *outcomes);
         _cleanup_free_ size_t *index = calloc(n + 1, sizeof *index);
@@ -173,7 +174,7 @@ static int pass_on(Db *db, const Filesystem *fs, const DbRunFile *files, size_t 
         mfd = open(fs->mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (mfd < 0)
                 return -errno;
-        r = run_create(db, fs->fsid, fs->mount, all, n, &run_id);
+        r = run_create(db, fs->fsid, mount_as ?: fs->mount, all, n, &run_id);
         if (r < 0)
                 return r;
         p.run_id = run_id;
@@ -216,6 +217,8 @@ static int pass_on(Db *db, const Filesystem *fs, const DbRunFile *files, size_t 
         };
         r = mover_run(&o, items, k, outcomes, &stats);     /* k == 0 too: it fills stats (no donor) */
         (void) run_finish(db, run_id, r, &stats);
+        *ret_moved += p.moved;
+        *ret_stopped = *ret_stopped || stats.cancelled;
         if (r < 0)
                 return r;
         if (stats.io_error < 0)
@@ -241,6 +244,8 @@ int early_pass_run(const EarlyPassOptions *opts) {
         atomic_bool cancel;
         _cleanup_(recorder_freep) Recorder *rec = NULL;
         MoverExecGate gate;
+        uint64_t moved = 0;
+        bool stopped = false;
         int r, sig;
 
         if (access(opts->db_path, F_OK) < 0) {
@@ -282,13 +287,17 @@ int early_pass_run(const EarlyPassOptions *opts) {
 
         /* Programs start while the pass runs: the execs of a file it moves wait for the move (mover.h),
          * through an exec thread of our own. Without one, queued executables are not moved. */
-        r = recorder_new(false, &rec);
-        if (r >= 0)
-                r = recorder_start(rec);
+        if (opts->no_execs)
+                r = 0;
+        else {
+                r = recorder_new(false, &rec);
+                if (r >= 0)
+                        r = recorder_start(rec);
+        }
         if (r < 0) {
                 log_warning_errno(r, "early pass: cannot hold execs (%m): executables are left queued");
                 rec = recorder_free(rec);
-        } else
+        } else if (rec)
                 recorder_gate_begin(rec);
         gate = rec ? exec_gate_of(rec) : (MoverExecGate) { .hold = refuse_hold };
 
@@ -311,11 +320,16 @@ int early_pass_run(const EarlyPassOptions *opts) {
                                 mine[k++] = files[j];   /* shallow: files[] owns the strings */
                 if (k == 0)
                         continue;
-                r = pass_on(db, &fss.items[i], mine, k, state_file, &cancel, stop, &gate);
+                r = pass_on(db, &fss.items[i], opts->mount_as, mine, k, state_file, &cancel, stop,
+                            opts->no_execs ? NULL : &gate, &moved, &stopped);
                 if (r < 0)
                         log_warning_errno(r, "early pass on %s failed, ignoring: %m", fss.items[i].mount);
         }
 
+        if (opts->ret_moved)
+                *opts->ret_moved = moved;
+        if (opts->ret_stopped)
+                *opts->ret_stopped = stopped || early_stop_signal(stop) > 0;
         sig = early_stop_signal(stop);
         if (sig > 0)
                 log_info("early pass: stopped by SIG%s; what it did not reach waits for the next boot", sigabbrev_np(sig));

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "fs/mounts.h"
@@ -11,6 +12,12 @@ typedef struct EarlyPassOptions {
         const char *db_path;
         const char *state_dir;          /* the mover's saved tunables */
         const FilesystemPins *only_filesystems;         /* NULL: every filesystem */
+        const char *mount_as;           /* the mount point its runs record; NULL: where it is mounted now
+                                         * (the initramfs stage: "/", mounted at ${rootmnt} before the switch) */
+        bool no_execs;                  /* nothing can execute the files (the initramfs, before the switch):
+                                         * moved without holding execs, no exec thread */
+        uint64_t *ret_moved;            /* if set: files moved */
+        bool *ret_stopped;              /* if set: whether the budget or a signal stopped it */
 } EarlyPassOptions;
 
 /* The early-boot pass (seeklessd --early-pass, from seekless-early.service): right after the root
