@@ -3,13 +3,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/escape.h"
 #include "common/log.h"
 
 static int max_level = LOG_INFO;
 static bool prefix = false;
+static int kmsg_fd = -1;
+static const char *kmsg_ident;
 
 void log_set_max_level(int level) {
         max_level = level;
@@ -32,6 +36,22 @@ void log_open(void) {
         prefix = (unsigned long long) st.st_dev == dev && (unsigned long long) st.st_ino == ino;
 }
 
+int log_open_kmsg(const char *ident) {
+        /* the kernel's device only: never a file made in its place */
+        int fd = open("/dev/kmsg", O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        struct stat st;
+
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, &st) < 0 || !S_ISCHR(st.st_mode)) {
+                close(fd);
+                return -ENODEV;
+        }
+        kmsg_fd = fd;
+        kmsg_ident = ident;
+        return 0;
+}
+
 void log_escape(const char *in, char *out, size_t size) {
         (void) escape_into(in, out, size, ESCAPE_KEEP_TAB);
 }
@@ -49,7 +69,14 @@ static void log_write(int level, int error, const char *format, va_list ap) {
         log_escape(buf, out, sizeof out);
         if (n > LOG_LINE_MAX)
                 strcat(out, "...");
-        if (prefix)
+        if (kmsg_fd >= 0) {
+                /* one record a write; the facility is user (1 << 3) */
+                char rec[sizeof out + 96];
+                int k = snprintf(rec, sizeof rec, "<%d>%s: %s\n", LOG_USER | level, kmsg_ident, out);
+
+                if (k > 0)
+                        (void) !write(kmsg_fd, rec, (size_t) MIN(k, (int) sizeof rec - 1));
+        } else if (prefix)
                 fprintf(stderr, "<%d>%s\n", level, out);
         else
                 fprintf(stderr, "%s\n", out);

@@ -23,6 +23,9 @@ void log_escape(const char *in, char *out, size_t size);
 void log_set_max_level(int level);
 int log_get_max_level(void);
 void log_open(void);
+/* From now on lines go to the kernel's log (/dev/kmsg, "<PRI>ident: message"; the early boot's only log),
+ * not to stderr. -errno when it cannot be opened (stderr stays). ident must stay valid. */
+int log_open_kmsg(const char *ident);
 
 int log_internal(int level, int error, const char *file, int line, const char *format, ...) _printf_(5, 6);
 
