@@ -3,12 +3,15 @@
 # folder ("store/db.h": daemon/ is the include root of the daemon's stages, the source tree's top that of
 # common/ and cli/), and a folder includes only folders of lower layers:
 #
-#   common < fs < store < record, record-bpf < profile, plan < policy < relocate, prefetch < manager < main
+#   common < fs < store < record, record-bpf < profile, plan < policy < relocate, prefetch < initramfs <
+#   manager < main
 #
 # record-bpf (the BPF page recorder's engine) shares record's layer. record sits below profile because
 # profile turns the recorder's sessions into stored profiles
 # (profile_store_session() takes a record/session.h Session); plan shares profile's layer and neither
-# includes the other; prefetch (reading a profile's ranges ahead of a start) shares relocate's. Folders of one layer do not include each other. cli/ (seeklessctl) includes common/
+# includes the other; prefetch (reading a profile's ranges ahead of a start) shares relocate's. initramfs (the
+# initramfs stage, a program of its own) is built on both; the manager reads the status it leaves. Folders of
+# one layer do not include each other. cli/ (seeklessctl) includes common/
 # only (the D-Bus names, errors, JSON); nothing includes cli/. A new folder in daemon/ fails here until it
 # has its place in LAYERS. Also fails on an include cycle across folders, on an include without its folder
 # and on one of a header that is not in the tree. config.h (generated in the build tree) is the one bare
@@ -17,7 +20,8 @@ set -euo pipefail
 : "${SOURCE_ROOT:?run through meson test}"
 cd "$SOURCE_ROOT"
 
-LAYERS=("common" "fs" "store" "record record-bpf" "profile plan" "policy" "relocate prefetch" "manager" "main")
+LAYERS=("common" "fs" "store" "record record-bpf" "profile plan" "policy" "relocate prefetch" "initramfs" "manager"
+        "main")
 declare -A rank
 for i in "${!LAYERS[@]}"; do
         for f in ${LAYERS[$i]}; do
