@@ -30,6 +30,8 @@ typedef struct StatusFilesystems {
 /* Strings point into the reply message. */
 typedef struct StatusInfo {
         const char *version, *status, *idle_status, *recorder;
+        /* InitramfsStage; outcome NULL: a daemon older than it */
+        const char *initramfs_outcome, *initramfs_summary, *early_outcome, *early_summary;
         int boot_recording, optimizing;
         uint32_t active_launches, profiles, sessions, files;
         uint64_t events_received, overflows, database_size, optimization_id;
@@ -173,6 +175,10 @@ static int read_status(sd_bus_message *m, StatusInfo *info) {
                                 r = bus_read_array(m, true, "(ssss)", read_unwatched, &info->unwatched);
                         else if (streq(name, "QueuedOptimization"))
                                 r = read_queued(m, info);
+                        else if (streq(name, "InitramfsStage"))
+                                r = sd_bus_message_read(m, "v", "(ssss)", &info->initramfs_outcome,
+                                                        &info->initramfs_summary, &info->early_outcome,
+                                                        &info->early_summary);
                         else
                                 r = sd_bus_message_skip(m, "v"); /* newer daemon, newer property */
                 }
@@ -358,6 +364,20 @@ static DocNode *status_doc(const StatusInfo *info) {
                 doc_set_textf(d, "yes (optimization %" PRIu64 ")", info->optimization_id);
         doc_add_uint(d, NULL, "optimization_id", info->optimization_id);
         doc_add_string(d, info->idle_status ? "Idle policy" : NULL, "idle", info->idle_status ?: "");
+        /* what the initramfs stage did this boot; no line and null from a daemon older than the property */
+        if (!info->initramfs_outcome)
+                doc_add_null(d, NULL, "initramfs_stage");
+        else {
+                DocNode *stage = doc_add_object(d, "Initramfs", "initramfs_stage");
+
+                doc_set_textf(d, "%s", info->initramfs_summary);
+                doc_add_string(stage, NULL, "outcome", info->initramfs_outcome);
+                doc_add_string(stage, NULL, "summary", info->initramfs_summary);
+                doc_add_string(stage, NULL, "early_outcome", info->early_outcome);
+                doc_add_string(stage, NULL, "early_summary", info->early_summary);
+                if (info->early_summary[0])
+                        doc_add_string(d, "Early pass", NULL, info->early_summary);
+        }
 
         if (info->queued_usec == 0)
                 doc_add_null(d, NULL, "queued");

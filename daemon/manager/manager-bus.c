@@ -603,6 +603,22 @@ static int property_get_recorder(sd_bus *bus, const char *path, const char *inte
         return sd_bus_message_append(reply, "s", m->pages.bpf ? "bpf" : "fanotify");
 }
 
+static int property_get_initramfs_stage(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                       sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        const InitramfsStatus *s = &m->initramfs;
+        char why[128];
+
+        if (m->initramfs_r == -ENOENT)
+                return sd_bus_message_append(reply, "(ssss)", "none", "did not run this boot", "", "");
+        if (m->initramfs_r < 0) {
+                errno = -m->initramfs_r;
+                snprintf(why, sizeof why, "its status cannot be read (%m)");
+                return sd_bus_message_append(reply, "(ssss)", "unknown", why, "", "");
+        }
+        return sd_bus_message_append(reply, "(ssss)", s->outcome, s->summary, s->early_outcome, s->early_summary);
+}
+
 static int property_get_queued_optimization(sd_bus *bus, const char *path, const char *interface,
                                            const char *property, sd_bus_message *reply, void *userdata,
                                            sd_bus_error *error) {
@@ -758,6 +774,7 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_PROPERTY("OptimizationId", "t", property_get_optimization_id, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("IdleStatus", "s", property_get_idle_status, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("Recorder", "s", property_get_recorder, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("InitramfsStage", "(ssss)", property_get_initramfs_stage, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("RelocationOff", "a(ss)", property_get_relocation_off, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("PrefetchOff", "a(ss)", property_get_prefetch_off, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("UnwatchedFilesystems", "a(ssss)", property_get_unwatched_filesystems, 0,

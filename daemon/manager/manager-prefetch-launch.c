@@ -120,8 +120,12 @@ static void on_boot_done(Manager *m, int r, const PrefetchResult *res, void *use
                 asked += res->fs[i].st.bytes_asked;
         /* the boot session (one a daemon's life) was marked when the job was queued: unmarked if nothing
          * was read for it after all */
-        if ((r == -ENOENT || (r >= 0 && asked == 0)) && m->recording.boot)
+        if ((r == -ENOENT || (r >= 0 && asked == 0)) && m->recording.boot && !manager_initramfs_read_ahead(m))
                 m->recording.boot->prefetched = false;
+}
+
+bool manager_initramfs_read_ahead(Manager *m) {
+        return m->initramfs_r >= 0 && m->initramfs.prefetch_bytes > 0;
 }
 
 void manager_boot_prefetch(Manager *m) {

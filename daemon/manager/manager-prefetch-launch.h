@@ -37,5 +37,8 @@ void manager_launch_prefetch_done(Manager *m);
  * boot session is marked prefetched (profile.c: where the pages it uses are not seen, it keeps the
  * profile's ranges). Never waits. */
 void manager_boot_prefetch(Manager *m);
+/* Whether the initramfs stage read any of the boot profile ahead this boot (its status, read at start):
+ * the boot session is prefetched then, whatever the daemon's own prefetch finds. */
+bool manager_initramfs_read_ahead(Manager *m);
 /* A profile was stored under name: it is no longer "none" for the next exec. */
 void manager_launch_prefetch_forget(Manager *m, const char *name);

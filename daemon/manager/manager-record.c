@@ -599,6 +599,12 @@ int manager_start_boot_session(Manager *m) {
         m->recording.boot->pages = m->pages.reader || m->pages.bpf;
         manager_pages_bpf_boot(m, m->recording.boot);
         manager_boot_prefetch(m);
+        /* what the initramfs stage read ahead before the switch was read for this boot too */
+        if (manager_initramfs_read_ahead(m)) {
+                m->recording.boot->prefetched = true;
+                log_info("The initramfs stage read %.1f MiB of the boot profile ahead: the boot session counts as prefetched",
+                         m->initramfs.prefetch_bytes / 1048576.0);
+        }
         boot_share_init(&m->recording.boot_share, m->config.boot_user_share, m->config.max_session_files,
                         (uint64_t) m->config.max_hot_set_mib << 20);
         pidmap_track_uids(&m->recording.pidmap, m->recording.boot_share.on);

@@ -368,6 +368,14 @@ int manager_start(Manager *m) {
         if (r < 0)
                 return r;
         (void) manager_refresh_counts(m);
+        {
+                _cleanup_free_ char *p = NULL;
+
+                m->initramfs_r = asprintf(&p, "%s/initramfs.status", m->run_dir) < 0 ? -ENOMEM :
+                                 initramfs_status_read(p, &m->initramfs);
+                if (m->initramfs_r < 0 && m->initramfs_r != -ENOENT)
+                        log_warning_errno(m->initramfs_r, "Cannot read %s: %m", p ?: "the initramfs stage's status");
+        }
 
         r = sd_event_default(&m->event);
         if (r < 0)

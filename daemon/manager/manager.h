@@ -27,6 +27,7 @@
 #include "manager/manager-prefetch-launch.h"
 #include "manager/manager-pending.h"
 #include "manager/manager-record.h"
+#include "initramfs/initramfs-status.h"
 #include "manager/manager-signals.h"
 #include "manager/manager-space.h"
 
@@ -44,6 +45,10 @@ typedef struct Manager {
         char *tracefs;                  /* --tracefs=, NULL: /sys/kernel/tracing */
         FilesystemPins *only_filesystems; /* --filesystem=, pinned at start; NULL = every rw ext4 */
         char boot_id[33];
+        /* what the initramfs stage did this boot (RUN_DIR/initramfs.status, read at start);
+         * initramfs_r < 0: the file's error (-ENOENT: the stage did not run) */
+        InitramfsStatus initramfs;
+        int initramfs_r;
 
         FilesystemList filesystems;
         FilesystemList unwatched;       /* the other filesystems on a device, each with why not */
