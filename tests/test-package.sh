@@ -49,11 +49,13 @@ for f in /usr/sbin/seeklessd /usr/bin/seeklessctl /usr/lib/systemd/system-genera
          /usr/share/man/man5/seekless.conf.5.gz /usr/share/man/man8/seekless-boot-collector.8.gz \
          /usr/share/bash-completion/completions/seeklessctl /usr/share/zsh/vendor-completions/_seeklessctl \
          /usr/share/fish/vendor_completions.d/seeklessctl.fish \
-         /usr/share/doc/seekless/copyright; do
+         /usr/share/doc/seekless/copyright /usr/libexec/seekless/seekless-initramfs \
+         /usr/share/initramfs-tools/hooks/seekless /usr/share/initramfs-tools/scripts/init-bottom/seekless \
+         /usr/share/man/man8/seekless-initramfs.8.gz; do
         grep -qx -- "$f" "$TMP/files" || fail "the package lacks $f"
 done
 ! grep -q '^/usr/local/\|^/var/\|^/run/' "$TMP/files" || fail "the package ships files under /usr/local, /var or /run"
-echo "ok: the .deb ships the daemon, CLI, generator, both units, D-Bus files, man pages, completions"
+echo "ok: the .deb ships the daemon, CLI, generator, initramfs stage and hook, both units, D-Bus files, man pages, completions"
 
 dpkg-deb -e "$deb" "$TMP/control"
 grep -qx /etc/seekless/seekless.conf "$TMP/control/conffiles" || fail "seekless.conf is not a conffile"
@@ -75,5 +77,23 @@ grep -q "_dh_action=restart" "$TMP/control/postinst" && grep -q "deb-systemd-inv
 grep -q "\"\$1\" = remove .*deb-systemd-invoke stop 'seeklessd.service'\|deb-systemd-invoke stop 'seeklessd.service'" \
         "$TMP/control/prerm" || fail "prerm does not stop seeklessd on remove"
 echo "ok: conffile, Depends ($depends), postinst enables both units and (re)starts seeklessd, prerm stops it"
+
+# the initramfs is rebuilt when the package (and so its hook) comes or goes: the trigger
+grep -qx "activate-noawait update-initramfs" "$TMP/control/triggers" 2>/dev/null ||
+        fail "no update-initramfs trigger: $(cat "$TMP/control/triggers" 2>/dev/null)"
+# the hook and the script: valid sh, their prereqs answered, the stage's path the one the package ships
+dpkg-deb -x "$deb" "$TMP/root"
+for f in hooks/seekless scripts/init-bottom/seekless; do
+        p=$TMP/root/usr/share/initramfs-tools/$f
+        [ -x "$p" ] && sh -n "$p" || fail "$f: not an executable sh script"
+        [ -z "$(sh "$p" prereqs)" ] || fail "$f prereqs: $(sh "$p" prereqs)"
+        grep -q "/usr/libexec/seekless/seekless-initramfs" "$p" || fail "$f does not name the shipped stage"
+done
+# what copy_exec takes into the image with it: libc, SQLite, libext2fs (and its libcom_err) only
+needed=$(readelf -d "$TMP/root/usr/libexec/seekless/seekless-initramfs" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort | xargs)
+for lib in $needed; do
+        case $lib in libc.so.*|libsqlite3.so.*|libext2fs.so.*|libcom_err.so.*) ;; *) fail "the stage needs $lib" ;; esac
+done
+echo "ok: the update-initramfs trigger; the hook and init-bottom script; the stage needs $needed"
 
 echo "ok: $((SECONDS - t0)) s"
