@@ -12,8 +12,9 @@
 
 static int max_level = LOG_INFO;
 static bool prefix = false;
-static int kmsg_fd = -1;
+static int kmsg_fd = -1, kmsg_max_level = LOG_DEBUG;
 static const char *kmsg_ident;
+static FILE *log_file;
 
 void log_set_max_level(int level) {
         max_level = level;
@@ -36,7 +37,7 @@ void log_open(void) {
         prefix = (unsigned long long) st.st_dev == dev && (unsigned long long) st.st_ino == ino;
 }
 
-int log_open_kmsg(const char *ident) {
+int log_open_kmsg(const char *ident, int kmsg_level) {
         /* the kernel's device only: never a file made in its place */
         int fd = open("/dev/kmsg", O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
         struct stat st;
@@ -49,6 +50,21 @@ int log_open_kmsg(const char *ident) {
         }
         kmsg_fd = fd;
         kmsg_ident = ident;
+        kmsg_max_level = kmsg_level;
+        return 0;
+}
+
+int log_open_file(const char *path) {
+        int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0644);
+
+        if (fd < 0)
+                return -errno;
+        log_file = fdopen(fd, "a");
+        if (!log_file) {
+                close(fd);
+                return -ENOMEM;
+        }
+        setvbuf(log_file, NULL, _IOLBF, 0);
         return 0;
 }
 
@@ -69,14 +85,21 @@ static void log_write(int level, int error, const char *format, va_list ap) {
         log_escape(buf, out, sizeof out);
         if (n > LOG_LINE_MAX)
                 strcat(out, "...");
+        if (log_file)
+                fprintf(log_file, "<%d>%s\n", level, out);
         if (kmsg_fd >= 0) {
                 /* one record a write; the facility is user (1 << 3) */
                 char rec[sizeof out + 96];
-                int k = snprintf(rec, sizeof rec, "<%d>%s: %s\n", LOG_USER | level, kmsg_ident, out);
+                int k;
 
+                if (level > kmsg_max_level)
+                        return;
+                k = snprintf(rec, sizeof rec, "<%d>%s: %s\n", LOG_USER | level, kmsg_ident, out);
                 if (k > 0)
                         (void) !write(kmsg_fd, rec, (size_t) MIN(k, (int) sizeof rec - 1));
-        } else if (prefix)
+        } else if (log_file)
+                return;
+        else if (prefix)
                 fprintf(stderr, "<%d>%s\n", level, out);
         else
                 fprintf(stderr, "%s\n", out);

@@ -23,9 +23,13 @@ void log_escape(const char *in, char *out, size_t size);
 void log_set_max_level(int level);
 int log_get_max_level(void);
 void log_open(void);
-/* From now on lines go to the kernel's log (/dev/kmsg, "<PRI>ident: message"; the early boot's only log),
- * not to stderr. -errno when it cannot be opened (stderr stays). ident must stay valid. */
-int log_open_kmsg(const char *ident);
+/* From now on lines up to max_level go to the kernel's log (/dev/kmsg, "<PRI>ident: message"; the early
+ * boot's only log), not to stderr. The kernel lets each opener write 10 lines in 5 s (its devkmsg rate
+ * limit), so a chatty program sends the rest to a file of its own (log_open_file()). -errno when it cannot
+ * be opened (stderr stays). ident must stay valid. */
+int log_open_kmsg(const char *ident, int kmsg_level);
+/* From now on every line also goes to path (appended, "<PRI>message"), and no longer to stderr. */
+int log_open_file(const char *path);
 
 int log_internal(int level, int error, const char *file, int line, const char *format, ...) _printf_(5, 6);
 

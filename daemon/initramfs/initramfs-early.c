@@ -113,7 +113,7 @@ int initramfs_early(const InitramfsEarlyOptions *o, InitramfsEarlyResult *ret) {
         r = remount(o->root, flags);
         if (r < 0)
                 return log_error_errno(r, "early pass: cannot remount %s read-write: %m", o->root);
-        log_info("early pass: %s remounted read-write for at most %.1f s", o->root, o->budget_usec / 1e6);
+        log_notice("early pass: %s remounted read-write for at most %.1f s", o->root, o->budget_usec / 1e6);
 
         pins.fsid = &fsid;
         pins.n = 1;

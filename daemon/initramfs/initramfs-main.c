@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -174,7 +175,7 @@ static void finish(InitramfsStatus *s, uint64_t t0) {
         r = initramfs_status_write(arg_status, s);
         if (r < 0)
                 log_warning_errno(r, "Cannot write %s: %m", arg_status);
-        log_info("%s%s%s", s->summary, s->early_summary[0] ? "; early pass: " : "", s->early_summary);
+        log_notice("%s%s%s", s->summary, s->early_summary[0] ? "; early pass: " : "", s->early_summary);
 }
 
 static void say(char *buf, size_t size, const char *format, ...) _printf_(3, 4);
@@ -382,8 +383,21 @@ int main(int argc, char *argv[]) {
         r = parse_argv(argc, argv);
         if (r <= 0)
                 return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
-        if (!arg_stderr && log_open_kmsg(program_invocation_short_name) < 0)
-                log_open();
+        if (!arg_stderr) {
+                _cleanup_free_ char *dir = strdup(arg_status), *path = NULL;
+                char *slash = dir ? strrchr(dir, '/') : NULL;
+
+                /* every line to a file beside the status; the kernel log gets the summary and what went
+                 * wrong (its rate limit would drop the rest, doc/kernel.md §10) */
+                if (slash && slash != dir) {
+                        *slash = 0;
+                        (void) mkdir(dir, 0755);
+                }
+                if (slash && asprintf(&path, "%s/initramfs.log", slash == dir ? "" : dir) >= 0)
+                        (void) log_open_file(path);
+                if (log_open_kmsg(program_invocation_short_name, LOG_NOTICE) < 0)
+                        log_open();
+        }
 
         /* before any thread: the early pass's stop watcher takes them from a signalfd */
         sigemptyset(&mask);
