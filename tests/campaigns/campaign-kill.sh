@@ -364,7 +364,10 @@ for ((run = 0; run < RUNS; run++)); do
                         extents_of_list "$TMP/done.$k.list" | cmp -s - "$TMP/done.$k.extents" ||
                                 run_fail "files checkpointed done before kill $k were moved again"
                 done
+                # the last run's donor runs; a resumed run that found nothing left to move (the kill came
+                # after its last file) says "donor in 0 run(s)": the layout is the killed run's, counted as 1
                 runs_now=$(donor_runs_of_last_run); runs_now=${runs_now:-1}
+                [ "$runs_now" -ge 1 ] || runs_now=1
                 ref_disc=$(cat "$TMP/base.$BASE.disc")
                 allowed=$((ref_disc + SPLITS + runs_now - 1))
         fi
