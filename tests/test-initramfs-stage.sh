@@ -75,17 +75,22 @@ printf 'BOOT_IMAGE=/vmlinuz root=%s ro quiet\n' "$LOOP" > "$TMP/cmdline"
 stage() {       # [CMDLINE-WORDS] [-- OPTIONS...]: runs the stage; its status in $TMP/status
         local words=${1:-}
         shift || true
-        rm -f "$RUN_DIR/initramfs.status"
+        rm -f "$RUN_DIR/initramfs.status" "$RUN_DIR/initramfs.log"
         printf 'BOOT_IMAGE=/vmlinuz root=%s ro quiet %s\n' "$LOOP" "$words" > "$TMP/cmdline"
         inserts_start
-        "$SEEKLESS_INITRAMFS" --stderr --root="$MNT" --config="$CONF" --cmdline="$TMP/cmdline" \
+        # as from the initramfs: its log to the file beside the status (and its summary to the kernel log)
+        "$SEEKLESS_INITRAMFS" --root="$MNT" --config="$CONF" --cmdline="$TMP/cmdline" \
                 --state-dir="$STATE" --status="$RUN_DIR/initramfs.status" --budget-ms=20000 --limit-sec=120 "$@" \
-                > "$TMP/stage.log" 2>&1 ||
-                fail "the stage exited with $?: $(cat "$TMP/stage.log")"
+                > "$TMP/stage.out" 2>&1 ||
+                fail "the stage exited with $?: $(cat "$TMP/stage.out" "$RUN_DIR/initramfs.log")"
+        [ ! -s "$TMP/stage.out" ] || fail "the stage wrote to stderr: $(cat "$TMP/stage.out")"
+        cp "$RUN_DIR/initramfs.log" "$TMP/stage.log" 2>/dev/null || : > "$TMP/stage.log"
         [ -s "$RUN_DIR/initramfs.status" ] || fail "no status: $(cat "$TMP/stage.log")"
         cp "$RUN_DIR/initramfs.status" "$TMP/status"
+        grep -qF "$(st_of SUMMARY)" "$TMP/stage.log" || fail "the log lacks the summary: $(cat "$TMP/stage.log")"
 }
 st() { sed -n "s/^$1=//p" "$TMP/status"; }
+st_of() { sed -n "s/^$1=//p" "$RUN_DIR/initramfs.status"; }
 read_boot_files() { [ "$(inserted "${boot_files[@]}")" -ge $((4 * 256)) ]; }
 drop_boot_files() { "$PAGE_TOUCH" $(printf 'drop:%s ' "${boot_files[@]}"); }
 

@@ -45,12 +45,12 @@ static unsigned arg_limit_sec = 20;
 static bool arg_stderr = false;
 
 /* What the alarm's handler writes, made before anything can take long. */
-static char hard_text[1024], hard_tmp[4096], hard_path[4096];
-static size_t hard_len;
+static char hard_text[1024], hard_tmp[4096], hard_path[4096], hard_log[4096], hard_line[256];
+static size_t hard_len, hard_line_len;
 static volatile sig_atomic_t n_alarms;
 
 static void on_alarm(int sig) {
-        static const char line[] = "<11>seekless-initramfs: stopped at its hard time limit; the boot goes on\n";
+        static const char line[] = "<11>seekless-initramfs: stopped at its hard time limit; the boot went on\n";
         struct itimerval t = { .it_value = { .tv_sec = HARD_GRACE_SEC } };
         int fd;
 
@@ -66,6 +66,13 @@ static void on_alarm(int sig) {
                 (void) !write(fd, hard_text, hard_len);
                 (void) close(fd);
                 (void) rename(hard_tmp, hard_path);
+        }
+        if (hard_log[0]) {
+                fd = open(hard_log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+                if (fd >= 0) {
+                        (void) !write(fd, hard_line, hard_line_len);
+                        (void) close(fd);
+                }
         }
         fd = open("/dev/kmsg", O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
         if (fd >= 0) {
@@ -393,8 +400,10 @@ int main(int argc, char *argv[]) {
                         *slash = 0;
                         (void) mkdir(dir, 0755);
                 }
-                if (slash && asprintf(&path, "%s/initramfs.log", slash == dir ? "" : dir) >= 0)
+                if (slash && asprintf(&path, "%s/initramfs.log", slash == dir ? "" : dir) >= 0) {
                         (void) log_open_file(path);
+                        (void) snprintf(hard_log, sizeof hard_log, "%s", path);
+                }
                 if (log_open_kmsg(program_invocation_short_name, LOG_NOTICE) < 0)
                         log_open();
         }
@@ -407,6 +416,9 @@ int main(int argc, char *argv[]) {
                 log_warning_errno(-errno, "Cannot block SIGTERM/SIGINT: %m");
 
         /* the hard limit's status, ready before anything can take long */
+        hard_line_len = (size_t) MAX(0, snprintf(hard_line, sizeof hard_line,
+                                                 "<3>stopped at its hard time limit (%u s + %u s); the boot went on\n",
+                                                 arg_limit_sec, HARD_GRACE_SEC));
         hard_len = (size_t) MAX(0, snprintf(hard_text, sizeof hard_text,
                                             "OUTCOME=stopped\nSUMMARY=stopped at its hard time limit (%u s + %u s); the boot went on\n"
                                             "EARLY_OUTCOME=stopped\nEARLY_SUMMARY=may have been stopped at the hard limit; what it did not move waits\n",
