@@ -37,5 +37,7 @@ mkfs_root() { mkfs.ext4 -q -F -L vmroot -d "$1" "$2.tmp" "${DISK_SIZE:-2G}" >/de
 step mkfs-bare   mkfs_root "$R" "$W/disk-bare.img"
 step install     "$HERE/install-guest.sh" "$W/pkg" "$R"
 step mkfs        mkfs_root "$R" "$W/disk.img"
+# the initramfs update-initramfs made in it, with the package's hook (booted by test-vm-initramfs.sh)
+cp "$R/boot/initrd.img-$(cat "$W/kernel/version")" "$W/initrd-guest.img"
 printf '== %-14s %7s\n' total "$(since "$t_all")"
 echo "image: $W/disk.img ($(du -h "$W/disk.img" | cut -f1) used), kernel $(cat "$W/kernel/version")"

@@ -18,10 +18,15 @@ cp "$deb" "$R/tmp/"
 printf '#!/bin/sh\nexit 101\n' > "$R/usr/sbin/policy-rc.d"
 chmod +x "$R/usr/sbin/policy-rc.d"
 rc=0
+# the package's trigger rebuilds the initramfs (prep-rootfs.sh turned that off for the guests' own apt runs)
+sed -i 's/^update_initramfs=.*/update_initramfs=yes/' "$R/etc/initramfs-tools/update-initramfs.conf"
+# /proc for update-initramfs, which the package's trigger runs at the end
+mount -t proc proc "$R/proc"
 # from /tmp (the chroot keeps the caller's working directory, which apt would resolve ./ against); no pty
 # for dpkg's log: the chroot has no /dev/pts
 chroot "$R" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive sh -c 'cd /tmp &&
         apt-get install -y -q -o Dpkg::Use-Pty=0 "./$1"' sh "$(basename "$deb")" > "$R/tmp/apt.log" 2>&1 || rc=$?
+umount "$R/proc"
 rm -f "$R/usr/sbin/policy-rc.d" "$R/tmp/$(basename "$deb")"
 if [ "$rc" != 0 ]; then
         cat "$R/tmp/apt.log" >&2
@@ -33,6 +38,19 @@ grep -E '^(Inst|Setting up|The following NEW)' "$R/tmp/apt.log" | sed 's/^/  apt
 rm -f "$R/tmp/apt.log"
 chroot "$R" apt-get clean
 echo "  installed: $(chroot "$R" dpkg-query -W -f '${Package} ${Version} (${db:Status-Abbrev})' seekless)"
+
+# the package's trigger rebuilt the initramfs with its hook: the stage and its libraries are in it
+for initrd in "$R"/boot/initrd.img-*; do
+        [ -e "$initrd" ] || continue
+        chroot "$R" lsinitramfs "/boot/${initrd##*/}" > "$R/tmp/lsinitramfs" ||
+                { echo "install-guest.sh: lsinitramfs ${initrd##*/} failed" >&2; exit 1; }
+        for f in usr/libexec/seekless/seekless-initramfs scripts/init-bottom/seekless; do
+                grep -qx "$f" "$R/tmp/lsinitramfs" ||
+                        { echo "install-guest.sh: ${initrd##*/} lacks $f: the trigger did not rebuild it" >&2; exit 1; }
+        done
+        echo "  ${initrd##*/}: the stage and its init-bottom script in it ($(grep -c 'libsqlite3\|libext2fs' "$R/tmp/lsinitramfs") of its libraries)"
+        rm -f "$R/tmp/lsinitramfs"
+done
 
 mapfile -t units < <(dpkg-deb -c "$deb" | awk '{ print $6 }' | sed -n 's|^\./\(usr/\)\{0,1\}lib/systemd/system/\([^/]*\.service\)$|\2|p')
 [ ${#units[@]} -gt 0 ] || { echo "install-guest.sh: the package ships no units" >&2; exit 1; }

@@ -13,6 +13,10 @@ printf '127.0.0.1 localhost\n127.0.1.1 seekless-vm\n' >"$R/etc/hosts"
 echo 0123456789abcdef0123456789abcdef >"$R/etc/machine-id"     # fixed: reproducible journals and paths
 sed -i 's/^root:[^:]*:/root::/' "$R/etc/shadow"
 find "$R/var/lib/apt/lists" -maxdepth 1 -type f -delete
+# the guest's apt operations do not rebuild its initramfs (vm-lifecycle makes five, each a rebuild of
+# many emulated seconds); install-guest.sh turns it back on for the package's own install, whose
+# initramfs test-vm-initramfs.sh boots
+sed -i 's/^update_initramfs=.*/update_initramfs=no/' "$R/etc/initramfs-tools/update-initramfs.conf"
 install -D -m755 "$HERE/guest/vmtest-harness" "$R/usr/local/sbin/vmtest-harness"
 install -D -m644 "$HERE/guest/vmtest-harness.service" "$R/etc/systemd/system/vmtest-harness.service"
 mkdir -p "$R/etc/systemd/system/multi-user.target.wants"

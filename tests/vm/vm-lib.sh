@@ -20,7 +20,11 @@
 #
 # env: VM_TIMEOUT (s, default 300) VM_ACCEL (kvm|tcg; default kvm only with kvm_intel/kvm_amd loaded)
 #      VM_MEM (MiB, 1024) VM_SMP (2) VM_APPEND (extra kernel cmdline) VM_CONSOLE=1 (also echo the console to
-#      stderr) VM_KEEP=1 (keep $VM_TMP: overlays, pid files)
+#      stderr) VM_KEEP=1 (keep $VM_TMP: overlays, pid files) VM_INITRD (the initramfs, default the busybox
+#      one of mk-kernel.sh; WORK_DIR/initrd-guest.img is the guest's own, made by update-initramfs)
+#      VM_ROOT_MODE (rw: the busybox initramfs mounts the root read-write; ro for initramfs-tools, as a
+#      Debian system boots) VM_APPEND_FILE (a file of the data disk whose words go on the command line of
+#      each next QEMU: a scenario's guest writes it before it reboots)
 #
 # Power cuts: with VM_CUT_ON=ERE, the first console line of each QEMU that matches ERE (bash =~) arms a
 # SIGKILL of that QEMU VM_CUT_DELAY seconds later (a list: the k-th cut of the vm_boot takes the k-th word,
@@ -164,7 +168,7 @@ vm_boot() {             # WORK_DIR DATA_IMG LOG [QEMU_ARGS...]
         # in the background + wait: a signal to this script runs the traps at once instead of after QEMU
         (
                 set +e
-                local end=$((SECONDS + ${VM_TIMEOUT:-300})) left seen qrc last cuts=0 cut_args=() delays
+                local end=$((SECONDS + ${VM_TIMEOUT:-300})) left seen qrc last cuts=0 cut_args=() delays extra
                 read -r -a delays <<<"${VM_CUT_DELAY:-0}"
                 # A guest reboot starts a new QEMU on the same overlay (-no-reboot makes QEMU exit on it):
                 # under TCG, QEMU's own reset after "reboot: Restarting system" can hang until the
@@ -176,12 +180,16 @@ vm_boot() {             # WORK_DIR DATA_IMG LOG [QEMU_ARGS...]
                         seen=$(wc -l <"$log")
                         [ -z "${VM_CUT_ON:-}" ] || cut_args=("$VM_TMP/qemu.$n.pid" "$VM_TMP/cut.$n.$((cuts + 1))"
                                 "${delays[cuts < ${#delays[@]} ? cuts : ${#delays[@]} - 1]}")
+                        # a scenario's next boot may ask for words of its own on the command line (a file
+                        # the guest wrote on the data disk)
+                        extra=
+                        [ -z "${VM_APPEND_FILE:-}" ] || [ -z "$data" ] || extra=$(vm_out "$data" "$VM_APPEND_FILE" 2>/dev/null || true)
                         # shellcheck disable=SC2046
                         timeout -k 10 "$left" qemu-system-x86_64 $(_vm_accel) \
                                 -m "${VM_MEM:-1024}" -smp "${VM_SMP:-2}" -no-reboot \
                                 -display none -no-user-config -nodefaults -serial stdio -pidfile "$VM_TMP/qemu.$n.pid" \
-                                -kernel "$w/kernel/vmlinux" -initrd "$w/kernel/initrd.img" \
-                                -append "root=/dev/vda rw console=ttyS0 panic=-1 systemd.getty_auto=0 vmtest.run quiet ${VM_APPEND:-}" \
+                                -kernel "$w/kernel/vmlinux" -initrd "${VM_INITRD:-$w/kernel/initrd.img}" \
+                                -append "root=/dev/vda ${VM_ROOT_MODE:-rw} console=ttyS0 panic=-1 systemd.getty_auto=0 vmtest.run quiet ${VM_APPEND:-} $extra" \
                                 "${drives[@]}" -device virtio-rng-pci "$@" </dev/null 2>&1 |
                                 _vm_stamp "$t0" "${cut_args[@]}" >>"$log"
                         qrc=${PIPESTATUS[0]}
