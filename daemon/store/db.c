@@ -738,6 +738,21 @@ Db *db_free(Db *db) {
         return NULL;
 }
 
+/* The tables checked to be ours (db_probe()), then every statement of every table prepared once. */
+static int probe_and_prepare(Db *db) {
+        int r;
+
+        r = db_probe(db);
+        if (r < 0)
+                return r;
+        if ((r = prepare_all(db, stmt_sql, _STMT_MAX, db->stmt)) < 0 ||
+            (r = prepare_all(db, session_stmt_sql, _SESSION_STMT_MAX, db->session_stmt)) < 0 ||
+            (r = prepare_all(db, profile_stmt_sql, _PROFILE_STMT_MAX, db->profile_stmt)) < 0 ||
+            (r = prepare_all(db, run_stmt_sql, _RUN_STMT_MAX, db->run_stmt)) < 0)
+                return r;
+        return 0;
+}
+
 int db_open(const char *path, Db **ret) {
         _cleanup_(db_freep) Db *db = NULL;
         int64_t pages;
@@ -795,14 +810,8 @@ int db_open(const char *path, Db **ret) {
         if (r < 0)
                 return r;
 
-        r = db_probe(db);
+        r = probe_and_prepare(db);
         if (r < 0)
-                return r;
-
-        if ((r = prepare_all(db, stmt_sql, _STMT_MAX, db->stmt)) < 0 ||
-            (r = prepare_all(db, session_stmt_sql, _SESSION_STMT_MAX, db->session_stmt)) < 0 ||
-            (r = prepare_all(db, profile_stmt_sql, _PROFILE_STMT_MAX, db->profile_stmt)) < 0 ||
-            (r = prepare_all(db, run_stmt_sql, _RUN_STMT_MAX, db->run_stmt)) < 0)
                 return r;
 
         *ret = TAKE_PTR(db);
@@ -859,13 +868,8 @@ int db_open_readonly(const char *path, Db **ret) {
                 return -EPROTO;
         if (version < db_schema_version())
                 return -ESTALE;
-        r = db_probe(db);
+        r = probe_and_prepare(db);
         if (r < 0)
-                return r;
-        if ((r = prepare_all(db, stmt_sql, _STMT_MAX, db->stmt)) < 0 ||
-            (r = prepare_all(db, session_stmt_sql, _SESSION_STMT_MAX, db->session_stmt)) < 0 ||
-            (r = prepare_all(db, profile_stmt_sql, _PROFILE_STMT_MAX, db->profile_stmt)) < 0 ||
-            (r = prepare_all(db, run_stmt_sql, _RUN_STMT_MAX, db->run_stmt)) < 0)
                 return r;
         *ret = TAKE_PTR(db);
         return 0;
