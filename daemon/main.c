@@ -285,11 +285,17 @@ static int run(int argc, char *argv[]) {
         }
         if (arg_early_pass) {
                 (void) sd_notify(false, "STATUS=Early-boot pass");
+                _cleanup_free_ char *stage = NULL;
+
+                /* the initramfs stage ran (or was switched off) this boot: it is in the initramfs */
+                if (asprintf(&stage, "%s/initramfs.status", arg_run_dir) < 0)
+                        return log_error_errno(SYNTHETIC_ERRNO(ENOMEM), "Out of memory");
                 return early_pass_run(&(EarlyPassOptions) {
                         .budget_usec = m->config.early_budget_usec,
                         .db_path = m->db_path,
                         .state_dir = m->state_dir,
                         .only_filesystems = m->only_filesystems,
+                        .keep_running_queued = access(stage, F_OK) >= 0,
                 });
         }
         if (arg_boot_id)

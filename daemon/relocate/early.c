@@ -32,6 +32,7 @@ typedef struct Progress {
         bool *file_moved;
         uint64_t moved;                 /* files of which an entry was moved */
         EarlyStop *stop;                /* why a cancel came: the budget, or a signal */
+        bool keep_running;              /* EarlyPassOptions.keep_running_queued */
 } Progress;
 
 static void record(Progress *p, size_t index, const MoveOutcome *outcome) {
@@ -40,8 +41,13 @@ static void record(Progress *p, size_t index, const MoveOutcome *outcome) {
 
         /* A program that already runs this early (PID 1, journald, udevd) runs for as long as the system is
          * up: no pass of ours can move it. Recorded as skipped, so the next boots' passes don't queue it
-         * again; the next live run that meets it running queues it once more (one failed open). */
-        if (o.result == MOVE_RETRY && o.why == MOVE_REASON_RUNNING) {
+         * again; the next live run that meets it running queues it once more (one failed open). Unless
+         * the initramfs stage runs at boot: it stays queued for the next boot's, which moves it before it
+         * runs. */
+        if (o.result == MOVE_RETRY && o.why == MOVE_REASON_RUNNING && p->keep_running)
+                snprintf(o.reason, sizeof o.reason,
+                         "running since before the early pass (queued for the initramfs stage at the next boot)");
+        else if (o.result == MOVE_RETRY && o.why == MOVE_REASON_RUNNING) {
                 o.result = MOVE_SKIPPED;
                 o.why = MOVE_REASON_RUNNING_EARLY;
                 snprintf(o.reason, sizeof o.reason,
@@ -140,7 +146,7 @@ static uint64_t hot_set_start(Db *db, int mount_fd, uint64_t fsid, const DbRunFi
         return at[k / 2];
 }
 
-static int pass_on(Db *db, const Filesystem *fs, const char *mount_as, const DbRunFile *files, size_t n,
+static int pass_on(Db *db, const Filesystem *fs, const EarlyPassOptions *opts, const DbRunFile *files, size_t n,
                    const char *state_file, atomic_bool *cancel, EarlyStop *stop, const MoverExecGate *gate,
                    uint64_t *ret_moved, bool *ret_stopped) {
         _cleanup_free_ MoveItem *all = calloc(n + 1, sizeof *all), *items = calloc(n + 1, sizeof *items);
@@ -153,7 +159,7 @@ static int pass_on(Db *db, const Filesystem *fs, const char *mount_as, const DbR
         size_t n_files = 0;
         MoverStats stats = {};
         char where[64];
-        Progress p = { .db = db, .files = files, .index = index, .stop = stop };
+        Progress p = { .db = db, .files = files, .index = index, .stop = stop, .keep_running = opts->keep_running_queued };
         uint64_t bytes = 0;
         int64_t run_id;
         size_t k = 0;
@@ -174,7 +180,7 @@ static int pass_on(Db *db, const Filesystem *fs, const char *mount_as, const DbR
         mfd = open(fs->mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (mfd < 0)
                 return -errno;
-        r = run_create(db, fs->fsid, mount_as ?: fs->mount, all, n, &run_id);
+        r = run_create(db, fs->fsid, opts->mount_as ?: fs->mount, all, n, &run_id);
         if (r < 0)
                 return r;
         p.run_id = run_id;
@@ -320,7 +326,7 @@ int early_pass_run(const EarlyPassOptions *opts) {
                                 mine[k++] = files[j];   /* shallow: files[] owns the strings */
                 if (k == 0)
                         continue;
-                r = pass_on(db, &fss.items[i], opts->mount_as, mine, k, state_file, &cancel, stop,
+                r = pass_on(db, &fss.items[i], opts, mine, k, state_file, &cancel, stop,
                             opts->no_execs ? NULL : &gate, &moved, &stopped);
                 if (r < 0)
                         log_warning_errno(r, "early pass on %s failed, ignoring: %m", fss.items[i].mount);
