@@ -192,5 +192,18 @@ stage "" --state-dir="$TMP/fifo" --limit-sec=1
 [ "$(st OUTCOME)" = stopped ] || fail "not stopped at the limit: $(cat "$TMP/status")"
 pass "a store that never opens: '$(st SUMMARY)', exit 0"
 
+# the init-bottom script (as built): a stage whose hard limit ended it with the root read-write (a stub
+# that remounts it so) leaves it to the script, which makes it read-only again when initramfs-tools mounted
+# it so (readonly=y), and leaves a root the command line asked read-write (readonly=n) as it is
+sed "s|[^ \"]*/seekless/seekless-initramfs|$TMP/stub|g" "$BUILD_ROOT/initramfs-tools/seekless-init-bottom" > "$TMP/init-bottom"
+grep -q "$TMP/stub --root=" "$TMP/init-bottom" || fail "the script does not run the stage: $(cat "$TMP/init-bottom")"
+printf '#!/bin/sh\nmount -o remount,rw "%s"\nexit 1\n' "$MNT" > "$TMP/stub"
+chmod +x "$TMP/stub"
+rootmnt=$MNT readonly=y sh "$TMP/init-bottom" || fail "the script failed"
+case "$(findmnt -no OPTIONS "$MNT")" in ro,*) ;; *) fail "left read-write: $(findmnt -no OPTIONS "$MNT")" ;; esac
+rootmnt=$MNT readonly=n sh "$TMP/init-bottom" || fail "the script failed"
+case "$(findmnt -no OPTIONS "$MNT")" in rw,*) ;; *) fail "made read-only with readonly=n: $(findmnt -no OPTIONS "$MNT")" ;; esac
+pass "init-bottom: exits 0 whatever the stage did; a root left read-write made read-only again (readonly=y only)"
+
 fsck_clean
 pass "e2fsck -fn clean"

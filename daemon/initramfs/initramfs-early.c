@@ -13,6 +13,7 @@
 #include "common/fileio.h"
 #include "common/log.h"
 #include "common/macro.h"
+#include "common/time-util.h"
 #include "fs/block-device.h"
 #include "fs/mounts.h"
 #include "initramfs/initramfs-early.h"
@@ -25,6 +26,9 @@
 #ifndef MS_NOSYMFOLLOW
 #define MS_NOSYMFOLLOW 256
 #endif
+
+/* Less than this is not worth a read-write remount. */
+#define MIN_BUDGET_USEC (100 * USEC_PER_MSEC)
 
 /* statvfs()'s flags of a mount as mount(2)'s: a remount that leaves one out clears it. */
 static unsigned long mount_flags_of(unsigned long st) {
@@ -56,6 +60,8 @@ static const char *refusal(const InitramfsEarlyOptions *o, dev_t dev) {
 
         if (o->force_fsck)
                 return "the kernel command line asks for a check (fsck.mode=force or forcefsck)";
+        if (o->budget_usec < MIN_BUDGET_USEC)
+                return "no time for it (EarlyBudgetSec=0, or the stage's time limit near)";
         bdev = block_device_open(dev);
         if (bdev < 0)
                 return "its device cannot be opened";

@@ -44,10 +44,17 @@ static uint64_t arg_budget_usec = 2 * USEC_PER_SEC;
 static unsigned arg_limit_sec = 20;
 static bool arg_stderr = false;
 
-/* What the alarm's handler writes, made before anything can take long. */
-static char hard_text[1024], hard_tmp[4096], hard_path[4096], hard_log[4096], hard_line[256];
-static size_t hard_len, hard_line_len;
-static volatile sig_atomic_t n_alarms;
+/* What the alarm's handler writes, made before anything can take long: one status for each phase the
+ * stage may be in (phase), as the early pass's outcome differs. */
+typedef enum Phase {
+        PHASE_BEFORE,                   /* the early pass not begun (or not to run) */
+        PHASE_EARLY,                    /* the early pass under way: the root may be read-write */
+        PHASE_AFTER,                    /* the early pass over, the read-ahead under way */
+        _PHASE_MAX,
+} Phase;
+static char hard_text[_PHASE_MAX][1024], hard_tmp[4096], hard_path[4096], hard_log[4096], hard_line[256];
+static size_t hard_len[_PHASE_MAX], hard_line_len;
+static volatile sig_atomic_t n_alarms, phase;
 
 static void on_alarm(int sig) {
         static const char line[] = "<11>seekless-initramfs: stopped at its hard time limit; the boot went on\n";
@@ -63,7 +70,7 @@ static void on_alarm(int sig) {
         }
         fd = open(hard_tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
         if (fd >= 0) {
-                (void) !write(fd, hard_text, hard_len);
+                (void) !write(fd, hard_text[phase], hard_len[phase]);
                 (void) close(fd);
                 (void) rename(hard_tmp, hard_path);
         }
@@ -176,7 +183,15 @@ static int parse_argv(int argc, char *argv[]) {
 
 /* The status, written and logged. */
 static void finish(InitramfsStatus *s, uint64_t t0) {
+        struct itimerval off = {};
+        sigset_t alarm;
         int r;
+
+        /* the limit no longer applies: its status must not replace this one */
+        sigemptyset(&alarm);
+        sigaddset(&alarm, SIGALRM);
+        (void) sigprocmask(SIG_BLOCK, &alarm, NULL);
+        (void) setitimer(ITIMER_REAL, &off, NULL);
 
         s->total_usec = now_usec(CLOCK_MONOTONIC) - t0;
         r = initramfs_status_write(arg_status, s);
@@ -203,6 +218,8 @@ static const char *db_refusal(int r) {
                 return "the database is from a newer seekless";
         case -ESTALE:
                 return "the database is from an older seekless (seeklessd updates it when it starts)";
+        case -EUCLEAN:
+                return "the database's write-ahead log holds changes not yet written back (seeklessd did not stop cleanly): not read this boot";
         case -EBADMSG:
                 return "the database is corrupt or not seekless's (seeklessd moves it aside)";
         default:
@@ -265,6 +282,7 @@ static void run(uint64_t t0) {
                 say(s.summary, sizeof s.summary, "no root filesystem at %s (%m)", arg_root);
                 return finish(&s, t0);
         }
+        s.root_fsid = fsid;
         if (sf.f_type != EXT4_SUPER_MAGIC_FS) {
                 strcpy(s.outcome, "skipped");
                 say(s.summary, sizeof s.summary, "the root filesystem is not ext4");
@@ -301,21 +319,28 @@ static void run(uint64_t t0) {
         if (mode == INITRAMFS_PREFETCH_ONLY) {
                 strcpy(s.early_outcome, "off");
                 say(s.early_summary, sizeof s.early_summary, "switched off on the kernel command line (seekless.initramfs=prefetch)");
-        } else if (r < 0 || queued == 0) {
+        } else if (r < 0) {
+                strcpy(s.early_outcome, "skipped");
+                errno = -r;
+                say(s.early_summary, sizeof s.early_summary, "its queue cannot be read (%m)");
+        } else if (queued == 0) {
                 strcpy(s.early_outcome, "nothing-queued");
                 say(s.early_summary, sizeof s.early_summary, "no file queued on the root filesystem");
         } else {
                 InitramfsEarlyResult e;
-                uint64_t te = now_usec(CLOCK_MONOTONIC);
+                uint64_t te = now_usec(CLOCK_MONOTONIC), half = t0 + limit_usec / 2;
 
                 db = db_free(db);       /* the pass opens it for writing */
+                phase = PHASE_EARLY;
                 r = initramfs_early(&(InitramfsEarlyOptions) {
                                 .root = arg_root,
                                 .state_dir = state_dir,
-                                /* half the limit at most: the graceful stop and the remount get the rest */
-                                .budget_usec = MIN(c.early_budget_usec, limit_usec / 2),
+                                /* until half the limit at most: the graceful stop and the remount get the
+                                 * rest; none once the first alarm came */
+                                .budget_usec = n_alarms > 0 || te >= half ? 0 : MIN(c.early_budget_usec, half - te),
                                 .force_fsck = force_fsck,
                         }, &e);
+                phase = PHASE_AFTER;
                 s.early_usec = now_usec(CLOCK_MONOTONIC) - te;
                 s.early_moved = e.moved;
                 if (e.skipped) {
@@ -419,10 +444,12 @@ int main(int argc, char *argv[]) {
         hard_line_len = (size_t) MAX(0, snprintf(hard_line, sizeof hard_line,
                                                  "<3>stopped at its hard time limit (%u s + %u s); the boot went on\n",
                                                  arg_limit_sec, HARD_GRACE_SEC));
-        hard_len = (size_t) MAX(0, snprintf(hard_text, sizeof hard_text,
-                                            "OUTCOME=stopped\nSUMMARY=stopped at its hard time limit (%u s + %u s); the boot went on\n"
-                                            "EARLY_OUTCOME=stopped\nEARLY_SUMMARY=may have been stopped at the hard limit; what it did not move waits\n",
-                                            arg_limit_sec, HARD_GRACE_SEC));
+        for (Phase ph = 0; ph < _PHASE_MAX; ph++)
+                hard_len[ph] = (size_t) MAX(0, snprintf(hard_text[ph], sizeof hard_text[ph],
+                        "OUTCOME=stopped\nSUMMARY=stopped at its hard time limit (%u s + %u s); the boot went on\n%s",
+                        arg_limit_sec, HARD_GRACE_SEC,
+                        ph == PHASE_EARLY ? "EARLY_OUTCOME=stopped\nEARLY_SUMMARY=stopped at the hard limit with the root "
+                                            "read-write (the init-bottom script makes it read-only); what it did not move waits\n" : ""));
         (void) snprintf(hard_path, sizeof hard_path, "%s", arg_status);
         (void) snprintf(hard_tmp, sizeof hard_tmp, "%s.tmp", arg_status);
         sigemptyset(&sa.sa_mask);
