@@ -598,8 +598,8 @@ static void make_store(const char *path) {
 }
 
 /* Read-only, as the initramfs stage reads the store on a root mounted read-only: the file read and not
- * changed, no WAL or shm file made, a WAL left behind neither read nor touched; names that an SQLite URI
- * would take apart; what it refuses. */
+ * changed, no WAL or shm file made, a WAL left behind refused and not touched; names that an SQLite URI
+ * would take apart, a relative path; what it refuses. */
 TEST(readonly) {
         static const char *const names[] = { "ro.db", "a b?c#d%25e.db" };
         char path[300], dir[256];
@@ -638,6 +638,18 @@ TEST(readonly) {
                 fprintf(stderr, "   %s: read (1 profile, 2 sessions), unchanged, no WAL or shm\n", path);
         }
 
+        /* a relative path */
+        {
+                char cwd[4096];
+
+                ASSERT_TRUE(getcwd(cwd, sizeof cwd));
+                ASSERT_OK(chdir(tmpdir));
+                ASSERT_OK(db_open_readonly("ro.db", &db));
+                db = db_free(db);
+                ASSERT_OK(chdir(cwd));
+                fprintf(stderr, "   ro.db (relative): read\n");
+        }
+
         /* a WAL left behind (a daemon stopped without its checkpoint: copied while a connection holds it) */
         {
                 const char *p = tmp_path("walled.db");
@@ -660,15 +672,18 @@ TEST(readonly) {
                 writer = db_free(writer);
 
                 before = file_bytes(copy_wal, &n_before);
-                ASSERT_OK(db_open_readonly(dir, &db));
-                ASSERT_OK(db_counts(db, &c_profiles, &c_sessions, &c_files));
-                ASSERT_EQ(c_profiles, 1u);      /* the WAL's profile is not seen */
-                db = db_free(db);
+                ASSERT_ERROR(db_open_readonly(dir, &db), EUCLEAN);
                 after = file_bytes(copy_wal, &n_after);
                 ASSERT_EQ(n_after, n_before);
                 ASSERT_TRUE(memcmp(before, after, n_before) == 0);
                 ASSERT_TRUE(!exists(dir, "-shm"));
-                fprintf(stderr, "   a WAL left behind: not read (1 profile), unchanged, no shm\n");
+                /* an empty one (what a clean stop may leave) is no obstacle */
+                ASSERT_OK(truncate(copy_wal, 0));
+                ASSERT_OK(db_open_readonly(dir, &db));
+                ASSERT_OK(db_counts(db, &c_profiles, &c_sessions, &c_files));
+                ASSERT_EQ(c_profiles, 1u);
+                db = db_free(db);
+                fprintf(stderr, "   a WAL left behind: refused (EUCLEAN), unchanged, no shm; an empty one read past\n");
         }
 
         /* refused */

@@ -839,7 +839,8 @@ static char *immutable_uri(const char *path) {
 
 int db_open_readonly(const char *path, Db **ret) {
         _cleanup_(db_freep) Db *db = NULL;
-        _cleanup_free_ char *uri = NULL;
+        _cleanup_free_ char *uri = NULL, *wal = NULL, *abs = NULL;
+        struct stat st;
         int64_t version;
         int rc, r;
 
@@ -847,11 +848,21 @@ int db_open_readonly(const char *path, Db **ret) {
                 return -EINVAL;
         if (access(path, F_OK) < 0)
                 return -errno;
-        uri = immutable_uri(path);
+        /* an immutable connection does not read the WAL: with one left behind (a stop that was not clean)
+         * the file alone may be older than the store, or read as corrupt */
+        if (asprintf(&wal, "%s-wal", path) < 0)
+                return -ENOMEM;
+        if (stat(wal, &st) >= 0 && st.st_size > 0)
+                return -EUCLEAN;
+        /* the URI's path is absolute: a relative one would begin with its authority */
+        abs = realpath(path, NULL);
+        if (!abs)
+                return -errno;
+        uri = immutable_uri(abs);
         db = calloc(1, sizeof(Db));
         if (!uri || !db)
                 return -ENOMEM;
-        prefetch_file(path);
+        prefetch_file(abs);
         rc = sqlite3_open_v2(uri, &db->sqlite, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX |
                              SQLITE_OPEN_EXRESCODE, NULL);
         if (rc != SQLITE_OK)

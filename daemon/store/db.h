@@ -85,10 +85,12 @@ typedef struct DbSession {
  *         other negative errno for I/O. */
 int db_open(const char *path, Db **ret);
 /* Open the existing database at path for reading only, as it is on the disk, writing nothing at all: no
- * lock, no WAL or shm file, and a WAL left behind neither read nor touched (SQLite's immutable=1: for a
+ * lock, no WAL or shm file made, and a WAL left behind not touched (SQLite's immutable=1: for a
  * filesystem mounted read-only, the initramfs stage's). Nothing is migrated.
- * Errors: -ENOENT no such file, -EBADMSG not a database or not seekless's, -EPROTO a newer schema, -ESTALE
- *         an older schema (seeklessd migrates it at its next start), other negative errno for I/O. */
+ * Errors: -ENOENT no such file, -EUCLEAN a WAL left behind that is not empty (what it holds would not be
+ *         read: the store as the file alone has it may be stale, or read as corrupt), -EBADMSG not a
+ *         database or not seekless's, -EPROTO a newer schema, -ESTALE an older schema (seeklessd migrates
+ *         it at its next start), other negative errno for I/O. */
 int db_open_readonly(const char *path, Db **ret);
 Db *db_free(Db *db);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Db *, db_free);
