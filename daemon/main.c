@@ -17,6 +17,7 @@
 #include "common/bus-names.h"
 #include "config.h"
 #include "common/log.h"
+#include "initramfs/initramfs-status.h"
 #include "relocate/early.h"
 #include "manager/manager.h"
 
@@ -286,16 +287,24 @@ static int run(int argc, char *argv[]) {
         if (arg_early_pass) {
                 (void) sd_notify(false, "STATUS=Early-boot pass");
                 _cleanup_free_ char *stage = NULL;
+                InitramfsStatus st = {};
+                uint64_t keep = 0;
 
-                /* the initramfs stage ran (or was switched off) this boot: it is in the initramfs */
+                /* the initramfs stage's early pass could work on the root this boot: what runs from the
+                 * first instant waits for the next boot's (not when it was off or skipped: it may be so
+                 * for good, and the next live run queues those files again) */
                 if (asprintf(&stage, "%s/initramfs.status", arg_run_dir) < 0)
                         return log_error_errno(SYNTHETIC_ERRNO(ENOMEM), "Out of memory");
+                if (initramfs_status_read(stage, &st) >= 0 &&
+                    (streq(st.early_outcome, "moved") || streq(st.early_outcome, "stopped") ||
+                     streq(st.early_outcome, "nothing-queued")))
+                        keep = st.root_fsid;
                 return early_pass_run(&(EarlyPassOptions) {
                         .budget_usec = m->config.early_budget_usec,
                         .db_path = m->db_path,
                         .state_dir = m->state_dir,
                         .only_filesystems = m->only_filesystems,
-                        .keep_running_queued = access(stage, F_OK) >= 0,
+                        .keep_running_fsid = keep,
                 });
         }
         if (arg_boot_id)

@@ -73,15 +73,17 @@ grep -q "early pass on $MNT: 1 of 1 queued files to move" "$TMP/early.log" ||
 grep -q "nothing queued" "$TMP/early2.log" || fail "second pass: $(cat "$TMP/early2.log")"
 pass "a second early pass finds nothing to do (the program that runs that early is not queued again)"
 
-# with the initramfs stage in the boot (its status in the run directory, seekless-initramfs(8)), a program
-# that runs at the early pass stays queued for the next boot's stage, which moves it before it runs
+# with the initramfs stage in the boot, whose early pass could work on this filesystem (its status in the
+# run directory: EARLY_OUTCOME, ROOT_FSID; seekless-initramfs(8)), a program that runs at the early pass
+# stays queued for the next boot's stage, which moves it before it runs
 start_daemon --filesystem="$MNT"
 ctl --json=short optimize > "$TMP/opt3.json" || fail "optimize failed: $(cat "$TMP/opt3.json")"
 jq -e --arg s "$MNT/bin/always" 'any(.skipped[]; .path == $s and (.reason | test("running executable")))' \
         "$TMP/opt3.json" >/dev/null || fail "the running program was not queued again: $(jq -c .skipped "$TMP/opt3.json")"
 stop_daemon
 mkdir -p "$RUN_DIR"
-printf 'OUTCOME=done\nSUMMARY=test\n' > "$RUN_DIR/initramfs.status"
+fsid=$(printf '%u' "$(sqlite3 "$STATE/seekless.db" "SELECT fsid FROM files WHERE path = '$MNT/bin/always'")")
+printf 'OUTCOME=done\nSUMMARY=test\nEARLY_OUTCOME=nothing-queued\nROOT_FSID=%s\n' "$fsid" > "$RUN_DIR/initramfs.status"
 for i in 1 2; do
         "$SEEKLESSD" --early-pass --config="$CONF" --state-dir="$STATE" --run-dir="$RUN_DIR" --filesystem="$MNT" \
                 > "$TMP/early-stage$i.log" 2>&1 || fail "early pass failed: $(cat "$TMP/early-stage$i.log")"
@@ -89,12 +91,14 @@ for i in 1 2; do
                 "$TMP/early-stage$i.log" || fail "pass $i with the stage: $(cat "$TMP/early-stage$i.log")"
 done
 pass "with the initramfs stage: the program still running stays queued for it, pass after pass"
-rm "$RUN_DIR/initramfs.status"
+# a stage that was off (or skipped its pass) may be so for good: the program is skipped, as without one
+printf 'OUTCOME=off\nSUMMARY=test\nEARLY_OUTCOME=off\nROOT_FSID=%s\n' "$fsid" > "$RUN_DIR/initramfs.status"
 "$SEEKLESSD" --early-pass --config="$CONF" --state-dir="$STATE" --run-dir="$RUN_DIR" --filesystem="$MNT" \
         > "$TMP/early-nostage.log" 2>&1 || fail "early pass failed"
 grep -q "early pass: $MNT/bin/always: not moved: running since before the early pass (cannot be moved while the system is up)" \
         "$TMP/early-nostage.log" || fail "without the stage: $(cat "$TMP/early-nostage.log")"
-pass "without it: skipped for good, as before"
+pass "a stage switched off: skipped for good, as without one"
+rm "$RUN_DIR/initramfs.status"
 kill "$ALWAYS"; wait "$ALWAYS" 2>/dev/null || true
 
 # a corrupt database: the pass exits 0 (the boot's unit does not fail) and leaves the file to seeklessd

@@ -39,6 +39,7 @@ static const Key keys[] = {
         NUMBER("EARLY_MOVED", early_moved),
         NUMBER("EARLY_USEC", early_usec),
         NUMBER("TOTAL_USEC", total_usec),
+        NUMBER("ROOT_FSID", root_fsid),
 };
 #undef TEXT
 #undef NUMBER

@@ -24,6 +24,8 @@ typedef struct InitramfsStatus {
         uint64_t early_moved;           /* EARLY_MOVED */
         uint64_t early_usec;            /* EARLY_USEC: the early pass's time, its remounts included */
         uint64_t total_usec;            /* TOTAL_USEC: the stage's time */
+        uint64_t root_fsid;             /* ROOT_FSID: the root filesystem's fsid (statfs f_fsid, as the
+                                         * store has it); 0: not known */
 } InitramfsStatus;
 
 /* s as the file's text into buf (size bytes): the length, or -ENOBUFS when it does not fit. */

@@ -32,7 +32,7 @@ typedef struct Progress {
         bool *file_moved;
         uint64_t moved;                 /* files of which an entry was moved */
         EarlyStop *stop;                /* why a cancel came: the budget, or a signal */
-        bool keep_running;              /* EarlyPassOptions.keep_running_queued */
+        uint64_t keep_fsid;             /* EarlyPassOptions.keep_running_fsid */
 } Progress;
 
 static void record(Progress *p, size_t index, const MoveOutcome *outcome) {
@@ -44,7 +44,8 @@ static void record(Progress *p, size_t index, const MoveOutcome *outcome) {
          * again; the next live run that meets it running queues it once more (one failed open). Unless
          * the initramfs stage runs at boot: it stays queued for the next boot's, which moves it before it
          * runs. */
-        if (o.result == MOVE_RETRY && o.why == MOVE_REASON_RUNNING && p->keep_running)
+        if (o.result == MOVE_RETRY && o.why == MOVE_REASON_RUNNING && p->keep_fsid != 0 &&
+            p->files[index].file.key.fsid == p->keep_fsid)
                 snprintf(o.reason, sizeof o.reason,
                          "running since before the early pass (queued for the initramfs stage at the next boot)");
         else if (o.result == MOVE_RETRY && o.why == MOVE_REASON_RUNNING) {
@@ -159,7 +160,7 @@ static int pass_on(Db *db, const Filesystem *fs, const EarlyPassOptions *opts, c
         size_t n_files = 0;
         MoverStats stats = {};
         char where[64];
-        Progress p = { .db = db, .files = files, .index = index, .stop = stop, .keep_running = opts->keep_running_queued };
+        Progress p = { .db = db, .files = files, .index = index, .stop = stop, .keep_fsid = opts->keep_running_fsid };
         uint64_t bytes = 0;
         int64_t run_id;
         size_t k = 0;

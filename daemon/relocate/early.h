@@ -16,9 +16,9 @@ typedef struct EarlyPassOptions {
                                          * (the initramfs stage: "/", mounted at ${rootmnt} before the switch) */
         bool no_execs;                  /* nothing can execute the files (the initramfs, before the switch):
                                          * moved without holding execs, no exec thread */
-        bool keep_running_queued;       /* the initramfs stage runs at boot: a queued program that runs
-                                         * already stays queued for the next boot's stage, instead of being
-                                         * skipped for good */
+        uint64_t keep_running_fsid;     /* the initramfs stage's early pass works on this filesystem (the
+                                         * root): a queued program of it that runs already stays queued for
+                                         * the next boot's stage, instead of being skipped for good; 0: none */
         uint64_t *ret_moved;            /* if set: files moved */
         bool *ret_stopped;              /* if set: whether the budget or a signal stopped it */
 } EarlyPassOptions;
