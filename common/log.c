@@ -10,6 +10,9 @@
 #include "common/escape.h"
 #include "common/log.h"
 
+/* What /dev/kmsg takes of one write at most (the kernel's printk line limit, 1024 less its prefix). */
+#define KMSG_RECORD_MAX 976
+
 static int max_level = LOG_INFO;
 static bool prefix = false;
 static int kmsg_fd = -1, kmsg_max_level = LOG_DEBUG;
@@ -95,8 +98,13 @@ static void log_write(int level, int error, const char *format, va_list ap) {
                 if (level > kmsg_max_level)
                         return;
                 k = snprintf(rec, sizeof rec, "<%d>%s: %s\n", LOG_USER | level, kmsg_ident, out);
+                /* the kernel refuses a longer record whole */
+                if (k > KMSG_RECORD_MAX) {
+                        memcpy(rec + KMSG_RECORD_MAX - 4, "...\n", 4);
+                        k = KMSG_RECORD_MAX;
+                }
                 if (k > 0)
-                        (void) !write(kmsg_fd, rec, (size_t) MIN(k, (int) sizeof rec - 1));
+                        (void) !write(kmsg_fd, rec, (size_t) k);
         } else if (log_file)
                 return;
         else if (prefix)

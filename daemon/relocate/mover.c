@@ -585,8 +585,9 @@ static Next move_opened_item(Mover *m, const MoveItem *it, uint64_t slice_blocks
  * leaves no file moved whose checkpoint says pending (the resumed run would move it a second time), and at
  * most the last file checkpointed done with its old blocks (it stays where it was, intact). syncfs(), not
  * the file's fsync(): a swap that changes only a leaf block of the file's extent tree leaves its inode
- * alone, and fsync() then commits nothing (doc/kernel.md §1). Returns NEXT_STOP_IO when the filesystem
- * failed. */
+ * alone, and fsync() then commits nothing (doc/kernel.md §1). It also writes back the filesystem's other
+ * dirty data (what a commit costs), and says a writeback error of any file since the fd was opened: the
+ * run then stops as on any I/O error of the filesystem. Returns NEXT_STOP_IO when the filesystem failed. */
 static Next commit_moved(Mover *m) {
         _cleanup_close_ int fd = TAKE_FD(m->commit_fd);
 

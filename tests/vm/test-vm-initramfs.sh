@@ -2,9 +2,10 @@
 # VM acceptance of the initramfs stage (issue 36): a Debian 12 guest with real systemd booted from the
 # initramfs update-initramfs made in its image after the package was installed (its trigger; the hook put
 # the stage in), the root mounted read-only there as a Debian system's is. Four boots (initramfs-run.sh):
-# no database yet; an optimize leaves the programs that run queued; the next boot's stage moves them before
-# PID 1 runs (FIEMAP, checksums, status, kernel log); seekless.initramfs=no on the command line; a corrupt
-# database. Then, from the host, e2fsck -fn of the root disk.
+# no database yet, an optimize leaves the programs that run queued; the next boot's first try loses its
+# power while the stage has the root read-write, the next try's stage moves the queue before PID 1 runs
+# (FIEMAP, checksums, status, its log and the kernel's); seekless.initramfs=no on the command line; a
+# corrupt database. Then, from the host, e2fsck -fn of the root disk.
 #   usage: test-vm-initramfs.sh [WORK_DIR]   (default $SEEKLESS_VM_WORK_DIR, else /var/tmp/seekless-vm; 77 = skip)
 #   env:   VM_NO_BUILD=1 reuses WORK_DIR/disk.img
 set -euo pipefail
@@ -45,4 +46,4 @@ qemu-img convert -O raw "$VM_OVERLAY" "$raw"
 e2fsck -fn "$raw" > "$VM_TMP/fsck.out" 2>&1 || { cat "$VM_TMP/fsck.out"; echo "FAIL: e2fsck -fn of the root disk"; exit 1; }
 rm -f "$raw"
 echo "ok: e2fsck -fn of the root disk: clean"
-echo "ok: four boots from the guest's own initramfs: the stage ran, moved PID 1's queued files before it ran, was switched off, skipped a corrupt database"
+echo "ok: four boots from the guest's own initramfs: the stage ran, moved PID 1's queued files before it ran after a power cut, was switched off, skipped a corrupt database"
