@@ -371,8 +371,11 @@ int manager_start(Manager *m) {
         {
                 _cleanup_free_ char *p = NULL;
 
-                m->initramfs_r = asprintf(&p, "%s/initramfs.status", m->run_dir) < 0 ? -ENOMEM :
-                                 initramfs_status_read(p, &m->initramfs);
+                if (asprintf(&p, "%s/initramfs.status", m->run_dir) < 0) {
+                        p = NULL;       /* undefined after a failure */
+                        m->initramfs_r = -ENOMEM;
+                } else
+                        m->initramfs_r = initramfs_status_read(p, &m->initramfs);
                 if (m->initramfs_r < 0 && m->initramfs_r != -ENOENT)
                         log_warning_errno(m->initramfs_r, "Cannot read %s: %m", p ?: "the initramfs stage's status");
         }
